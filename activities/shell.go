@@ -1,0 +1,257 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+)
+
+// ShellActivity is the Temporal activity name of shell steps.
+const ShellActivity = "gateflow.shell"
+
+// ShellExitErrorType is the Temporal application error type of a command that exited with a
+// non-zero code. Steps without an explicit retry policy treat it as non-retryable.
+const ShellExitErrorType = "gateflow.ShellExit"
+
+// MaxOutputBytes bounds how much of stdout and of stderr a shell step keeps (the rest is
+// dropped and ShellResult.Truncated is set), so results stay well inside Temporal's payload
+// limits.
+const MaxOutputBytes = 256 << 10
+
+// StderrTailBytes is how much of the end of stderr a failed step's error message carries.
+const StderrTailBytes = 2 << 10
+
+// Shell is a shell step: Command runs with /bin/sh -c in its own process group.
+type Shell struct {
+	// Command is the shell command line. Required.
+	Command string `json:"command"`
+	// Dir is the working directory; empty means the worker's.
+	Dir string `json:"dir,omitempty"`
+	// Env adds variables to the worker's environment for this command.
+	Env map[string]string `json:"env,omitempty"`
+	// Timeout bounds one attempt of the command; when it passes the process group is
+	// killed and the attempt fails. Zero means the step's default (one hour).
+	Timeout time.Duration `json:"timeout,omitempty"`
+}
+
+// Validate reports what is wrong with a shell step before it is dispatched.
+func (s Shell) Validate() error {
+	if strings.TrimSpace(s.Command) == "" {
+		return errors.New("shell: command is empty")
+	}
+	if s.Timeout < 0 {
+		return fmt.Errorf("shell: timeout %s is negative", s.Timeout)
+	}
+	for k := range s.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("shell: environment variable name %q is invalid", k)
+		}
+	}
+	return nil
+}
+
+// ShellResult is what a shell step produced.
+type ShellResult struct {
+	Stdout   string        `json:"stdout"`
+	Stderr   string        `json:"stderr"`
+	ExitCode int           `json:"exit_code"`
+	Duration time.Duration `json:"duration"`
+	// Truncated is set when stdout or stderr was longer than MaxOutputBytes.
+	Truncated bool `json:"truncated,omitempty"`
+	// Attempt is the activity attempt that produced this result (1 for the first).
+	Attempt int `json:"attempt"`
+}
+
+// ShellFailure is the detail attached to a failed shell step's error.
+type ShellFailure struct {
+	ExitCode   int    `json:"exit_code"`
+	StderrTail string `json:"stderr_tail"`
+	Attempt    int    `json:"attempt"`
+}
+
+// RunShell is the shell step activity. A non-zero exit fails with an application error of
+// type ShellExitErrorType whose message carries the exit code and the tail of stderr, and
+// whose details are a ShellFailure. Cancelling ctx kills the process group.
+func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
+	if err := in.Validate(); err != nil {
+		return ShellResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "gateflow.InvalidStep", nil)
+	}
+	attempt := 1
+	if activity.IsActivity(ctx) {
+		attempt = int(activity.GetInfo(ctx).Attempt)
+	}
+	if in.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, in.Timeout)
+		defer cancel()
+	}
+
+	cmd := exec.Command("/bin/sh", "-c", in.Command)
+	cmd.Dir = in.Dir
+	cmd.Env = mergeEnv(os.Environ(), in.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout := &capped{limit: MaxOutputBytes}
+	stderr := &capped{limit: MaxOutputBytes, keepTail: true}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A background child that keeps the output pipes open must not hold the step forever.
+	cmd.WaitDelay = 5 * time.Second
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return ShellResult{Attempt: attempt}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("shell: start %q: %v", in.Command, err), "gateflow.ShellStart", err)
+	}
+	waitErr := waitHeartbeating(ctx, cmd)
+	res := ShellResult{
+		Stdout:    stdout.String(),
+		Stderr:    stderr.String(),
+		ExitCode:  cmd.ProcessState.ExitCode(),
+		Duration:  time.Since(start),
+		Truncated: stdout.dropped || stderr.dropped,
+		Attempt:   attempt,
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if errors.Is(ctxErr, context.DeadlineExceeded) && in.Timeout > 0 {
+			return res, temporal.NewApplicationError(
+				fmt.Sprintf("shell: timed out after %s: %s", in.Timeout, Tail(res.Stderr, StderrTailBytes)),
+				"gateflow.ShellTimeout", ShellFailure{ExitCode: -1, StderrTail: Tail(res.Stderr, StderrTailBytes), Attempt: attempt})
+		}
+		return res, ctxErr
+	}
+	if waitErr != nil {
+		var exitErr *exec.ExitError
+		if !errors.As(waitErr, &exitErr) {
+			return res, fmt.Errorf("shell: wait: %w", waitErr)
+		}
+		tail := Tail(res.Stderr, StderrTailBytes)
+		msg := fmt.Sprintf("exit code %d", res.ExitCode)
+		if res.ExitCode < 0 {
+			msg = "killed by " + exitErr.ProcessState.String()
+		}
+		if tail != "" {
+			msg += ": " + tail
+		}
+		return res, temporal.NewApplicationError(msg, ShellExitErrorType,
+			ShellFailure{ExitCode: res.ExitCode, StderrTail: tail, Attempt: attempt})
+	}
+	return res, nil
+}
+
+// waitHeartbeating waits for cmd while heartbeating (inside an activity) and kills the
+// whole process group when ctx is done.
+func waitHeartbeating(ctx context.Context, cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	isActivity := activity.IsActivity(ctx)
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			killGroup(cmd)
+			return <-done
+		case <-tick.C:
+			if isActivity {
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}
+}
+
+// killGroup sends SIGKILL to the command's process group (the shell and its children).
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+func mergeEnv(base []string, extra map[string]string) []string {
+	if len(extra) == 0 {
+		return base
+	}
+	out := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, override := extra[k]; !override {
+			out = append(out, kv)
+		}
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+extra[k])
+	}
+	return out
+}
+
+// Tail returns at most n bytes from the end of s, trimmed of surrounding white space, and
+// starting on a line boundary when one is near.
+func Tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < n/4 {
+		s = s[i+1:]
+	}
+	return "…" + s
+}
+
+// capped is a goroutine-safe buffer that keeps at most limit bytes: the first ones, or
+// with keepTail the last ones.
+type capped struct {
+	mu       sync.Mutex
+	buf      bytes.Buffer
+	limit    int
+	keepTail bool
+	dropped  bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(p)
+	if c.keepTail {
+		c.buf.Write(p)
+		if over := c.buf.Len() - c.limit; over > 0 {
+			c.dropped = true
+			rest := append([]byte(nil), c.buf.Bytes()[over:]...)
+			c.buf.Reset()
+			c.buf.Write(rest)
+		}
+		return n, nil
+	}
+	if room := c.limit - c.buf.Len(); room < len(p) {
+		c.dropped = true
+		if room > 0 {
+			c.buf.Write(p[:room])
+		}
+		return n, nil
+	}
+	c.buf.Write(p)
+	return n, nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}

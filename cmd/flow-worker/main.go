@@ -1,0 +1,180 @@
+// Command flow-worker serves gateflow flows on a Temporal task queue.
+//
+// With --dev it runs everything on one machine with no setup: an embedded Temporal server
+// (in memory, or a SQLite file given by --db-file), the Temporal Web UI and a worker with
+// the example flows, in one process. Without --dev it connects to TEMPORAL_ADDRESS /
+// TEMPORAL_NAMESPACE (default localhost:7233 / default).
+//
+// SIGINT or SIGTERM stops it cleanly: the worker stops polling, in-flight steps get
+// --stop-timeout to finish, then the server (with --dev) stops. A second signal exits at
+// once.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/gateflow/gateflow/examples"
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/devserver"
+	"github.com/gateflow/gateflow/internal/logging"
+)
+
+type config struct {
+	dev         bool
+	dbFile      string
+	port        int
+	uiPort      int
+	address     string
+	namespace   string
+	taskQueue   string
+	serverLog   string
+	stopTimeout time.Duration
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func parse(args []string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("flow-worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&cfg.dev, "dev", false, "run an embedded Temporal server and the Web UI in this process")
+	fs.StringVar(&cfg.dbFile, "db-file", "", "with --dev: keep the server's state in this SQLite file (default: in memory)")
+	fs.IntVar(&cfg.port, "port", 7233, "with --dev: the Temporal frontend port")
+	fs.IntVar(&cfg.uiPort, "ui-port", 8233, "with --dev: the Web UI port (0: no UI)")
+	fs.StringVar(&cfg.address, "address", envOr("TEMPORAL_ADDRESS", "localhost:7233"), "without --dev: the Temporal frontend to connect to (TEMPORAL_ADDRESS)")
+	fs.StringVar(&cfg.namespace, "namespace", envOr("TEMPORAL_NAMESPACE", "default"), "the Temporal namespace (TEMPORAL_NAMESPACE)")
+	fs.StringVar(&cfg.taskQueue, "task-queue", flow.DefaultTaskQueue, "the task queue to serve")
+	fs.StringVar(&cfg.serverLog, "server-log-level", "", "with --dev: show the server's own logs at this level (debug, info, warn, error)")
+	fs.DurationVar(&cfg.stopTimeout, "stop-timeout", 30*time.Second, "grace period for in-flight steps on shutdown")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: flow-worker [--dev [--db-file PATH] [--port 7233] [--ui-port 8233]] [--task-queue gateflow]\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if !cfg.dev && cfg.dbFile != "" {
+		return cfg, fmt.Errorf("--db-file needs --dev")
+	}
+	if cfg.taskQueue == "" {
+		return cfg, fmt.Errorf("--task-queue is empty")
+	}
+	return cfg, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parse(args, stderr)
+	if err == flag.ErrHelp {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "flow-worker:", err)
+		return 2
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+
+	address, namespace := cfg.address, cfg.namespace
+	var srv *devserver.Server
+	if cfg.dev {
+		srv, err = devserver.Start(devserver.Options{
+			Port: cfg.port, UIPort: cfg.uiPort, DBFile: cfg.dbFile, Namespace: cfg.namespace, LogLevel: cfg.serverLog,
+		})
+		if err != nil {
+			fmt.Fprintln(stderr, "flow-worker:", err)
+			return 1
+		}
+		address = srv.FrontendAddress()
+	}
+	stopServer := func() {
+		if srv != nil {
+			if err := srv.Stop(); err != nil {
+				fmt.Fprintln(stderr, "flow-worker:", err)
+			}
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	tc, err := client.DialContext(ctx, client.Options{HostPort: address, Namespace: namespace, Logger: logging.NewSDKLogger(stderr, "warn")})
+	cancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "flow-worker: connect to Temporal at %s (namespace %s): %v\n", address, namespace, err)
+		stopServer()
+		return 1
+	}
+	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: cfg.taskQueue, StopTimeout: cfg.stopTimeout}, examples.All()...)
+	if err := w.Start(); err != nil {
+		fmt.Fprintln(stderr, "flow-worker:", err)
+		tc.Close()
+		stopServer()
+		return 1
+	}
+	printBanner(stdout, cfg, address, namespace, srv, w)
+
+	sig := <-sigs
+	fmt.Fprintf(stdout, "flow-worker: %s received, stopping (in-flight steps get %s; send it again to exit now)\n", sig, cfg.stopTimeout)
+	done := make(chan struct{})
+	go func() {
+		w.Stop()
+		tc.Close()
+		stopServer()
+		close(done)
+	}()
+	select {
+	case <-done:
+		fmt.Fprintln(stdout, "flow-worker: stopped")
+		return 0
+	case sig := <-sigs:
+		fmt.Fprintf(stderr, "flow-worker: %s received again, exiting now\n", sig)
+		return 130
+	}
+}
+
+func printBanner(out io.Writer, cfg config, address, namespace string, srv *devserver.Server, w *flow.Worker) {
+	names := make([]string, 0)
+	for _, f := range w.Flows() {
+		names = append(names, f.Name)
+	}
+	if srv != nil {
+		store := "in memory (lost on exit; --db-file PATH keeps it)"
+		if cfg.dbFile != "" {
+			store = cfg.dbFile
+		}
+		fmt.Fprintf(out, "gateflow dev server\n")
+		fmt.Fprintf(out, "  Temporal server  %s  (namespace %s, store %s)\n", address, namespace, store)
+		if srv.UIURL() != "" {
+			fmt.Fprintf(out, "  Web UI           %s/namespaces/%s/workflows\n", srv.UIURL(), namespace)
+		}
+	} else {
+		fmt.Fprintf(out, "gateflow worker\n  Temporal server  %s  (namespace %s)\n", address, namespace)
+	}
+	fmt.Fprintf(out, "  Task queue       %s\n  Flows            %s\n\n", w.TaskQueue(), strings.Join(names, ", "))
+	addrFlag := ""
+	if address != "localhost:7233" && address != "127.0.0.1:7233" {
+		addrFlag = " --address " + address
+	}
+	fmt.Fprintf(out, "Try:\n  flowctl%s start hello --input '{\"name\":\"Ada\"}' --wait\n\n", addrFlag)
+	fmt.Fprintf(out, "flow-worker: ready\n")
+}
+
+func envOr(key, def string) string {
+	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,279 @@
+package flow
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gateflow/gateflow/internal/searchattr"
+)
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// TaskQueue is where runs are started and whose catalog is read. Default
+	// DefaultTaskQueue.
+	TaskQueue string
+	// Identity is recorded as the creator of runs started without StartOptions.CreatedBy.
+	// Default: FLOW_USER, else the OS user.
+	Identity string
+}
+
+// Client starts and inspects gateflow runs. It wraps a Temporal client.
+type Client struct {
+	tc   client.Client
+	opts ClientOptions
+}
+
+// NewClient wraps a Temporal client.
+func NewClient(c client.Client, opts ClientOptions) *Client {
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = DefaultTaskQueue
+	}
+	if opts.Identity == "" {
+		opts.Identity = CurrentUser()
+	}
+	return &Client{tc: c, opts: opts}
+}
+
+// Temporal returns the wrapped Temporal client.
+func (c *Client) Temporal() client.Client { return c.tc }
+
+// TaskQueue is the client's task queue.
+func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
+
+// CurrentUser is the identity of the person at the keyboard: FLOW_USER, else the OS user.
+func CurrentUser() string {
+	if u := strings.TrimSpace(os.Getenv("FLOW_USER")); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
+}
+
+// StartOptions adjust one start.
+type StartOptions struct {
+	// ID is the run's ID (its Temporal workflow ID). Default: the flow's name and a random
+	// suffix. Starting a second run with the ID of a live run is refused.
+	ID string
+	// CreatedBy records who started the run (FlowCreatedBy). Default: the client's
+	// identity.
+	CreatedBy string
+}
+
+// Run identifies a started run.
+type Run struct {
+	ID       string `json:"id"`
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+}
+
+// Start validates the input against the catalog and starts a run of the flow name. A
+// refused start (unknown flow, input that does not fit, an ID in use) starts nothing and
+// returns an error saying why: *UnknownWorkflowError, *InputError, *RunExistsError or
+// ErrNoCatalog.
+//
+// input is the run's input: a value to encode as JSON, or JSON itself as json.RawMessage
+// or []byte. nil means no input (the handler gets its input type's zero value).
+func (c *Client) Start(ctx context.Context, name string, input any, opts StartOptions) (*Run, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	cat, err := c.Workflows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	info, ok := cat.Lookup(name)
+	if !ok {
+		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
+	}
+	raw, err := encodeInput(input)
+	if err != nil {
+		return nil, &InputError{Workflow: name, Err: err}
+	}
+	if err := checkInput(info.InputSchema, raw); err != nil {
+		return nil, &InputError{Workflow: name, Err: err}
+	}
+	id := opts.ID
+	if id == "" {
+		id = newRunID(name)
+	}
+	createdBy := opts.CreatedBy
+	if createdBy == "" {
+		createdBy = c.opts.Identity
+	}
+	sa := []temporal.SearchAttributeUpdate{
+		searchattr.StatusKey.ValueSet(string(StatusRunning)),
+		searchattr.CreatedByKey.ValueSet(createdBy),
+	}
+	if info.Category != "" {
+		sa = append(sa, searchattr.CategoryKey.ValueSet(info.Category))
+	}
+	if info.Version != "" {
+		sa = append(sa, searchattr.VersionKey.ValueSet(info.Version))
+	}
+	summary := name
+	if info.Description != "" {
+		summary += ": " + info.Description
+	}
+	we, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                c.opts.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),
+		StaticSummary:            Preview(summary, 200),
+		StaticDetails:            fmt.Sprintf("Started by **%s** with gateflow.\n\nInput type `%s`.", createdBy, info.InputType),
+	}, name, raw)
+	if err != nil {
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) {
+			return nil, &RunExistsError{ID: id, RunID: started.RunId}
+		}
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
+}
+
+// Workflows reads the catalog of the client's task queue. ErrNoCatalog means no worker has
+// ever published one there.
+func (c *Client) Workflows(ctx context.Context) (*Catalog, error) {
+	return readCatalog(ctx, c.tc, c.opts.TaskQueue)
+}
+
+// ErrNoCatalog is returned when no worker has published a catalog on the task queue.
+var ErrNoCatalog = errors.New("no worker has published a catalog on this task queue (is flow-worker running with the same --task-queue?)")
+
+func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*Catalog, error) {
+	resp, err := tc.DescribeWorkflowExecution(ctx, CatalogWorkflowID(taskQueue), "")
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil, fmt.Errorf("task queue %s: %w", taskQueue, ErrNoCatalog)
+		}
+		return nil, fmt.Errorf("read catalog of %s: %w", taskQueue, err)
+	}
+	var cat Catalog
+	ok, err := decodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), MemoCatalog, &cat)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog of %s: %w", taskQueue, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("task queue %s: %w", taskQueue, ErrNoCatalog)
+	}
+	return &cat, nil
+}
+
+func decodeMemo(m *commonpb.Memo, key string, v any) (bool, error) {
+	p, ok := m.GetFields()[key]
+	if !ok {
+		return false, nil
+	}
+	if err := converter.GetDefaultDataConverter().FromPayload(p, v); err != nil {
+		return false, fmt.Errorf("decode memo %s: %w", key, err)
+	}
+	return true, nil
+}
+
+func encodeInput(input any) (json.RawMessage, error) {
+	switch v := input.(type) {
+	case nil:
+		return json.RawMessage("null"), nil
+	case json.RawMessage:
+		return validJSON(v)
+	case []byte:
+		return validJSON(v)
+	}
+	b, err := json.Marshal(input)
+	if err != nil {
+		return nil, fmt.Errorf("encode input: %w", err)
+	}
+	return b, nil
+}
+
+func validJSON(b []byte) (json.RawMessage, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("input is not valid JSON: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, fmt.Errorf("input is not valid JSON: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func checkInput(s *Schema, raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("input is not valid JSON: %w", err)
+	}
+	return s.Check("input", v)
+}
+
+func newRunID(name string) string {
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	return strings.ReplaceAll(name, "/", "-") + "-" + hex.EncodeToString(b[:])
+}
+
+// UnknownWorkflowError refuses a start whose flow name no worker serves on the queue.
+type UnknownWorkflowError struct {
+	Name      string
+	TaskQueue string
+	Known     []string
+}
+
+func (e *UnknownWorkflowError) Error() string {
+	known := "none"
+	if len(e.Known) > 0 {
+		known = strings.Join(e.Known, ", ")
+	}
+	return fmt.Sprintf("unknown workflow %q on task queue %s (known: %s)", e.Name, e.TaskQueue, known)
+}
+
+// InputError refuses a start whose input does not fit the flow's input type.
+type InputError struct {
+	Workflow string
+	Err      error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("bad input for %s: %v", e.Workflow, e.Err) }
+
+// Unwrap returns the cause.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// RunExistsError refuses a start whose ID belongs to a live run.
+type RunExistsError struct {
+	ID    string
+	RunID string
+}
+
+func (e *RunExistsError) Error() string {
+	return fmt.Sprintf("run %s already exists and is still running", e.ID)
+}
+
+// RunNotFoundError is returned for a run ID the server does not know.
+type RunNotFoundError struct{ ID string }
+
+func (e *RunNotFoundError) Error() string { return fmt.Sprintf("run %s not found", e.ID) }

@@ -1,0 +1,135 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Handler is a workflow author's function: it receives the run's Context and the decoded
+// input and returns the output or an error.
+type Handler[I, O any] func(ctx *Context, in I) (O, error)
+
+// Definition is a defined flow as a worker registers it. *Flow[I, O] implements it.
+type Definition interface {
+	// Name is the Temporal workflow type.
+	Name() string
+	// Info is the flow's catalog entry.
+	Info() WorkflowInfo
+	// Err reports a definition that cannot be served (bad name, nil handler, bad option).
+	Err() error
+	// workflow returns the Temporal workflow function.
+	workflow() any
+}
+
+// Flow is a defined flow with input I and output O.
+type Flow[I, O any] struct {
+	info    WorkflowInfo
+	handler Handler[I, O]
+	err     error
+}
+
+// Option configures a flow at Define.
+type Option func(*WorkflowInfo) error
+
+// Description is a one-line explanation shown by `flowctl workflows` and in the Web UI.
+func Description(text string) Option {
+	return func(i *WorkflowInfo) error { i.Description = text; return nil }
+}
+
+// Category groups flows, e.g. "delivery/web"; it is stored in the FlowCategory search
+// attribute of every run.
+func Category(name string) Option {
+	return func(i *WorkflowInfo) error { i.Category = name; return nil }
+}
+
+// Version is the handler's version, recorded at the start of each run (FlowVersion).
+func Version(v string) Option {
+	return func(i *WorkflowInfo) error { i.Version = v; return nil }
+}
+
+// MaxCostUSD is the flow's default money cap for a run, used when the start options give
+// none. It must not be negative.
+func MaxCostUSD(d decimal.Decimal) Option {
+	return func(i *WorkflowInfo) error {
+		if d.IsNegative() {
+			return fmt.Errorf("max cost %s is negative", d)
+		}
+		s := d.String()
+		i.MaxCostUSD = s
+		return nil
+	}
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-/]{0,199}$`)
+
+// ValidateName reports whether name can be a flow name (a Temporal workflow type): 1–200
+// letters, digits and "_.-/", starting with a letter or digit.
+func ValidateName(name string) error {
+	if !namePattern.MatchString(name) {
+		return fmt.Errorf("flow name %q: want 1-200 letters, digits or _.-/ starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// Define defines a flow. The name is the Temporal workflow type. Mistakes (a bad name, a
+// nil handler, a bad option) are kept and reported by Err, by NewWorker's Start and by
+// the worker binary, rather than panicking at package initialisation.
+func Define[I, O any](name string, handler func(ctx *Context, in I) (O, error), opts ...Option) *Flow[I, O] {
+	var in I
+	var out O
+	f := &Flow[I, O]{
+		info: WorkflowInfo{
+			Name:        name,
+			InputType:   typeName(reflect.TypeOf(&in).Elem()),
+			OutputType:  typeName(reflect.TypeOf(&out).Elem()),
+			InputSchema: SchemaOf(reflect.TypeOf(&in).Elem()),
+		},
+		handler: handler,
+	}
+	var errs []error
+	if err := ValidateName(name); err != nil {
+		errs = append(errs, err)
+	}
+	if handler == nil {
+		errs = append(errs, errors.New("handler is nil"))
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(&f.info); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		f.err = fmt.Errorf("define %s: %w", name, err)
+	}
+	return f
+}
+
+// Name is the flow's name, its Temporal workflow type.
+func (f *Flow[I, O]) Name() string { return f.info.Name }
+
+// Info is the flow's catalog entry.
+func (f *Flow[I, O]) Info() WorkflowInfo { return f.info }
+
+// Err reports why the flow cannot be served, or nil.
+func (f *Flow[I, O]) Err() error { return f.err }
+
+func (f *Flow[I, O]) workflow() any {
+	return func(wctx workflow.Context, in I) (O, error) {
+		return runHandler(wctx, f.info, f.handler, in)
+	}
+}
+
+func typeName(t reflect.Type) string {
+	if t.Name() != "" && t.PkgPath() != "" {
+		return t.PkgPath() + "." + t.Name()
+	}
+	return t.String()
+}

@@ -1,0 +1,278 @@
+package flow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/gateflow/gateflow/internal/searchattr"
+)
+
+// RunDescription is what Describe knows about a run.
+type RunDescription struct {
+	ID       string `json:"id"`
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	// Status is gateflow's status of the run.
+	Status Status `json:"status"`
+	// TemporalStatus is Temporal's execution status (Running, Completed, Failed, ...).
+	TemporalStatus string     `json:"temporal_status"`
+	TaskQueue      string     `json:"task_queue"`
+	CreatedBy      string     `json:"created_by,omitempty"`
+	StartTime      time.Time  `json:"start_time"`
+	CloseTime      *time.Time `json:"close_time,omitempty"`
+	// State is the run's state: from the Query gateflow.state while it runs, from its Memo
+	// once it has ended. Nil when neither could be read (StateError says why).
+	State      *RunState `json:"state,omitempty"`
+	StateError string    `json:"state_error,omitempty"`
+	// Result is the handler's output of a completed run, as JSON.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is why the run failed.
+	Error string `json:"error,omitempty"`
+}
+
+// queryTimeout bounds the state query of a running run (a run whose worker is down cannot
+// answer).
+const queryTimeout = 5 * time.Second
+
+// Describe returns a run's status, steps and, once it ended, its result or error.
+func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, error) {
+	if strings.TrimSpace(id) == "" {
+		return nil, errors.New("describe: run ID is empty")
+	}
+	resp, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return nil, runError("describe", id, err)
+	}
+	info := resp.GetWorkflowExecutionInfo()
+	d := &RunDescription{
+		ID:             info.GetExecution().GetWorkflowId(),
+		RunID:          info.GetExecution().GetRunId(),
+		Workflow:       info.GetType().GetName(),
+		TemporalStatus: temporalStatusName(info.GetStatus()),
+		TaskQueue:      info.GetTaskQueue(),
+		StartTime:      info.GetStartTime().AsTime(),
+	}
+	if info.GetCloseTime() != nil {
+		t := info.GetCloseTime().AsTime()
+		d.CloseTime = &t
+	}
+	saStatus := keywordAttr(info.GetSearchAttributes(), searchattr.Status)
+	d.CreatedBy = keywordAttr(info.GetSearchAttributes(), searchattr.CreatedBy)
+
+	running := info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	var st RunState
+	if ok, err := decodeMemo(info.GetMemo(), MemoState, &st); err == nil && ok {
+		d.State = &st
+	} else if running || info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		if s, err := c.queryState(ctx, d.ID, d.RunID); err == nil {
+			d.State = s
+		} else {
+			d.StateError = err.Error()
+		}
+	}
+	d.Status = deriveStatus(info.GetStatus(), Status(saStatus), d.State)
+
+	if !running {
+		c.fillOutcome(ctx, d, info.GetStatus())
+	}
+	return d, nil
+}
+
+func (c *Client) queryState(ctx context.Context, id, runID string) (*RunState, error) {
+	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	v, err := c.tc.QueryWorkflow(qctx, id, runID, QueryState)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", QueryState, err)
+	}
+	var st RunState
+	if err := v.Get(&st); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", QueryState, err)
+	}
+	return &st, nil
+}
+
+// fillOutcome reads a closed run's result or failure.
+func (c *Client) fillOutcome(ctx context.Context, d *RunDescription, s enumspb.WorkflowExecutionStatus) {
+	run := c.tc.GetWorkflow(ctx, d.ID, d.RunID)
+	var raw json.RawMessage
+	err := run.Get(ctx, &raw)
+	switch {
+	case err == nil && s == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		d.Result = raw
+	case err != nil:
+		d.Error = err.Error()
+		if d.State != nil && d.State.Error != "" {
+			d.Error = d.State.Error
+		}
+	}
+}
+
+// deriveStatus is a run's gateflow status: what the run wrapper recorded, unless Temporal
+// closed the run without the wrapper (terminated, timed out, cancelled before it ran).
+func deriveStatus(ts enumspb.WorkflowExecutionStatus, recorded Status, st *RunState) Status {
+	if recorded == "" && st != nil {
+		recorded = st.Status
+	}
+	switch ts {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		if recorded == "" || recorded.Terminal() {
+			return StatusRunning
+		}
+		return recorded
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		if recorded.Terminal() {
+			return recorded
+		}
+		return StatusCompleted
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return StatusCancelled
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		if recorded.Terminal() && recorded != StatusCompleted && recorded != StatusWarning {
+			return recorded
+		}
+		return StatusFailed
+	}
+	// terminated, timed out, continued as new (the chain goes on under the same ID).
+	return StatusFailed
+}
+
+func temporalStatusName(s enumspb.WorkflowExecutionStatus) string {
+	name := strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_")
+	if name == "" {
+		return "Unknown"
+	}
+	parts := strings.Split(strings.ToLower(name), "_")
+	for i, p := range parts {
+		if p != "" {
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+func keywordAttr(sa *commonpb.SearchAttributes, name string) string {
+	p, ok := sa.GetIndexedFields()[name]
+	if !ok {
+		return ""
+	}
+	var s string
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &s); err != nil {
+		return ""
+	}
+	return s
+}
+
+func runError(op, id string, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return &RunNotFoundError{ID: id}
+	}
+	return fmt.Errorf("%s %s: %w", op, id, err)
+}
+
+// Wait blocks until the run ends (or ctx is done) and describes it.
+func (c *Client) Wait(ctx context.Context, id string) (*RunDescription, error) {
+	run := c.tc.GetWorkflow(ctx, id, "")
+	if err := run.Get(ctx, nil); err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil, &RunNotFoundError{ID: id}
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("wait for %s: %w", id, ctx.Err())
+		}
+	}
+	return c.Describe(ctx, id)
+}
+
+// RunSummary is one line of List.
+type RunSummary struct {
+	ID        string     `json:"id"`
+	RunID     string     `json:"run_id"`
+	Workflow  string     `json:"workflow"`
+	Status    Status     `json:"status"`
+	CreatedBy string     `json:"created_by,omitempty"`
+	StartTime time.Time  `json:"start_time"`
+	CloseTime *time.Time `json:"close_time,omitempty"`
+}
+
+// ListOptions filter List.
+type ListOptions struct {
+	// Workflow keeps runs of this flow only.
+	Workflow string
+	// Status keeps runs with this gateflow status only.
+	Status Status
+	// Limit is the most runs returned, newest first. Default 20.
+	Limit int
+}
+
+// List returns recent gateflow runs, newest first.
+func (c *Client) List(ctx context.Context, opts ListOptions) ([]RunSummary, error) {
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	query := listQuery(opts)
+	var out []RunSummary
+	var token []byte
+	for len(out) < limit {
+		resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			PageSize: int32(min(limit-len(out), 1000)), NextPageToken: token, Query: query,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		for _, e := range resp.GetExecutions() {
+			recorded := Status(keywordAttr(e.GetSearchAttributes(), searchattr.Status))
+			s := RunSummary{
+				ID:        e.GetExecution().GetWorkflowId(),
+				RunID:     e.GetExecution().GetRunId(),
+				Workflow:  e.GetType().GetName(),
+				Status:    deriveStatus(e.GetStatus(), recorded, nil),
+				CreatedBy: keywordAttr(e.GetSearchAttributes(), searchattr.CreatedBy),
+				StartTime: e.GetStartTime().AsTime(),
+			}
+			if e.GetCloseTime() != nil {
+				t := e.GetCloseTime().AsTime()
+				s.CloseTime = &t
+			}
+			out = append(out, s)
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			break
+		}
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// listQuery builds the visibility query of List: gateflow runs only (they carry
+// FlowStatus), filtered by flow and status.
+func listQuery(opts ListOptions) string {
+	q := []string{fmt.Sprintf("%s IS NOT NULL", searchattr.Status)}
+	if opts.Workflow != "" {
+		q = append(q, fmt.Sprintf("WorkflowType = %s", quote(opts.Workflow)))
+	}
+	if opts.Status != "" {
+		q = append(q, fmt.Sprintf("%s = %s", searchattr.Status, quote(string(opts.Status))))
+	}
+	return strings.Join(q, " AND ")
+}
+
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+}

@@ -1,0 +1,209 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gateflow/gateflow/activities"
+)
+
+// DefaultTaskQueue is the task queue workers and clients use when none is given.
+const DefaultTaskQueue = "gateflow"
+
+// WorkerOptions configure a Worker.
+type WorkerOptions struct {
+	// TaskQueue is the Temporal task queue to serve. Default DefaultTaskQueue.
+	TaskQueue string
+	// Identity names the worker in Temporal and in the catalog. Default: the SDK's
+	// (pid@host).
+	Identity string
+	// StopTimeout is the grace period in-flight steps get when the worker stops; after it
+	// their contexts are cancelled (a shell step's process group is killed) and Temporal
+	// retries them on another worker. Default 30s.
+	StopTimeout time.Duration
+	// Worker passes further options to the Temporal worker. TaskQueue, Identity and
+	// StopTimeout above take precedence over the same settings here.
+	Worker worker.Options
+}
+
+// Worker serves defined flows and gateflow's built-in step activities on a task queue.
+type Worker struct {
+	client client.Client
+	opts   WorkerOptions
+	flows  []Definition
+	extra  []registration
+	w      worker.Worker
+}
+
+type registration struct {
+	fn   any
+	name string
+}
+
+// NewWorker creates a worker for flows. Nothing runs until Start or Run; mistakes in the
+// definitions (see Define) are reported by Start.
+func NewWorker(c client.Client, opts WorkerOptions, flows ...Definition) *Worker {
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = DefaultTaskQueue
+	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = 30 * time.Second
+	}
+	return &Worker{client: c, opts: opts, flows: flows}
+}
+
+// RegisterActivity registers a custom activity under name (empty: the function's name) so
+// handlers can run it as a step. Call it before Start.
+func (w *Worker) RegisterActivity(fn any, name string) {
+	w.extra = append(w.extra, registration{fn: fn, name: name})
+}
+
+// TaskQueue is the queue the worker serves.
+func (w *Worker) TaskQueue() string { return w.opts.TaskQueue }
+
+// Flows lists the catalog entries of the worker's flows.
+func (w *Worker) Flows() []WorkflowInfo {
+	out := make([]WorkflowInfo, 0, len(w.flows))
+	for _, f := range w.flows {
+		out = append(out, f.Info())
+	}
+	return out
+}
+
+// Validate reports every mistake in the worker's flows: definition errors and duplicate
+// names.
+func (w *Worker) Validate() error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, f := range w.flows {
+		if f == nil {
+			errs = append(errs, fmt.Errorf("flow %d is nil", i))
+			continue
+		}
+		if err := f.Err(); err != nil {
+			errs = append(errs, err)
+		}
+		if seen[f.Name()] {
+			errs = append(errs, fmt.Errorf("flow %s is defined twice", f.Name()))
+		}
+		if f.Name() == CatalogWorkflowType {
+			errs = append(errs, fmt.Errorf("flow name %s is reserved", f.Name()))
+		}
+		seen[f.Name()] = true
+	}
+	return errors.Join(errs...)
+}
+
+// Start registers the flows and activities, starts polling and publishes the catalog. It
+// returns once the catalog is readable by clients.
+func (w *Worker) Start() error {
+	if err := w.Validate(); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	o := w.opts.Worker
+	o.WorkerStopTimeout = w.opts.StopTimeout
+	if w.opts.Identity != "" {
+		o.Identity = w.opts.Identity
+	}
+	w.w = worker.New(w.client, w.opts.TaskQueue, o)
+	for _, f := range w.flows {
+		w.w.RegisterWorkflowWithOptions(f.workflow(), workflow.RegisterOptions{Name: f.Name()})
+	}
+	w.w.RegisterWorkflowWithOptions(catalogWorkflow, workflow.RegisterOptions{Name: CatalogWorkflowType})
+	w.w.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
+	for _, r := range w.extra {
+		w.w.RegisterActivityWithOptions(r.fn, activity.RegisterOptions{Name: r.name})
+	}
+	if err := w.w.Start(); err != nil {
+		return fmt.Errorf("worker: start on %s: %w", w.opts.TaskQueue, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.publish(ctx); err != nil {
+		w.w.Stop()
+		return fmt.Errorf("worker: publish catalog of %s: %w", w.opts.TaskQueue, err)
+	}
+	return nil
+}
+
+// Stop stops polling and waits up to StopTimeout for in-flight steps.
+func (w *Worker) Stop() {
+	if w.w != nil {
+		w.w.Stop()
+	}
+}
+
+// Run starts the worker and blocks until interrupt delivers, then stops it.
+func (w *Worker) Run(interrupt <-chan os.Signal) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-interrupt
+	w.Stop()
+	return nil
+}
+
+// publish sends the worker's entries to the task queue's catalog workflow (starting it if
+// needed) and waits until clients can read them.
+func (w *Worker) publish(ctx context.Context) error {
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	identity := w.opts.Identity
+	if identity == "" {
+		identity = fmt.Sprintf("%d@%s", os.Getpid(), hostname())
+	}
+	entries := w.Flows()
+	for i := range entries {
+		entries[i].PublishedBy = identity
+		entries[i].PublishedAt = now
+	}
+	initial := Catalog{TaskQueue: w.opts.TaskQueue}
+	seed := initial
+	seed.merge(entries, now)
+	_, err := w.client.SignalWithStartWorkflow(ctx, CatalogWorkflowID(w.opts.TaskQueue), CatalogPublishSignal, entries,
+		client.StartWorkflowOptions{
+			ID:            CatalogWorkflowID(w.opts.TaskQueue),
+			TaskQueue:     w.opts.TaskQueue,
+			Memo:          map[string]any{MemoCatalog: seed},
+			StaticSummary: "gateflow catalog of task queue " + w.opts.TaskQueue,
+		}, CatalogWorkflowType, initial)
+	if err != nil {
+		return err
+	}
+	for {
+		cat, err := readCatalog(ctx, w.client, w.opts.TaskQueue)
+		if err == nil && catalogHas(cat, entries) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("catalog not updated: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func catalogHas(cat *Catalog, entries []WorkflowInfo) bool {
+	for _, e := range entries {
+		got, ok := cat.Lookup(e.Name)
+		if !ok || got.PublishedAt.Before(e.PublishedAt) {
+			return false
+		}
+	}
+	return true
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "unknown"
+	}
+	return h
+}

@@ -1,0 +1,341 @@
+// Package devserver runs a real Temporal server and the Temporal Web UI inside the calling
+// process: the frontend, history, matching and worker services of go.temporal.io/server on a
+// SQLite store (in memory, or a file that survives restarts), and the UI of
+// github.com/temporalio/ui-server with its assets embedded in the module.
+//
+// It is what `flow-worker --dev` and gateflow's integration tests run on. It is the only
+// package of gateflow that imports go.temporal.io/server: linking the server is heavy, so
+// only the binaries and tests that need one import this package.
+//
+//	srv, err := devserver.Start(devserver.Options{Port: 7233, UIPort: 8233})
+//	if err != nil { ... }
+//	defer srv.Stop()
+//	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress()})
+package devserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	"go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+
+	"github.com/gateflow/gateflow/internal/searchattr"
+)
+
+const host = "127.0.0.1"
+
+// Options configure an embedded server. The zero value is an in-memory server on free
+// ports without a UI.
+type Options struct {
+	// Port is the frontend gRPC port. 0 picks a free port.
+	Port int
+	// UIPort is the Web UI port. 0 runs no UI.
+	UIPort int
+	// DBFile is a SQLite file that keeps the server's state across restarts; its schema is
+	// created on first use. Empty keeps everything in memory.
+	DBFile string
+	// Namespace is created on start (with gateflow's search attributes). Default "default".
+	Namespace string
+	// LogLevel turns the server's own logs on ("debug", "info", "warn" or "error", written to
+	// stderr). Empty keeps them quiet.
+	LogLevel string
+	// StartTimeout bounds how long Start waits for the frontend to answer. Default 30s.
+	StartTimeout time.Duration
+}
+
+// Server is a running embedded Temporal server.
+type Server struct {
+	opts      Options
+	frontend  string
+	uiAddress string
+	server    temporal.Server
+	ui        *uiServer
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts the server and returns once its frontend answers and the namespace is
+// ready. Bad options and ports already in use are reported before anything starts.
+func Start(opts Options) (*Server, error) {
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 30 * time.Second
+	}
+	logger, err := newLogger(opts.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	ports, err := pickPorts(opts)
+	if err != nil {
+		return nil, err
+	}
+	sqlConf, err := sqlConfig(opts.DBFile)
+	if err != nil {
+		return nil, err
+	}
+	nsConf, err := sqlite.NewNamespaceConfig("active", opts.Namespace, false, searchattr.All())
+	if err != nil {
+		return nil, fmt.Errorf("devserver: namespace %s: %w", opts.Namespace, err)
+	}
+	if err := sqlite.CreateNamespaces(sqlConf, nsConf); err != nil {
+		return nil, fmt.Errorf("devserver: create namespace %s: %w", opts.Namespace, err)
+	}
+
+	frontend := fmt.Sprintf("%s:%d", host, ports.frontend)
+	conf := serverConfig(sqlConf, ports)
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
+			primitives.FrontendService: static.SingleLocalHost(frontend),
+			primitives.HistoryService:  static.SingleLocalHost(fmt.Sprintf("%s:%d", host, ports.history)),
+			primitives.MatchingService: static.SingleLocalHost(fmt.Sprintf("%s:%d", host, ports.matching)),
+			primitives.WorkerService:   static.SingleLocalHost(fmt.Sprintf("%s:%d", host, ports.worker)),
+		}),
+		temporal.WithLogger(logger),
+		temporal.WithDynamicConfigClient(dynamicConfig()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: new server: %w", err)
+	}
+	s := &Server{opts: opts, frontend: frontend, server: srv}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("devserver: start: %w", err)
+	}
+	if err := s.waitReady(); err != nil {
+		_ = srv.Stop()
+		return nil, err
+	}
+	if opts.UIPort != 0 {
+		s.uiAddress = fmt.Sprintf("%s:%d", host, opts.UIPort)
+		ui, err := startUI(s.uiAddress, frontend, opts.Namespace)
+		if err != nil {
+			_ = srv.Stop()
+			return nil, err
+		}
+		s.ui = ui
+	}
+	return s, nil
+}
+
+// FrontendAddress is the host:port clients and workers dial.
+func (s *Server) FrontendAddress() string { return s.frontend }
+
+// UIURL is the Web UI's address, or "" when the server runs without a UI.
+func (s *Server) UIURL() string {
+	if s.uiAddress == "" {
+		return ""
+	}
+	return "http://" + s.uiAddress
+}
+
+// Namespace is the namespace the server created on start.
+func (s *Server) Namespace() string { return s.opts.Namespace }
+
+// Stop stops the UI and the server and frees their ports. It is safe to call twice.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		if s.ui != nil {
+			s.ui.stop()
+		}
+		if err := s.server.Stop(); err != nil {
+			s.stopErr = fmt.Errorf("devserver: stop: %w", err)
+		}
+	})
+	return s.stopErr
+}
+
+// waitReady dials the frontend until it answers, then makes sure the namespace carries
+// gateflow's search attributes (a database made by an older version may lack some).
+func (s *Server) waitReady() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.StartTimeout)
+	defer cancel()
+	var lastErr error
+	for ctx.Err() == nil {
+		c, err := client.DialContext(ctx, client.Options{HostPort: s.frontend, Namespace: s.opts.Namespace, Logger: quietSDKLogger{}})
+		if err == nil {
+			_, err = searchattr.Ensure(ctx, c.OperatorService(), s.opts.Namespace)
+			c.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		lastErr = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("devserver: frontend %s did not answer within %s: %w", s.frontend, s.opts.StartTimeout, lastErr)
+}
+
+type portSet struct{ frontend, history, matching, worker int }
+
+func pickPorts(opts Options) (portSet, error) {
+	var p portSet
+	var err error
+	if opts.Port < 0 || opts.Port > 65535 {
+		return p, fmt.Errorf("devserver: port %d out of range", opts.Port)
+	}
+	if opts.UIPort < 0 || opts.UIPort > 65535 {
+		return p, fmt.Errorf("devserver: UI port %d out of range", opts.UIPort)
+	}
+	if opts.Port != 0 {
+		if err := checkFree(opts.Port); err != nil {
+			return p, fmt.Errorf("devserver: frontend port: %w", err)
+		}
+		p.frontend = opts.Port
+	} else if p.frontend, err = FreePort(); err != nil {
+		return p, err
+	}
+	if opts.UIPort != 0 {
+		if opts.UIPort == p.frontend {
+			return p, fmt.Errorf("devserver: UI port %d is the frontend port", opts.UIPort)
+		}
+		if err := checkFree(opts.UIPort); err != nil {
+			return p, fmt.Errorf("devserver: UI port: %w", err)
+		}
+	}
+	for _, dst := range []*int{&p.history, &p.matching, &p.worker} {
+		if *dst, err = FreePort(); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", host+":0")
+	if err != nil {
+		return 0, fmt.Errorf("devserver: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func checkFree(port int) error {
+	l, err := net.Listen("tcp", fmt.Sprintf("%s:%d", host, port))
+	if err != nil {
+		return fmt.Errorf("port %d is in use", port)
+	}
+	return l.Close()
+}
+
+func sqlConfig(dbFile string) (*config.SQL, error) {
+	c := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
+	if dbFile == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		c.DatabaseName = "gateflow-" + hex.EncodeToString(b[:])
+		c.ConnectAttributes["mode"] = "memory"
+		c.ConnectAttributes["cache"] = "shared"
+		return c, nil
+	}
+	abs, err := filepath.Abs(dbFile)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: db file %s: %w", dbFile, err)
+	}
+	c.DatabaseName = abs
+	c.ConnectAttributes["mode"] = "rwc"
+	_, statErr := os.Stat(abs)
+	switch {
+	case statErr == nil:
+		return c, nil
+	case !errors.Is(statErr, os.ErrNotExist):
+		return nil, fmt.Errorf("devserver: db file %s: %w", dbFile, statErr)
+	}
+	if st, err := os.Stat(filepath.Dir(abs)); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("devserver: db file %s: folder %s does not exist", dbFile, filepath.Dir(abs))
+	}
+	if err := sqlite.SetupSchema(c); err != nil {
+		_ = os.Remove(abs)
+		return nil, fmt.Errorf("devserver: create schema in %s: %w", dbFile, err)
+	}
+	return c, nil
+}
+
+func serverConfig(sqlConf *config.SQL, p portSet) *config.Config {
+	frontend := fmt.Sprintf("%s:%d", host, p.frontend)
+	svc := func(port int) config.Service {
+		return config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: host}}
+	}
+	return &config.Config{
+		Global: config.Global{
+			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: host},
+		},
+		Persistence: config.Persistence{
+			DefaultStore:     "sqlite-default",
+			VisibilityStore:  "sqlite-default",
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{"sqlite-default": {SQL: sqlConf}},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace:    false,
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        "active",
+			CurrentClusterName:       "active",
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				"active": {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services: map[string]config.Service{
+			"frontend": svc(p.frontend),
+			"history":  svc(p.history),
+			"matching": svc(p.matching),
+			"worker":   svc(p.worker),
+		},
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{
+			Archival: config.ArchivalNamespaceDefaults{
+				History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+				Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+			},
+		},
+		PublicClient: config.PublicClient{HostPort: frontend},
+	}
+}
+
+func dynamicConfig() dynamicconfig.StaticClient {
+	return dynamicconfig.StaticClient{
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key():      true,
+		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 1000,
+		dynamicconfig.FrontendPersistenceMaxQPS.Key():                    10000,
+		dynamicconfig.HistoryPersistenceMaxQPS.Key():                     45000,
+		dynamicconfig.WorkflowPauseEnabled.Key():                         true,
+	}
+}
+
+func newLogger(level string) (log.Logger, error) {
+	switch strings.ToLower(level) {
+	case "", "off", "none":
+		return log.NewNoopLogger(), nil
+	case "debug", "info", "warn", "error":
+		return log.NewZapLogger(log.BuildZapLogger(log.Config{Level: strings.ToLower(level), Format: "console"})), nil
+	default:
+		return nil, fmt.Errorf("devserver: log level %q: want debug, info, warn, error or empty", level)
+	}
+}

@@ -1,0 +1,69 @@
+package devserver
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+)
+
+// uiServer is the Temporal Web UI served from the assets embedded in the ui-server module.
+type uiServer struct {
+	srv  *uiserver.Server
+	done chan struct{}
+}
+
+// startUI serves the Web UI on address and returns once it answers HTTP.
+//
+// ui-server's Start blocks and exits the process when it cannot listen, so the port was
+// checked before the server started; the UI is started last, right after that check.
+func startUI(address, frontend, namespace string) (*uiServer, error) {
+	h, p, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, fmt.Errorf("devserver: UI address %s: %w", address, err)
+	}
+	var port int
+	if _, err := fmt.Sscan(p, &port); err != nil {
+		return nil, fmt.Errorf("devserver: UI port %s: %w", p, err)
+	}
+	if err := checkFree(port); err != nil {
+		return nil, fmt.Errorf("devserver: UI port: %w", err)
+	}
+	cfg := &uiconfig.Config{
+		Host:                h,
+		Port:                port,
+		TemporalGRPCAddress: frontend,
+		EnableUI:            true,
+		DefaultNamespace:    namespace,
+		HideLogs:            true,
+		DisableNewsFetch:    true,
+		CORS:                uiconfig.CORS{CookieInsecure: true},
+		RefreshInterval:     0,
+	}
+	u := &uiServer{srv: uiserver.NewServer(uioptions.WithConfigProvider(cfg)), done: make(chan struct{})}
+	go func() {
+		defer close(u.done)
+		_ = u.srv.Start()
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	cl := &http.Client{Timeout: time.Second}
+	for time.Now().Before(deadline) {
+		resp, err := cl.Get("http://" + address + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return u, nil
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	u.stop()
+	return nil, fmt.Errorf("devserver: web UI on %s did not answer", address)
+}
+
+func (u *uiServer) stop() {
+	u.srv.Stop()
+	<-u.done
+}

@@ -1,0 +1,178 @@
+package flowctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/logging"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitError       = 1
+	ExitUsage       = 2
+	ExitNotFound    = 3
+	ExitUnreachable = 4
+	ExitRunFailed   = 5
+)
+
+const exitCodesHelp = `Exit codes:
+  0  success
+  1  an error not listed below
+  2  bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input)
+  3  not found (the run does not exist)
+  4  the Temporal server cannot be reached
+  5  with --wait: the run ended but did not complete`
+
+// exitError carries an exit code with the error to print.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// app holds the global flags and the lazily dialled client of one invocation.
+type app struct {
+	address   string
+	namespace string
+	taskQueue string
+	output    string
+	timeout   time.Duration
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	tc client.Client
+}
+
+// Execute runs flowctl with args and returns the process exit code. Errors are printed
+// as one line on stderr.
+func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	defer a.close()
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	code := classify(err)
+	fmt.Fprintf(stderr, "flowctl: %s\n", oneLine(err.Error()))
+	return code
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "flowctl",
+		Short: "Operate gateflow runs on Temporal",
+		Long: "flowctl starts, lists and inspects gateflow runs on a Temporal server.\n\n" +
+			"Connection flags default to the TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and\n" +
+			"TEMPORAL_TASK_QUEUE environment variables.\n\n" + exitCodesHelp,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			switch a.output {
+			case "table", "json":
+				return nil
+			}
+			return usageErr("--output %q: want table or json", a.output)
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.address, "address", envOr("TEMPORAL_ADDRESS", "localhost:7233"), "Temporal frontend host:port (TEMPORAL_ADDRESS)")
+	pf.StringVarP(&a.namespace, "namespace", "n", envOr("TEMPORAL_NAMESPACE", "default"), "Temporal namespace (TEMPORAL_NAMESPACE)")
+	pf.StringVar(&a.taskQueue, "task-queue", envOr("TEMPORAL_TASK_QUEUE", flow.DefaultTaskQueue), "task queue of the gateflow workers (TEMPORAL_TASK_QUEUE)")
+	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
+	pf.DurationVar(&a.timeout, "connect-timeout", 5*time.Second, "how long to try reaching the server")
+	root.AddCommand(a.workflowsCommand(), a.startCommand(), a.showCommand(), a.listCommand())
+	return root
+}
+
+// client dials the server once per invocation.
+func (a *app) client(ctx context.Context) (*flow.Client, error) {
+	if a.tc == nil {
+		dctx, cancel := context.WithTimeout(ctx, a.timeout)
+		defer cancel()
+		tc, err := client.DialContext(dctx, client.Options{
+			HostPort:  a.address,
+			Namespace: a.namespace,
+			Logger:    logging.NewSDKLogger(a.stderr, "off"),
+		})
+		if err != nil {
+			return nil, &exitError{code: ExitUnreachable, err: fmt.Errorf("cannot reach Temporal at %s: %v", a.address, rootCause(err))}
+		}
+		a.tc = tc
+	}
+	return flow.NewClient(a.tc, flow.ClientOptions{TaskQueue: a.taskQueue}), nil
+}
+
+func (a *app) close() {
+	if a.tc != nil {
+		a.tc.Close()
+	}
+}
+
+// classify maps an error to its exit code.
+func classify(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	var unknown *flow.UnknownWorkflowError
+	var input *flow.InputError
+	var exists *flow.RunExistsError
+	var notFound *flow.RunNotFoundError
+	var unavailable *serviceerror.Unavailable
+	switch {
+	case errors.As(err, &unknown), errors.As(err, &input), errors.As(err, &exists):
+		return ExitUsage
+	case errors.As(err, &notFound):
+		return ExitNotFound
+	case errors.As(err, &unavailable), errors.Is(err, context.DeadlineExceeded):
+		return ExitUnreachable
+	case strings.HasPrefix(err.Error(), "unknown command"), strings.Contains(err.Error(), "accepts "),
+		strings.Contains(err.Error(), "requires at least"):
+		return ExitUsage
+	}
+	return ExitError
+}
+
+func rootCause(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func envOr(key, def string) string {
+	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,108 @@
+package flowctl
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gateflow/gateflow/flow"
+)
+
+func (a *app) startCommand() *cobra.Command {
+	var input, id, createdBy string
+	var wait bool
+	cmd := &cobra.Command{
+		Use:   "start WORKFLOW [--input JSON|@file] [--id ID] [--wait]",
+		Short: "Start a run of a workflow",
+		Long: "Start a run of a workflow served on the task queue. The input is JSON given\n" +
+			"inline, or read from a file with @path (@- reads standard input). It is checked\n" +
+			"against the workflow's input type before anything starts.",
+		Example: `  flowctl start hello --input '{"name":"Ada"}' --wait
+  flowctl start hello --input @input.json --id hello-ada`,
+		Args: exactArgs(1, "WORKFLOW"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			raw, err := a.readInput(input)
+			if err != nil {
+				return err
+			}
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			run, err := c.Start(cmd.Context(), args[0], raw, flow.StartOptions{ID: id, CreatedBy: createdBy})
+			if err != nil {
+				return err
+			}
+			if !wait {
+				if a.output == "json" {
+					return printJSON(a.stdout, run)
+				}
+				fmt.Fprintf(a.stdout, "Started %s run %s\n  flowctl show %s\n", run.Workflow, run.ID, run.ID)
+				return nil
+			}
+			if a.output != "json" {
+				fmt.Fprintf(a.stdout, "Started %s run %s, waiting for it to end...\n\n", run.Workflow, run.ID)
+			}
+			d, err := c.Wait(cmd.Context(), run.ID)
+			if err != nil {
+				return err
+			}
+			if err := a.printRun(d); err != nil {
+				return err
+			}
+			if d.Status != flow.StatusCompleted && d.Status != flow.StatusWarning {
+				return &exitError{code: ExitRunFailed, err: fmt.Errorf("run %s ended %s", d.ID, d.Status)}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&input, "input", "i", "", "input as JSON, or @file (@- for standard input)")
+	f.StringVar(&id, "id", "", "run ID (default: the workflow name and a random suffix)")
+	f.StringVar(&createdBy, "as", "", "who starts the run (default: FLOW_USER, else the OS user)")
+	f.BoolVarP(&wait, "wait", "w", false, "wait for the run to end and show it")
+	return cmd
+}
+
+// readInput resolves --input: inline JSON, @file or @- (standard input), checked to be
+// JSON.
+func (a *app) readInput(input string) (json.RawMessage, error) {
+	var raw []byte
+	switch {
+	case input == "":
+		return nil, nil
+	case input == "@-":
+		b, err := io.ReadAll(a.stdin)
+		if err != nil {
+			return nil, usageErr("read input from standard input: %v", err)
+		}
+		raw = b
+	case strings.HasPrefix(input, "@"):
+		b, err := os.ReadFile(input[1:])
+		if err != nil {
+			return nil, usageErr("read input file: %v", err)
+		}
+		raw = b
+	default:
+		raw = []byte(input)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, usageErr("--input is not valid JSON: %v", err)
+	}
+	return raw, nil
+}
+
+// exactArgs is cobra.ExactArgs with a message that names the missing argument.
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr("%s needs %s (got %d arguments); see flowctl %s --help", cmd.Name(), names, len(args), cmd.Name())
+		}
+		return nil
+	}
+}

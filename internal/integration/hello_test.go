@@ -1,0 +1,117 @@
+package integration
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/examples"
+	"github.com/gateflow/gateflow/flow"
+)
+
+func TestHelloRunsRealShellSteps(t *testing.T) {
+	ctx := ctxT(t, time.Minute)
+	c := shared.client
+	run, err := c.Start(ctx, "hello", examples.HelloInput{Name: "Ada"}, flow.StartOptions{})
+	require.NoError(t, err)
+	d, err := c.Wait(ctx, run.ID)
+	require.NoError(t, err)
+
+	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, "Completed", d.TemporalStatus)
+	assert.Equal(t, "tester", d.CreatedBy)
+	var out examples.HelloOutput
+	require.NoError(t, json.Unmarshal(d.Result, &out))
+	assert.Equal(t, "Hello, Ada!", out.Greeting)
+	assert.Equal(t, "HELLO, ADA!", out.Shouted)
+
+	require.NotNil(t, d.State)
+	require.Len(t, d.State.Steps, 2)
+	for i, name := range []string{"greet", "shout"} {
+		s := d.State.Steps[i]
+		assert.Equal(t, name, s.Name)
+		assert.Equal(t, name, s.ActivityID)
+		assert.Equal(t, flow.KindShell, s.Kind)
+		assert.Equal(t, flow.StepCompleted, s.Status)
+		assert.Equal(t, 1, s.Attempt)
+		require.NotNil(t, s.EndedAt)
+		assert.False(t, s.EndedAt.Before(s.StartedAt))
+		require.NotNil(t, s.ExitCode)
+		assert.Equal(t, 0, *s.ExitCode)
+	}
+	assert.Equal(t, "HELLO, ADA!", d.State.Steps[1].Output)
+
+	// The step names are the activities' IDs and summaries in Temporal's history.
+	hist := shared.tc.GetWorkflowHistory(ctx, run.ID, "", false, 0)
+	var ids, summaries []string
+	for hist.HasNext() {
+		ev, err := hist.Next()
+		require.NoError(t, err)
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			ids = append(ids, a.GetActivityId())
+			var s string
+			require.NoError(t, json.Unmarshal(ev.GetUserMetadata().GetSummary().GetData(), &s))
+			summaries = append(summaries, s)
+		}
+	}
+	assert.Equal(t, []string{"greet", "shout"}, ids)
+	assert.Equal(t, []string{"greet (shell)", "shout (shell)"}, summaries)
+}
+
+func TestFailingShellStepFailsTheRunWithExitCodeAndStderr(t *testing.T) {
+	ctx := ctxT(t, time.Minute)
+	c := shared.client
+	run, err := c.Start(ctx, "test.failing", nil, flow.StartOptions{})
+	require.NoError(t, err)
+	d, err := c.Wait(ctx, run.ID)
+	require.NoError(t, err)
+
+	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, "Failed", d.TemporalStatus)
+	assert.Contains(t, d.Error, "step explode: exit code 3")
+	assert.Contains(t, d.Error, "disk full: cannot write /tmp/x")
+	require.NotNil(t, d.State)
+	require.Len(t, d.State.Steps, 2)
+	assert.Equal(t, flow.StepCompleted, d.State.Steps[0].Status)
+	s := d.State.Steps[1]
+	assert.Equal(t, "explode", s.Name)
+	assert.Equal(t, flow.StepFailed, s.Status)
+	require.NotNil(t, s.ExitCode)
+	assert.Equal(t, 3, *s.ExitCode)
+	assert.Equal(t, "exit code 3: disk full: cannot write /tmp/x", s.Error)
+	assert.Equal(t, 1, s.Attempt, "a non-zero exit is not retried by default")
+	assert.Equal(t, flow.StatusFailed, d.State.Status)
+}
+
+func TestRunningRunAnswersStateQueryAndListShowsStatus(t *testing.T) {
+	ctx := ctxT(t, time.Minute)
+	c := shared.client
+	run, err := c.Start(ctx, "hello", map[string]string{"name": "list-check"}, flow.StartOptions{ID: "hello-list-check"})
+	require.NoError(t, err)
+	assert.Equal(t, "hello-list-check", run.ID)
+	_, err = c.Wait(ctx, run.ID)
+	require.NoError(t, err)
+
+	require.Eventually(t, func() bool {
+		runs, err := c.List(ctx, flow.ListOptions{Workflow: "hello", Status: flow.StatusCompleted, Limit: 100})
+		if err != nil {
+			return false
+		}
+		for _, r := range runs {
+			if r.ID == run.ID {
+				return r.Status == flow.StatusCompleted
+			}
+		}
+		return false
+	}, 10*time.Second, 100*time.Millisecond, "the completed run is listed with FlowStatus=completed")
+
+	// The catalog workflow carries no FlowStatus and is not listed as a run.
+	runs, err := c.List(ctx, flow.ListOptions{Limit: 1000})
+	require.NoError(t, err)
+	for _, r := range runs {
+		assert.NotEqual(t, flow.CatalogWorkflowType, r.Workflow)
+	}
+}

@@ -1,0 +1,71 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/gateflow/gateflow/examples"
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/devserver"
+	"github.com/gateflow/gateflow/internal/logging"
+)
+
+// shared is the server, client and worker most tests use; tests that need their own
+// server (lifecycle, persistence) start one.
+var shared struct {
+	srv    *devserver.Server
+	tc     client.Client
+	client *flow.Client
+	queue  string
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	srv, err := devserver.Start(devserver.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start dev server:", err)
+		return 1
+	}
+	defer srv.Stop()
+	tc, err := dial(srv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dial:", err)
+		return 1
+	}
+	defer tc.Close()
+	shared.srv, shared.tc, shared.queue = srv, tc, "integration"
+	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: shared.queue, StopTimeout: 5 * time.Second},
+		append(examples.All(), testFlows()...)...)
+	if err := w.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "start worker:", err)
+		return 1
+	}
+	defer w.Stop()
+	shared.client = flow.NewClient(tc, flow.ClientOptions{TaskQueue: shared.queue, Identity: "tester"})
+	return m.Run()
+}
+
+func dial(srv *devserver.Server) (client.Client, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return client.DialContext(ctx, client.Options{
+		HostPort:  srv.FrontendAddress(),
+		Namespace: srv.Namespace(),
+		Logger:    logging.NewSDKLogger(os.Stderr, "error"),
+	})
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
