@@ -2,6 +2,7 @@ package flow
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -24,6 +25,27 @@ const (
 	StatusCancelled        Status = "cancelled"
 	StatusBudgetExceeded   Status = "budget_exceeded"
 )
+
+// Statuses lists every run status in lifecycle order.
+var Statuses = []Status{
+	StatusPending, StatusRunning, StatusAwaitingApproval, StatusAwaitingInput, StatusWaitingSignal,
+	StatusSleeping, StatusBudgetPaused, StatusCompleted, StatusWarning, StatusFailed, StatusRejected,
+	StatusCancelled, StatusBudgetExceeded,
+}
+
+// ParseStatus checks that s names a run status.
+func ParseStatus(s string) (Status, error) {
+	for _, st := range Statuses {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	names := make([]string, len(Statuses))
+	for i, st := range Statuses {
+		names[i] = string(st)
+	}
+	return "", fmt.Errorf("want one of %s", strings.Join(names, ", "))
+}
 
 // Terminal reports whether a run with this status has ended.
 func (s Status) Terminal() bool {

@@ -17,7 +17,13 @@ func (a *app) listCommand() *cobra.Command {
 		Short:   "List recent runs, newest first",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Status = flow.Status(status)
+			if status != "" {
+				st, err := flow.ParseStatus(status)
+				if err != nil {
+					return usageErr("--status %q: %v", status, err)
+				}
+				opts.Status = st
+			}
 			c, err := a.client(cmd.Context())
 			if err != nil {
 				return err

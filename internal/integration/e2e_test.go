@@ -1,0 +1,143 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/flow"
+)
+
+// binaries returns the paths of flow-worker and flowctl: from GATEFLOW_BIN_DIR when the
+// Makefile built them already, else built here.
+func binaries(t *testing.T) (worker, ctl string) {
+	t.Helper()
+	if dir := os.Getenv("GATEFLOW_BIN_DIR"); dir != "" {
+		worker, ctl = filepath.Join(dir, "flow-worker"), filepath.Join(dir, "flowctl")
+		for _, p := range []string{worker, ctl} {
+			_, err := os.Stat(p)
+			require.NoError(t, err, "GATEFLOW_BIN_DIR is set but %s is missing", p)
+		}
+		return worker, ctl
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"flow-worker", "flowctl"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "../../cmd/"+name)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go build %s: %s", name, out)
+	}
+	return filepath.Join(dir, "flow-worker"), filepath.Join(dir, "flowctl")
+}
+
+func TestEndToEndBinaries(t *testing.T) {
+	workerBin, ctlBin := binaries(t)
+	port, uiPort := freePort(t), freePort(t)
+	address := fmt.Sprintf("127.0.0.1:%d", port)
+
+	worker := exec.Command(workerBin, "--dev", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort),
+		"--db-file", filepath.Join(t.TempDir(), "e2e.db"))
+	stdout, err := worker.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	worker.Stderr = &stderr
+	require.NoError(t, worker.Start())
+	exited := make(chan error, 1)
+	t.Cleanup(func() {
+		if worker.ProcessState == nil {
+			_ = worker.Process.Kill()
+		}
+	})
+
+	// Wait for the banner's ready line, keeping the banner.
+	var banner strings.Builder
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		signalled := false
+		for sc.Scan() {
+			banner.WriteString(sc.Text() + "\n")
+			if !signalled && strings.Contains(sc.Text(), "flow-worker: ready") {
+				signalled = true
+				close(ready)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		exited <- worker.Wait()
+	}()
+	select {
+	case <-ready:
+	case err := <-exited:
+		t.Fatalf("flow-worker exited early: %v\n%s", err, stderr.String())
+	case <-time.After(90 * time.Second):
+		t.Fatalf("flow-worker not ready in time\nstdout:\n%s\nstderr:\n%s", banner.String(), stderr.String())
+	}
+	out := banner.String()
+	assert.Contains(t, out, "Temporal server  "+address)
+	assert.Contains(t, out, fmt.Sprintf("Web UI           http://127.0.0.1:%d/namespaces/default/workflows", uiPort))
+	assert.Contains(t, out, "flowctl --address "+address+" start hello")
+
+	ctl := func(args ...string) (string, string, int) {
+		cmd := exec.Command(ctlBin, append([]string{"--address", address}, args...)...)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return o.String(), e.String(), code
+	}
+
+	o, e, code := ctl("start", "hello", "--input", `{"name":"e2e"}`, "--wait", "-o", "json")
+	require.Equal(t, 0, code, e)
+	var d flow.RunDescription
+	require.NoError(t, json.Unmarshal([]byte(o), &d), o)
+	assert.Equal(t, flow.StatusCompleted, d.Status)
+	require.NotNil(t, d.State)
+	require.Len(t, d.State.Steps, 2)
+	assert.Equal(t, "greet", d.State.Steps[0].Name)
+	assert.Equal(t, "shout", d.State.Steps[1].Name)
+	for _, s := range d.State.Steps {
+		assert.Equal(t, flow.StepCompleted, s.Status)
+	}
+	assert.JSONEq(t, `{"greeting":"Hello, e2e!","shouted":"HELLO, E2E!"}`, string(d.Result))
+
+	o, e, code = ctl("show", d.ID)
+	require.Equal(t, 0, code, e)
+	assert.Regexp(t, `(?m)^Status\s+completed$`, o)
+
+	_, e, code = ctl("show", "missing-run")
+	assert.Equal(t, 3, code)
+	assert.Equal(t, "flowctl: run missing-run not found\n", e)
+
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", uiPort))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	require.NoError(t, worker.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "flow-worker exits 0 on SIGTERM; stderr:\n%s", stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatal("flow-worker did not stop after SIGTERM")
+	}
+	assert.Contains(t, banner.String(), "flow-worker: stopped")
+	assertPortFree(t, port)
+	assertPortFree(t, uiPort)
+}
