@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,25 +22,40 @@ import (
 	"github.com/gateflow/gateflow/flow"
 )
 
+// builtBins caches the binaries built by the tests themselves (once per test binary).
+var builtBins struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
 // binaries returns the paths of flow-worker and flowctl: from GATEFLOW_BIN_DIR when the
-// Makefile built them already, else built here.
+// Makefile built them already, else built here once.
 func binaries(t *testing.T) (worker, ctl string) {
 	t.Helper()
-	if dir := os.Getenv("GATEFLOW_BIN_DIR"); dir != "" {
-		worker, ctl = filepath.Join(dir, "flow-worker"), filepath.Join(dir, "flowctl")
-		for _, p := range []string{worker, ctl} {
-			_, err := os.Stat(p)
-			require.NoError(t, err, "GATEFLOW_BIN_DIR is set but %s is missing", p)
-		}
-		return worker, ctl
+	dir := os.Getenv("GATEFLOW_BIN_DIR")
+	if dir == "" {
+		builtBins.once.Do(func() {
+			builtBins.dir, builtBins.err = os.MkdirTemp("", "gateflow-bin-")
+			for _, name := range []string{"flow-worker", "flowctl"} {
+				if builtBins.err != nil {
+					return
+				}
+				out, err := exec.Command("go", "build", "-o", filepath.Join(builtBins.dir, name), "../../cmd/"+name).CombinedOutput()
+				if err != nil {
+					builtBins.err = fmt.Errorf("go build %s: %v: %s", name, err, out)
+				}
+			}
+		})
+		require.NoError(t, builtBins.err)
+		dir = builtBins.dir
 	}
-	dir := t.TempDir()
-	for _, name := range []string{"flow-worker", "flowctl"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "../../cmd/"+name)
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "go build %s: %s", name, out)
+	worker, ctl = filepath.Join(dir, "flow-worker"), filepath.Join(dir, "flowctl")
+	for _, p := range []string{worker, ctl} {
+		_, err := os.Stat(p)
+		require.NoError(t, err, "%s is missing", p)
 	}
-	return filepath.Join(dir, "flow-worker"), filepath.Join(dir, "flowctl")
+	return worker, ctl
 }
 
 func TestEndToEndBinaries(t *testing.T) {

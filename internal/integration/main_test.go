@@ -25,7 +25,11 @@ var shared struct {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
+	code := runMain(m)
+	if builtBins.dir != "" {
+		_ = os.RemoveAll(builtBins.dir)
+	}
+	os.Exit(code)
 }
 
 func runMain(m *testing.M) int {
