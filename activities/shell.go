@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -41,7 +42,8 @@ type Shell struct {
 	// Env adds variables to the worker's environment for this command.
 	Env map[string]string `json:"env,omitempty"`
 	// Timeout bounds one attempt of the command; when it passes the process group is
-	// killed and the attempt fails. Zero means the step's default (one hour).
+	// killed and the attempt fails. Zero leaves it to the step's timeout
+	// (flow.StepTimeout, default one hour).
 	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
@@ -201,14 +203,19 @@ func mergeEnv(base []string, extra map[string]string) []string {
 	return out
 }
 
-// Tail returns at most n bytes from the end of s, trimmed of surrounding white space, and
-// starting on a line boundary when one is near.
+// Tail returns about the last n bytes of s (an ellipsis marks a cut), trimmed of surrounding
+// white space, starting on a line boundary when one is near. The result is valid UTF-8
+// (invalid bytes become U+FFFD), so it can travel in a Temporal failure message.
 func Tail(s string, n int) string {
-	s = strings.TrimSpace(s)
+	s = strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD")
 	if len(s) <= n {
 		return s
 	}
-	s = s[len(s)-n:]
+	start := len(s) - n
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	s = s[start:]
 	if i := strings.IndexByte(s, '\n'); i >= 0 && i < n/4 {
 		s = s[i+1:]
 	}

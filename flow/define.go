@@ -113,13 +113,28 @@ func Define[I, O any](name string, handler func(ctx *Context, in I) (O, error), 
 }
 
 // Name is the flow's name, its Temporal workflow type.
-func (f *Flow[I, O]) Name() string { return f.info.Name }
+func (f *Flow[I, O]) Name() string {
+	if f == nil {
+		return ""
+	}
+	return f.info.Name
+}
 
 // Info is the flow's catalog entry.
-func (f *Flow[I, O]) Info() WorkflowInfo { return f.info }
+func (f *Flow[I, O]) Info() WorkflowInfo {
+	if f == nil {
+		return WorkflowInfo{}
+	}
+	return f.info
+}
 
 // Err reports why the flow cannot be served, or nil.
-func (f *Flow[I, O]) Err() error { return f.err }
+func (f *Flow[I, O]) Err() error {
+	if f == nil {
+		return errors.New("flow is nil")
+	}
+	return f.err
+}
 
 func (f *Flow[I, O]) workflow() any {
 	return func(wctx workflow.Context, in I) (O, error) {

@@ -69,7 +69,7 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 	saStatus := keywordAttr(info.GetSearchAttributes(), searchattr.Status)
 	d.CreatedBy = keywordAttr(info.GetSearchAttributes(), searchattr.CreatedBy)
 
-	running := info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	running := isOpen(info.GetStatus())
 	var st RunState
 	if ok, err := decodeMemo(info.GetMemo(), MemoState, &st); err == nil && ok {
 		d.State = &st
@@ -125,7 +125,9 @@ func deriveStatus(ts enumspb.WorkflowExecutionStatus, recorded Status, st *RunSt
 		recorded = st.Status
 	}
 	switch ts {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED,
+		enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		// A continued-as-new execution is one link of a chain that goes on under its ID.
 		if recorded == "" || recorded.Terminal() {
 			return StatusRunning
 		}
@@ -143,22 +145,17 @@ func deriveStatus(ts enumspb.WorkflowExecutionStatus, recorded Status, st *RunSt
 		}
 		return StatusFailed
 	}
-	// terminated, timed out, continued as new (the chain goes on under the same ID).
+	// terminated or timed out: the wrapper did not get to record an end.
 	return StatusFailed
 }
 
 func temporalStatusName(s enumspb.WorkflowExecutionStatus) string {
-	name := strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_")
-	if name == "" {
-		return "Unknown"
-	}
-	parts := strings.Split(strings.ToLower(name), "_")
-	for i, p := range parts {
-		if p != "" {
-			parts[i] = strings.ToUpper(p[:1]) + p[1:]
-		}
-	}
-	return strings.Join(parts, "")
+	return s.String()
+}
+
+// isOpen reports whether Temporal still runs the execution (running, or paused).
+func isOpen(s enumspb.WorkflowExecutionStatus) bool {
+	return s == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || s == enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED
 }
 
 func keywordAttr(sa *commonpb.SearchAttributes, name string) string {
@@ -274,5 +271,5 @@ func listQuery(opts ListOptions) string {
 }
 
 func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
 }

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -23,13 +24,15 @@ type Schema struct {
 }
 
 var (
-	timeType     = reflect.TypeOf(time.Time{})
-	rawJSONType  = reflect.TypeOf(json.RawMessage(nil))
-	marshalerTyp = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+	timeType        = reflect.TypeOf(time.Time{})
+	jsonUnmarshaler = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+	textUnmarshaler = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+	jsonMarshaler   = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 )
 
-// SchemaOf derives the schema of t as encoding/json sees it. Types with their own JSON
-// encoding and interfaces give an empty schema (anything goes).
+// SchemaOf derives the schema of t as encoding/json decodes it. Types that decode
+// themselves (json.Unmarshaler), interfaces and recursive references give an empty schema
+// (anything goes), and so do types with their own JSON encoding; types decoded from text (encoding.TextUnmarshaler) take a string.
 func SchemaOf(t reflect.Type) *Schema {
 	return schemaOf(t, map[reflect.Type]bool{})
 }
@@ -41,8 +44,13 @@ func schemaOf(t reflect.Type, seen map[reflect.Type]bool) *Schema {
 	switch {
 	case t == timeType:
 		return &Schema{Type: "string", Format: "date-time"}
-	case t == rawJSONType, t.Implements(marshalerTyp), reflect.PointerTo(t).Implements(marshalerTyp):
+	case t.Implements(jsonUnmarshaler), reflect.PointerTo(t).Implements(jsonUnmarshaler),
+		t.Implements(jsonMarshaler), reflect.PointerTo(t).Implements(jsonMarshaler):
+		// Types with their own JSON form: refusing what they accept would be worse than
+		// letting the run's decoding report a mistake.
 		return &Schema{}
+	case t.Implements(textUnmarshaler), reflect.PointerTo(t).Implements(textUnmarshaler):
+		return &Schema{Type: "string"}
 	}
 	switch t.Kind() {
 	case reflect.Bool:
@@ -54,41 +62,50 @@ func schemaOf(t reflect.Type, seen map[reflect.Type]bool) *Schema {
 		return &Schema{Type: "number"}
 	case reflect.String:
 		return &Schema{Type: "string"}
-	case reflect.Slice, reflect.Array:
+	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
 			return &Schema{Type: "string", Format: "byte"}
 		}
+		return &Schema{Type: "array", Items: schemaOf(t.Elem(), seen)}
+	case reflect.Array:
 		return &Schema{Type: "array", Items: schemaOf(t.Elem(), seen)}
 	case reflect.Map:
 		return &Schema{Type: "object", AdditionalProperties: schemaOf(t.Elem(), seen)}
 	case reflect.Struct:
 		if seen[t] {
-			return &Schema{Type: "object"}
+			return &Schema{} // a recursive reference: accept what the outer level describes
 		}
 		seen[t] = true
 		defer delete(seen, t)
 		s := &Schema{Type: "object", Properties: map[string]*Schema{}}
-		addFields(s, t, seen)
+		addFields(s, t, seen, map[reflect.Type]bool{t: true})
 		return s
 	}
 	return &Schema{}
 }
 
-func addFields(s *Schema, t reflect.Type, seen map[reflect.Type]bool) {
+// addFields adds t's JSON fields to s: its own fields first, then the fields promoted from
+// embedded structs, which never replace a shallower field of the same name.
+func addFields(s *Schema, t reflect.Type, seen, embedding map[reflect.Type]bool) {
+	var embedded []reflect.Type
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		if tag == "-" {
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
 		if f.Anonymous && name == "" {
 			ft := f.Type
+			isPtr := ft.Kind() == reflect.Pointer
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				addFields(s, ft, seen)
+				// encoding/json cannot allocate an embedded pointer to an unexported struct.
+				if !(isPtr && !f.IsExported()) && !embedding[ft] {
+					embedded = append(embedded, ft)
+				}
 				continue
 			}
 		}
@@ -98,8 +115,32 @@ func addFields(s *Schema, t reflect.Type, seen map[reflect.Type]bool) {
 		if name == "" {
 			name = f.Name
 		}
-		s.Properties[name] = schemaOf(f.Type, seen)
+		fs := schemaOf(f.Type, seen)
+		if hasOption(opts, "string") {
+			fs = &Schema{} // the ",string" option also accepts the value quoted
+		}
+		s.Properties[name] = fs
 	}
+	for _, et := range embedded {
+		promoted := &Schema{Properties: map[string]*Schema{}}
+		embedding[et] = true
+		addFields(promoted, et, seen, embedding)
+		delete(embedding, et)
+		for k, v := range promoted.Properties {
+			if _, ok := s.Properties[k]; !ok {
+				s.Properties[k] = v
+			}
+		}
+	}
+}
+
+func hasOption(opts, want string) bool {
+	for _, o := range strings.Split(opts, ",") {
+		if o == want {
+			return true
+		}
+	}
+	return false
 }
 
 // Check reports the first way v (a value decoded from JSON) does not fit the schema,

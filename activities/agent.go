@@ -1,0 +1,333 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gateflow/gateflow/activities/llm"
+)
+
+// AgentActivity is the Temporal activity name of agent steps.
+const AgentActivity = "gateflow.agent"
+
+// Application error types of agent steps.
+const (
+	// AgentBudgetErrorType: the step's worst-case cost exceeds its MaxBudgetUSD; the
+	// provider was not called. Non-retryable.
+	AgentBudgetErrorType = "gateflow.AgentBudget"
+	// AgentBadJSONErrorType: the step has a ResponseSchema and the answer is not JSON.
+	// Retryable; the details are the AgentResult of the paid call.
+	AgentBadJSONErrorType = "gateflow.AgentBadJSON"
+	// AgentRateLimitedErrorType: the provider rate limited the call (429, or Anthropic's
+	// 529). Retryable, with NextRetryDelay set from the provider's Retry-After.
+	AgentRateLimitedErrorType = "gateflow.AgentRateLimited"
+	// AgentAPIErrorType: the provider failed the call; retryable for 5xx, 408, 409 and
+	// transport failures, not for other 4xx.
+	AgentAPIErrorType = "gateflow.AgentAPI"
+	// AgentUnpricedErrorType: the step has a budget but its model has no price and the
+	// provider reported no cost, so the spend cannot be known. Non-retryable; the details
+	// are the AgentResult (with its usage) of the paid call.
+	AgentUnpricedErrorType = "gateflow.AgentUnpriced"
+	// AgentFailedErrorType: any other provider failure. Retryable.
+	AgentFailedErrorType = "gateflow.AgentFailed"
+)
+
+// agentInvalidStepType is the error type of a step that can never run as written.
+const agentInvalidStepType = "gateflow.InvalidStep"
+
+// DefaultAgentRetryAfter is the retry delay of a rate-limited call whose provider did not
+// say how long to wait; MaxAgentRetryAfter caps what a provider may ask for.
+const (
+	DefaultAgentRetryAfter = 5 * time.Second
+	MaxAgentRetryAfter     = 10 * time.Minute
+)
+
+// DefaultAgentMaxTokens bounds the answer of a step that has a MaxBudgetUSD but no
+// MaxTokens, so that its worst-case cost is finite.
+const DefaultAgentMaxTokens = 1024
+
+// Agent is an AI-agent step: one model call with a prompt.
+type Agent struct {
+	// Prompt is the user message. Required.
+	Prompt string `json:"prompt"`
+	// System is the system prompt; empty means none.
+	System string `json:"system,omitempty"`
+	// Model is the provider's model name, e.g. "gpt-4o-mini". Required.
+	Model string `json:"model"`
+	// Provider names the provider explicitly (a key of the worker's llm.Router); empty
+	// picks it from the model name (llm.ProviderForModel).
+	Provider string `json:"provider,omitempty"`
+	// MaxTokens bounds the answer's length; zero means the provider's default, or
+	// DefaultAgentMaxTokens when MaxBudgetUSD is set.
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// MaxBudgetUSD is the step's own cost limit; zero means none. The call is refused
+	// before it reaches the provider when its worst case (WorstCaseUsage, priced) exceeds
+	// it. A call that costs more than estimated still returns, with Overshoot set.
+	MaxBudgetUSD decimal.Decimal `json:"max_budget_usd"`
+	// ResponseSchema, when set, is a JSON Schema (an object) the answer must follow; the
+	// answer must then be JSON and is parsed into AgentResult.JSON.
+	ResponseSchema json.RawMessage `json:"response_schema,omitempty"`
+}
+
+// Validate reports what is wrong with an agent step before it is dispatched.
+func (a Agent) Validate() error {
+	if strings.TrimSpace(a.Prompt) == "" {
+		return errors.New("agent: prompt is empty")
+	}
+	if strings.TrimSpace(a.Model) == "" {
+		return errors.New("agent: model is empty")
+	}
+	if a.MaxTokens < 0 {
+		return fmt.Errorf("agent: max tokens %d is negative", a.MaxTokens)
+	}
+	if a.MaxBudgetUSD.IsNegative() {
+		return fmt.Errorf("agent: max budget $%s is negative", a.MaxBudgetUSD)
+	}
+	if len(a.ResponseSchema) > 0 {
+		if !json.Valid(a.ResponseSchema) {
+			return errors.New("agent: response schema is not valid JSON")
+		}
+		if trimmed := bytes.TrimSpace(a.ResponseSchema); len(trimmed) == 0 || trimmed[0] != '{' {
+			return errors.New("agent: response schema must be a JSON object")
+		}
+	}
+	return nil
+}
+
+// WorstCaseUsage is the most tokens the step can use as far as its budget check is
+// concerned: input estimated as ceil(bytes of prompt, system prompt and response schema /
+// 4), output MaxTokens (DefaultAgentMaxTokens when MaxTokens is zero).
+func (a Agent) WorstCaseUsage() llm.Usage {
+	n := int64(len(a.Prompt) + len(a.System) + len(a.ResponseSchema))
+	out := int64(a.MaxTokens)
+	if out == 0 {
+		out = DefaultAgentMaxTokens
+	}
+	return llm.Usage{InputTokens: (n + 3) / 4, OutputTokens: out}
+}
+
+// AgentResult is what an agent step produced.
+type AgentResult struct {
+	// Text is the answer.
+	Text string `json:"text"`
+	// JSON is the answer parsed as JSON (compacted), set when the step has a ResponseSchema.
+	JSON json.RawMessage `json:"json,omitempty"`
+	// Usage is the tokens the provider reported.
+	Usage llm.Usage `json:"usage"`
+	// CostUSD is what the call cost: the provider's reported cost, else the price table's.
+	CostUSD decimal.Decimal `json:"cost_usd"`
+	// CostKnown is false when neither the provider nor the price table priced the call
+	// (allowed only for steps without a budget); CostUSD is then zero.
+	CostKnown bool `json:"cost_known"`
+	// Overshoot is set when CostUSD exceeds the step's MaxBudgetUSD (the provider used more
+	// than the estimate); the result is returned anyway and the caller decides.
+	Overshoot bool `json:"overshoot,omitempty"`
+	// Model is the model that answered, as the provider names it.
+	Model string `json:"model"`
+	// Provider is the name of the provider that answered.
+	Provider string `json:"provider"`
+	// StopReason is the provider's reason for stopping (e.g. "stop", "max_tokens").
+	StopReason string `json:"stop_reason,omitempty"`
+	// Attempt is the activity attempt that produced this result (1 for the first).
+	Attempt int `json:"attempt"`
+	// Duration is how long the provider call took.
+	Duration time.Duration `json:"duration"`
+}
+
+// AgentActivities holds what agent steps need: the providers and the price table.
+// Register its RunAgent method under AgentActivity.
+type AgentActivities struct {
+	// Router picks the provider of each step. Required.
+	Router *llm.Router
+	// Prices prices the calls whose provider reports no cost; nil means
+	// llm.DefaultPrices().
+	Prices llm.PriceTable
+}
+
+// RunAgent is the agent step activity. It refuses a step whose worst case exceeds its
+// budget (AgentBudgetErrorType) without calling the provider, heartbeats every second
+// while the call is in flight, prices the answer and, with a ResponseSchema, parses it as
+// JSON. Provider failures become application errors: AgentRateLimitedErrorType (with the
+// provider's retry delay), AgentAPIErrorType, AgentFailedErrorType; an unknown provider
+// or model is a non-retryable "gateflow.InvalidStep".
+func (a *AgentActivities) RunAgent(ctx context.Context, in Agent) (AgentResult, error) {
+	if err := in.Validate(); err != nil {
+		return AgentResult{}, temporal.NewNonRetryableApplicationError(err.Error(), agentInvalidStepType, nil)
+	}
+	res := AgentResult{Model: in.Model, Attempt: 1}
+	if activity.IsActivity(ctx) {
+		res.Attempt = int(activity.GetInfo(ctx).Attempt)
+	}
+	var router *llm.Router
+	prices := llm.PriceTable(nil)
+	if a != nil {
+		router, prices = a.Router, a.Prices
+	}
+	if prices == nil {
+		prices = llm.DefaultPrices()
+	}
+	provider, err := router.For(in.Model, in.Provider)
+	if err != nil {
+		return res, temporal.NewNonRetryableApplicationError("agent: "+err.Error(), agentInvalidStepType, nil)
+	}
+	res.Provider = in.Provider
+	if res.Provider == "" {
+		res.Provider = provider.Name()
+	}
+
+	req := llm.Request{Model: in.Model, System: in.System, Prompt: in.Prompt, MaxTokens: in.MaxTokens,
+		ResponseSchema: in.ResponseSchema}
+	budget := in.MaxBudgetUSD
+	hasBudget := budget.IsPositive()
+	price, priced := prices.Lookup(in.Model)
+	if hasBudget {
+		worst := in.WorstCaseUsage()
+		req.MaxTokens = int(worst.OutputTokens)
+		// An unpriced model cannot be estimated; the provider may still report its cost.
+		if priced {
+			if cost := price.Cost(worst); cost.GreaterThan(budget) {
+				return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+					"agent: worst-case cost $%s of model %s (%d input tokens estimated + %d output tokens) exceeds the step budget $%s",
+					cost, in.Model, worst.InputTokens, worst.OutputTokens, budget), AgentBudgetErrorType, nil)
+			}
+		}
+	}
+
+	start := time.Now()
+	resp, err := agentComplete(ctx, provider, req)
+	res.Duration = time.Since(start)
+	if err != nil {
+		return res, agentError(ctx, err)
+	}
+	res.Text, res.Usage, res.StopReason = resp.Text, resp.Usage, resp.StopReason
+	if resp.Model != "" {
+		res.Model = resp.Model
+	}
+
+	if !priced && resp.Model != "" {
+		price, priced = prices.Lookup(resp.Model)
+	}
+	switch {
+	case resp.CostUSD != nil:
+		res.CostUSD, res.CostKnown = *resp.CostUSD, true
+	case priced:
+		res.CostUSD, res.CostKnown = price.Cost(resp.Usage), true
+	case hasBudget:
+		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"agent: model %s has no price and provider %s reported no cost, so the step budget $%s cannot be enforced; add the model to the price table",
+			in.Model, res.Provider, budget), AgentUnpricedErrorType, nil, res)
+	}
+	res.Overshoot = hasBudget && res.CostUSD.GreaterThan(budget)
+
+	if len(in.ResponseSchema) > 0 {
+		js, err := agentJSON(res.Text)
+		if err != nil {
+			return res, temporal.NewApplicationError(fmt.Sprintf("agent: the answer is not JSON (%v): %s",
+				err, agentHead(res.Text, 200)), AgentBadJSONErrorType, res)
+		}
+		res.JSON = js
+	}
+	return res, nil
+}
+
+// agentComplete makes the provider call, heartbeating every second while it is in flight
+// (inside an activity). It returns when the call does or when ctx is done.
+func agentComplete(ctx context.Context, p llm.Provider, req llm.Request) (llm.Response, error) {
+	type outcome struct {
+		resp llm.Response
+		err  error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		resp, err := p.Complete(ctx, req)
+		done <- outcome{resp, err}
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	isActivity := activity.IsActivity(ctx)
+	for {
+		select {
+		case o := <-done:
+			return o.resp, o.err
+		case <-ctx.Done():
+			return llm.Response{}, ctx.Err()
+		case <-tick.C:
+			if isActivity {
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}
+}
+
+// agentError maps a provider error onto a Temporal application error.
+func agentError(ctx context.Context, err error) error {
+	var app *temporal.ApplicationError
+	var rl *llm.RateLimitError
+	var api *llm.APIError
+	switch {
+	case errors.As(err, &app):
+		return err
+	case errors.As(err, &rl):
+		delay := rl.RetryAfter
+		if delay <= 0 {
+			delay = DefaultAgentRetryAfter
+		}
+		delay = min(delay, MaxAgentRetryAfter)
+		return temporal.NewApplicationErrorWithOptions("agent: "+rl.Error(), AgentRateLimitedErrorType,
+			temporal.ApplicationErrorOptions{NextRetryDelay: delay, Cause: err})
+	case errors.As(err, &api):
+		return temporal.NewApplicationErrorWithOptions("agent: "+api.Error(), AgentAPIErrorType,
+			temporal.ApplicationErrorOptions{NonRetryable: !api.Retryable, Cause: err})
+	case ctx.Err() != nil:
+		return err
+	default:
+		return temporal.NewApplicationErrorWithOptions("agent: "+err.Error(), AgentFailedErrorType,
+			temporal.ApplicationErrorOptions{Cause: err})
+	}
+}
+
+// agentJSON parses an answer as JSON, tolerating surrounding white space and a Markdown
+// code fence (```json … ```), and returns it compacted.
+func agentJSON(text string) (json.RawMessage, error) {
+	s := strings.TrimSpace(text)
+	if strings.HasPrefix(s, "```") && strings.HasSuffix(s, "```") && len(s) >= 6 {
+		s = strings.TrimSuffix(s, "```")
+		if nl := strings.IndexByte(s, '\n'); nl >= 0 {
+			s = s[nl+1:]
+		} else {
+			s = strings.TrimPrefix(s, "```")
+		}
+		s = strings.TrimSpace(s)
+	}
+	if s == "" {
+		return nil, errors.New("empty answer")
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(s)); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(buf.Bytes()), nil
+}
+
+// agentHead returns at most n bytes from the start of s, trimmed of white space, cut on a
+// rune boundary and marked with "…" when shortened.
+func agentHead(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

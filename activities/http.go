@@ -1,0 +1,615 @@
+package activities
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+)
+
+// HTTPActivity is the Temporal activity name of HTTP steps.
+const HTTPActivity = "gateflow.http"
+
+// HTTPStatusErrorType is the Temporal application error type of a response whose status is
+// not one the step expects. It is non-retryable for 4xx statuses other than 408 and 429.
+const HTTPStatusErrorType = "gateflow.HTTPStatus"
+
+// HTTPTransportErrorType is the Temporal application error type of a request that got no
+// complete response: connection refused or reset, TLS failure, too many redirects, or the
+// step's Timeout passing. It is retryable.
+const HTTPTransportErrorType = "gateflow.HTTPTransport"
+
+// InvalidStepErrorType is the Temporal application error type of a step refused before it
+// ran: its Validate failed, or a secret it refers to is not set on the worker. It is
+// non-retryable.
+const InvalidStepErrorType = "gateflow.InvalidStep"
+
+// DefaultHTTPTimeout bounds one attempt of an HTTP step whose Timeout is zero.
+const DefaultHTTPTimeout = 30 * time.Second
+
+// MaxRetryAfter caps the delay a Retry-After header may ask for before the next attempt.
+const MaxRetryAfter = 10 * time.Minute
+
+// RedactedValue replaces secret values in step records, results and error messages.
+const RedactedValue = "[redacted]"
+
+// httpMessageBodyBytes is how much of the start of a failed response's body its error
+// message carries.
+const httpMessageBodyBytes = 512
+
+// httpClient sends every HTTP step. It has no timeout of its own (each attempt's deadline
+// comes from its context) and follows redirects as Go does by default (at most 10; on a
+// redirect to another host Authorization and Cookie headers are dropped).
+var httpClient = &http.Client{}
+
+// HTTP is an HTTP step: one request whose response status decides success.
+//
+// Header values may contain secret placeholders made with Secret; they are replaced with
+// the worker's environment variables when the request is sent, so the secret itself never
+// appears in the step's input (and so in Temporal's history). Placeholders are only
+// resolved in header values.
+type HTTP struct {
+	// Method is the request method, case-insensitive (sent upper-case). Empty means GET.
+	Method string `json:"method"`
+	// URL is the absolute http or https URL to call. Required.
+	URL string `json:"url"`
+	// Headers are request headers. Values may hold Secret placeholders.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Body is sent as is. At most one of Body and JSON may be set.
+	Body string `json:"body,omitempty"`
+	// JSON is sent as the body with Content-Type application/json (unless Headers sets
+	// another Content-Type). At most one of Body and JSON may be set.
+	JSON json.RawMessage `json:"json,omitempty"`
+	// Timeout bounds one attempt, from sending the request to reading the whole response.
+	// Zero means DefaultHTTPTimeout (30s).
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// ExpectStatus lists the statuses that count as success. Empty means any 2xx.
+	ExpectStatus []int `json:"expect_status,omitempty"`
+}
+
+// Validate reports what is wrong with an HTTP step before it is dispatched. It does not
+// look at the environment: a secret missing on the worker is only noticed by RunHTTP.
+func (h HTTP) Validate() error {
+	if strings.TrimSpace(h.URL) == "" {
+		return errors.New("http: url is empty")
+	}
+	u, err := url.Parse(h.URL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error repeats the URL, which may hold a secret
+		}
+		return fmt.Errorf("http: url is invalid: %v", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("http: url %s: scheme must be http or https", httpRedactURL(u))
+	}
+	if u.Host == "" {
+		return fmt.Errorf("http: url %s has no host", httpRedactURL(u))
+	}
+	if strings.Contains(h.URL, httpSecretPrefix) {
+		return errors.New("http: url holds a secret placeholder; placeholders are only resolved in header values")
+	}
+	if h.Method != "" && !httpIsToken(h.Method) {
+		return fmt.Errorf("http: method %q is invalid", h.Method)
+	}
+	if h.Body != "" && len(h.JSON) > 0 {
+		return errors.New("http: both body and json are set; use one")
+	}
+	if len(h.JSON) > 0 && !json.Valid(h.JSON) {
+		return errors.New("http: json is not valid JSON")
+	}
+	if strings.Contains(h.Body, httpSecretPrefix) || strings.Contains(string(h.JSON), httpSecretPrefix) {
+		return errors.New("http: body holds a secret placeholder; placeholders are only resolved in header values")
+	}
+	if h.Timeout < 0 {
+		return fmt.Errorf("http: timeout %s is negative", h.Timeout)
+	}
+	seen := make(map[string]string, len(h.Headers))
+	for _, name := range httpSortedKeys(h.Headers) {
+		if !httpIsToken(name) {
+			return fmt.Errorf("http: header name %q is invalid", name)
+		}
+		canon := http.CanonicalHeaderKey(name)
+		if other, dup := seen[canon]; dup {
+			return fmt.Errorf("http: headers %q and %q differ only in case", other, name)
+		}
+		seen[canon] = name
+		switch canon {
+		case "Content-Length", "Transfer-Encoding":
+			return fmt.Errorf("http: header %s is set from the body; remove it", name)
+		}
+		value := h.Headers[name]
+		if strings.ContainsAny(value, "\r\n\x00") {
+			return fmt.Errorf("http: header %s has a line break or NUL in its value", name)
+		}
+		if err := httpCheckPlaceholders(value); err != nil {
+			return fmt.Errorf("http: header %s: %v", name, err)
+		}
+	}
+	for _, s := range h.ExpectStatus {
+		if s < 100 || s > 599 {
+			return fmt.Errorf("http: expect_status %d is out of range 100..599", s)
+		}
+	}
+	return nil
+}
+
+// HTTPResult is what an HTTP step received.
+type HTTPResult struct {
+	// Status is the response status code.
+	Status int `json:"status"`
+	// Headers are the response headers; values of sensitive ones (see RedactHeaders) are
+	// RedactedValue.
+	Headers map[string][]string `json:"headers"`
+	// Body is the response body, at most MaxOutputBytes of it.
+	Body string `json:"body"`
+	// JSON is the body again when the response says it is JSON (Content-Type
+	// application/json or any +json type), is complete and parses.
+	JSON json.RawMessage `json:"json,omitempty"`
+	// Truncated is set when the body was longer than MaxOutputBytes.
+	Truncated bool `json:"truncated,omitempty"`
+	// Duration is the time from sending the request to reading the end of the body.
+	Duration time.Duration `json:"duration"`
+	// Attempt is the activity attempt that produced this result (1 for the first).
+	Attempt int `json:"attempt"`
+}
+
+// HTTPFailure is the detail attached to a failed HTTP step's error.
+type HTTPFailure struct {
+	// Status is the response status, or 0 when there was no response.
+	Status int `json:"status"`
+	// BodyTail is the end of the response body (at most StderrTailBytes), trimmed.
+	BodyTail string `json:"body_tail"`
+	// Attempt is the activity attempt that failed (1 for the first).
+	Attempt int `json:"attempt"`
+}
+
+// RunHTTP is the HTTP step activity. It sends one request and reads the response, within
+// in.Timeout and ctx, heartbeating every second while it waits.
+//
+// A status the step does not expect fails with an application error of type
+// HTTPStatusErrorType whose message carries the method, URL, status and the start of the
+// body, and whose details are an HTTPFailure; 4xx statuses other than 408 and 429 are
+// non-retryable, and a 429 or 503 with a Retry-After header asks for that delay (at most
+// MaxRetryAfter) before the next attempt. A request without a response fails with
+// HTTPTransportErrorType (retryable); an invalid step or a missing secret with
+// InvalidStepErrorType (non-retryable). If ctx itself ends, its error is returned.
+//
+// URLs in messages have passwords and secret-looking query parameters redacted, and any
+// resolved secret value the server echoes back is replaced by RedactedValue in the result
+// and the error.
+func RunHTTP(ctx context.Context, in HTTP) (HTTPResult, error) {
+	if err := in.Validate(); err != nil {
+		return HTTPResult{}, httpInvalidStep(err.Error())
+	}
+	attempt := 1
+	if activity.IsActivity(ctx) {
+		attempt = int(activity.GetInfo(ctx).Attempt)
+	}
+	method := strings.ToUpper(in.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	u, _ := url.Parse(in.URL) // Validate parsed it
+	where := method + " " + httpRedactURL(u)
+
+	headers, secrets, err := httpResolveSecrets(in.Headers)
+	if err != nil {
+		return HTTPResult{Attempt: attempt}, httpInvalidStep(fmt.Sprintf("%s: %v", where, err))
+	}
+
+	timeout := in.Timeout
+	if timeout == 0 {
+		timeout = DefaultHTTPTimeout
+	}
+	reqCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	var body io.Reader
+	if in.Body != "" {
+		body = strings.NewReader(in.Body)
+	} else if len(in.JSON) > 0 {
+		body = strings.NewReader(string(in.JSON))
+	}
+	req, err := http.NewRequestWithContext(reqCtx, method, in.URL, body)
+	if err != nil {
+		return HTTPResult{Attempt: attempt}, httpInvalidStep(fmt.Sprintf("%s: %v", where, httpUnwrapURLError(err)))
+	}
+	if len(in.JSON) > 0 {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("User-Agent", "gateflow")
+	for name, value := range headers {
+		if http.CanonicalHeaderKey(name) == "Host" {
+			req.Host = value
+			continue
+		}
+		req.Header.Set(name, value)
+	}
+
+	start := time.Now()
+	got := httpDoHeartbeating(ctx, req)
+	res := HTTPResult{Duration: time.Since(start), Attempt: attempt}
+	scrub := func(s string) string { return httpScrubSecrets(s, secrets) }
+
+	if got.err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return res, fmt.Errorf("%s: %w", where, ctxErr)
+		}
+		msg := scrub(httpUnwrapURLError(got.err).Error())
+		if errors.Is(reqCtx.Err(), context.DeadlineExceeded) {
+			msg = "timed out after " + timeout.String()
+		}
+		return res, temporal.NewApplicationErrorWithOptions(where+": "+httpValidUTF8(msg), HTTPTransportErrorType,
+			temporal.ApplicationErrorOptions{Details: []any{HTTPFailure{Status: got.status, Attempt: attempt}}})
+	}
+
+	res.Status = got.status
+	res.Body = scrub(got.body)
+	res.Truncated = got.truncated
+	res.Headers = make(map[string][]string, len(got.header))
+	for name, values := range got.header {
+		out := make([]string, len(values))
+		for i, v := range values {
+			if httpSensitiveHeader(name) {
+				v = RedactedValue
+			}
+			out[i] = scrub(v)
+		}
+		res.Headers[name] = out
+	}
+	if !res.Truncated && httpIsJSON(got.header.Get("Content-Type")) && json.Valid([]byte(res.Body)) {
+		res.JSON = json.RawMessage(res.Body)
+	}
+
+	if httpStatusExpected(res.Status, in.ExpectStatus) {
+		return res, nil
+	}
+	msg := fmt.Sprintf("%s: status %s", where, httpStatusText(res.Status))
+	if snippet := httpOneLine(res.Body, httpMessageBodyBytes); snippet != "" {
+		msg += ": " + snippet
+	}
+	opts := temporal.ApplicationErrorOptions{
+		NonRetryable: res.Status >= 400 && res.Status < 500 &&
+			res.Status != http.StatusRequestTimeout && res.Status != http.StatusTooManyRequests,
+		Details: []any{HTTPFailure{
+			Status:   res.Status,
+			BodyTail: httpValidUTF8(Tail(res.Body, StderrTailBytes)),
+			Attempt:  attempt,
+		}},
+	}
+	if res.Status == http.StatusTooManyRequests || res.Status == http.StatusServiceUnavailable {
+		opts.NextRetryDelay = httpRetryAfter(got.header.Get("Retry-After"), time.Now())
+	}
+	return res, temporal.NewApplicationErrorWithOptions(msg, HTTPStatusErrorType, opts)
+}
+
+// httpOutcome is what the request goroutine hands back to RunHTTP.
+type httpOutcome struct {
+	status    int
+	header    http.Header
+	body      string
+	truncated bool
+	err       error
+}
+
+// httpDoHeartbeating sends req and reads at most MaxOutputBytes of the response body while
+// heartbeating every second (inside an activity). The request carries its own context, so
+// cancelling it ends the wait.
+func httpDoHeartbeating(ctx context.Context, req *http.Request) httpOutcome {
+	done := make(chan httpOutcome, 1)
+	go func() {
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			done <- httpOutcome{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, MaxOutputBytes+1))
+		out := httpOutcome{status: resp.StatusCode, header: resp.Header, err: err}
+		if len(b) > MaxOutputBytes {
+			b = httpTrimPartialRune(b[:MaxOutputBytes])
+			out.truncated = true
+		}
+		out.body = string(b)
+		done <- out
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	isActivity := activity.IsActivity(ctx)
+	for {
+		select {
+		case out := <-done:
+			return out
+		case <-tick.C:
+			if isActivity {
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}
+}
+
+// Secret returns a placeholder for the worker's environment variable name, for use in an
+// HTTP step's header values, e.g. "Bearer " + Secret("API_TOKEN"). RunHTTP replaces it with
+// the variable's value when it sends the request; the step input, and so Temporal's
+// history, only ever holds the placeholder "${secret:API_TOKEN}". A variable that is unset
+// or empty on the worker fails the step with a non-retryable InvalidStepErrorType error
+// naming the variable.
+func Secret(name string) string { return httpSecretPrefix + name + "}" }
+
+const httpSecretPrefix = "${secret:"
+
+var (
+	httpPlaceholder = regexp.MustCompile(`\$\{secret:([A-Za-z_][A-Za-z0-9_]*)\}`)
+	// httpPlaceholderOnly matches a header value that shows no secret: a placeholder, optionally
+	// after a scheme word or a cookie name ("Bearer ${secret:T}", "session=${secret:S}").
+	httpPlaceholderOnly = regexp.MustCompile(`^\s*(?:[A-Za-z][A-Za-z0-9_-]*(?:\s+|=))?\$\{secret:[A-Za-z_][A-Za-z0-9_]*\}\s*$`)
+)
+
+// httpCheckPlaceholders reports a malformed "${secret:" placeholder in a header value.
+func httpCheckPlaceholders(value string) error {
+	rest := httpPlaceholder.ReplaceAllString(value, "")
+	if strings.Contains(rest, httpSecretPrefix) {
+		return errors.New(`malformed secret placeholder; want ${secret:NAME} with NAME made of letters, digits and _ (see activities.Secret)`)
+	}
+	return nil
+}
+
+// httpResolveSecrets returns the headers with their placeholders replaced by the worker's
+// environment, and the secret values used (for scrubbing). The error names a variable that
+// is unset or empty, never a value.
+func httpResolveSecrets(headers map[string]string) (map[string]string, []string, error) {
+	out := make(map[string]string, len(headers))
+	var secrets []string
+	for _, name := range httpSortedKeys(headers) {
+		value := headers[name]
+		var missing string
+		resolved := httpPlaceholder.ReplaceAllStringFunc(value, func(ph string) string {
+			env := httpPlaceholder.FindStringSubmatch(ph)[1]
+			v, ok := os.LookupEnv(env)
+			if !ok || v == "" {
+				if missing == "" {
+					missing = env
+				}
+				return ""
+			}
+			secrets = append(secrets, v)
+			return v
+		})
+		if missing != "" {
+			return nil, nil, fmt.Errorf("header %s: secret %s: environment variable %s is not set on the worker", name, missing, missing)
+		}
+		out[name] = resolved
+	}
+	// Longest first, so a secret that contains another is scrubbed whole.
+	slices.SortFunc(secrets, func(a, b string) int {
+		if c := cmp.Compare(len(b), len(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return out, slices.Compact(secrets), nil
+}
+
+// httpScrubSecrets replaces every occurrence of a secret value in s.
+func httpScrubSecrets(s string, secrets []string) string {
+	for _, v := range secrets {
+		s = strings.ReplaceAll(s, v, RedactedValue)
+	}
+	return s
+}
+
+// RedactHeaders returns a copy of h for step records and logs in which the values of
+// sensitive headers are RedactedValue. Sensitive are Authorization, Proxy-Authorization,
+// Cookie, Set-Cookie and any header whose name contains token, secret, key, password,
+// passwd, auth, cookie, session or signature (case-insensitive). A sensitive value that is
+// only a Secret placeholder, optionally after a scheme word or cookie name (e.g.
+// "Bearer ${secret:API_TOKEN}"), is kept: it holds no secret and shows where it comes from.
+func RedactHeaders(h map[string]string) map[string]string {
+	if h == nil {
+		return nil
+	}
+	out := make(map[string]string, len(h))
+	for name, value := range h {
+		if httpSensitiveHeader(name) && !httpPlaceholderOnly.MatchString(value) {
+			value = RedactedValue
+		}
+		out[name] = value
+	}
+	return out
+}
+
+var httpSensitiveHeaderWords = []string{"token", "secret", "key", "password", "passwd", "auth", "cookie", "session", "signature"}
+
+// httpSensitiveHeader reports whether a header's value should not be shown.
+func httpSensitiveHeader(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+		return true
+	}
+	for _, w := range httpSensitiveHeaderWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var httpSensitiveQueryWords = []string{"token", "key", "secret", "password", "passwd", "pwd", "sig", "auth", "credential"}
+
+// httpRedactURL renders u for messages: a userinfo password (or a user name without one) and
+// the values of query parameters whose names look secret (token, key, secret, password,
+// sig, auth, ...) are RedactedValue. The result is for reading, not for sending.
+func httpRedactURL(u *url.URL) string {
+	c := *u
+	var user string
+	if c.User != nil {
+		if _, ok := c.User.Password(); ok {
+			user = c.User.Username() + ":" + RedactedValue + "@"
+		} else {
+			// A user name without a password is usually a token (https://TOKEN@host).
+			user = RedactedValue + "@"
+		}
+		c.User = nil
+	}
+	if c.RawQuery != "" {
+		parts := strings.Split(c.RawQuery, "&")
+		for i, p := range parts {
+			rawName, _, hasValue := strings.Cut(p, "=")
+			name, err := url.QueryUnescape(rawName)
+			if err != nil {
+				name = rawName
+			}
+			name = strings.ToLower(name)
+			for _, w := range httpSensitiveQueryWords {
+				if strings.Contains(name, w) && hasValue {
+					parts[i] = rawName + "=" + RedactedValue
+					break
+				}
+			}
+		}
+		c.RawQuery = strings.Join(parts, "&")
+	}
+	s := c.String()
+	if user != "" {
+		if scheme, rest, ok := strings.Cut(s, "://"); ok {
+			s = scheme + "://" + user + rest
+		}
+	}
+	return s
+}
+
+// httpRetryAfter parses a Retry-After header (delay seconds or an HTTP date) into a delay
+// capped at MaxRetryAfter; zero when absent, malformed or already past.
+func httpRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		if secs >= int64(MaxRetryAfter/time.Second) {
+			return MaxRetryAfter
+		}
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	if d <= 0 {
+		return 0
+	}
+	return min(d, MaxRetryAfter)
+}
+
+// httpStatusExpected reports whether status counts as success: one of expect, or any 2xx when
+// expect is empty.
+func httpStatusExpected(status int, expect []int) bool {
+	if len(expect) == 0 {
+		return status >= 200 && status < 300
+	}
+	return slices.Contains(expect, status)
+}
+
+// httpStatusText is "503 Service Unavailable", or just the code when it has no standard text.
+func httpStatusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return strconv.Itoa(code) + " " + t
+	}
+	return strconv.Itoa(code)
+}
+
+// httpIsJSON reports whether a Content-Type is application/json or a +json type.
+func httpIsJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || (strings.HasSuffix(mt, "+json") && strings.Contains(mt, "/"))
+}
+
+// httpOneLine collapses white space in s to single spaces and keeps at most n bytes of it,
+// cut on a character boundary and marked with "…" when cut.
+func httpOneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(httpValidUTF8(s)), " ")
+	if len(s) <= n {
+		return s
+	}
+	return string(httpTrimPartialRune([]byte(s[:n]))) + "…"
+}
+
+// httpTrimPartialRune drops an incomplete UTF-8 sequence from the end of b.
+func httpTrimPartialRune(b []byte) []byte {
+	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
+		if r := b[len(b)-i]; utf8.RuneStart(r) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// httpValidUTF8 makes s safe for a protobuf string (error messages travel as protobuf).
+func httpValidUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// httpIsToken reports whether s is an RFC 9110 token (method and header names).
+func httpIsToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// httpUnwrapURLError drops the *url.Error wrapper, whose text repeats the (unredacted) URL.
+func httpUnwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// httpInvalidStep is the non-retryable error of a step refused before it ran.
+func httpInvalidStep(msg string) error {
+	return temporal.NewNonRetryableApplicationError(httpValidUTF8(msg), InvalidStepErrorType, nil)
+}
+
+func httpSortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

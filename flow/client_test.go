@@ -1,0 +1,310 @@
+package flow
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/gateflow/gateflow/internal/searchattr"
+)
+
+var temporalStatuses = []enumspb.WorkflowExecutionStatus{
+	enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED,
+	enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING,
+	enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+	enumspb.WORKFLOW_EXECUTION_STATUS_FAILED,
+	enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED,
+	enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED,
+	enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW,
+	enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,
+}
+
+// TestDeriveStatusMatrix checks every closed or running Temporal status against every
+// status the wrapper may have recorded (and none).
+func TestDeriveStatusMatrix(t *testing.T) {
+	recorded := append([]Status{""}, Statuses...)
+	for _, ts := range temporalStatuses {
+		for _, rec := range recorded {
+			t.Run(fmt.Sprintf("%s/%s", temporalStatusName(ts), rec), func(t *testing.T) {
+				var want Status
+				switch ts {
+				case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+					// An open run (or a link of a chain that goes on under its ID) shows
+					// what the wrapper recorded while it is not final.
+					want = rec
+					if rec == "" || rec.Terminal() {
+						want = StatusRunning
+					}
+				case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+					// The handler returned: a final status it recorded stands.
+					want = StatusCompleted
+					if rec.Terminal() {
+						want = rec
+					}
+				case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+					want = StatusCancelled
+				case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+					// A failed run is failed, rejected, cancelled or over budget, never a success.
+					want = StatusFailed
+					switch rec {
+					case StatusRejected, StatusCancelled, StatusBudgetExceeded:
+						want = rec
+					}
+				default:
+					// Terminated, timed out: the wrapper could not record anything.
+					want = StatusFailed
+				}
+				got := deriveStatus(ts, rec, nil)
+				assert.Equal(t, want, got)
+				// The same recorded status read from the state (no search attribute).
+				assert.Equal(t, want, deriveStatus(ts, "", &RunState{Status: rec}))
+			})
+		}
+	}
+}
+
+func TestDeriveStatusPrefersSearchAttribute(t *testing.T) {
+	st := &RunState{Status: StatusFailed}
+	assert.Equal(t, StatusRejected, deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, StatusRejected, st))
+	assert.Equal(t, StatusAwaitingApproval, deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, StatusAwaitingApproval, &RunState{Status: StatusRunning}))
+	assert.Equal(t, StatusWarning, deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "", &RunState{Status: StatusWarning}))
+}
+
+// TestDeriveStatusPausedRunIsNotOver fails today: Temporal's PAUSED status (an open run
+// whose tasks are held, see PauseWorkflowExecution) falls through to "failed", a terminal
+// status, although the run has not ended (see the report).
+func TestDeriveStatusPausedRunIsNotOver(t *testing.T) {
+	got := deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED, StatusRunning, nil)
+	assert.False(t, got.Terminal(), "a paused run is shown as %q", got)
+}
+
+// TestTemporalStatusName fails today for the two-word statuses: the API's String() already
+// gives "ContinuedAsNew" and "TimedOut", and re-casing it yields "Continuedasnew" and
+// "Timedout" (see the report).
+func TestTemporalStatusName(t *testing.T) {
+	want := map[enumspb.WorkflowExecutionStatus]string{
+		enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED:      "Unspecified",
+		enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:          "Running",
+		enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:        "Completed",
+		enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:           "Failed",
+		enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:         "Canceled",
+		enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:       "Terminated",
+		enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW: "ContinuedAsNew",
+		enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:        "TimedOut",
+		enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:           "Paused",
+	}
+	for ts, name := range want {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, name, temporalStatusName(ts))
+		})
+	}
+}
+
+func TestListQuery(t *testing.T) {
+	tests := []struct {
+		name string
+		opts ListOptions
+		want string
+	}{
+		{"all gateflow runs", ListOptions{}, "FlowStatus IS NOT NULL"},
+		{"limit is not part of the query", ListOptions{Limit: 5}, "FlowStatus IS NOT NULL"},
+		{"by workflow", ListOptions{Workflow: "delivery/release"}, "FlowStatus IS NOT NULL AND WorkflowType = 'delivery/release'"},
+		{"by status", ListOptions{Status: StatusAwaitingApproval}, "FlowStatus IS NOT NULL AND FlowStatus = 'awaiting_approval'"},
+		{"both", ListOptions{Workflow: "hello", Status: StatusFailed}, "FlowStatus IS NOT NULL AND WorkflowType = 'hello' AND FlowStatus = 'failed'"},
+		{"quote escaped", ListOptions{Workflow: "it's"}, `FlowStatus IS NOT NULL AND WorkflowType = 'it\'s'`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, listQuery(tt.opts))
+		})
+	}
+}
+
+func TestEncodeInput(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   any
+		want    string
+		wantErr string
+	}{
+		{"nil", nil, "null", ""},
+		{"raw JSON compacted", json.RawMessage("{ \"a\" : [1, 2] }\n"), `{"a":[1,2]}`, ""},
+		{"bytes compacted", []byte(" [ true ] "), `[true]`, ""},
+		{"empty bytes are null", []byte("  "), "null", ""},
+		{"nil raw message is null", json.RawMessage(nil), "null", ""},
+		{"invalid raw JSON", json.RawMessage("{bad"), "", "input is not valid JSON"},
+		{"trailing data", []byte(`{} {}`), "", "input is not valid JSON"},
+		{"struct encoded", someType{Name: "Ada"}, `{"name":"Ada"}`, ""},
+		{"map encoded", map[string]int{"n": 1}, `{"n":1}`, ""},
+		{"string is a JSON string", `{"not":"raw"}`, `"{\"not\":\"raw\"}"`, ""},
+		{"unencodable", make(chan int), "", "encode input: json: unsupported type: chan int"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := encodeInput(tt.input)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, string(got))
+		})
+	}
+}
+
+func TestValidJSON(t *testing.T) {
+	got, err := validJSON([]byte("\n\t 42 \n"))
+	require.NoError(t, err)
+	assert.Equal(t, "42", string(got))
+	_, err = validJSON([]byte(`{"a":}`))
+	assert.ErrorContains(t, err, "input is not valid JSON")
+}
+
+func TestCheckInput(t *testing.T) {
+	schema := SchemaOf(reflect.TypeFor[stepsInput]())
+	tests := []struct {
+		name    string
+		schema  *Schema
+		raw     string
+		wantErr string
+	}{
+		{"fits", schema, `{"steps":[{"name":"a","shell":{"command":"true","timeout":5}}]}`, ""},
+		{"null", schema, `null`, ""},
+		{"no schema accepts anything", nil, `[1,"x"]`, ""},
+		{"big integers stay exact", SchemaOf(reflect.TypeFor[int64]()), `9007199254740993`, ""},
+		{"wrong nested type", schema, `{"steps":[{"name":"a"},{"name":1}]}`, "input.steps[1].name: want a string, got a number"},
+		{"unknown field", schema, `{"stepz":[]}`, `input: unknown field "stepz" (fields: steps)`},
+		{"non-integer duration", schema, `{"steps":[{"shell":{"timeout":1.5}}]}`, "input.steps[0].shell.timeout: want an integer, got 1.5"},
+		{"invalid JSON", schema, `{`, "input is not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkInput(tt.schema, json.RawMessage(tt.raw))
+			if tt.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.wantErr)
+		})
+	}
+}
+
+func TestDetailsMarkdown(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	end1, end2 := t0.Add(1500*time.Millisecond), t0.Add(3*time.Second)
+	st := &RunState{
+		Workflow: "release",
+		Status:   StatusFailed,
+		Error:    "step deploy: exit | code `3`\nbad",
+		Steps: []StepRecord{
+			{Name: "build|all", Kind: KindShell, Status: StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: &end1, Output: "a | b\n  c"},
+			{Name: "deploy", Kind: KindShell, Status: StepFailed, Attempt: 2, StartedAt: end1, EndedAt: &end2, Output: "ignored", Error: "exit code 3: `no` | way"},
+			{Name: "watch", Kind: KindShell, Status: StepRunning, Attempt: 1, StartedAt: end2, Output: strings.Repeat("x", 100)},
+		},
+	}
+	want := "**release** — failed\n\n" +
+		"Error: `step deploy: exit \\| code '3' bad`\n\n" +
+		"| step | kind | status | attempt | duration | detail |\n" +
+		"| --- | --- | --- | --- | --- | --- |\n" +
+		"| build\\|all | shell | completed | 1 | 1.5s | a \\| b c |\n" +
+		"| deploy | shell | failed | 2 | 1.5s | exit code 3: 'no' \\| way |\n" +
+		"| watch | shell | running | 1 | 7s | " + strings.Repeat("x", 79) + "… |\n"
+	assert.Equal(t, want, detailsMarkdown(st, end2.Add(7*time.Second)))
+
+	empty := detailsMarkdown(&RunState{Workflow: "hello", Status: StatusRunning}, t0)
+	assert.Equal(t, "**hello** — running\n\nNo steps yet.\n", empty)
+}
+
+func TestClientErrors(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&UnknownWorkflowError{Name: "x", TaskQueue: "q"}, `unknown workflow "x" on task queue q (known: none)`},
+		{&UnknownWorkflowError{Name: "x", TaskQueue: "q", Known: []string{"a", "b"}}, `unknown workflow "x" on task queue q (known: a, b)`},
+		{&InputError{Workflow: "w", Err: errors.New("input.a: want a string, got a number")}, "bad input for w: input.a: want a string, got a number"},
+		{&RunExistsError{ID: "r1", RunID: "abc"}, "run r1 already exists and is still running"},
+		{&RunNotFoundError{ID: "r2"}, "run r2 not found"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.err.Error())
+	}
+	cause := errors.New("cause")
+	assert.ErrorIs(t, &InputError{Workflow: "w", Err: cause}, cause)
+}
+
+func TestRunError(t *testing.T) {
+	var nf *RunNotFoundError
+	require.ErrorAs(t, runError("describe", "r1", serviceerror.NewNotFound("gone")), &nf)
+	assert.Equal(t, "r1", nf.ID)
+	other := serviceerror.NewUnavailable("down")
+	err := runError("describe", "r1", other)
+	assert.ErrorIs(t, err, other)
+	assert.True(t, strings.HasPrefix(err.Error(), "describe r1: "), err.Error())
+}
+
+func TestNewRunID(t *testing.T) {
+	a, b := newRunID("delivery/web/release"), newRunID("delivery/web/release")
+	assert.Regexp(t, regexp.MustCompile(`^delivery-web-release-[0-9a-f]{10}$`), a)
+	assert.NotEqual(t, a, b)
+}
+
+func TestCurrentUserAndClientDefaults(t *testing.T) {
+	t.Setenv("FLOW_USER", "  alice ")
+	assert.Equal(t, "alice", CurrentUser())
+	c := NewClient(nil, ClientOptions{})
+	assert.Equal(t, DefaultTaskQueue, c.TaskQueue())
+	assert.Equal(t, "alice", c.opts.Identity)
+	assert.Nil(t, c.Temporal())
+
+	c = NewClient(nil, ClientOptions{TaskQueue: "q", Identity: "bob"})
+	assert.Equal(t, "q", c.TaskQueue())
+	assert.Equal(t, "bob", c.opts.Identity)
+
+	t.Setenv("FLOW_USER", "")
+	assert.NotEmpty(t, CurrentUser(), "falls back to the OS user")
+}
+
+func TestKeywordAttrAndDecodeMemo(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	status, err := dc.ToPayload("awaiting_input")
+	require.NoError(t, err)
+	number, err := dc.ToPayload(3)
+	require.NoError(t, err)
+	sa := &commonpb.SearchAttributes{IndexedFields: map[string]*commonpb.Payload{searchattr.Status: status, "Other": number}}
+	assert.Equal(t, "awaiting_input", keywordAttr(sa, searchattr.Status))
+	assert.Equal(t, "", keywordAttr(sa, searchattr.CreatedBy), "missing")
+	assert.Equal(t, "", keywordAttr(sa, "Other"), "not a string")
+	assert.Equal(t, "", keywordAttr(nil, searchattr.Status))
+
+	statePayload, err := dc.ToPayload(RunState{Workflow: "w", Status: StatusCompleted, Steps: []StepRecord{{Name: "s"}}})
+	require.NoError(t, err)
+	memo := &commonpb.Memo{Fields: map[string]*commonpb.Payload{MemoState: statePayload, "bad": number}}
+	var st RunState
+	ok, err := decodeMemo(memo, MemoState, &st)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, "s", st.Steps[0].Name)
+
+	ok, err = decodeMemo(memo, "missing", &st)
+	assert.NoError(t, err)
+	assert.False(t, ok)
+	ok, err = decodeMemo(memo, "bad", &st)
+	assert.ErrorContains(t, err, "decode memo bad")
+	assert.False(t, ok)
+}

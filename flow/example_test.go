@@ -1,0 +1,125 @@
+package flow_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/flow"
+)
+
+type ReleaseInput struct {
+	Version string   `json:"version"`
+	Targets []string `json:"targets,omitempty"`
+	DryRun  bool     `json:"dry_run"`
+}
+
+type ReleaseOutput struct {
+	Log string `json:"log"`
+}
+
+func release(ctx *flow.Context, in ReleaseInput) (ReleaseOutput, error) {
+	res, err := ctx.Shell("build", activities.Shell{Command: "make build VERSION=" + in.Version})
+	if err != nil {
+		return ReleaseOutput{}, err
+	}
+	return ReleaseOutput{Log: res.Stdout}, nil
+}
+
+func ExampleDefine() {
+	release := flow.Define("release", release,
+		flow.Description("Build, review and ship"), flow.Category("delivery/web"),
+		flow.MaxCostUSD(decimal.RequireFromString("2.00")), flow.Version("3"))
+	if err := release.Err(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	info := release.Info()
+	fmt.Println(info.Name)
+	fmt.Println(info.InputType)
+	fmt.Println(info.Description)
+	fmt.Println(info.Category, info.Version, info.MaxCostUSD)
+	// Output:
+	// release
+	// github.com/gateflow/gateflow/flow_test.ReleaseInput
+	// Build, review and ship
+	// delivery/web 3 2
+}
+
+func ExampleDefine_mistakes() {
+	broken := flow.Define("bad name", release, flow.MaxCostUSD(decimal.NewFromInt(-1)))
+	fmt.Println(broken.Err())
+	// Output:
+	// define bad name: flow name "bad name": want 1-200 letters, digits or _.-/ starting with a letter or digit
+	// max cost -1 is negative
+}
+
+func ExampleSchemaOf() {
+	s := flow.SchemaOf(reflect.TypeFor[ReleaseInput]())
+	b, _ := json.Marshal(s)
+	fmt.Println(string(b))
+	// Output:
+	// {"type":"object","properties":{"dry_run":{"type":"boolean"},"targets":{"type":"array","items":{"type":"string"}},"version":{"type":"string"}}}
+}
+
+func ExampleSchema_Check() {
+	s := flow.SchemaOf(reflect.TypeFor[ReleaseInput]())
+	for _, input := range []string{
+		`{"version":"1.2.3","targets":["eu","us"]}`,
+		`{"Version":"1.2.3"}`,
+		`{"version":"1.2.3","targets":["eu","us",3]}`,
+		`{"versoin":"1.2.3"}`,
+	} {
+		// Check wants values decoded with UseNumber, as flow.Client does.
+		dec := json.NewDecoder(bytes.NewReader([]byte(input)))
+		dec.UseNumber()
+		var v any
+		_ = dec.Decode(&v)
+		fmt.Println(s.Check("input", v))
+	}
+	// Output:
+	// <nil>
+	// <nil>
+	// input.targets[2]: want a string, got a number
+	// input: unknown field "versoin" (fields: dry_run, targets, version)
+}
+
+func ExampleValidateName() {
+	fmt.Println(flow.ValidateName("delivery/release"))
+	fmt.Println(flow.ValidateName("-oops") != nil)
+	// Output:
+	// <nil>
+	// true
+}
+
+func ExampleParseStatus() {
+	s, err := flow.ParseStatus("awaiting_approval")
+	fmt.Println(s, s.Terminal(), err)
+	s, _ = flow.ParseStatus("completed")
+	fmt.Println(s, s.Terminal())
+	// Output:
+	// awaiting_approval false <nil>
+	// completed true
+}
+
+func ExamplePreview() {
+	fmt.Println(flow.Preview("a long line of build output", 10))
+	fmt.Println(flow.Preview("short", 10))
+	// Output:
+	// a long li…
+	// short
+}
+
+func ExampleNewWorker_validate() {
+	hello := flow.Define("hello", release)
+	w := flow.NewWorker(nil, flow.WorkerOptions{}, hello, hello)
+	fmt.Println(w.TaskQueue())
+	fmt.Println(w.Validate())
+	// Output:
+	// gateflow
+	// flow hello is defined twice
+}

@@ -1,0 +1,109 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Guards are execution limits on a run and the tree of child runs below it. A zero field
+// means the default (see DefaultGuards); a negative one means no limit.
+type Guards struct {
+	// MaxChildDepth is how deep child runs may nest (a top-level run is depth 0, its
+	// children depth 1). Default 5.
+	MaxChildDepth int `json:"max_child_depth,omitempty"`
+	// MaxFanOut is the most steps one Parallel call may run, and the most child runs one
+	// run may start. Default 50.
+	MaxFanOut int `json:"max_fan_out,omitempty"`
+	// MaxTokens is the most agent tokens (input and output) the run and its children may
+	// use together. Default: no limit.
+	MaxTokens int64 `json:"max_tokens,omitempty"`
+	// MaxWallTime bounds the run from its start; steps get no more than what is left.
+	// Default: no limit.
+	MaxWallTime time.Duration `json:"max_wall_time,omitempty"`
+}
+
+// DefaultGuards are the limits a run gets when neither the flow nor the worker sets them.
+var DefaultGuards = Guards{MaxChildDepth: 5, MaxFanOut: 50, MaxTokens: -1, MaxWallTime: -1}
+
+// resolve fills zero fields from fallback, then from DefaultGuards.
+func (g Guards) resolve(fallback Guards) Guards {
+	pick := func(v, f, d int64) int64 {
+		switch {
+		case v != 0:
+			return v
+		case f != 0:
+			return f
+		}
+		return d
+	}
+	return Guards{
+		MaxChildDepth: int(pick(int64(g.MaxChildDepth), int64(fallback.MaxChildDepth), int64(DefaultGuards.MaxChildDepth))),
+		MaxFanOut:     int(pick(int64(g.MaxFanOut), int64(fallback.MaxFanOut), int64(DefaultGuards.MaxFanOut))),
+		MaxTokens:     pick(g.MaxTokens, fallback.MaxTokens, DefaultGuards.MaxTokens),
+		MaxWallTime:   time.Duration(pick(int64(g.MaxWallTime), int64(fallback.MaxWallTime), int64(DefaultGuards.MaxWallTime))),
+	}
+}
+
+// ErrGuard is matched (errors.Is) by every guard refusal.
+var ErrGuard = errors.New("guard limit reached")
+
+// GuardError says which limit a run reached.
+type GuardError struct {
+	// Limit is "child depth", "fan-out", "tokens" or "wall time".
+	Limit string
+	// Value is what the run would reach, Max the limit, both as text with units.
+	Value, Max string
+	// Step is the step that was refused or that crossed the limit.
+	Step string
+}
+
+func (e *GuardError) Error() string {
+	return fmt.Sprintf("guard: %s %s exceeds the limit of %s at step %s", e.Limit, e.Value, e.Max, e.Step)
+}
+
+// Is makes errors.Is(err, ErrGuard) true.
+func (e *GuardError) Is(target error) bool { return target == ErrGuard }
+
+// checkDepth refuses a child that would nest deeper than allowed.
+func (g Guards) checkDepth(step string, childDepth int) error {
+	if g.MaxChildDepth >= 0 && childDepth > g.MaxChildDepth {
+		return &GuardError{Limit: "child depth", Value: fmt.Sprint(childDepth), Max: fmt.Sprint(g.MaxChildDepth), Step: step}
+	}
+	return nil
+}
+
+// checkFanOut refuses n concurrent steps or n child runs in one run.
+func (g Guards) checkFanOut(step string, n int) error {
+	if g.MaxFanOut >= 0 && n > g.MaxFanOut {
+		return &GuardError{Limit: "fan-out", Value: fmt.Sprint(n), Max: fmt.Sprint(g.MaxFanOut), Step: step}
+	}
+	return nil
+}
+
+// checkTokens refuses a total above the token limit.
+func (g Guards) checkTokens(step string, total int64) error {
+	if g.MaxTokens >= 0 && total > g.MaxTokens {
+		return &GuardError{Limit: "tokens", Value: fmt.Sprint(total), Max: fmt.Sprint(g.MaxTokens), Step: step}
+	}
+	return nil
+}
+
+// remaining is the wall time left at now for a run that started at start; ok is false
+// when none is left. Without a wall-time limit it returns (0, true).
+func (g Guards) remaining(start, now time.Time) (time.Duration, bool) {
+	if g.MaxWallTime < 0 {
+		return 0, true
+	}
+	left := g.MaxWallTime - now.Sub(start)
+	return left, left > 0
+}
+
+// checkWallTime refuses a step when the run's wall time is used up.
+func (g Guards) checkWallTime(step string, start, now time.Time) error {
+	if _, ok := g.remaining(start, now); !ok {
+		return &GuardError{Limit: "wall time", Value: now.Sub(start).Round(time.Millisecond).String(),
+			Max: g.MaxWallTime.String(), Step: step}
+	}
+	return nil
+}
