@@ -15,6 +15,11 @@ type WorkflowInfo struct {
 	Version     string `json:"version,omitempty"`
 	// MaxCostUSD is the flow's default money cap, as a decimal string; empty for none.
 	MaxCostUSD  string  `json:"max_cost_usd,omitempty"`
+	// MaxAttempts is how many times a failed run is attempted (see MaxAttempts); 0 leaves it
+	// to the worker.
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// Guards are the flow's own limits; zero fields are left to the worker.
+	Guards      Guards  `json:"guards"`
 	InputType   string  `json:"input_type"`
 	OutputType  string  `json:"output_type"`
 	InputSchema *Schema `json:"input_schema,omitempty"`

@@ -22,8 +22,10 @@ type Definition interface {
 	Info() WorkflowInfo
 	// Err reports a definition that cannot be served (bad name, nil handler, bad option).
 	Err() error
-	// workflow returns the Temporal workflow function.
+	// workflow returns the Temporal workflow function; workflowWith adds a worker's
+	// defaults.
 	workflow() any
+	workflowWith(cfg runConfig) any
 }
 
 // Flow is a defined flow with input I and output O.
@@ -61,6 +63,32 @@ func MaxCostUSD(d decimal.Decimal) Option {
 		}
 		s := d.String()
 		i.MaxCostUSD = s
+		return nil
+	}
+}
+
+// MaxAttempts lets a failed run be attempted again, up to n attempts in all, with a
+// growing pause (1s, 2s, 4s, ... up to a minute) between them. The handler runs again from
+// the start; the cost already spent stays on the run. Cancelled runs, guard refusals and
+// errors wrapped with Permanent are not attempted again.
+func MaxAttempts(n int) Option {
+	return func(i *WorkflowInfo) error {
+		if n < 1 {
+			return fmt.Errorf("max attempts %d: want at least 1", n)
+		}
+		i.MaxAttempts = n
+		return nil
+	}
+}
+
+// WithGuards sets the flow's execution limits (see Guards); zero fields are left to the
+// worker's defaults.
+func WithGuards(g Guards) Option {
+	return func(i *WorkflowInfo) error {
+		if g.MaxChildDepth < -1 || g.MaxFanOut < -1 || g.MaxTokens < -1 || g.MaxWallTime < -1 {
+			return fmt.Errorf("guards: use -1 for no limit, not other negative values")
+		}
+		i.Guards = g
 		return nil
 	}
 }
@@ -136,9 +164,15 @@ func (f *Flow[I, O]) Err() error {
 	return f.err
 }
 
+func (f *Flow[I, O]) workflowWith(cfg runConfig) any {
+	return func(wctx workflow.Context, in I) (O, error) {
+		return runHandler(wctx, f.info, cfg, f.handler, in)
+	}
+}
+
 func (f *Flow[I, O]) workflow() any {
 	return func(wctx workflow.Context, in I) (O, error) {
-		return runHandler(wctx, f.info, f.handler, in)
+		return runHandler(wctx, f.info, runConfig{}, f.handler, in)
 	}
 }
 

@@ -43,7 +43,7 @@ func TestWorkflowCancelledRunRecordsCancelled(t *testing.T) {
 
 	st := queryState(t, env)
 	require.Len(t, st.Steps, 1)
-	assert.Equal(t, StepFailed, st.Steps[0].Status)
+	assert.Equal(t, StepCancelled, st.Steps[0].Status)
 	assert.Equal(t, "cancelled", st.Steps[0].Error)
 	assert.Equal(t, StatusCancelled, st.Status, "run state")
 	require.NotEmpty(t, statuses)

@@ -3,13 +3,11 @@ package flow
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/searchattr"
 )
 
@@ -17,161 +15,250 @@ import (
 // be inspected without a worker.
 const MemoState = "gateflow.state"
 
-// runHandler is gateflow's run wrapper around a handler.
-func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, handler Handler[I, O], in I) (O, error) {
-	st := &RunState{
-		Workflow:  info.Name,
-		Version:   info.Version,
-		Status:    StatusRunning,
-		StartedAt: workflow.GetInfo(wctx).WorkflowStartTime,
-		Steps:     []StepRecord{},
+// runConfig is what a worker adds to every flow it serves.
+type runConfig struct {
+	guards      Guards
+	maxAttempts int
+}
+
+// runner is one run's wrapper state, shared by the Contexts of its handler.
+type runner struct {
+	root    workflow.Context
+	info    WorkflowInfo
+	state   *RunState
+	guards  Guards
+	parent  *parentInfo
+	onError []onErrorStep
+	// children counts child runs started; childTokens the tokens they reported.
+	children     int
+	childTokens  Tokens
+	childReports map[string]ChildReport
+	// pendingSA are search attribute updates to send with the next status upsert.
+	pendingSA []temporal.SearchAttributeUpdate
+}
+
+func (rt *runner) publish() {
+	workflow.SetCurrentDetails(rt.root, detailsMarkdown(rt.state, workflow.Now(rt.root)))
+}
+
+// treeTokens is what the run tree used so far, as far as this run knows: the tokens the
+// parent's tree had used when this run started, plus this run's (which include its
+// children's).
+func (rt *runner) treeTokens() int64 {
+	t := rt.state.Tokens.Total()
+	if rt.parent != nil {
+		t += rt.parent.TreeTokens
 	}
-	c := &Context{wctx: wctx, state: st}
+	return t
+}
+
+// wallTimeLeft is the run's remaining wall time under its guard, and whether it is limited.
+func (rt *runner) wallTimeLeft(now time.Time) (time.Duration, bool) {
+	if rt.guards.MaxWallTime < 0 {
+		return 0, false
+	}
+	left, _ := rt.guards.remaining(rt.state.StartedAt, now)
+	return left, true
+}
+
+// VersionError is the failure of a run picked up by a worker whose flow has another
+// version than the run was started with.
+type VersionError struct {
+	Workflow, Started, Worker string
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("version: run of %s was started with version %q, this worker has version %q; "+
+		"run it on a worker with version %q (or keep versions compatible with workflow.GetVersion)",
+		e.Workflow, e.Started, e.Worker, e.Started)
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// Permanent marks a handler's error as final: the run fails without further run attempts
+// (see MaxAttempts).
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+// runHandler is gateflow's run wrapper around a handler.
+func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfig, handler Handler[I, O], in I) (O, error) {
 	var zero O
+	parent := readParent(wctx)
+	guards := info.Guards.resolve(cfg.guards)
+	if parent != nil {
+		guards = parent.Guards
+	}
+	st := &RunState{
+		Workflow:    info.Name,
+		Version:     info.Version,
+		Status:      StatusRunning,
+		StartedAt:   workflow.GetInfo(wctx).WorkflowStartTime,
+		Attempt:     1,
+		MaxAttempts: 1,
+		Guards:      guards,
+		Steps:       []StepRecord{},
+	}
+	if cfg.maxAttempts > 0 {
+		st.MaxAttempts = cfg.maxAttempts
+	}
+	if info.MaxAttempts > 0 {
+		st.MaxAttempts = info.MaxAttempts
+	}
+	rt := &runner{root: wctx, info: info, state: st, guards: guards, parent: parent, childReports: map[string]ChildReport{}}
+	if parent != nil {
+		st.Depth, st.ParentID = parent.Depth, parent.ParentID
+		if !parent.StartedAt.IsZero() {
+			// The wall-time guard covers the whole tree, from the top-level run's start.
+			st.StartedAt = parent.StartedAt
+		}
+	}
 	if err := workflow.SetQueryHandlerWithOptions(wctx, QueryState, func() (RunState, error) {
 		return st.clone(), nil
-	}, workflow.QueryHandlerOptions{Description: "The run's status and step records"}); err != nil {
+	}, workflow.QueryHandlerOptions{Description: "The run's status, steps, cost and children"}); err != nil {
 		return zero, fmt.Errorf("register query %s: %w", QueryState, err)
 	}
+	c := &Context{wctx: wctx, run: rt}
+	if err := rt.checkVersion(); err != nil {
+		return zero, rt.end(c, err)
+	}
 	c.setStatus(StatusRunning)
-	c.publishDetails()
+	rt.publish()
 
-	out, err := handler(c, in)
+	var out O
+	var err error
+	for {
+		out, err = handler(c, in)
+		if err == nil || !rt.retryable(err) || st.Attempt >= st.MaxAttempts {
+			break
+		}
+		delay := attemptBackoff(st.Attempt)
+		c.Logger().Info("run attempt failed, retrying", "attempt", st.Attempt, "error", err, "delay", delay)
+		st.Attempt++
+		rt.publish()
+		if terr := workflow.NewTimerWithOptions(wctx, delay, workflow.TimerOptions{
+			Summary: fmt.Sprintf("run attempt %d of %d in %s", st.Attempt, st.MaxAttempts, delay),
+		}).Get(wctx, nil); terr != nil {
+			err = terr
+			break
+		}
+	}
+	return out, rt.end(c, err)
+}
 
-	status := StatusCompleted
-	msg := ""
+// checkVersion compares the flow version the run was started with (FlowVersion) with this
+// worker's. On the run's first workflow task a mismatch fails the run; when a worker with
+// other code replays a run in progress, the workflow task fails with the reason and the
+// run waits, untouched, for a worker with the right version.
+func (rt *runner) checkVersion() error {
+	started, _ := workflow.GetTypedSearchAttributes(rt.root).GetKeyword(searchattr.VersionKey)
+	if started == "" {
+		if rt.info.Version != "" {
+			// Upserted with the first status.
+			rt.pendingSA = append(rt.pendingSA, searchattr.VersionKey.ValueSet(rt.info.Version))
+		}
+		return nil
+	}
+	if started == rt.info.Version {
+		return nil
+	}
+	verr := &VersionError{Workflow: rt.info.Name, Started: started, Worker: rt.info.Version}
+	if workflow.IsReplaying(rt.root) {
+		panic(verr.Error())
+	}
+	return temporal.NewNonRetryableApplicationError(verr.Error(), "gateflow.Version", verr)
+}
+
+// retryable reports whether a failed attempt may be followed by another.
+func (rt *runner) retryable(err error) bool {
+	var perm *permanentError
+	var verr *VersionError
+	switch {
+	case isCancellation(err), errors.Is(err, ErrGuard), errors.As(err, &perm), errors.As(err, &verr):
+		return false
+	}
+	return true
+}
+
+func attemptBackoff(attempt int) time.Duration {
+	d := time.Second << min(attempt-1, 6)
+	return min(d, time.Minute)
+}
+
+// statusOf is the final status of a run whose handler returned err.
+func statusOf(err error, allowedFailures int) Status {
+	switch {
+	case err == nil && allowedFailures > 0:
+		return StatusWarning
+	case err == nil:
+		return StatusCompleted
+	case isCancellation(err):
+		return StatusCancelled
+	}
+	return StatusFailed
+}
+
+// end records the run's outcome: it runs the OnError steps of a failed run, upserts
+// FlowStatus, keeps the final state in the Memo and reports to the parent run.
+func (rt *runner) end(c *Context, err error) error {
+	status := statusOf(err, rt.state.AllowedFailures)
 	if err != nil {
-		status = StatusFailed
+		rt.runOnError(c, err)
+	}
+	msg := ""
+	switch {
+	case err == nil:
+	case isCancellation(err):
+		msg = "cancelled"
+	default:
 		msg = err.Error()
 	}
-	st.finish(workflow.Now(wctx), status, msg)
+	wctx := rt.root
+	if status == StatusCancelled {
+		wctx, _ = workflow.NewDisconnectedContext(rt.root)
+	}
+	c = c.withWorkflow(wctx)
+	rt.state.finish(workflow.Now(wctx), status, msg)
 	c.setStatus(status)
-	c.publishDetails()
-	if merr := workflow.UpsertMemo(wctx, map[string]any{MemoState: st.clone()}); merr != nil {
+	rt.publish()
+	if merr := workflow.UpsertMemo(wctx, map[string]any{MemoState: rt.state.clone()}); merr != nil {
 		c.Logger().Warn("keep final state in memo", "error", merr)
 	}
-	return out, err
+	rt.reportToParent(wctx)
+	var perm *permanentError
+	if errors.As(err, &perm) {
+		return perm.err
+	}
+	return err
 }
 
-// setStatus records the run status and upserts FlowStatus when it changed.
+// setStatus records the run status and upserts FlowStatus (and the cost attributes) when
+// they changed.
 func (c *Context) setStatus(s Status) {
-	c.state.Status = s
-	cur, _ := workflow.GetTypedSearchAttributes(c.wctx).GetKeyword(searchattr.StatusKey)
-	if cur == string(s) {
+	c.run.state.Status = s
+	sa := workflow.GetTypedSearchAttributes(c.wctx)
+	var updates []temporal.SearchAttributeUpdate
+	if cur, _ := sa.GetKeyword(searchattr.StatusKey); cur != string(s) {
+		updates = append(updates, searchattr.StatusKey.ValueSet(string(s)))
+	}
+	cost, _ := c.run.state.CostUSD.Float64()
+	if cur, ok := sa.GetFloat64(searchattr.CostUSDKey); (ok || !c.run.state.CostUSD.IsZero()) && cur != cost {
+		updates = append(updates, searchattr.CostUSDKey.ValueSet(cost))
+	}
+	if len(updates) == 0 {
 		return
 	}
-	if err := workflow.UpsertTypedSearchAttributes(c.wctx, searchattr.StatusKey.ValueSet(string(s))); err != nil {
-		c.Logger().Warn("upsert FlowStatus", "status", s, "error", err)
+	updates = append(updates, c.run.pendingSA...)
+	c.run.pendingSA = nil
+	if err := workflow.UpsertTypedSearchAttributes(c.wctx, updates...); err != nil {
+		c.Logger().Warn("upsert search attributes", "status", s, "error", err)
 	}
-}
-
-// publishDetails writes the run's current details (markdown) for the Web UI.
-func (c *Context) publishDetails() {
-	workflow.SetCurrentDetails(c.wctx, detailsMarkdown(c.state, workflow.Now(c.wctx)))
-}
-
-// runStep runs one step as an activity and keeps its record. validateErr, when set, fails
-// the step without dispatching anything. result receives the activity's result; done
-// reports the record's output preview, attempt and exit code from it.
-func (c *Context) runStep(name string, kind StepKind, validateErr error, activity string, arg any,
-	o stepOptions, nonRetryable []string, result any, done func() (string, int, *int)) error {
-	now := workflow.Now(c.wctx)
-	i := c.state.beginStep(name, kind, now)
-	rec := c.state.Steps[i]
-	if validateErr == nil && strings.TrimSpace(name) == "" {
-		validateErr = errors.New("step name is empty")
-	}
-	if validateErr != nil {
-		c.state.endStep(i, now, StepFailed, 0, validateErr.Error(), "", nil)
-		c.publishDetails()
-		return &StepError{Step: name, Kind: kind, Err: validateErr}
-	}
-	c.publishDetails()
-
-	actx := workflow.WithActivityOptions(c.wctx, activityOptions(rec.ActivityID, name, kind, o, nonRetryable))
-	err := workflow.ExecuteActivity(actx, activity, arg).Get(actx, result)
-	end := workflow.Now(c.wctx)
-	if err != nil {
-		attempt, code := failureDetails(err)
-		c.state.endStep(i, end, StepFailed, attempt, errorMessage(err), "", code)
-		c.publishDetails()
-		return &StepError{Step: name, Kind: kind, Err: err}
-	}
-	output, attempt, code := done()
-	c.state.endStep(i, end, StepCompleted, attempt, "", output, code)
-	c.publishDetails()
-	return nil
-}
-
-func activityOptions(id, name string, kind StepKind, o stepOptions, nonRetryable []string) workflow.ActivityOptions {
-	timeout := o.timeout
-	if timeout <= 0 {
-		timeout = DefaultStepTimeout
-	}
-	hb := o.heartbeatTimeout
-	if hb <= 0 {
-		hb = DefaultHeartbeatTimeout
-	}
-	retry := o.retry
-	if retry == nil {
-		retry = &temporal.RetryPolicy{MaximumAttempts: DefaultStepAttempts, NonRetryableErrorTypes: nonRetryable}
-	}
-	return workflow.ActivityOptions{
-		ActivityID:          id,
-		Summary:             fmt.Sprintf("%s (%s)", name, kind),
-		StartToCloseTimeout: timeout + 30*time.Second, // the activity enforces timeout itself and reports it
-		HeartbeatTimeout:    hb,
-		RetryPolicy:         retry,
-	}
-}
-
-// StepError is the error a step returns to its handler: which step failed and why. Err is
-// the Temporal error (an *temporal.ActivityError wrapping the cause), so errors.As works
-// on it.
-type StepError struct {
-	Step string
-	Kind StepKind
-	Err  error
-}
-
-func (e *StepError) Error() string { return fmt.Sprintf("step %s: %s", e.Step, errorMessage(e.Err)) }
-
-// Unwrap returns the underlying Temporal error.
-func (e *StepError) Unwrap() error { return e.Err }
-
-// errorMessage is the most useful line of a Temporal error: the application error's
-// message, or the timeout or cancellation, without the activity wrapper's prefix.
-func errorMessage(err error) string {
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		return app.Message()
-	}
-	var to *temporal.TimeoutError
-	if errors.As(err, &to) {
-		return "timed out (" + strings.ToLower(strings.TrimPrefix(to.TimeoutType().String(), "TIMEOUT_TYPE_")) + ")"
-	}
-	var ce *temporal.CanceledError
-	if errors.As(err, &ce) {
-		return "cancelled"
-	}
-	return err.Error()
-}
-
-// failureDetails extracts the attempt and exit code a built-in step attached to its error.
-func failureDetails(err error) (int, *int) {
-	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || !app.HasDetails() {
-		return 0, nil
-	}
-	var f activities.ShellFailure
-	if app.Details(&f) != nil {
-		return 0, nil
-	}
-	if app.Type() != activities.ShellExitErrorType {
-		return f.Attempt, nil
-	}
-	code := f.ExitCode
-	return f.Attempt, &code
 }
 
 func (s *RunState) clone() RunState {

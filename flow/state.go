@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // Status is a run's status, kept in the FlowStatus search attribute and in RunState.
@@ -61,7 +63,13 @@ type StepKind string
 
 // Step kinds.
 const (
-	KindShell StepKind = "shell"
+	KindShell    StepKind = "shell"
+	KindHTTP     StepKind = "http"
+	KindAgent    StepKind = "agent"
+	KindActivity StepKind = "activity"
+	KindChild    StepKind = "child"
+	KindSkip     StepKind = "skip"
+	KindSleep    StepKind = "sleep"
 )
 
 // StepStatus is the status of one step.
@@ -72,7 +80,33 @@ const (
 	StepRunning   StepStatus = "running"
 	StepCompleted StepStatus = "completed"
 	StepFailed    StepStatus = "failed"
+	StepSkipped   StepStatus = "skipped"
+	StepCancelled StepStatus = "cancelled"
 )
+
+// Tokens counts agent tokens.
+type Tokens struct {
+	Input  int64 `json:"input"`
+	Output int64 `json:"output"`
+}
+
+// Total is input plus output.
+func (t Tokens) Total() int64 { return t.Input + t.Output }
+
+func (t Tokens) add(o Tokens) Tokens { return Tokens{Input: t.Input + o.Input, Output: t.Output + o.Output} }
+
+// ChildRecord is what a parent keeps about a child run: its identity and, once it
+// reported, its outcome, cost and steps.
+type ChildRecord struct {
+	ID       string          `json:"id"`
+	RunID    string          `json:"run_id,omitempty"`
+	Workflow string          `json:"workflow"`
+	Status   Status          `json:"status"`
+	CostUSD  decimal.Decimal `json:"cost_usd"`
+	Tokens   Tokens          `json:"tokens"`
+	Steps    []StepRecord    `json:"steps,omitempty"`
+	Error    string          `json:"error,omitempty"`
+}
 
 // StepRecord is what a run keeps about one step. It is part of RunState.
 type StepRecord struct {
@@ -91,6 +125,24 @@ type StepRecord struct {
 	ExitCode *int `json:"exit_code,omitempty"`
 	// Output is a short preview of what the step produced.
 	Output string `json:"output,omitempty"`
+	// RunAttempt is the run attempt (1 for the first) the step belongs to.
+	RunAttempt int `json:"run_attempt"`
+	// Group is the name of the Parallel call the step ran in.
+	Group string `json:"group,omitempty"`
+	// DurationMS is how long the step took, once it ended.
+	DurationMS int64 `json:"duration_ms"`
+	// CostUSD is what the step cost (agent calls, steps that report a cost, children).
+	CostUSD decimal.Decimal `json:"cost_usd"`
+	// Tokens are the agent tokens the step used.
+	Tokens *Tokens `json:"tokens,omitempty"`
+	// HTTPStatus is set for HTTP steps that got a response.
+	HTTPStatus int `json:"http_status,omitempty"`
+	// AllowedFailure marks a failed step the handler allowed to fail.
+	AllowedFailure bool `json:"allowed_failure,omitempty"`
+	// OnError marks a cleanup step registered with OnError, run because the run failed.
+	OnError bool `json:"on_error,omitempty"`
+	// Child describes the child run of a child step.
+	Child *ChildRecord `json:"child,omitempty"`
 }
 
 // Duration is how long the step took, or has been running until now.
@@ -104,13 +156,28 @@ func (r StepRecord) Duration(now time.Time) time.Duration {
 // RunState is a run's state as the Query gateflow.state returns it, and as it is kept in
 // the run's Memo when the run ends.
 type RunState struct {
-	Workflow  string       `json:"workflow"`
-	Version   string       `json:"version,omitempty"`
-	Status    Status       `json:"status"`
-	StartedAt time.Time    `json:"started_at"`
-	EndedAt   *time.Time   `json:"ended_at,omitempty"`
-	Error     string       `json:"error,omitempty"`
-	Steps     []StepRecord `json:"steps"`
+	Workflow  string     `json:"workflow"`
+	Version   string     `json:"version,omitempty"`
+	Status    Status     `json:"status"`
+	StartedAt time.Time  `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	Error     string     `json:"error,omitempty"`
+	// Attempt is the current run attempt (1 for the first) of MaxAttempts.
+	Attempt     int `json:"attempt"`
+	MaxAttempts int `json:"max_attempts"`
+	// CostUSD is what the run and its children spent, over all attempts.
+	CostUSD decimal.Decimal `json:"cost_usd"`
+	// Tokens are the agent tokens the run and its children used.
+	Tokens Tokens `json:"tokens"`
+	// AllowedFailures counts steps that failed and were allowed to.
+	AllowedFailures int `json:"allowed_failures,omitempty"`
+	// Depth is 0 for a top-level run, 1 for its children, and so on; ParentID names the
+	// parent run.
+	Depth    int    `json:"depth,omitempty"`
+	ParentID string `json:"parent_id,omitempty"`
+	// Guards are the limits in force.
+	Guards Guards       `json:"guards"`
+	Steps  []StepRecord `json:"steps"`
 }
 
 // beginStep appends a running step and returns its index. Names used before in the run get
@@ -128,6 +195,7 @@ func (s *RunState) beginStep(name string, kind StepKind, now time.Time) int {
 	}
 	s.Steps = append(s.Steps, StepRecord{
 		Name: name, ActivityID: id, Kind: kind, Status: StepRunning, Attempt: 1, StartedAt: now,
+		RunAttempt: max(s.Attempt, 1),
 	})
 	return len(s.Steps) - 1
 }
@@ -137,12 +205,28 @@ func (s *RunState) endStep(i int, now time.Time, status StepStatus, attempt int,
 	st := &s.Steps[i]
 	st.Status = status
 	st.EndedAt = &now
+	st.DurationMS = now.Sub(st.StartedAt).Milliseconds()
 	if attempt > 0 {
 		st.Attempt = attempt
 	}
 	st.Error = errMsg
 	st.Output = output
 	st.ExitCode = exitCode
+}
+
+// charge adds a step's cost and tokens to the step and to the run.
+func (s *RunState) charge(i int, cost decimal.Decimal, tokens Tokens) {
+	st := &s.Steps[i]
+	st.CostUSD = st.CostUSD.Add(cost)
+	if tokens.Total() > 0 {
+		t := tokens
+		if st.Tokens != nil {
+			t = st.Tokens.add(tokens)
+		}
+		st.Tokens = &t
+	}
+	s.CostUSD = s.CostUSD.Add(cost)
+	s.Tokens = s.Tokens.add(tokens)
 }
 
 // finish records the run's end.

@@ -415,7 +415,7 @@ func TestWorkflowQueryIsDescribed(t *testing.T) {
 	for _, q := range md.GetDefinition().GetQueryDefinitions() {
 		if q.GetName() == QueryState {
 			found = true
-			assert.Equal(t, "The run's status and step records", q.GetDescription())
+			assert.Equal(t, "The run's status, steps, cost and children", q.GetDescription())
 		}
 	}
 	assert.True(t, found, "query %s is listed in the workflow metadata", QueryState)

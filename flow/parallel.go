@@ -1,0 +1,211 @@
+package flow
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gateflow/gateflow/activities"
+)
+
+// ParallelMode says what a failed parallel step does to its siblings.
+type ParallelMode int
+
+const (
+	// FailFast cancels the other steps at the first failure (a shell step's process group
+	// is killed); Parallel returns that failure.
+	FailFast ParallelMode = iota
+	// WaitAll lets every step finish; Parallel returns the first failure, if any.
+	WaitAll
+)
+
+// ParallelStep is one step of a Parallel call; build it with ShellStep, HTTPStep,
+// AgentStep or ActivityStep.
+type ParallelStep struct {
+	name     string
+	spec     activities.Spec
+	activity any
+	args     []any
+	opts     []StepOption
+}
+
+// ShellStep is a shell step for Parallel.
+func ShellStep(name string, s activities.Shell, opts ...StepOption) ParallelStep {
+	return ParallelStep{name: name, spec: s, opts: opts}
+}
+
+// HTTPStep is an HTTP step for Parallel.
+func HTTPStep(name string, h activities.HTTP, opts ...StepOption) ParallelStep {
+	return ParallelStep{name: name, spec: h, opts: opts}
+}
+
+// AgentStep is an agent step for Parallel.
+func AgentStep(name string, a activities.Agent, opts ...StepOption) ParallelStep {
+	return ParallelStep{name: name, spec: a, opts: opts}
+}
+
+// ActivityStep runs a registered activity (a function or a name) for Parallel; read its
+// result with ResultAs.
+func ActivityStep(name string, activity any, args ...any) ParallelStep {
+	return ParallelStep{name: name, activity: activity, args: args}
+}
+
+// ParallelResult is one step's outcome, in the order the steps were given. Exactly one of
+// Shell, HTTP and Agent is set for a built-in step that succeeded; an activity step's
+// result is read with ResultAs.
+type ParallelResult struct {
+	Name  string
+	Kind  StepKind
+	Err   error
+	Shell *activities.ShellResult
+	HTTP  *activities.HTTPResult
+	Agent *activities.AgentResult
+	raw   json.RawMessage
+}
+
+// ResultAs decodes an activity step's result.
+func ResultAs[T any](r ParallelResult) (T, error) {
+	var v T
+	if r.Err != nil {
+		return v, r.Err
+	}
+	if len(r.raw) == 0 {
+		return v, fmt.Errorf("step %s has no activity result", r.Name)
+	}
+	if err := json.Unmarshal(r.raw, &v); err != nil {
+		return v, fmt.Errorf("step %s: decode result: %w", r.Name, err)
+	}
+	return v, nil
+}
+
+// ParallelError is the error of a Parallel call with failed steps.
+type ParallelError struct {
+	Group string
+	// Failed lists the failed steps (first failure first); Cancelled the steps stopped
+	// because of it.
+	Failed    []string
+	Cancelled []string
+	// First is the first failure.
+	First error
+}
+
+func (e *ParallelError) Error() string {
+	msg := fmt.Sprintf("parallel %s: %s", e.Group, errorMessage(e.First))
+	if len(e.Failed) > 1 {
+		msg += fmt.Sprintf(" (also failed: %s)", strings.Join(e.Failed[1:], ", "))
+	}
+	if len(e.Cancelled) > 0 {
+		msg += fmt.Sprintf(" (cancelled: %s)", strings.Join(e.Cancelled, ", "))
+	}
+	return msg
+}
+
+// Unwrap returns the first failure.
+func (e *ParallelError) Unwrap() error { return e.First }
+
+// Parallel runs steps at the same time as the group name and returns their results in the
+// order given. With FailFast the first failure cancels the others. A call with more steps
+// than the fan-out guard allows starts none of them.
+func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep) ([]ParallelResult, error) {
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	if err := c.run.guards.checkFanOut(name, len(steps)); err != nil {
+		return nil, &StepError{Step: name, Kind: "parallel", Err: err}
+	}
+	pctx, cancel := workflow.WithCancel(c.wctx)
+	defer cancel()
+	pc := c.withWorkflow(pctx)
+
+	results := make([]ParallelResult, len(steps))
+	type branch struct {
+		p        *pending
+		result   any
+		describe func() outcome
+	}
+	branches := make([]branch, len(steps))
+	for i, s := range steps {
+		var cl call
+		b := branch{}
+		if s.spec != nil {
+			cl = pc.builtinCall(s.name, s.spec, s.opts)
+			switch cl.kind {
+			case KindShell:
+				r := &activities.ShellResult{}
+				b.result, b.describe, results[i].Shell = r, describeShell(r), r
+			case KindHTTP:
+				r := &activities.HTTPResult{}
+				b.result, b.describe, results[i].HTTP = r, describeHTTP(r), r
+			case KindAgent:
+				r := &activities.AgentResult{}
+				b.result, b.describe, results[i].Agent = r, describeAgent(r), r
+			}
+		} else {
+			cl = activityCall(pc.With(s.opts...), s.name, s.activity, s.args)
+			b.result = &results[i].raw
+			b.describe = describeRaw(&results[i].raw)
+		}
+		cl.group = name
+		results[i].Name, results[i].Kind = s.name, cl.kind
+		b.p = pc.dispatch(cl)
+		branches[i] = b
+	}
+
+	perr := &ParallelError{Group: name}
+	sel := workflow.NewSelector(c.wctx)
+	waiting := 0
+	onDone := func(i int) {
+		b := branches[i]
+		err := b.p.fut.Get(c.wctx, b.result)
+		rerr := pc.record(b.p, err, b.describe)
+		if rerr == nil {
+			return
+		}
+		results[i].Err = rerr
+		if isCancellation(err) && perr.First != nil {
+			perr.Cancelled = append(perr.Cancelled, steps[i].name) // stopped by an earlier failure
+			return
+		}
+		perr.Failed = append(perr.Failed, steps[i].name)
+		if perr.First == nil {
+			perr.First = rerr
+		}
+		if mode == FailFast {
+			cancel()
+		}
+	}
+	for i, b := range branches {
+		if b.p.err != nil {
+			results[i].Err = b.p.err
+			if perr.First == nil {
+				perr.First = b.p.err
+			}
+			perr.Failed = append(perr.Failed, steps[i].name)
+			continue
+		}
+		i := i
+		waiting++
+		sel.AddFuture(b.p.fut, func(workflow.Future) { onDone(i) })
+	}
+	if perr.First != nil && mode == FailFast {
+		cancel()
+	}
+	for ; waiting > 0; waiting-- {
+		sel.Select(c.wctx)
+	}
+	for i := range results {
+		if results[i].Err != nil {
+			results[i].Shell, results[i].HTTP, results[i].Agent = nil, nil, nil
+		}
+	}
+	if perr.First != nil {
+		return results, perr
+	}
+	return results, nil
+}
+
+func describeRaw(raw *json.RawMessage) func() outcome {
+	return func() outcome { return outcome{output: Preview(string(*raw), 200)} }
+}

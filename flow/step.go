@@ -1,0 +1,265 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/activities/llm"
+)
+
+// call describes one activity step before it is dispatched.
+type call struct {
+	name         string
+	kind         StepKind
+	activity     any // an activity name or function
+	args         []any
+	invalid      error // set: the step fails without being dispatched
+	opts         stepOptions
+	nonRetryable []string
+	summary      string
+	group        string
+	onError      bool
+}
+
+// pending is a dispatched (or refused) step.
+type pending struct {
+	idx  int
+	call call
+	fut  workflow.Future
+	err  error // refused before dispatch
+}
+
+// outcome is what a finished step reports for its record: filled by the step kind from
+// its result.
+type outcome struct {
+	output     string
+	attempt    int
+	exitCode   *int
+	httpStatus int
+	cost       decimal.Decimal
+	tokens     Tokens
+}
+
+// dispatch records the step as running and schedules its activity, or records it as
+// failed when it is invalid or the run's wall time is used up.
+func (c *Context) dispatch(cl call) *pending {
+	st := c.run.state
+	now := workflow.Now(c.wctx)
+	i := st.beginStep(cl.name, cl.kind, now)
+	st.Steps[i].Group = cl.group
+	st.Steps[i].OnError = cl.onError
+	p := &pending{idx: i, call: cl}
+	err := cl.invalid
+	if err == nil && strings.TrimSpace(cl.name) == "" {
+		err = errors.New("step name is empty")
+	}
+	if err == nil && !cl.onError {
+		err = c.run.guards.checkWallTime(cl.name, st.StartedAt, now)
+	}
+	if err != nil {
+		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		p.err = &StepError{Step: cl.name, Kind: cl.kind, Err: err}
+		c.run.publish()
+		return p
+	}
+	ao := activityOptions(st.Steps[i].ActivityID, cl.name, cl.kind, cl.opts, cl.nonRetryable)
+	if cl.summary != "" {
+		ao.Summary = cl.summary
+	}
+	if left, limited := c.run.wallTimeLeft(now); limited && left < ao.StartToCloseTimeout {
+		ao.StartToCloseTimeout = left
+		ao.ScheduleToCloseTimeout = left
+	}
+	p.fut = workflow.ExecuteActivity(workflow.WithActivityOptions(c.wctx, ao), cl.activity, cl.args...)
+	c.run.publish()
+	return p
+}
+
+// settle waits for a dispatched step, decodes its result into result and records the
+// outcome; describe turns the decoded result into the record's outcome.
+func (c *Context) settle(p *pending, result any, describe func() outcome) error {
+	if p.err != nil {
+		return p.err
+	}
+	err := p.fut.Get(c.wctx, result)
+	return c.record(p, err, describe)
+}
+
+// record keeps a finished step's outcome and returns the error the handler sees.
+func (c *Context) record(p *pending, err error, describe func() outcome) error {
+	st := c.run.state
+	end := workflow.Now(c.wctx)
+	name, kind := p.call.name, p.call.kind
+	if err == nil {
+		o := describe()
+		st.endStep(p.idx, end, StepCompleted, o.attempt, "", o.output, o.exitCode)
+		st.Steps[p.idx].HTTPStatus = o.httpStatus
+		st.charge(p.idx, o.cost, o.tokens)
+		c.run.publish()
+		if o.tokens.Total() > 0 && !p.call.onError {
+			if gerr := c.run.guards.checkTokens(name, c.run.treeTokens()); gerr != nil {
+				return &StepError{Step: name, Kind: kind, Err: gerr}
+			}
+		}
+		return nil
+	}
+	fi := failureInfo(err)
+	status := StepFailed
+	if isCancellation(err) {
+		status = StepCancelled
+	}
+	st.endStep(p.idx, end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
+	st.Steps[p.idx].HTTPStatus = fi.httpStatus
+	st.charge(p.idx, fi.cost, fi.tokens)
+	if status == StepFailed && p.call.opts.allowFailure {
+		st.Steps[p.idx].AllowedFailure = true
+		st.AllowedFailures++
+		c.run.publish()
+		return nil
+	}
+	c.run.publish()
+	return &StepError{Step: name, Kind: kind, Err: err}
+}
+
+func activityOptions(id, name string, kind StepKind, o stepOptions, nonRetryable []string) workflow.ActivityOptions {
+	timeout := o.timeout
+	if timeout <= 0 {
+		timeout = DefaultStepTimeout
+	}
+	hb := o.heartbeatTimeout
+	if hb <= 0 {
+		hb = DefaultHeartbeatTimeout
+	}
+	retry := o.retry
+	if retry == nil {
+		retry = &temporal.RetryPolicy{MaximumAttempts: DefaultStepAttempts, NonRetryableErrorTypes: nonRetryable}
+	}
+	return workflow.ActivityOptions{
+		ActivityID:          id,
+		Summary:             fmt.Sprintf("%s (%s)", name, kind),
+		StartToCloseTimeout: timeout + 30*time.Second, // built-in steps enforce timeout themselves and report it
+		HeartbeatTimeout:    hb,
+		RetryPolicy:         retry,
+		// A cancelled step is really stopped (a shell step's process group killed) before
+		// the handler goes on.
+		WaitForCancellation: true,
+	}
+}
+
+// StepError is the error a step returns to its handler: which step failed and why. Err is
+// the cause: a Temporal error (an *temporal.ActivityError wrapping an application error,
+// a timeout or a cancellation), a *GuardError, or the validation error of a step that was
+// never dispatched. errors.As and errors.Is work through it.
+type StepError struct {
+	Step string
+	Kind StepKind
+	Err  error
+}
+
+func (e *StepError) Error() string { return fmt.Sprintf("step %s: %s", e.Step, errorMessage(e.Err)) }
+
+// Unwrap returns the cause.
+func (e *StepError) Unwrap() error { return e.Err }
+
+// errorMessage is the most useful line of an error: an application error's message, or the
+// timeout or cancellation, without the activity wrapper's prefix.
+func errorMessage(err error) string {
+	var se *StepError
+	if errors.As(err, &se) && se != err {
+		return se.Error()
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Message()
+	}
+	var to *temporal.TimeoutError
+	if errors.As(err, &to) {
+		return "timed out (" + strings.ToLower(strings.TrimPrefix(to.TimeoutType().String(), "TIMEOUT_TYPE_")) + ")"
+	}
+	if isCancellation(err) {
+		return "cancelled"
+	}
+	return err.Error()
+}
+
+func isCancellation(err error) bool {
+	var ce *temporal.CanceledError
+	return errors.As(err, &ce) || errors.Is(err, workflow.ErrCanceled)
+}
+
+// failure is what a built-in step attached to its error: the attempt, and per kind the exit
+// code, the HTTP status, or the cost and usage of an agent call that was paid for.
+type failure struct {
+	attempt    int
+	exitCode   *int
+	httpStatus int
+	cost       decimal.Decimal
+	tokens     Tokens
+}
+
+type failureDetailsJSON struct {
+	Attempt  int             `json:"attempt"`
+	ExitCode *int            `json:"exit_code"`
+	Status   int             `json:"status"`
+	CostUSD  decimal.Decimal `json:"cost_usd"`
+	Usage    llm.Usage       `json:"usage"`
+}
+
+func failureInfo(err error) failure {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || !app.HasDetails() {
+		return failure{}
+	}
+	d, ok := decodeDetails(app)
+	if !ok {
+		return failure{}
+	}
+	f := failure{attempt: d.Attempt, cost: d.CostUSD,
+		tokens: Tokens{Input: d.Usage.InputTokens, Output: d.Usage.OutputTokens}}
+	switch app.Type() {
+	case activities.ShellExitErrorType:
+		f.exitCode = d.ExitCode
+	case activities.HTTPStatusErrorType:
+		f.httpStatus = d.Status
+	}
+	return f
+}
+
+// decodeDetails reads an application error's first detail. Details that came over the
+// wire decode as JSON into failureDetailsJSON; details of an error made in this process
+// can only be read into their own type, so the built-in failure types are tried too.
+func decodeDetails(app *temporal.ApplicationError) (failureDetailsJSON, bool) {
+	if d, ok := tryDetails[failureDetailsJSON](app); ok {
+		return d, true
+	}
+	if sf, ok := tryDetails[activities.ShellFailure](app); ok {
+		code := sf.ExitCode
+		return failureDetailsJSON{Attempt: sf.Attempt, ExitCode: &code}, true
+	}
+	if hf, ok := tryDetails[activities.HTTPFailure](app); ok {
+		return failureDetailsJSON{Attempt: hf.Attempt, Status: hf.Status}, true
+	}
+	return failureDetailsJSON{}, false
+}
+
+func tryDetails[T any](app *temporal.ApplicationError) (v T, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return v, app.Details(&v) == nil
+}
+
+// failureDetails extracts the attempt and exit code a built-in step attached to its error.
+func failureDetails(err error) (int, *int) {
+	f := failureInfo(err)
+	return f.attempt, f.exitCode
+}
