@@ -216,17 +216,17 @@ func TestDetailsMarkdown(t *testing.T) {
 			{Name: "watch", Kind: KindShell, Status: StepRunning, Attempt: 1, StartedAt: end2, Output: strings.Repeat("x", 100)},
 		},
 	}
-	want := "**release** — failed\n\n" +
+	want := "**release** — failed\n\nCost **$0.0000**\n\n" +
 		"Error: `step deploy: exit \\| code '3' bad`\n\n" +
-		"| step | kind | status | attempt | duration | detail |\n" +
-		"| --- | --- | --- | --- | --- | --- |\n" +
-		"| build\\|all | shell | completed | 1 | 1.5s | a \\| b c |\n" +
-		"| deploy | shell | failed | 2 | 1.5s | exit code 3: 'no' \\| way |\n" +
-		"| watch | shell | running | 1 | 7s | " + strings.Repeat("x", 79) + "… |\n"
+		"| step | kind | status | attempt | duration | cost | detail |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- |\n" +
+		"| build\\|all | shell | completed | 1 | 1.5s | - | a \\| b c |\n" +
+		"| deploy | shell | failed | 2 | 1.5s | - | exit code 3: 'no' \\| way |\n" +
+		"| watch | shell | running | 1 | 7s | - | " + strings.Repeat("x", 79) + "… |\n"
 	assert.Equal(t, want, detailsMarkdown(st, end2.Add(7*time.Second)))
 
 	empty := detailsMarkdown(&RunState{Workflow: "hello", Status: StatusRunning}, t0)
-	assert.Equal(t, "**hello** — running\n\nNo steps yet.\n", empty)
+	assert.Equal(t, "**hello** — running\n\nCost **$0.0000**\n\nNo steps yet.\n", empty)
 }
 
 func TestClientErrors(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/activities/llm"
 )
 
 // DefaultTaskQueue is the task queue workers and clients use when none is given.
@@ -29,9 +30,43 @@ type WorkerOptions struct {
 	// their contexts are cancelled (a shell step's process group is killed) and Temporal
 	// retries them on another worker. Default 30s.
 	StopTimeout time.Duration
+	// Providers answer agent steps, by provider name ("openai", "anthropic", "scripted"; an
+	// agent step picks one by its Provider field or its model's prefix). Nil means
+	// ProvidersFromEnv.
+	Providers map[string]llm.Provider
+	// Prices price agent tokens (USD per million tokens per model). Nil means
+	// llm.DefaultPrices().
+	Prices llm.PriceTable
+	// Guards are the default limits of the flows served (a flow's WithGuards overrides
+	// them field by field); zero fields mean DefaultGuards.
+	Guards Guards
+	// MaxAttempts is the default number of run attempts for flows that set none.
+	MaxAttempts int
 	// Worker passes further options to the Temporal worker. TaskQueue, Identity and
 	// StopTimeout above take precedence over the same settings here.
 	Worker worker.Options
+}
+
+// ProvidersFromEnv configures the agent providers the environment describes: OpenAI (or
+// any compatible server) when OPENAI_API_KEY or OPENAI_BASE_URL is set, Anthropic when
+// ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set.
+func ProvidersFromEnv() (map[string]llm.Provider, error) {
+	out := map[string]llm.Provider{}
+	if os.Getenv("OPENAI_API_KEY") != "" || os.Getenv("OPENAI_BASE_URL") != "" {
+		p, err := llm.OpenAIFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		out[llm.ProviderOpenAI] = p
+	}
+	if os.Getenv("ANTHROPIC_API_KEY") != "" || os.Getenv("ANTHROPIC_BASE_URL") != "" {
+		p, err := llm.AnthropicFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		out[llm.ProviderAnthropic] = p
+	}
+	return out, nil
 }
 
 // Worker serves defined flows and gateflow's built-in step activities on a task queue.
@@ -60,9 +95,13 @@ func NewWorker(c client.Client, opts WorkerOptions, flows ...Definition) *Worker
 	return &Worker{client: c, opts: opts, flows: flows}
 }
 
-// RegisterActivity registers a custom activity under name (empty: the function's name) so
-// handlers can run it as a step. Call it before Start.
+// RegisterActivity registers a custom activity so handlers can run it as a step with
+// Step or ActivityStep. name is the activity's name; empty means the function's name (what
+// Step uses when given the function). Call it before Start.
 func (w *Worker) RegisterActivity(fn any, name string) {
+	if name == "" {
+		name = activityName(fn)
+	}
 	w.extra = append(w.extra, registration{fn: fn, name: name})
 }
 
@@ -108,17 +147,40 @@ func (w *Worker) Start() error {
 	if err := w.Validate(); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
+	providers := w.opts.Providers
+	if providers == nil {
+		var err error
+		if providers, err = ProvidersFromEnv(); err != nil {
+			return fmt.Errorf("worker: agent providers: %w", err)
+		}
+	}
+	prices := w.opts.Prices
+	if prices == nil {
+		prices = llm.DefaultPrices()
+	}
+	agents := &activities.AgentActivities{Router: llm.NewRouter(providers), Prices: prices}
+	cfg := runConfig{guards: w.opts.Guards, maxAttempts: w.opts.MaxAttempts}
+
 	o := w.opts.Worker
 	o.WorkerStopTimeout = w.opts.StopTimeout
+	if o.MaxHeartbeatThrottleInterval == 0 {
+		// Steps learn of a cancellation on their next heartbeat: keep that prompt.
+		o.MaxHeartbeatThrottleInterval = 2 * time.Second
+	}
+	if o.DefaultHeartbeatThrottleInterval == 0 {
+		o.DefaultHeartbeatThrottleInterval = 2 * time.Second
+	}
 	if w.opts.Identity != "" {
 		o.Identity = w.opts.Identity
 	}
 	w.w = worker.New(w.client, w.opts.TaskQueue, o)
 	for _, f := range w.flows {
-		w.w.RegisterWorkflowWithOptions(f.workflow(), workflow.RegisterOptions{Name: f.Name()})
+		w.w.RegisterWorkflowWithOptions(f.workflowWith(cfg), workflow.RegisterOptions{Name: f.Name()})
 	}
 	w.w.RegisterWorkflowWithOptions(catalogWorkflow, workflow.RegisterOptions{Name: CatalogWorkflowType})
 	w.w.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
+	w.w.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
+	w.w.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
 	for _, r := range w.extra {
 		w.w.RegisterActivityWithOptions(r.fn, activity.RegisterOptions{Name: r.name})
 	}

@@ -390,7 +390,7 @@ func TestWorkflowStateWhileRunning(t *testing.T) {
 	assert.Equal(t, 10*time.Minute, after.Steps[0].EndedAt.Sub(after.Steps[0].StartedAt), "step times come from the workflow clock")
 	final := currentDetails(t, env)
 	assert.Contains(t, final, "**test/steps** — completed")
-	assert.Contains(t, final, "| slow | shell | completed | 1 | 10m0s | late |")
+	assert.Contains(t, final, "| slow | shell | completed | 1 | 10m0s | - | late |")
 }
 
 // currentDetails reads what SetCurrentDetails published, through the built-in metadata query.
@@ -419,7 +419,7 @@ func TestWorkflowQueryIsDescribed(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "query %s is listed in the workflow metadata", QueryState)
-	assert.Equal(t, "**test/steps** — completed\n\nNo steps yet.\n", currentDetails(t, env))
+	assert.Equal(t, "**test/steps** — completed\n\nCost **$0.0000**\n\nNo steps yet.\n", currentDetails(t, env))
 }
 
 // TestWorkflowErrorChainKeepsShellFailure: the run's error wraps the activity error, so a

@@ -199,9 +199,10 @@ func TestPrintRun(t *testing.T) {
 		"Started   2025-01-01 10:00:00 by alice\n",
 		"Ended     2025-01-01 10:01:30 (1m30s)\n",
 		"Error     step deploy: exit code 3\n",
-		"STEP    KIND   STATUS     ATTEMPT  DURATION  EXIT  DETAIL\n",
-		"build   shell  completed  1        2s        -     ok\n",
-		"deploy  shell  failed     2        1m28s     3     exit code 3\n",
+		"Cost      $0.0000\n",
+		"STEP    KIND   STATUS     ATTEMPT  DURATION  COST  EXIT  DETAIL\n",
+		"build   shell  completed  1        2s        -     -     ok\n",
+		"deploy  shell  failed     2        1m28s     -     3     exit code 3\n",
 	} {
 		assert.Contains(t, text, want)
 	}

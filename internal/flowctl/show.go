@@ -59,24 +59,61 @@ func (a *app) printRun(d *flow.RunDescription) error {
 		}
 		return nil
 	}
+	st := d.State
+	cost := "$" + st.CostUSD.StringFixed(4)
+	if st.Tokens.Total() > 0 {
+		cost += fmt.Sprintf(" (%d tokens: %d in, %d out)", st.Tokens.Total(), st.Tokens.Input, st.Tokens.Output)
+	}
+	fmt.Fprintf(w, "Cost      %s\n", cost)
+	if st.MaxAttempts > 1 {
+		fmt.Fprintf(w, "Attempt   %d of %d\n", st.Attempt, st.MaxAttempts)
+	}
+	if st.AllowedFailures > 0 {
+		fmt.Fprintf(w, "Allowed   %d step(s) failed and were allowed to\n", st.AllowedFailures)
+	}
 	fmt.Fprintln(w)
-	if len(d.State.Steps) == 0 {
+	if len(st.Steps) == 0 {
 		fmt.Fprintln(w, "No steps yet.")
 		return nil
 	}
-	t := newTable(w, "STEP", "KIND", "STATUS", "ATTEMPT", "DURATION", "EXIT", "DETAIL")
-	now := time.Now()
-	for _, s := range d.State.Steps {
+	t := newTable(w, "STEP", "KIND", "STATUS", "ATTEMPT", "DURATION", "COST", "EXIT", "DETAIL")
+	addStepRows(t, st.Steps, "", time.Now())
+	return t.flush()
+}
+
+// addStepRows adds one row per step; a child's steps follow its step, indented.
+func addStepRows(t *table, steps []flow.StepRecord, indent string, now time.Time) {
+	for _, s := range steps {
 		detail := s.Output
 		if s.Error != "" {
 			detail = s.Error
 		}
 		exit := "-"
-		if s.ExitCode != nil {
+		switch {
+		case s.ExitCode != nil:
 			exit = strconv.Itoa(*s.ExitCode)
+		case s.HTTPStatus != 0:
+			exit = strconv.Itoa(s.HTTPStatus)
 		}
-		t.row(s.Name, string(s.Kind), string(s.Status), strconv.Itoa(s.Attempt), fmtDuration(s.Duration(now)),
-			exit, flow.Preview(oneLine(detail), 60))
+		status := string(s.Status)
+		if s.AllowedFailure {
+			status += " (allowed)"
+		}
+		if s.OnError {
+			status += " (on error)"
+		}
+		name := s.Name
+		if s.Group != "" {
+			name = s.Group + "/" + name
+		}
+		cost := "-"
+		if !s.CostUSD.IsZero() {
+			cost = "$" + s.CostUSD.StringFixed(4)
+		}
+		t.row(indent+name, string(s.Kind), status, strconv.Itoa(s.Attempt), fmtDuration(s.Duration(now)),
+			cost, exit, flow.Preview(oneLine(detail), 60))
+		if s.Child != nil && len(s.Child.Steps) > 0 {
+			addStepRows(t, s.Child.Steps, indent+"  ", now)
+		}
 	}
-	return t.flush()
 }

@@ -49,8 +49,8 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "Started hello run ctl-hello")
 	assert.Regexp(t, `(?m)^Status\s+completed$`, r.stdout)
-	assert.Regexp(t, `(?m)^greet\s+shell\s+completed\s+1\s+\S+\s+0\s+Hello, Grace!$`, r.stdout)
-	assert.Regexp(t, `(?m)^shout\s+shell\s+completed\s+1\s+\S+\s+0\s+HELLO, GRACE!$`, r.stdout)
+	assert.Regexp(t, `(?m)^greet\s+shell\s+completed\s+1\s+\S+\s+-\s+0\s+Hello, Grace!$`, r.stdout)
+	assert.Regexp(t, `(?m)^shout\s+shell\s+completed\s+1\s+\S+\s+-\s+0\s+HELLO, GRACE!$`, r.stdout)
 
 	r = flowctlRun(t, "", "show", "ctl-hello", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -103,7 +103,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 func TestFlowctlStartWaitOnAFailingRunExits5(t *testing.T) {
 	r := flowctlRun(t, "", "start", "test.failing", "--wait")
 	assert.Equal(t, flowctl.ExitRunFailed, r.code)
-	assert.Regexp(t, `(?m)^explode\s+shell\s+failed\s+1\s+\S+\s+3\s+exit code 3: disk full`, r.stdout)
+	assert.Regexp(t, `(?m)^explode\s+shell\s+failed\s+1\s+\S+\s+-\s+3\s+exit code 3: disk full`, r.stdout)
 	assert.Regexp(t, `^flowctl: run test\.failing-[0-9a-f]+ ended failed\n$`, r.stderr)
 }
 
