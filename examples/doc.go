@@ -2,11 +2,14 @@
 // of `make run` and the flows the documentation walks through.
 //
 //   - hello: two shell steps, the second using the first's output.
+//   - release: a shell build, parallel checks, an HTTP health check, an AI review that
+//     costs money (the scripted provider answers) and the smoke flow as a child run.
+//   - smoke: two shell steps; release runs it as a child.
 package examples
 
 import "github.com/gateflow/gateflow/flow"
 
 // All returns every example flow, for flow.NewWorker.
 func All() []flow.Definition {
-	return []flow.Definition{Hello}
+	return []flow.Definition{Hello, Release, Smoke}
 }

@@ -92,7 +92,7 @@ type ParallelError struct {
 }
 
 func (e *ParallelError) Error() string {
-	msg := fmt.Sprintf("parallel %s: %s", e.Group, errorMessage(e.First))
+	msg := fmt.Sprintf("parallel %s: %s", e.Group, e.First.Error())
 	if len(e.Failed) > 1 {
 		msg += fmt.Sprintf(" (also failed: %s)", strings.Join(e.Failed[1:], ", "))
 	}

@@ -23,6 +23,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/devserver"
@@ -39,6 +40,7 @@ type config struct {
 	taskQueue   string
 	serverLog   string
 	stopTimeout time.Duration
+	pricesFile  string
 }
 
 func main() {
@@ -58,6 +60,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.taskQueue, "task-queue", flow.DefaultTaskQueue, "the task queue to serve")
 	fs.StringVar(&cfg.serverLog, "server-log-level", "", "with --dev: show the server's own logs at this level (debug, info, warn, error)")
 	fs.DurationVar(&cfg.stopTimeout, "stop-timeout", 30*time.Second, "grace period for in-flight steps on shutdown")
+	fs.StringVar(&cfg.pricesFile, "prices", "", `JSON file of model prices overriding the defaults: {"model": {"input_per_mtok": "2.50", "output_per_mtok": "10.00"}}`)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: flow-worker [--dev [--db-file PATH] [--port 7233] [--ui-port 8233]] [--task-queue gateflow]\n\n")
 		fs.PrintDefaults()
@@ -82,6 +85,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == flag.ErrHelp {
 		return 0
 	}
+	if err != nil {
+		fmt.Fprintln(stderr, "flow-worker:", err)
+		return 2
+	}
+	providers, prices, err := agentConfig(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)
 		return 2
@@ -117,7 +125,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		stopServer()
 		return 1
 	}
-	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: cfg.taskQueue, StopTimeout: cfg.stopTimeout}, examples.All()...)
+	w := flow.NewWorker(tc, flow.WorkerOptions{
+		TaskQueue: cfg.taskQueue, StopTimeout: cfg.stopTimeout, Providers: providers, Prices: prices,
+	}, examples.All()...)
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)
 		tc.Close()
@@ -168,8 +178,36 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 	if address != "localhost:7233" && address != "127.0.0.1:7233" {
 		addrFlag = " --address " + address
 	}
-	fmt.Fprintf(out, "Try:\n  flowctl%s start hello --input '{\"name\":\"Ada\"}' --wait\n\n", addrFlag)
+	fmt.Fprintf(out, "Try:\n  flowctl%s start hello --input '{\"name\":\"Ada\"}' --wait\n", addrFlag)
+	health := ""
+	if srv != nil && srv.UIURL() != "" {
+		health = fmt.Sprintf(`,"health_url":"%s/healthz"`, srv.UIURL())
+	}
+	fmt.Fprintf(out, "  flowctl%s start release --input '{\"version\":\"1.2.3\"%s}' --wait\n\n", addrFlag, health)
 	fmt.Fprintf(out, "flow-worker: ready\n")
+}
+
+// agentConfig is the agent providers (the environment's, plus the scripted one the
+// examples use) and the price table (defaults, overridden by --prices).
+func agentConfig(cfg config) (map[string]llm.Provider, llm.PriceTable, error) {
+	providers, err := flow.ProvidersFromEnv()
+	if err != nil {
+		return nil, nil, err
+	}
+	for name, p := range examples.Providers() {
+		if _, ok := providers[name]; !ok {
+			providers[name] = p
+		}
+	}
+	prices := llm.DefaultPrices()
+	if cfg.pricesFile != "" {
+		extra, err := llm.LoadPrices(cfg.pricesFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--prices: %w", err)
+		}
+		prices = prices.Merge(extra)
+	}
+	return providers, prices, nil
 }
 
 func envOr(key, def string) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/devserver"
+	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/logging"
 )
 
@@ -22,6 +23,7 @@ var shared struct {
 	tc     client.Client
 	client *flow.Client
 	queue  string
+	llm    *llmFakes
 }
 
 func TestMain(m *testing.M) {
@@ -46,8 +48,12 @@ func runMain(m *testing.M) int {
 	}
 	defer tc.Close()
 	shared.srv, shared.tc, shared.queue = srv, tc, "integration"
-	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: shared.queue, StopTimeout: 5 * time.Second},
-		append(examples.All(), testFlows()...)...)
+	fakes := startLLMFakes()
+	defer fakes.close()
+	shared.llm = fakes
+	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: shared.queue, StopTimeout: 5 * time.Second, Providers: fakes.providers()},
+		append(examples.All(), testflows.All()...)...)
+	w.RegisterActivity(testflows.Count, "")
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "start worker:", err)
 		return 1

@@ -1,0 +1,137 @@
+package integration
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/integration/testflows"
+	"github.com/gateflow/gateflow/internal/searchattr"
+)
+
+func TestGuardLimitsEachStopTheRunWithAClearError(t *testing.T) {
+	cases := []struct {
+		flow  string
+		input any
+		err   string
+		check func(t *testing.T, d *flow.RunDescription)
+	}{
+		{"test.deep", testflows.DepthInput{}, "guard: child depth 3 exceeds the limit of 2 at step deeper",
+			func(t *testing.T, d *flow.RunDescription) {
+				child := stepNamed(t, d.State.Steps, "deeper").Child
+				require.NotNil(t, child)
+				assert.Equal(t, flow.StatusFailed, child.Status)
+				grandchild := stepNamed(t, child.Steps, "deeper").Child
+				require.NotNil(t, grandchild, "depth 1 and 2 ran")
+				require.Len(t, grandchild.Steps, 1)
+				assert.Nil(t, grandchild.Steps[0].Child, "depth 3 never started")
+			}},
+		{"test.wide", nil, "guard: fan-out 3 exceeds the limit of 2 at step three",
+			func(t *testing.T, d *flow.RunDescription) {
+				assert.Empty(t, d.State.Steps, "no step of the refused parallel call started")
+			}},
+		{"test.tokens", nil, "guard: tokens 1200 exceeds the limit of 1000 at step second",
+			func(t *testing.T, d *flow.RunDescription) {
+				assert.Equal(t, int64(1200), d.State.Tokens.Total())
+			}},
+		{"test.walltime", nil, "guard: wall time",
+			func(t *testing.T, d *flow.RunDescription) {
+				s := stepNamed(t, d.State.Steps, "too-late")
+				assert.Equal(t, flow.StepFailed, s.Status)
+				assert.Contains(t, s.Error, "exceeds the limit of 1s at step too-late")
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.flow, func(t *testing.T) {
+			d := runFlow(t, tc.flow, tc.input)
+			assert.Equal(t, flow.StatusFailed, d.Status)
+			assert.Contains(t, d.Error, tc.err)
+			tc.check(t, d)
+		})
+	}
+}
+
+func TestIncompatibleVersionFailsTheRunClearly(t *testing.T) {
+	ctx := ctxT(t, time.Minute)
+	// Started as if by a client that knew version "0" of hello; this worker has "1".
+	run, err := shared.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		TaskQueue:             shared.queue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(searchattr.VersionKey.ValueSet("0")),
+	}, "hello", map[string]string{"name": "old"})
+	require.NoError(t, err)
+	d, err := shared.client.Wait(ctx, run.GetID())
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Contains(t, d.Error, `run of hello was started with version "0", this worker has version "1"`)
+	assert.Empty(t, d.State.Steps, "no step ran")
+}
+
+func TestCancellingARunKillsItsShellProcessGroupAndRunsOnError(t *testing.T) {
+	ctx := ctxT(t, time.Minute)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	run, err := shared.client.Start(ctx, "test.cancellable", testflows.FileInput{File: pidFile}, flow.StartOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, err := os.Stat(pidFile); return err == nil }, 20*time.Second, 20*time.Millisecond)
+	require.NoError(t, shared.tc.CancelWorkflow(ctx, run.ID, ""))
+	d, err := shared.client.Wait(ctx, run.ID)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCancelled, d.Status)
+	assert.Equal(t, "Canceled", d.TemporalStatus)
+	assert.Equal(t, flow.StepCancelled, stepNamed(t, d.State.Steps, "long").Status)
+	assertProcessGone(t, pidFile)
+	assert.Equal(t, []string{"cleanup"}, lines(t, pidFile+".cleanup"), "OnError ran once after the cancellation")
+	assert.Equal(t, flow.StepCompleted, stepNamed(t, d.State.Steps, "cleanup").Status)
+}
+
+// A worker process killed with SIGKILL in the middle of a long step: a new worker retries
+// the step after its heartbeat timeout and finishes the run; completed steps do not run
+// again.
+func TestWorkerKilledMidStepAnotherWorkerFinishesTheRun(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "testworker")
+	out, err := exec.Command("go", "build", "-o", bin, "./testworker").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	queue := "crash"
+	worker := exec.Command(bin, "--address", shared.srv.FrontendAddress(), "--task-queue", queue)
+	stdout, err := worker.StdoutPipe()
+	require.NoError(t, err)
+	worker.Stderr = os.Stderr
+	require.NoError(t, worker.Start())
+	t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", line)
+
+	ctx := ctxT(t, 2*time.Minute)
+	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	file := filepath.Join(t.TempDir(), "log")
+	run, err := c.Start(ctx, "test.crashy", testflows.FileInput{File: file}, flow.StartOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return count(lines(t, file), "start") == 1 }, 30*time.Second, 20*time.Millisecond)
+	require.NoError(t, worker.Process.Signal(syscall.SIGKILL))
+	_ = worker.Wait()
+
+	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue}, testflows.All()...)
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	d, err := c.Wait(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	got := lines(t, file)
+	assert.Equal(t, 1, count(got, "before"), "a completed step did not run again: %v", got)
+	assert.Equal(t, 1, count(got, "after"), "%v", got)
+	assert.GreaterOrEqual(t, count(got, "start"), 2, "the long step was retried: %v", got)
+	long := stepNamed(t, d.State.Steps, "long")
+	assert.Equal(t, flow.StepCompleted, long.Status)
+	assert.GreaterOrEqual(t, long.Attempt, 2)
+	assert.Equal(t, 1, stepNamed(t, d.State.Steps, "before").Attempt)
+}
