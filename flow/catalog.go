@@ -14,7 +14,7 @@ type WorkflowInfo struct {
 	Category    string `json:"category,omitempty"`
 	Version     string `json:"version,omitempty"`
 	// MaxCostUSD is the flow's default money cap, as a decimal string; empty for none.
-	MaxCostUSD  string  `json:"max_cost_usd,omitempty"`
+	MaxCostUSD string `json:"max_cost_usd,omitempty"`
 	// MaxAttempts is how many times a failed run is attempted (see MaxAttempts); 0 leaves it
 	// to the worker.
 	MaxAttempts int `json:"max_attempts,omitempty"`

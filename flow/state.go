@@ -93,7 +93,9 @@ type Tokens struct {
 // Total is input plus output.
 func (t Tokens) Total() int64 { return t.Input + t.Output }
 
-func (t Tokens) add(o Tokens) Tokens { return Tokens{Input: t.Input + o.Input, Output: t.Output + o.Output} }
+func (t Tokens) add(o Tokens) Tokens {
+	return Tokens{Input: t.Input + o.Input, Output: t.Output + o.Output}
+}
 
 // ChildRecord is what a parent keeps about a child run: its identity and, once it
 // reported, its outcome, cost and steps.
