@@ -11,7 +11,7 @@ TEST_FLAGS ?= -p 2 -count=1 -timeout 30m
 
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all run build test unit lint fmt compose-lint tools clean
+.PHONY: all run build test unit lint fmt compose-lint tools bench clean
 
 all: build
 
@@ -51,3 +51,7 @@ tools:
 
 clean:
 	rm -rf $(BIN)
+
+## bench: gateflow against the raw Temporal SDK on one embedded server (BENCH_RUNS, BENCH_STEPS, BENCH_CONCURRENCY, BENCH_HELD)
+bench:
+	$(GO) test -run '^$$' -bench GateflowVsRawSDK -benchtime 1x -timeout 60m ./internal/integration

@@ -6,12 +6,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -21,6 +27,7 @@ import (
 func main() {
 	address := flag.String("address", "", "Temporal frontend")
 	queue := flag.String("task-queue", "", "task queue")
+	bench := flag.String("bench", "", `serve one half of the benchmark: "raw" or "flow"; prints the address of a /heap endpoint`)
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	tc, err := client.DialContext(ctx, client.Options{HostPort: *address, Logger: logging.NewSDKLogger(os.Stderr, "error")})
@@ -29,15 +36,62 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: *queue}, testflows.All()...)
-	w.RegisterActivity(testflows.Count, "")
-	if err := w.Start(); err != nil {
+	stop, err := serve(tc, *queue, *bench)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if *bench != "" {
+		addr, err := serveHeap()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("heap " + addr)
 	}
 	fmt.Println("ready")
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	<-sigs
-	w.Stop()
+	stop()
+}
+
+// serve starts the test flows, or one half of the benchmark.
+func serve(tc client.Client, queue, bench string) (func(), error) {
+	switch bench {
+	case "":
+		w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: queue}, testflows.All()...)
+		w.RegisterActivity(testflows.Count, "")
+		return w.Stop, w.Start()
+	case "flow":
+		w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: queue}, testflows.BenchFlows()...)
+		w.RegisterActivity(testflows.Echo, testflows.BenchEcho)
+		w.RegisterActivity(testflows.Mark, testflows.BenchMark)
+		return w.Stop, w.Start()
+	case "raw":
+		w := worker.New(tc, queue, worker.Options{})
+		w.RegisterWorkflowWithOptions(testflows.RawSteps, workflow.RegisterOptions{Name: testflows.BenchRawSteps})
+		w.RegisterWorkflowWithOptions(testflows.RawHold, workflow.RegisterOptions{Name: testflows.BenchRawHold})
+		w.RegisterActivityWithOptions(testflows.Echo, activity.RegisterOptions{Name: testflows.BenchEcho})
+		w.RegisterActivityWithOptions(testflows.Mark, activity.RegisterOptions{Name: testflows.BenchMark})
+		return w.Stop, w.Start()
+	}
+	return nil, fmt.Errorf("--bench %q: want raw or flow", bench)
+}
+
+// serveHeap serves GET /heap: after a GC, the heap in use (bytes) and the Mark count.
+func serveHeap() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/heap", func(w http.ResponseWriter, _ *http.Request) {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		fmt.Fprintf(w, "%d %d\n", m.HeapInuse, testflows.Marked.Load())
+	})
+	go func() { _ = http.Serve(l, mux) }()
+	return l.Addr().String(), nil
 }
