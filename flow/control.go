@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -84,7 +85,8 @@ func (rt *runner) runOnError(c *Context, cause error) {
 	}
 	cc := c.withWorkflow(wctx)
 	failedStep, msg := "", errorMessage(cause)
-	if se, ok := cause.(*StepError); ok {
+	var se *StepError
+	if errors.As(cause, &se) {
 		failedStep, msg = se.Step, errorMessage(se.Err)
 	}
 	for _, s := range steps {
