@@ -3,6 +3,7 @@ package flow
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
@@ -145,7 +146,7 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 		} else {
 			cl = activityCall(pc.With(s.opts...), s.name, s.activity, s.args)
 			b.result = &results[i].raw
-			b.describe = describeRaw(&results[i].raw)
+			b.describe = describeRaw(&results[i].raw, resultType(s.activity))
 		}
 		cl.group = name
 		results[i].Name, results[i].Kind = s.name, cl.kind
@@ -206,6 +207,36 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	return results, nil
 }
 
-func describeRaw(raw *json.RawMessage) func() outcome {
-	return func() outcome { return outcome{output: Preview(string(*raw), 200)} }
+// describeRaw describes an activity step's raw result; when the activity is a function,
+// the result is decoded into its result type so CostReporter and TokenReporter are charged
+// as Step charges them.
+func describeRaw(raw *json.RawMessage, t reflect.Type) func() outcome {
+	return func() outcome {
+		o := outcome{output: Preview(string(*raw), 200)}
+		if t == nil {
+			return o
+		}
+		v := reflect.New(t)
+		if json.Unmarshal(*raw, v.Interface()) != nil {
+			return o
+		}
+		for _, x := range []any{v.Interface(), v.Elem().Interface()} {
+			if cr, ok := x.(CostReporter); ok {
+				o.cost = cr.StepCostUSD()
+			}
+			if tr, ok := x.(TokenReporter); ok {
+				o.tokens.Input, o.tokens.Output = tr.StepTokens()
+			}
+		}
+		return o
+	}
+}
+
+// resultType is the first result type of an activity function, or nil.
+func resultType(activity any) reflect.Type {
+	t := reflect.TypeOf(activity)
+	if t == nil || t.Kind() != reflect.Func || t.NumOut() < 2 {
+		return nil
+	}
+	return t.Out(0)
 }

@@ -141,6 +141,7 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 		delay := attemptBackoff(st.Attempt)
 		c.Logger().Info("run attempt failed, retrying", "attempt", st.Attempt, "error", err, "delay", delay)
 		st.Attempt++
+		st.AllowedFailures = 0 // the outcome is the last attempt's
 		rt.publish()
 		if terr := workflow.NewTimerWithOptions(wctx, delay, workflow.TimerOptions{
 			Summary: fmt.Sprintf("run attempt %d of %d in %s", st.Attempt, st.MaxAttempts, delay),

@@ -73,7 +73,7 @@ func (c *Context) dispatch(cl call) *pending {
 	if cl.summary != "" {
 		ao.Summary = cl.summary
 	}
-	if left, limited := c.run.wallTimeLeft(now); limited && left < ao.StartToCloseTimeout {
+	if left, limited := c.run.wallTimeLeft(now); limited && !cl.onError && left < ao.StartToCloseTimeout {
 		ao.StartToCloseTimeout = left
 		ao.ScheduleToCloseTimeout = left
 	}
@@ -141,10 +141,16 @@ func activityOptions(id, name string, kind StepKind, o stepOptions, nonRetryable
 	if retry == nil {
 		retry = &temporal.RetryPolicy{MaximumAttempts: DefaultStepAttempts, NonRetryableErrorTypes: nonRetryable}
 	}
+	startToClose := timeout
+	if kind != KindActivity {
+		// Built-in steps enforce their timeout themselves and report it; the slack lets
+		// the report arrive before Temporal's own timeout.
+		startToClose += 30 * time.Second
+	}
 	return workflow.ActivityOptions{
 		ActivityID:          id,
 		Summary:             fmt.Sprintf("%s (%s)", name, kind),
-		StartToCloseTimeout: timeout + 30*time.Second, // built-in steps enforce timeout themselves and report it
+		StartToCloseTimeout: startToClose,
 		HeartbeatTimeout:    hb,
 		RetryPolicy:         retry,
 		// A cancelled step is really stopped (a shell step's process group killed) before

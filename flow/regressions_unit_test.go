@@ -1,0 +1,55 @@
+
+// Regression tests for bugs found by review; each names the bug it showed.
+
+package flow
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/activities"
+)
+
+// TestKnownBugOnErrorAfterWallTimeIsUsedUp: dispatch exempts cleanup steps from the
+// wall-time check (step.go:63) but still clamps their timeouts to the time left
+// (step.go:76), which is zero or negative once the wall time is used up, so Temporal
+// refuses the activity ("A valid timeout may not be negative.") and the cleanup never runs
+// for a run stopped by its wall-time guard.
+func TestKnownBugOnErrorAfterWallTimeIsUsedUp(t *testing.T) {
+	f := Define("unit/wall-cleanup", func(ctx *Context, _ none) (none, error) {
+		ctx.OnError("cleanup", activities.Shell{Command: "cleanup"})
+		if err := ctx.Sleep("nap", 2*time.Minute); err != nil {
+			return none{}, err
+		}
+		_, err := ctx.Shell("late", activities.Shell{Command: "late"})
+		return none{}, err
+	}, WithGuards(Guards{MaxWallTime: time.Minute}))
+	env := newUnitEnv(t, runConfig{}, f)
+	calls := mockShell(env, deployShell)
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.ErrorContains(t, env.GetWorkflowError(), "guard: wall time 2m0s exceeds the limit of 1m0s at step late")
+	assert.Equal(t, []string{"cleanup"}, commands(calls.all()), "the cleanup step ran")
+	c := stepByName(t, queryState(t, env), "cleanup")
+	assert.Equal(t, StepCompleted, c.Status, "cleanup record: %s", c.Error)
+}
+
+// TestKnownBugActivityStepCostIsNotCharged: Step charges results that implement
+// CostReporter/TokenReporter (describeValue), but Parallel decodes an ActivityStep's result
+// as raw JSON and describes it with describeRaw (parallel.go:148), so the same activity
+// run in parallel costs nothing. DESIGN.md: costs come "from any step that reports one".
+func TestKnownBugActivityStepCostIsNotCharged(t *testing.T) {
+	var got parallelRun
+	f := parallelFlow(&got, WaitAll, []ParallelStep{ActivityStep("count", countChars, "abc")})
+	env := newUnitEnv(t, runConfig{}, f)
+	env.RegisterActivity(countChars)
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+	st := queryState(t, env)
+	s := stepByName(t, st, "count")
+	assert.Equal(t, "0.015", s.CostUSD.String(), "step cost")
+	assert.Equal(t, &Tokens{Input: 7, Output: 3}, s.Tokens)
+	assert.Equal(t, "0.015", st.CostUSD.String(), "run cost")
+}
