@@ -1,4 +1,3 @@
-
 // Regression tests for bugs found by review; each names the bug it showed.
 
 package flow
