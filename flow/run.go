@@ -8,7 +8,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/signals"
 )
 
 // MemoState is the Memo key under which a run keeps its final RunState, so closed runs can
@@ -19,6 +21,7 @@ const MemoState = "gateflow.state"
 type runConfig struct {
 	guards      Guards
 	maxAttempts int
+	directory   approval.Directory
 }
 
 // runner is one run's wrapper state, shared by the Contexts of its handler.
@@ -35,6 +38,8 @@ type runner struct {
 	childReports map[string]ChildReport
 	// pendingSA are search attribute updates to send with the next status upsert.
 	pendingSA []temporal.SearchAttributeUpdate
+	people    *people
+	signals   *signals.Buffer
 }
 
 func (rt *runner) publish() {
@@ -111,7 +116,10 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 	if info.MaxAttempts > 0 {
 		st.MaxAttempts = info.MaxAttempts
 	}
-	rt := &runner{root: wctx, info: info, state: st, guards: guards, parent: parent, childReports: map[string]ChildReport{}}
+	rt := &runner{root: wctx, info: info, state: st, guards: guards, parent: parent, childReports: map[string]ChildReport{},
+		people: &people{dir: cfg.directory, gates: map[string]*approval.Gate{}, gateDirs: map[string]approval.StaticDirectory{},
+			waiting: map[string]bool{}, inputs: map[string]*inputWait{}},
+		signals: signals.NewBuffer(0, 0)}
 	if parent != nil {
 		st.Depth, st.ParentID = parent.Depth, parent.ParentID
 		if !parent.StartedAt.IsZero() {
@@ -123,6 +131,9 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 		return st.clone(), nil
 	}, workflow.QueryHandlerOptions{Description: "The run's status, steps, cost and children"}); err != nil {
 		return zero, fmt.Errorf("register query %s: %w", QueryState, err)
+	}
+	if err := rt.registerPeople(wctx); err != nil {
+		return zero, err
 	}
 	c := &Context{wctx: wctx, run: rt}
 	if err := rt.checkVersion(); err != nil {
@@ -149,6 +160,9 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 			err = terr
 			break
 		}
+	}
+	if err == nil && rt.people.failRun != nil {
+		err = rt.people.failRun // a gate's deadline with OnTimeout fail ends the run
 	}
 	return out, rt.end(c, err)
 }
@@ -181,7 +195,8 @@ func (rt *runner) retryable(err error) bool {
 	var perm *permanentError
 	var verr *VersionError
 	switch {
-	case isCancellation(err), errors.Is(err, ErrGuard), errors.As(err, &perm), errors.As(err, &verr):
+	case isCancellation(err), errors.Is(err, ErrGuard), errors.As(err, &perm), errors.As(err, &verr),
+		errors.Is(err, approval.ErrRejected), rt.people != nil && rt.people.failRun != nil:
 		return false
 	}
 	return true
@@ -201,6 +216,8 @@ func statusOf(err error, allowedFailures int) Status {
 		return StatusCompleted
 	case isCancellation(err):
 		return StatusCancelled
+	case errors.Is(err, approval.ErrRejected):
+		return StatusRejected
 	}
 	return StatusFailed
 }
@@ -248,6 +265,10 @@ func (c *Context) setStatus(s Status) {
 	if cur, _ := sa.GetKeyword(searchattr.StatusKey); cur != string(s) {
 		updates = append(updates, searchattr.StatusKey.ValueSet(string(s)))
 	}
+	c.run.state.Waiting = c.run.people.waitingList()
+	if u, ok := c.run.waitingUpdate(sa); ok {
+		updates = append(updates, u)
+	}
 	cost, _ := c.run.state.CostUSD.Float64()
 	if cur, ok := sa.GetFloat64(searchattr.CostUSDKey); (ok || !c.run.state.CostUSD.IsZero()) && cur != cost {
 		updates = append(updates, searchattr.CostUSDKey.ValueSet(cost))
@@ -265,5 +286,6 @@ func (c *Context) setStatus(s Status) {
 func (s *RunState) clone() RunState {
 	c := *s
 	c.Steps = append([]StepRecord(nil), s.Steps...)
+	c.Refused = append([]RefusedMessage(nil), s.Refused...)
 	return c
 }

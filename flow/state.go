@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/signals"
 )
 
 // Status is a run's status, kept in the FlowStatus search attribute and in RunState.
@@ -180,6 +183,17 @@ type RunState struct {
 	// Guards are the limits in force.
 	Guards Guards       `json:"guards"`
 	Steps  []StepRecord `json:"steps"`
+	// Waiting lists what the run waits for now: "approval:GATE", "input:NAME",
+	// "signal:NAME" or "signal:NAME/KEY" (also the FlowWaiting search attribute).
+	Waiting []string `json:"waiting,omitempty"`
+	// Gates are the approval gates the run opened, open or decided, with their votes.
+	Gates []*approval.Gate `json:"gates,omitempty"`
+	// Inputs are the human inputs the run asked for, with their answers.
+	Inputs []*signals.Input `json:"inputs,omitempty"`
+	// SignalWaits are the signals the run waited for.
+	SignalWaits []*SignalWait `json:"signal_waits,omitempty"`
+	// Refused are votes and signals that arrived as Signals and were refused, with why.
+	Refused []RefusedMessage `json:"refused,omitempty"`
 }
 
 // beginStep appends a running step and returns its index. Names used before in the run get

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/approval"
 )
 
 // DefaultTaskQueue is the task queue workers and clients use when none is given.
@@ -42,6 +43,9 @@ type WorkerOptions struct {
 	Guards Guards
 	// MaxAttempts is the default number of run attempts for flows that set none.
 	MaxAttempts int
+	// Directory resolves the "group:" names of approvers and input assignees (see
+	// approval.LoadDirectory for a file-based one). Nil: groups have no members.
+	Directory approval.Directory
 	// Worker passes further options to the Temporal worker. TaskQueue, Identity and
 	// StopTimeout above take precedence over the same settings here.
 	Worker worker.Options
@@ -133,7 +137,7 @@ func (w *Worker) Validate() error {
 		if seen[f.Name()] {
 			errs = append(errs, fmt.Errorf("flow %s is defined twice", f.Name()))
 		}
-		if f.Name() == CatalogWorkflowType {
+		if f.Name() == CatalogWorkflowType || f.Name() == MailboxWorkflowType {
 			errs = append(errs, fmt.Errorf("flow name %s is reserved", f.Name()))
 		}
 		seen[f.Name()] = true
@@ -159,7 +163,7 @@ func (w *Worker) Start() error {
 		prices = llm.DefaultPrices()
 	}
 	agents := &activities.AgentActivities{Router: llm.NewRouter(providers), Prices: prices}
-	cfg := runConfig{guards: w.opts.Guards, maxAttempts: w.opts.MaxAttempts}
+	cfg := runConfig{guards: w.opts.Guards, maxAttempts: w.opts.MaxAttempts, directory: w.opts.Directory}
 
 	o := w.opts.Worker
 	o.WorkerStopTimeout = w.opts.StopTimeout
@@ -178,6 +182,10 @@ func (w *Worker) Start() error {
 		w.w.RegisterWorkflowWithOptions(f.workflowWith(cfg), workflow.RegisterOptions{Name: f.Name()})
 	}
 	w.w.RegisterWorkflowWithOptions(catalogWorkflow, workflow.RegisterOptions{Name: CatalogWorkflowType})
+	w.w.RegisterWorkflowWithOptions(mailboxWorkflow, workflow.RegisterOptions{Name: MailboxWorkflowType})
+	mb := mailboxActivities{queue: w.opts.TaskQueue}
+	w.w.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: MailboxSubscribe})
+	w.w.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: MailboxUnsubscribe})
 	w.w.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
 	w.w.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	w.w.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})

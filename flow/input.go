@@ -1,0 +1,131 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/signals"
+)
+
+// UpdateInput is the Update that answers a human input request; its Validator checks the
+// answer against the request's JSON Schema (and the handler's input type), so a bad answer
+// is refused at once, with the reason, and leaves no trace in history.
+const UpdateInput = signals.InputUpdateName
+
+// InputAnswerRequest is the argument of the Update gateflow.input.
+type InputAnswerRequest struct {
+	Name string          `json:"name"`
+	Data json.RawMessage `json:"data"`
+	By   string          `json:"by"`
+}
+
+// inputWait is an open input request of a run.
+type inputWait struct {
+	input   *signals.Input
+	members approval.StaticDirectory
+	// decode checks that an answer decodes into the handler's type.
+	decode func(json.RawMessage) error
+}
+
+func (w *inputWait) isMember(group, user string) bool {
+	for _, m := range w.members[group] {
+		if m == user {
+			return true
+		}
+	}
+	return false
+}
+
+func (rt *runner) registerInputs(wctx workflow.Context) error {
+	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateInput,
+		func(ctx workflow.Context, a InputAnswerRequest) (signals.InputAnswer, error) {
+			w := rt.people.inputs[a.Name]
+			ans, err := w.input.Accept(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember)
+			rt.publish()
+			return ans, err
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(ctx workflow.Context, a InputAnswerRequest) error {
+				w, ok := rt.people.inputs[a.Name]
+				if !ok {
+					return fmt.Errorf("input %q: the run is not waiting for this input", a.Name)
+				}
+				if err := w.input.Check(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember); err != nil {
+					return err
+				}
+				if err := w.decode(a.Data); err != nil {
+					return &signals.AnswerError{Code: signals.CodeSchema, Name: a.Name, By: a.By, Errors: []string{err.Error()}, Err: err}
+				}
+				return nil
+			},
+			Description: "Answer a human input request: {name, data, by}",
+		})
+}
+
+// Input asks people for an answer of type T as the step name and waits for it: the Update
+// gateflow.input carries the answer, and its Validator refuses answers that do not fit
+// req.Schema or T, or come from people not among req.Assignees. It returns an
+// *signals.TimedOutError-like error when req.Timeout passes first.
+func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error) {
+	var zero T
+	rt := ctx.run
+	st := rt.state
+	now := workflow.Now(ctx.wctx)
+	i := st.beginStep(name, KindInput, now)
+	fail := func(status StepStatus, err error) (T, error) {
+		st.endStep(i, workflow.Now(ctx.wctx), status, 0, err.Error(), "", nil)
+		rt.publish()
+		return zero, &StepError{Step: name, Kind: KindInput, Err: err}
+	}
+	in, err := signals.NewInput(name, req, now)
+	if err != nil {
+		return fail(StepFailed, fmt.Errorf("input %s: %w", name, err))
+	}
+	var members approval.StaticDirectory
+	dir := rt.people.dir
+	_ = workflow.SideEffect(ctx.wctx, func(workflow.Context) any {
+		s, _ := approval.Snapshot(dir, approval.Request{Approvers: req.Assignees})
+		return s
+	}).Get(&members)
+	schema := SchemaOf(reflect.TypeOf(&zero).Elem())
+	w := &inputWait{input: in, members: members, decode: func(raw json.RawMessage) error {
+		if err := checkInput(schema, orNull(raw)); err != nil {
+			return err
+		}
+		var v T
+		return json.Unmarshal(orNull(raw), &v)
+	}}
+	rt.people.inputs[name] = w
+	st.Inputs = append(st.Inputs, in)
+	defer delete(rt.people.inputs, name)
+
+	ctx.wait("input:"+name, StatusAwaitingInput)
+	ok, werr := ctx.await(req.Timeout, "input "+name, func() bool { return in.Answer != nil })
+	ctx.unwait("input:" + name)
+	if werr != nil {
+		return fail(StepCancelled, werr)
+	}
+	if !ok {
+		return fail(StepFailed, fmt.Errorf("input %s: nobody answered within %s", name, req.Timeout))
+	}
+	var v T
+	if err := json.Unmarshal(orNull(in.Answer.Payload), &v); err != nil {
+		return fail(StepFailed, fmt.Errorf("input %s: decode the answer: %w", name, err))
+	}
+	st.endStep(i, workflow.Now(ctx.wctx), StepCompleted, 0, "", "answered by "+in.Answer.By+": "+Preview(string(in.Answer.Payload), 150), nil)
+	rt.publish()
+	return v, nil
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
