@@ -10,4 +10,5 @@
 //	3  not found: the run does not exist
 //	4  the Temporal server cannot be reached
 //	5  with --wait: the run ended but did not complete (failed, rejected, cancelled, ...)
+//	6  the run refused a vote, an answer or a signal
 package flowctl

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/logging"
 )
@@ -25,6 +26,7 @@ const (
 	ExitNotFound    = 3
 	ExitUnreachable = 4
 	ExitRunFailed   = 5
+	ExitRefused     = 6
 )
 
 const exitCodesHelp = `Exit codes:
@@ -33,7 +35,8 @@ const exitCodesHelp = `Exit codes:
   2  bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input)
   3  not found (the run does not exist)
   4  the Temporal server cannot be reached
-  5  with --wait: the run ended but did not complete`
+  5  with --wait: the run ended but did not complete
+  6  the run refused a vote, an answer or a signal (the reason is printed)`
 
 // exitError carries an exit code with the error to print.
 type exitError struct {
@@ -105,7 +108,12 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.taskQueue, "task-queue", envOr("TEMPORAL_TASK_QUEUE", flow.DefaultTaskQueue), "task queue of the gateflow workers (TEMPORAL_TASK_QUEUE)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&a.timeout, "connect-timeout", 5*time.Second, "how long to try reaching the server")
-	root.AddCommand(a.workflowsCommand(), a.startCommand(), a.showCommand(), a.listCommand())
+	root.AddCommand(a.workflowsCommand(), a.startCommand(), a.showCommand(), a.listCommand(),
+		a.approvalsCommand(),
+		a.voteCommand("approve", approval.Approve, "Approve an approval gate of a run"),
+		a.voteCommand("reject", approval.Reject, "Reject an approval gate of a run"),
+		a.voteCommand("request-changes", approval.RequestChanges, "Ask for changes at an approval gate (needs --comment)"),
+		a.inputCommand(), a.signalCommand())
 	return root
 }
 
@@ -143,12 +151,15 @@ func classify(err error) int {
 	var input *flow.InputError
 	var exists *flow.RunExistsError
 	var notFound *flow.RunNotFoundError
+	var refused *flow.RefusedError
 	var unavailable *serviceerror.Unavailable
 	switch {
 	case errors.As(err, &unknown), errors.As(err, &input), errors.As(err, &exists):
 		return ExitUsage
 	case errors.As(err, &notFound):
 		return ExitNotFound
+	case errors.As(err, &refused):
+		return ExitRefused
 	case errors.As(err, &unavailable), errors.Is(err, context.DeadlineExceeded):
 		return ExitUnreachable
 	case strings.HasPrefix(err.Error(), "unknown command"), strings.Contains(err.Error(), "accepts "),

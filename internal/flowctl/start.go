@@ -71,20 +71,28 @@ func (a *app) startCommand() *cobra.Command {
 // readInput resolves --input: inline JSON, @file or @- (standard input), checked to be
 // JSON.
 func (a *app) readInput(input string) (json.RawMessage, error) {
+	if input == "" {
+		return nil, nil
+	}
+	return a.readJSON("--input", input)
+}
+
+// readJSON resolves a JSON flag value: inline, @file or @- (standard input).
+func (a *app) readJSON(flag, input string) (json.RawMessage, error) {
 	var raw []byte
 	switch {
 	case input == "":
-		return nil, nil
+		return nil, usageErr("%s is empty", flag)
 	case input == "@-":
 		b, err := io.ReadAll(a.stdin)
 		if err != nil {
-			return nil, usageErr("read input from standard input: %v", err)
+			return nil, usageErr("read %s from standard input: %v", strings.TrimPrefix(flag, "--"), err)
 		}
 		raw = b
 	case strings.HasPrefix(input, "@"):
 		b, err := os.ReadFile(input[1:])
 		if err != nil {
-			return nil, usageErr("read input file: %v", err)
+			return nil, usageErr("read %s file: %v", strings.TrimPrefix(flag, "--"), err)
 		}
 		raw = b
 	default:
@@ -92,7 +100,7 @@ func (a *app) readInput(input string) (json.RawMessage, error) {
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, usageErr("--input is not valid JSON: %v", err)
+		return nil, usageErr("%s is not valid JSON: %v", flag, err)
 	}
 	return raw, nil
 }

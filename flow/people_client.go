@@ -1,0 +1,181 @@
+package flow
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/signals"
+)
+
+// RefusedError is a vote, answer or signal the run (or the client, before sending) refused;
+// Reason says why. Nothing was recorded.
+type RefusedError struct {
+	Run    string
+	What   string // "vote on ship", "input release-notes", "signal deploy-done"
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s refused by run %s: %s", e.What, e.Run, e.Reason)
+}
+
+// refusal turns an Update's rejection into a RefusedError; other errors are wrapped.
+func refusal(run, what string, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return &RunNotFoundError{ID: run}
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return &RefusedError{Run: run, What: what, Reason: app.Message()}
+	}
+	var fp *serviceerror.FailedPrecondition
+	if errors.As(err, &fp) || strings.Contains(err.Error(), "workflow execution already completed") {
+		return &RefusedError{Run: run, What: what, Reason: "the run has ended"}
+	}
+	return fmt.Errorf("%s on run %s: %w", what, run, err)
+}
+
+// Vote sends a vote to the gate v.Gate of run as the Update gateflow.approval and returns
+// how the gate stands. A refused vote (not allowed, gate closed, malformed) returns a
+// *RefusedError and leaves no trace. An empty v.By is the client's identity.
+func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (VoteResult, error) {
+	if v.By == "" {
+		v.By = c.opts.Identity
+	}
+	what := "vote on " + v.Gate
+	if err := v.Validate(); err != nil {
+		return VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
+	}
+	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: run, UpdateName: UpdateApproval, Args: []any{v}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return VoteResult{}, refusal(run, what, err)
+	}
+	var res VoteResult
+	if err := h.Get(ctx, &res); err != nil {
+		return VoteResult{}, refusal(run, what, err)
+	}
+	return res, nil
+}
+
+// Answer answers the input request name of run with data (JSON) as the Update
+// gateflow.input. An answer that does not fit the request's schema, comes from someone not
+// assigned, or arrives when the run does not wait for it, returns a *RefusedError.
+func (c *Client) Answer(ctx context.Context, run, name string, data json.RawMessage, by string) (signals.InputAnswer, error) {
+	if by == "" {
+		by = c.opts.Identity
+	}
+	what := "input " + name
+	if !json.Valid(data) {
+		return signals.InputAnswer{}, &InputError{Workflow: name, Err: errors.New("the answer is not valid JSON")}
+	}
+	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: run, UpdateName: UpdateInput, Args: []any{InputAnswerRequest{Name: name, Data: data, By: by}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return signals.InputAnswer{}, refusal(run, what, err)
+	}
+	var ans signals.InputAnswer
+	if err := h.Get(ctx, &ans); err != nil {
+		return signals.InputAnswer{}, refusal(run, what, err)
+	}
+	return ans, nil
+}
+
+// Signal sends e to run, or, with no run and a key, to the mailbox of (e.Name, e.Key),
+// which delivers it to every run waiting on that key and keeps it for runs that start
+// waiting later. An empty ID gets a random one (so a retried command should pass its own
+// ID to be delivered once); an empty sender is the client's identity.
+func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (signals.Envelope, error) {
+	if e.Sender == "" {
+		e.Sender = c.opts.Identity
+	}
+	if e.ID == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		e.ID = "sig-" + hex.EncodeToString(b[:])
+	}
+	if len(e.Payload) == 0 {
+		e.Payload = json.RawMessage("null")
+	}
+	e.SentAt = time.Now().UTC()
+	if err := e.Validate(); err != nil {
+		return e, &InputError{Workflow: "signal " + e.Name, Err: err}
+	}
+	if run != "" {
+		if err := c.tc.SignalWorkflow(ctx, run, "", SignalName, e); err != nil {
+			return e, refusal(run, "signal "+e.Name, err)
+		}
+		return e, nil
+	}
+	if e.Key == "" {
+		return e, &InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
+	}
+	if err := signalMailbox(ctx, c.tc, c.opts.TaskQueue, e.Name, e.Key, mailboxPost, e); err != nil {
+		return e, fmt.Errorf("signal %s/%s: %w", e.Name, e.Key, err)
+	}
+	return e, nil
+}
+
+// PendingGate is an open approval gate of a run, as Approvals lists it.
+type PendingGate struct {
+	Run       string     `json:"run"`
+	Workflow  string     `json:"workflow"`
+	Gate      string     `json:"gate"`
+	Message   string     `json:"message"`
+	Approvers []string   `json:"approvers"`
+	Pending   []string   `json:"pending"`
+	Approvals int        `json:"approvals"`
+	Required  int        `json:"required"`
+	OpenedAt  time.Time  `json:"opened_at"`
+	Deadline  *time.Time `json:"deadline,omitempty"`
+	OnTimeout string     `json:"on_timeout,omitempty"`
+}
+
+// Approvals lists every open approval gate across runs (runs whose FlowStatus is
+// awaiting_approval), with who may decide and the deadline.
+func (c *Client) Approvals(ctx context.Context) ([]PendingGate, error) {
+	resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query:    fmt.Sprintf("%s = %s AND ExecutionStatus = 'Running'", searchattr.Status, quote(string(StatusAwaitingApproval))),
+		PageSize: 1000,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list runs awaiting approval: %w", err)
+	}
+	var out []PendingGate
+	for _, e := range resp.GetExecutions() {
+		id := e.GetExecution().GetWorkflowId()
+		st, err := c.queryState(ctx, id, "")
+		if err != nil {
+			continue // the run moved on, or its worker is down
+		}
+		for _, g := range st.Gates {
+			if g.Closed() {
+				continue
+			}
+			out = append(out, PendingGate{
+				Run: id, Workflow: st.Workflow, Gate: g.Name, Message: g.Request.Message,
+				Approvers: g.Request.Approvers, Pending: g.Pending(), Approvals: len(g.Approvals()),
+				Required: g.Request.Required, OpenedAt: g.OpenedAt, Deadline: g.Deadline,
+				OnTimeout: string(g.Request.OnTimeout),
+			})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,176 @@
+package flowctl
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/signals"
+)
+
+func (a *app) approvalsCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "approvals",
+		Short: "List the approval gates waiting for people, across runs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			gates, err := c.Approvals(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				if gates == nil {
+					gates = []flow.PendingGate{}
+				}
+				return printJSON(a.stdout, gates)
+			}
+			t := newTable(a.stdout, "RUN", "GATE", "VOTES", "WHO MAY DECIDE", "DEADLINE", "MESSAGE")
+			for _, g := range gates {
+				deadline := "none"
+				if g.Deadline != nil {
+					deadline = fmtTime(*g.Deadline) + " (then " + orDash(g.OnTimeout) + ")"
+				}
+				who := strings.Join(g.Approvers, ", ")
+				if who == "" {
+					who = "anyone"
+				}
+				t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), who, deadline, flow.Preview(oneLine(g.Message), 60))
+			}
+			return t.flush()
+		},
+	}
+}
+
+// voteCommand builds approve, reject and request-changes.
+func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cobra.Command {
+	var as, comment string
+	cmd := &cobra.Command{
+		Use:   use + " RUN GATE",
+		Short: short,
+		Args:  exactArgs(2, "RUN and GATE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if kind == approval.RequestChanges && strings.TrimSpace(comment) == "" {
+				return usageErr("request-changes needs --comment saying what to change")
+			}
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			res, err := c.Vote(cmd.Context(), args[0], approval.Vote{Gate: args[1], Kind: kind, By: identity(as), Comment: comment})
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				return printJSON(a.stdout, res)
+			}
+			switch res.Status {
+			case "queued":
+				fmt.Fprintf(a.stdout, "Vote kept: run %s has not reached gate %s yet; it counts when the gate opens.\n", args[0], args[1])
+			case "open":
+				fmt.Fprintf(a.stdout, "Counted: gate %s has %d of %d approvals.\n", res.Gate, res.Approvals, res.Required)
+			case "duplicate":
+				fmt.Fprintf(a.stdout, "Already counted: gate %s has %d of %d approvals.\n", res.Gate, res.Approvals, res.Required)
+			default:
+				fmt.Fprintf(a.stdout, "Gate %s is now %s.\n", res.Gate, res.Status)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&as, "as", "", "who votes (default: FLOW_USER, else the OS user)")
+	cmd.Flags().StringVarP(&comment, "comment", "m", "", "a comment kept with the vote (required for request-changes)")
+	return cmd
+}
+
+func (a *app) inputCommand() *cobra.Command {
+	var as, data string
+	cmd := &cobra.Command{
+		Use:   "input RUN NAME --data JSON|@file",
+		Short: "Answer a run's request for human input",
+		Args:  exactArgs(2, "RUN and NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			raw, err := a.readJSON("--data", data)
+			if err != nil {
+				return err
+			}
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ans, err := c.Answer(cmd.Context(), args[0], args[1], raw, identity(as))
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				return printJSON(a.stdout, ans)
+			}
+			fmt.Fprintf(a.stdout, "Answer to %s accepted by run %s.\n", args[1], args[0])
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&as, "as", "", "who answers (default: FLOW_USER, else the OS user)")
+	cmd.Flags().StringVarP(&data, "data", "d", "", "the answer as JSON, or @file (@- for standard input)")
+	return cmd
+}
+
+func (a *app) signalCommand() *cobra.Command {
+	var as, data, key, run, id string
+	cmd := &cobra.Command{
+		Use:   "signal NAME [--key K] [--run RUN] --data JSON [--id ID]",
+		Short: "Send a signal to a run, or to every run waiting on a key",
+		Long: "Send a signal. With --run it goes to that run; without, it needs --key and goes to\n" +
+			"every run waiting on (NAME, KEY), and is kept for runs that start waiting later.\n" +
+			"A repeated --id is delivered once.",
+		Args: exactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			raw := json.RawMessage("null")
+			if data != "" {
+				var err error
+				if raw, err = a.readJSON("--data", data); err != nil {
+					return err
+				}
+			}
+			if run == "" && key == "" {
+				return usageErr("signal %s needs --run RUN or --key KEY", args[0])
+			}
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			e, err := c.Signal(cmd.Context(), run, signals.Envelope{Name: args[0], Key: key, ID: id, Payload: raw, Sender: identity(as)})
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				return printJSON(a.stdout, e)
+			}
+			to := "run " + run
+			if run == "" {
+				to = "every run waiting on key " + key
+			}
+			fmt.Fprintf(a.stdout, "Signal %s (id %s) sent to %s.\n", e.Name, e.ID, to)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&as, "as", "", "who sends it (default: FLOW_USER, else the OS user)")
+	f.StringVarP(&data, "data", "d", "", "the payload as JSON, or @file (@- for standard input)")
+	f.StringVarP(&key, "key", "k", "", "the signal's key")
+	f.StringVar(&run, "run", "", "the run to signal (default: every run waiting on --key)")
+	f.StringVar(&id, "id", "", "the signal's ID, so a resend is delivered once (default: random)")
+	return cmd
+}
+
+func identity(as string) string {
+	if strings.TrimSpace(as) != "" {
+		return strings.TrimSpace(as)
+	}
+	return flow.CurrentUser()
+}
