@@ -5,11 +5,13 @@
 //   - release: a shell build, parallel checks, an HTTP health check, an AI review that
 //     costs money (the scripted provider answers) and the smoke flow as a child run.
 //   - smoke: two shell steps; release runs it as a child.
+//   - ship: release notes (human input with a JSON Schema), an approval by two of
+//     group:release (request-changes loops back), then a keyed signal from the deploy.
 package examples
 
 import "github.com/gateflow/gateflow/flow"
 
 // All returns every example flow, for flow.NewWorker.
 func All() []flow.Definition {
-	return []flow.Definition{Hello, Release, Smoke}
+	return []flow.Definition{Hello, Release, Smoke, Ship}
 }

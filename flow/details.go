@@ -23,6 +23,7 @@ func detailsMarkdown(s *RunState, now time.Time) string {
 	if s.Error != "" {
 		fmt.Fprintf(&b, "Error: `%s`\n\n", mdEscape(Preview(s.Error, 300)))
 	}
+	writeWaiting(&b, s)
 	if len(s.Steps) == 0 {
 		b.WriteString("No steps yet.\n")
 		return b.String()
@@ -57,6 +58,65 @@ func writeStepRows(b *strings.Builder, steps []StepRecord, indent string, now ti
 			writeStepRows(b, st.Child.Steps, indent+"↳ ", now)
 		}
 	}
+}
+
+// writeWaiting tells people what the run waits for, from whom, until when, and the
+// flowctl command that answers.
+func writeWaiting(b *strings.Builder, s *RunState) {
+	id := "RUN"
+	if s.ID != "" {
+		id = s.ID
+	}
+	until := func(t *time.Time) string {
+		if t == nil {
+			return "no deadline"
+		}
+		return "until " + t.UTC().Format(time.RFC3339)
+	}
+	var lines []string
+	for _, g := range s.Gates {
+		if g.Closed() {
+			continue
+		}
+		who := strings.Join(g.Request.Approvers, ", ")
+		if who == "" {
+			who = "anyone"
+		}
+		lines = append(lines, fmt.Sprintf("- **Approval `%s`**: %s — %d of %d approvals from %s, %s (then %s). "+
+			"Answer: `flowctl approve %s %s` (or `reject`, `request-changes --comment ...`)",
+			g.Name, mdEscape(Preview(oneLine(g.Request.Message), 200)), len(g.Approvals()), g.Request.Required, who,
+			until(g.Deadline), g.Request.OnTimeout, id, g.Name))
+	}
+	for _, in := range s.Inputs {
+		if in.Answer != nil {
+			continue
+		}
+		who := strings.Join(in.Request.Assignees, ", ")
+		if who == "" {
+			who = "anyone"
+		}
+		var deadline *time.Time
+		if d, ok := in.Deadline(); ok {
+			deadline = &d
+		}
+		lines = append(lines, fmt.Sprintf("- **Input `%s`**: %s — from %s, %s. Answer: `flowctl input %s %s --data '{...}'`",
+			in.Name, mdEscape(Preview(oneLine(in.Request.Prompt), 200)), who, until(deadline), id, in.Name))
+	}
+	for _, w := range s.SignalWaits {
+		if w.Received != nil {
+			continue
+		}
+		keyDesc, keyFlag := "", ""
+		if w.Key != "" {
+			keyDesc, keyFlag = fmt.Sprintf(" key `%s`", w.Key), " --key "+w.Key
+		}
+		lines = append(lines, fmt.Sprintf("- **Signal `%s`**%s, %s. Send: `flowctl signal %s%s --data '{...}'`",
+			w.Name, keyDesc, until(w.Deadline), w.Name, keyFlag))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("**Waiting for people**\n\n" + strings.Join(lines, "\n") + "\n\n")
 }
 
 func oneLine(s string) string {

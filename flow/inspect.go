@@ -80,7 +80,11 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 			d.StateError = err.Error()
 		}
 	}
-	d.Status = deriveStatus(info.GetStatus(), Status(saStatus), d.State)
+	recorded := Status(saStatus)
+	if d.State != nil && running {
+		recorded = d.State.Status // the query is ahead of the search attribute
+	}
+	d.Status = deriveStatus(info.GetStatus(), recorded, d.State)
 
 	if !running {
 		c.fillOutcome(ctx, d, info.GetStatus())

@@ -33,9 +33,14 @@ func (e *RefusedError) Error() string {
 }
 
 // refusal turns an Update's rejection into a RefusedError; other errors are wrapped.
-func refusal(run, what string, err error) error {
+func (c *Client) refusal(ctx context.Context, run, what string, err error) error {
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
+		// Temporal answers NotFound for a run that has ended, too.
+		if d, derr := c.tc.DescribeWorkflowExecution(ctx, run, ""); derr == nil {
+			st := temporalStatusName(d.GetWorkflowExecutionInfo().GetStatus())
+			return &RefusedError{Run: run, What: what, Reason: "the run has ended (" + st + ")"}
+		}
 		return &RunNotFoundError{ID: run}
 	}
 	var app *temporal.ApplicationError
@@ -64,11 +69,11 @@ func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (VoteRes
 		WorkflowID: run, UpdateName: UpdateApproval, Args: []any{v}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
-		return VoteResult{}, refusal(run, what, err)
+		return VoteResult{}, c.refusal(ctx, run, what, err)
 	}
 	var res VoteResult
 	if err := h.Get(ctx, &res); err != nil {
-		return VoteResult{}, refusal(run, what, err)
+		return VoteResult{}, c.refusal(ctx, run, what, err)
 	}
 	return res, nil
 }
@@ -89,11 +94,11 @@ func (c *Client) Answer(ctx context.Context, run, name string, data json.RawMess
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
-		return signals.InputAnswer{}, refusal(run, what, err)
+		return signals.InputAnswer{}, c.refusal(ctx, run, what, err)
 	}
 	var ans signals.InputAnswer
 	if err := h.Get(ctx, &ans); err != nil {
-		return signals.InputAnswer{}, refusal(run, what, err)
+		return signals.InputAnswer{}, c.refusal(ctx, run, what, err)
 	}
 	return ans, nil
 }
@@ -120,7 +125,7 @@ func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (si
 	}
 	if run != "" {
 		if err := c.tc.SignalWorkflow(ctx, run, "", SignalName, e); err != nil {
-			return e, refusal(run, "signal "+e.Name, err)
+			return e, c.refusal(ctx, run, "signal "+e.Name, err)
 		}
 		return e, nil
 	}

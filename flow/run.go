@@ -101,6 +101,7 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 		guards = parent.Guards
 	}
 	st := &RunState{
+		ID:          workflow.GetInfo(wctx).WorkflowExecution.ID,
 		Workflow:    info.Name,
 		Version:     info.Version,
 		Status:      StatusRunning,

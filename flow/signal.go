@@ -83,10 +83,12 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 	}
 	st.SignalWaits = append(st.SignalWaits, sw)
 	if key != "" {
-		if err := ctx.mailbox(MailboxSubscribe, name, key, now); err != nil {
+		// Since zero: the run gets every signal the mailbox keeps for the key, also those
+		// sent before it started waiting (within the mailbox's retention).
+		if err := ctx.mailbox(MailboxSubscribe, name, key, time.Time{}); err != nil {
 			return fail(StepFailed, fmt.Errorf("subscribe to %s: %w", what, err))
 		}
-		defer func() { _ = ctx.mailbox(MailboxUnsubscribe, name, key, now) }()
+		defer func() { _ = ctx.mailbox(MailboxUnsubscribe, name, key, time.Time{}) }()
 	}
 	schema := SchemaOf(reflect.TypeOf(&zero).Elem())
 	var out T

@@ -161,6 +161,8 @@ func (r StepRecord) Duration(now time.Time) time.Duration {
 // RunState is a run's state as the Query gateflow.state returns it, and as it is kept in
 // the run's Memo when the run ends.
 type RunState struct {
+	// ID is the run's ID (its Temporal workflow ID).
+	ID        string     `json:"id,omitempty"`
 	Workflow  string     `json:"workflow"`
 	Version   string     `json:"version,omitempty"`
 	Status    Status     `json:"status"`

@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/devserver"
@@ -41,6 +42,7 @@ type config struct {
 	serverLog   string
 	stopTimeout time.Duration
 	pricesFile  string
+	groupsFile  string
 }
 
 func main() {
@@ -60,6 +62,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.taskQueue, "task-queue", flow.DefaultTaskQueue, "the task queue to serve")
 	fs.StringVar(&cfg.serverLog, "server-log-level", "", "with --dev: show the server's own logs at this level (debug, info, warn, error)")
 	fs.DurationVar(&cfg.stopTimeout, "stop-timeout", 30*time.Second, "grace period for in-flight steps on shutdown")
+	fs.StringVar(&cfg.groupsFile, "groups", "", `JSON file of approver groups: {"release": ["alice", "bob"]} (default: the examples' group:release = alice, bob, carol)`)
 	fs.StringVar(&cfg.pricesFile, "prices", "", `JSON file of model prices overriding the defaults: {"model": {"input_per_mtok": "2.50", "output_per_mtok": "10.00"}}`)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: flow-worker [--dev [--db-file PATH] [--port 7233] [--ui-port 8233]] [--task-queue gateflow]\n\n")
@@ -94,6 +97,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "flow-worker:", err)
 		return 2
 	}
+	var directory approval.Directory = examples.Directory()
+	if cfg.groupsFile != "" {
+		d, err := approval.LoadDirectory(cfg.groupsFile)
+		if err != nil {
+			fmt.Fprintln(stderr, "flow-worker: --groups:", err)
+			return 2
+		}
+		directory = d
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 
@@ -127,6 +139,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	w := flow.NewWorker(tc, flow.WorkerOptions{
 		TaskQueue: cfg.taskQueue, StopTimeout: cfg.stopTimeout, Providers: providers, Prices: prices,
+		Directory: directory,
 	}, examples.All()...)
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)

@@ -2,7 +2,9 @@ package flowctl
 
 import (
 	"fmt"
+	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,6 +70,7 @@ func (a *app) printRun(d *flow.RunDescription) error {
 	if st.MaxAttempts > 1 {
 		fmt.Fprintf(w, "Attempt   %d of %d\n", st.Attempt, st.MaxAttempts)
 	}
+	printWaiting(w, st)
 	if st.AllowedFailures > 0 {
 		fmt.Fprintf(w, "Allowed   %d step(s) failed and were allowed to\n", st.AllowedFailures)
 	}
@@ -114,6 +117,34 @@ func addStepRows(t *table, steps []flow.StepRecord, indent string, now time.Time
 			cost, exit, flow.Preview(oneLine(detail), 60))
 		if s.Child != nil && len(s.Child.Steps) > 0 {
 			addStepRows(t, s.Child.Steps, indent+"  ", now)
+		}
+	}
+}
+
+// printWaiting lists what a running run waits for and the command that answers.
+func printWaiting(w io.Writer, st *flow.RunState) {
+	if len(st.Waiting) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Waiting   %s\n", strings.Join(st.Waiting, ", "))
+	for _, g := range st.Gates {
+		if g.Closed() {
+			continue
+		}
+		who := strings.Join(g.Request.Approvers, ", ")
+		if who == "" {
+			who = "anyone"
+		}
+		deadline := "no deadline"
+		if g.Deadline != nil {
+			deadline = "until " + fmtTime(*g.Deadline)
+		}
+		fmt.Fprintf(w, "  approval %s: %d of %d from %s, %s\n    flowctl approve %s %s\n",
+			g.Name, len(g.Approvals()), g.Request.Required, who, deadline, st.ID, g.Name)
+	}
+	for _, in := range st.Inputs {
+		if in.Answer == nil {
+			fmt.Fprintf(w, "  input %s: %s\n    flowctl input %s %s --data '{...}'\n", in.Name, oneLine(in.Request.Prompt), st.ID, in.Name)
 		}
 	}
 }

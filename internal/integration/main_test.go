@@ -51,7 +51,8 @@ func runMain(m *testing.M) int {
 	fakes := startLLMFakes()
 	defer fakes.close()
 	shared.llm = fakes
-	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: shared.queue, StopTimeout: 5 * time.Second, Providers: fakes.providers()},
+	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: shared.queue, StopTimeout: 5 * time.Second, Providers: fakes.providers(),
+		Directory: examples.Directory()},
 		append(examples.All(), testflows.All()...)...)
 	w.RegisterActivity(testflows.Count, "")
 	if err := w.Start(); err != nil {

@@ -14,8 +14,8 @@ import (
 
 // All returns every test flow.
 func All() []flow.Definition {
-	return []flow.Definition{Failing, Steps, Crashy, FailFast, Allowed, Retried, Attempts, Cancellable,
-		Agents, Deep, Wide, Tokens, WallTime, Counting}
+	return append([]flow.Definition{Failing, Steps, Crashy, FailFast, Allowed, Retried, Attempts, Cancellable,
+		Agents, Deep, Wide, Tokens, WallTime, Counting}, PeopleFlows()...)
 }
 
 // Failing runs a step that writes to stderr and exits 3.
