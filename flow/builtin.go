@@ -15,6 +15,7 @@ import (
 // builtinCall turns a built-in step's spec into a call.
 func (c *Context) builtinCall(name string, spec activities.Spec, opts []StepOption) call {
 	cl := call{name: name, activity: spec.ActivityName(), args: []any{spec}, invalid: spec.Validate(), opts: c.options(opts)}
+	cl.costLimit = cl.opts.costLimit
 	switch s := spec.(type) {
 	case activities.Shell:
 		cl.kind = KindShell
@@ -29,6 +30,11 @@ func (c *Context) builtinCall(name string, spec activities.Spec, opts []StepOpti
 		}
 	case activities.Agent:
 		cl.kind = KindAgent
+		limit := s.MaxBudgetUSD
+		if cl.opts.costLimit != nil {
+			limit = *cl.opts.costLimit
+		}
+		cl.costLimit = &limit
 	default:
 		cl.kind = KindActivity
 	}
@@ -104,6 +110,7 @@ func Step[T any](ctx *Context, name string, activity any, args ...any) (T, error
 
 func activityCall(ctx *Context, name string, activity any, args []any) call {
 	cl := call{name: name, kind: KindActivity, activity: activity, args: args, opts: ctx.options(nil)}
+	cl.costLimit = cl.opts.costLimit
 	an := activityName(activity)
 	if an == "" {
 		cl.invalid = fmt.Errorf("activity %v is neither a function nor a name", activity)

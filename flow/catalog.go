@@ -4,6 +4,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/gateflow/gateflow/budget"
+
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -18,6 +20,14 @@ type WorkflowInfo struct {
 	// MaxAttempts is how many times a failed run is attempted (see MaxAttempts); 0 leaves it
 	// to the worker.
 	MaxAttempts int `json:"max_attempts,omitempty"`
+	// BudgetPolicy is what a run does when its cap would be exceeded: "stop" (default) or
+	// "pause" (wait up to BudgetPause for a higher cap).
+	BudgetPolicy budget.Policy `json:"budget_policy,omitempty"`
+	BudgetPause  time.Duration `json:"budget_pause,omitempty"`
+	// MonthlyQuotaUSD is the worker's monthly quota for the flow, if any;
+	// OverallQuotaUSD the worker's overall monthly quota (the same on every entry).
+	MonthlyQuotaUSD string `json:"monthly_quota_usd,omitempty"`
+	OverallQuotaUSD string `json:"overall_quota_usd,omitempty"`
 	// Guards are the flow's own limits; zero fields are left to the worker.
 	Guards      Guards  `json:"guards"`
 	InputType   string  `json:"input_type"`
@@ -30,9 +40,11 @@ type WorkflowInfo struct {
 
 // Catalog is what the workers of one task queue serve.
 type Catalog struct {
-	TaskQueue string         `json:"task_queue"`
-	Workflows []WorkflowInfo `json:"workflows"`
-	UpdatedAt time.Time      `json:"updated_at"`
+	TaskQueue string `json:"task_queue"`
+	// MonthlyQuotaUSD is the workers' overall monthly quota, if any.
+	MonthlyQuotaUSD string         `json:"monthly_quota_usd,omitempty"`
+	Workflows       []WorkflowInfo `json:"workflows"`
+	UpdatedAt       time.Time      `json:"updated_at"`
 }
 
 // Lookup returns the entry named name.
@@ -62,6 +74,9 @@ func (c *Catalog) merge(published []WorkflowInfo, at time.Time) {
 	}
 	for _, w := range published {
 		byName[w.Name] = w
+	}
+	if len(published) > 0 {
+		c.MonthlyQuotaUSD = published[0].OverallQuotaUSD // the latest worker's setting
 	}
 	c.Workflows = c.Workflows[:0]
 	for _, w := range byName {

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/searchattr"
 )
 
@@ -32,6 +33,8 @@ type parentInfo struct {
 	TreeTokens  int64     `json:"tree_tokens"`
 	StartedAt   time.Time `json:"started_at"`
 	CreatedBy   string    `json:"created_by,omitempty"`
+	// CapUSD is the child's money cap: what the parent had left, or less.
+	CapUSD string `json:"cap_usd,omitempty"`
 }
 
 // ChildReport is what a child run sends its parent when it ends.
@@ -109,12 +112,28 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	}
 	rt.children++
 	o := ctx.options(opts)
+	key := st.Steps[i].ActivityID
+	var capUSD string
+	reserved := false
+	if cc := rt.ledger.ChildCap(); cc.Set {
+		amount := cc.Amount
+		if o.costLimit != nil && o.costLimit.LessThan(amount) {
+			amount = *o.costLimit
+		}
+		if err := ctx.reserve([]budget.Item{{Key: key, Amount: amount}}); err != nil {
+			return fail(err)
+		}
+		capUSD, reserved = amount.String(), true
+	} else if o.costLimit != nil {
+		capUSD = o.costLimit.String()
+	}
 	info := workflow.GetInfo(ctx.wctx)
 	childID := info.WorkflowExecution.ID + "/" + st.Steps[i].ActivityID
 	createdBy, _ := workflow.GetTypedSearchAttributes(ctx.wctx).GetKeyword(searchattr.CreatedByKey)
 	pi := parentInfo{
 		ParentID: info.WorkflowExecution.ID, ParentRunID: info.WorkflowExecution.RunID, Step: name,
 		Depth: depth, Guards: rt.guards, TreeTokens: rt.treeTokens(), StartedAt: st.StartedAt, CreatedBy: createdBy,
+		CapUSD: capUSD,
 	}
 	sa := []temporal.SearchAttributeUpdate{searchattr.StatusKey.ValueSet(string(StatusRunning))}
 	if createdBy != "" {
@@ -151,17 +170,24 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	err := fut.Get(ctx.wctx, &out)
 	rec := st.Steps[i].Child
 	rt.collectReports(ctx.wctx)
+	childCost := decimal.Zero
 	if rep, ok := rt.childReports[childID]; ok {
 		rec.Status, rec.CostUSD, rec.Tokens, rec.Steps, rec.Error = rep.Status, rep.CostUSD, rep.Tokens, rep.Steps, rep.Error
 		st.charge(i, rep.CostUSD, rep.Tokens)
 		rt.childTokens = rt.childTokens.add(rep.Tokens)
+		childCost = rep.CostUSD
 	} else if err != nil {
 		rec.Status = statusOf(err, 0)
 		rec.Error = errorMessage(err)
 	} else {
 		rec.Status = StatusCompleted
 	}
+	// The child charged the monthly ledgers itself; here its spend settles the parent's cap.
+	berr := ctx.settleCost(key, name, reserved, childCost)
 	end := workflow.Now(ctx.wctx)
+	if err == nil && berr != nil {
+		err = berr
+	}
 	if err != nil {
 		status := StepFailed
 		if isCancellation(err) {

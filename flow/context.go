@@ -3,6 +3,8 @@ package flow
 import (
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -79,6 +81,7 @@ type stepOptions struct {
 	heartbeatTimeout time.Duration
 	retry            *temporal.RetryPolicy
 	allowFailure     bool
+	costLimit        *decimal.Decimal
 }
 
 // StepTimeout bounds one attempt of the step (the activity's StartToCloseTimeout).
@@ -102,6 +105,14 @@ func Retry(p temporal.RetryPolicy) StepOption {
 // (allowed), the handler gets the zero result and a nil error, and a run that otherwise
 // completes ends with status warning.
 func AllowFailure() StepOption { return func(o *stepOptions) { o.allowFailure = true } }
+
+// CostLimit declares what the step may cost at most: the step reserves it against the
+// run's cap before it is dispatched (a step that would take spend over the cap is not
+// dispatched), and a child run gets it as its cap when it is less than what is left.
+// Agent steps reserve their MaxBudgetUSD without it.
+func CostLimit(usd decimal.Decimal) StepOption {
+	return func(o *stepOptions) { o.costLimit = &usd }
+}
 
 // Defaults for steps.
 const (

@@ -73,9 +73,13 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 		}
 		return "until " + t.UTC().Format(time.RFC3339)
 	}
+	waiting := map[string]bool{}
+	for _, w := range s.Waiting {
+		waiting[w] = true
+	}
 	var lines []string
 	for _, g := range s.Gates {
-		if g.Closed() {
+		if g.Closed() || !waiting["approval:"+g.Name] {
 			continue
 		}
 		who := strings.Join(g.Request.Approvers, ", ")
@@ -88,7 +92,7 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 			until(g.Deadline), g.Request.OnTimeout, id, g.Name))
 	}
 	for _, in := range s.Inputs {
-		if in.Answer != nil {
+		if in.Answer != nil || !waiting["input:"+in.Name] {
 			continue
 		}
 		who := strings.Join(in.Request.Assignees, ", ")
@@ -103,10 +107,14 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 			in.Name, mdEscape(Preview(oneLine(in.Request.Prompt), 200)), who, until(deadline), id, in.Name))
 	}
 	for _, w := range s.SignalWaits {
-		if w.Received != nil {
+		what := "signal:" + w.Name
+		if w.Key != "" {
+			what += "/" + w.Key
+		}
+		if w.Received != nil || !waiting[what] {
 			continue
 		}
-		keyDesc, keyFlag := "", ""
+		keyDesc, keyFlag := "", " --run "+id
 		if w.Key != "" {
 			keyDesc, keyFlag = fmt.Sprintf(" key `%s`", w.Key), " --key "+w.Key
 		}

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/budget"
 )
 
 // ParallelMode says what a failed parallel step does to its siblings.
@@ -121,6 +122,7 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	pc := c.withWorkflow(pctx)
 
 	results := make([]ParallelResult, len(steps))
+	calls := make([]call, len(steps))
 	type branch struct {
 		p        *pending
 		result   any
@@ -150,8 +152,28 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 		}
 		cl.group = name
 		results[i].Name, results[i].Kind = s.name, cl.kind
-		b.p = pc.dispatch(cl)
+		calls[i] = cl
 		branches[i] = b
+	}
+	// Cost-bearing steps reserve their limits together, so a fan-out cannot overshoot the
+	// cap: all are dispatched, or none.
+	var items []budget.Item
+	for i := range calls {
+		if calls[i].costLimit != nil {
+			calls[i].reserveKey = fmt.Sprintf("%s/%s#%d", name, calls[i].name, i)
+			items = append(items, budget.Item{Key: calls[i].reserveKey, Amount: *calls[i].costLimit})
+		}
+	}
+	if len(items) > 0 {
+		if err := c.reserve(items); err != nil {
+			return nil, &StepError{Step: name, Kind: "parallel", Err: err}
+		}
+		for i := range calls {
+			calls[i].reserved = calls[i].costLimit != nil
+		}
+	}
+	for i := range calls {
+		branches[i].p = pc.dispatch(calls[i])
 	}
 
 	perr := &ParallelError{Group: name}

@@ -62,6 +62,8 @@ type people struct {
 	inbox    approval.Inbox
 	waiting  map[string]bool
 	inputs   map[string]*inputWait
+	// gateAttempt is the run attempt each gate was opened in.
+	gateAttempt map[string]int
 	// failRun is set when a gate's deadline closed it with OnTimeout fail.
 	failRun error
 }
@@ -97,8 +99,15 @@ func (rt *runner) registerPeople(wctx workflow.Context) error {
 	return rt.registerSignals(wctx)
 }
 
+// maxRefused bounds the refusals a run keeps (the newest), so senders cannot grow its
+// state without limit.
+const maxRefused = 100
+
 func (rt *runner) refuse(ctx workflow.Context, kind, name, by string, err error) {
 	rt.state.Refused = append(rt.state.Refused, RefusedMessage{Kind: kind, Name: name, By: by, Reason: err.Error(), At: workflow.Now(ctx)})
+	if over := len(rt.state.Refused) - maxRefused; over > 0 {
+		rt.state.Refused = append([]RefusedMessage(nil), rt.state.Refused[over:]...)
+	}
 	rt.publish()
 }
 
@@ -106,6 +115,7 @@ func (rt *runner) refuse(ctx workflow.Context, kind, name, by string, err error)
 // its rules; votes for a gate the run has not reached yet need only be well formed (they
 // are checked against the gate's rules when it opens).
 func (rt *runner) checkVote(ctx workflow.Context, v approval.Vote) error {
+	v.Gate = strings.TrimSpace(v.Gate)
 	if g, ok := rt.people.gates[v.Gate]; ok {
 		return g.Check(v, rt.people.gateDirs[v.Gate])
 	}
@@ -121,6 +131,7 @@ func (rt *runner) checkVote(ctx workflow.Context, v approval.Vote) error {
 // applyVote counts a checked vote, or keeps it until its gate opens.
 func (rt *runner) applyVote(ctx workflow.Context, v approval.Vote) (VoteResult, error) {
 	v.At = workflow.Now(ctx)
+	v.Gate = strings.TrimSpace(v.Gate)
 	g, ok := rt.people.gates[v.Gate]
 	if !ok {
 		if err := rt.people.inbox.Add(v); err != nil {
@@ -155,6 +166,14 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	st := rt.state
 	now := workflow.Now(c.wctx)
 	i := st.beginStep(name, KindApproval, now)
+	// An approval is carried by the run, not by the attempt: a retried run does not ask
+	// people again for a gate they approved.
+	if prev, ok := rt.people.gates[name]; ok && prev.Closed() && prev.Decision.Outcome == approval.Approved &&
+		rt.people.gateAttempt[name] < st.Attempt {
+		st.endStep(i, now, StepCompleted, 0, "", describeDecision(*prev.Decision)+" (in an earlier attempt)", nil)
+		rt.publish()
+		return *prev.Decision, nil
+	}
 	g, err := approval.Open(name, req, now)
 	if err != nil {
 		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
@@ -170,6 +189,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	}).Get(&snap)
 	rt.people.gates[name] = g
 	rt.people.gateDirs[name] = snap
+	rt.people.gateAttempt[name] = st.Attempt
 	st.Gates = append(st.Gates, g)
 	g.ApplyEarly(rt.people.inbox.Take(name), snap)
 

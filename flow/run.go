@@ -8,7 +8,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -22,6 +25,8 @@ type runConfig struct {
 	guards      Guards
 	maxAttempts int
 	directory   approval.Directory
+	maxCost     *decimal.Decimal
+	quotas      Quotas
 }
 
 // runner is one run's wrapper state, shared by the Contexts of its handler.
@@ -40,6 +45,15 @@ type runner struct {
 	pendingSA []temporal.SearchAttributeUpdate
 	people    *people
 	signals   *signals.Buffer
+	// ledger is the run's money: cap, spend, reservations. budgetErr, once set, ends the
+	// run as budget_exceeded whatever the handler does with it.
+	ledger     *budget.Ledger
+	policy     budget.Policy
+	pause      time.Duration
+	budgetErr  error
+	capVersion int
+	// quotasOn: the worker has monthly quotas, so costs are charged to its ledgers.
+	quotasOn bool
 }
 
 func (rt *runner) publish() {
@@ -119,7 +133,7 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 	}
 	rt := &runner{root: wctx, info: info, state: st, guards: guards, parent: parent, childReports: map[string]ChildReport{},
 		people: &people{dir: cfg.directory, gates: map[string]*approval.Gate{}, gateDirs: map[string]approval.StaticDirectory{},
-			waiting: map[string]bool{}, inputs: map[string]*inputWait{}},
+			waiting: map[string]bool{}, inputs: map[string]*inputWait{}, gateAttempt: map[string]int{}},
 		signals: signals.NewBuffer(0, 0)}
 	if parent != nil {
 		st.Depth, st.ParentID = parent.Depth, parent.ParentID
@@ -136,8 +150,15 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 	if err := rt.registerPeople(wctx); err != nil {
 		return zero, err
 	}
+	opts := readOptions(wctx)
+	if err := rt.setupBudget(wctx, cfg, opts); err != nil {
+		return zero, err
+	}
 	c := &Context{wctx: wctx, run: rt}
 	if err := rt.checkVersion(); err != nil {
+		return zero, rt.end(c, err)
+	}
+	if err := rt.checkQuota(c, cfg, opts); err != nil {
 		return zero, rt.end(c, err)
 	}
 	c.setStatus(StatusRunning)
@@ -164,6 +185,9 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 	}
 	if err == nil && rt.people.failRun != nil {
 		err = rt.people.failRun // a gate's deadline with OnTimeout fail ends the run
+	}
+	if rt.budgetErr != nil && (err == nil || !isBudgetExceeded(err)) {
+		err = rt.budgetErr // crossing the cap stops the run, whatever the handler did
 	}
 	return out, rt.end(c, err)
 }
@@ -197,7 +221,9 @@ func (rt *runner) retryable(err error) bool {
 	var verr *VersionError
 	switch {
 	case isCancellation(err), errors.Is(err, ErrGuard), errors.As(err, &perm), errors.As(err, &verr),
-		errors.Is(err, approval.ErrRejected), rt.people != nil && rt.people.failRun != nil:
+		errors.Is(err, approval.ErrRejected), errors.Is(err, approval.ErrTimedOut), errors.Is(err, approval.ErrChangesRequested),
+		rt.people != nil && rt.people.failRun != nil,
+		isBudgetExceeded(err), rt.budgetErr != nil:
 		return false
 	}
 	return true
@@ -217,7 +243,9 @@ func statusOf(err error, allowedFailures int) Status {
 		return StatusCompleted
 	case isCancellation(err):
 		return StatusCancelled
-	case errors.Is(err, approval.ErrRejected):
+	case isBudgetExceeded(err):
+		return StatusBudgetExceeded
+	case errors.Is(err, approval.ErrRejected), appErrorType(err) == "gateflow.Rejected":
 		return StatusRejected
 	}
 	return StatusFailed
@@ -252,9 +280,51 @@ func (rt *runner) end(c *Context, err error) error {
 	rt.reportToParent(wctx)
 	var perm *permanentError
 	if errors.As(err, &perm) {
-		return perm.err
+		err = perm.err
+	}
+	// A parent (or a tool) tells these outcomes apart by the application error's type.
+	switch status {
+	case StatusBudgetExceeded:
+		return temporal.NewNonRetryableApplicationError(msg, "gateflow.BudgetExceeded", err)
+	case StatusRejected:
+		return temporal.NewNonRetryableApplicationError(msg, "gateflow.Rejected", err)
 	}
 	return err
+}
+
+// isBudgetExceeded reports a budget refusal or crossing, here or in a child run.
+func isBudgetExceeded(err error) bool {
+	return errors.Is(err, budget.ErrExceeded) || errors.Is(err, budget.ErrQuotaExhausted) ||
+		appErrorType(err) == "gateflow.BudgetExceeded" || appErrorType(err) == "gateflow.QuotaExhausted"
+}
+
+func appErrorType(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Type()
+	}
+	return ""
+}
+
+// checkQuota refuses, before any step, a run not started by a Client (which checks
+// quotas itself) when a monthly quota of the worker is exhausted.
+func (rt *runner) checkQuota(c *Context, cfg runConfig, opts RunOptions) error {
+	if opts.QuotaChecked || rt.parent != nil {
+		return nil
+	}
+	if _, ok := cfg.quotas.limitFor(budget.AllScope); !ok {
+		if _, ok := cfg.quotas.limitFor(budget.WorkflowScope(rt.info.Name)); !ok {
+			return nil
+		}
+	}
+	actx := workflow.WithActivityOptions(c.wctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second, Summary: "monthly quota check",
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+	if err := workflow.ExecuteActivity(actx, QuotaCheckActivity, rt.info.Name).Get(c.wctx, nil); err != nil {
+		return fmt.Errorf("refused before any step: %w", err)
+	}
+	return nil
 }
 
 // setStatus records the run status and upserts FlowStatus (and the cost attributes) when

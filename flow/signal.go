@@ -88,7 +88,11 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 		if err := ctx.mailbox(MailboxSubscribe, name, key, time.Time{}); err != nil {
 			return fail(StepFailed, fmt.Errorf("subscribe to %s: %w", what, err))
 		}
-		defer func() { _ = ctx.mailbox(MailboxUnsubscribe, name, key, time.Time{}) }()
+		defer func() {
+			// Also when the wait was cancelled: leave the mailbox on a disconnected context.
+			dctx, _ := workflow.NewDisconnectedContext(ctx.wctx)
+			_ = ctx.withWorkflow(dctx).mailbox(MailboxUnsubscribe, name, key, time.Time{})
+		}()
 	}
 	schema := SchemaOf(reflect.TypeOf(&zero).Elem())
 	var out T

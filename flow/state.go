@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -196,6 +197,9 @@ type RunState struct {
 	SignalWaits []*SignalWait `json:"signal_waits,omitempty"`
 	// Refused are votes and signals that arrived as Signals and were refused, with why.
 	Refused []RefusedMessage `json:"refused,omitempty"`
+	// Budget is the run's money: cap (and where it came from), spent, reserved, charges
+	// and warnings, all exact decimals.
+	Budget *budget.Ledger `json:"budget,omitempty"`
 }
 
 // beginStep appends a running step and returns its index. Names used before in the run get

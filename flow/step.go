@@ -12,6 +12,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/budget"
 )
 
 // call describes one activity step before it is dispatched.
@@ -26,6 +27,11 @@ type call struct {
 	summary      string
 	group        string
 	onError      bool
+	// costLimit is the step's own cost limit: a cost-bearing step reserves it before it is
+	// dispatched. reserved says Parallel reserved it already.
+	costLimit  *decimal.Decimal
+	reserved   bool
+	reserveKey string
 }
 
 // pending is a dispatched (or refused) step.
@@ -63,7 +69,21 @@ func (c *Context) dispatch(cl call) *pending {
 	if err == nil && !cl.onError {
 		err = c.run.guards.checkWallTime(cl.name, st.StartedAt, now)
 	}
+	if err == nil && cl.costLimit != nil && !cl.reserved {
+		if err = c.reserve([]budget.Item{{Key: st.Steps[i].ActivityID, Amount: *cl.costLimit}}); err == nil {
+			p.call.reserved = true
+		}
+	}
 	if err != nil {
+		if p.call.reserved {
+			key := st.Steps[i].ActivityID
+			if cl.reserveKey != "" {
+				key = cl.reserveKey
+			}
+			if r, ok := c.run.ledger.Reservation(key); ok {
+				c.run.ledger.Release(r)
+			}
+		}
 		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
 		p.err = &StepError{Step: cl.name, Kind: cl.kind, Err: err}
 		c.run.publish()
@@ -97,12 +117,21 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st := c.run.state
 	end := workflow.Now(c.wctx)
 	name, kind := p.call.name, p.call.kind
+	key := st.Steps[p.idx].ActivityID
+	resKey := key
+	if p.call.reserveKey != "" {
+		resKey = p.call.reserveKey
+	}
 	if err == nil {
 		o := describe()
 		st.endStep(p.idx, end, StepCompleted, o.attempt, "", o.output, o.exitCode)
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
 		st.charge(p.idx, o.cost, o.tokens)
 		c.run.publish()
+		c.chargeQuota(key, o.cost)
+		if berr := c.settleCost(resKey, name, p.call.reserved, o.cost); berr != nil {
+			return &StepError{Step: name, Kind: kind, Err: berr}
+		}
 		if o.tokens.Total() > 0 && !p.call.onError {
 			if gerr := c.run.guards.checkTokens(name, c.run.treeTokens()); gerr != nil {
 				return &StepError{Step: name, Kind: kind, Err: gerr}
@@ -118,6 +147,11 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st.endStep(p.idx, end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
 	st.charge(p.idx, fi.cost, fi.tokens)
+	c.chargeQuota(key, fi.cost)
+	if berr := c.settleCost(resKey, name, p.call.reserved, fi.cost); berr != nil {
+		c.run.publish()
+		return &StepError{Step: name, Kind: kind, Err: berr}
+	}
 	if status == StepFailed && p.call.opts.allowFailure {
 		st.Steps[p.idx].AllowedFailure = true
 		st.AllowedFailures++

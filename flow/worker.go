@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -43,6 +44,10 @@ type WorkerOptions struct {
 	Guards Guards
 	// MaxAttempts is the default number of run attempts for flows that set none.
 	MaxAttempts int
+	// MaxCostUSD is the default money cap of runs whose start options and flow set none.
+	MaxCostUSD *decimal.Decimal
+	// Quotas are monthly spending limits; new runs are refused once one is exhausted.
+	Quotas Quotas
 	// Directory resolves the "group:" names of approvers and input assignees (see
 	// approval.LoadDirectory for a file-based one). Nil: groups have no members.
 	Directory approval.Directory
@@ -137,7 +142,7 @@ func (w *Worker) Validate() error {
 		if seen[f.Name()] {
 			errs = append(errs, fmt.Errorf("flow %s is defined twice", f.Name()))
 		}
-		if f.Name() == CatalogWorkflowType || f.Name() == MailboxWorkflowType {
+		if f.Name() == CatalogWorkflowType || f.Name() == MailboxWorkflowType || f.Name() == LedgerWorkflowType {
 			errs = append(errs, fmt.Errorf("flow name %s is reserved", f.Name()))
 		}
 		seen[f.Name()] = true
@@ -163,7 +168,8 @@ func (w *Worker) Start() error {
 		prices = llm.DefaultPrices()
 	}
 	agents := &activities.AgentActivities{Router: llm.NewRouter(providers), Prices: prices}
-	cfg := runConfig{guards: w.opts.Guards, maxAttempts: w.opts.MaxAttempts, directory: w.opts.Directory}
+	cfg := runConfig{guards: w.opts.Guards, maxAttempts: w.opts.MaxAttempts, directory: w.opts.Directory,
+		maxCost: w.opts.MaxCostUSD, quotas: w.opts.Quotas}
 
 	o := w.opts.Worker
 	o.WorkerStopTimeout = w.opts.StopTimeout
@@ -183,6 +189,10 @@ func (w *Worker) Start() error {
 	}
 	w.w.RegisterWorkflowWithOptions(catalogWorkflow, workflow.RegisterOptions{Name: CatalogWorkflowType})
 	w.w.RegisterWorkflowWithOptions(mailboxWorkflow, workflow.RegisterOptions{Name: MailboxWorkflowType})
+	w.w.RegisterWorkflowWithOptions(ledgerWorkflow, workflow.RegisterOptions{Name: LedgerWorkflowType})
+	qa := quotaActivities{queue: w.opts.TaskQueue, quotas: w.opts.Quotas}
+	w.w.RegisterActivityWithOptions(qa.charge, activity.RegisterOptions{Name: QuotaChargeActivity})
+	w.w.RegisterActivityWithOptions(qa.check, activity.RegisterOptions{Name: QuotaCheckActivity})
 	mb := mailboxActivities{queue: w.opts.TaskQueue}
 	w.w.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: MailboxSubscribe})
 	w.w.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: MailboxUnsubscribe})
@@ -233,6 +243,12 @@ func (w *Worker) publish(ctx context.Context) error {
 	for i := range entries {
 		entries[i].PublishedBy = identity
 		entries[i].PublishedAt = now
+		if q, ok := w.opts.Quotas.PerWorkflow[entries[i].Name]; ok {
+			entries[i].MonthlyQuotaUSD = q.String()
+		}
+		if w.opts.Quotas.MonthlyUSD != nil {
+			entries[i].OverallQuotaUSD = w.opts.Quotas.MonthlyUSD.String()
+		}
 	}
 	initial := Catalog{TaskQueue: w.opts.TaskQueue}
 	seed := initial

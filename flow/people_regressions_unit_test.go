@@ -1,0 +1,128 @@
+// Regression tests for bugs in the people-in-the-loop code found while writing its unit
+// tests; each names the bug it showed.
+
+package flow
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/signals"
+)
+
+// TestKnownBugPeopleRetryAsksForGrantedApprovalsAgain: DESIGN.md maps run-level retry to
+// "an attempt loop inside the wrapper that keeps granted approvals and spent cost", but
+// ctx.Approval (people.go:153-176) opens a fresh gate on every attempt, replacing the
+// approved one in rt.people.gates, so a run whose later step failed asks people to approve
+// again (here nobody does, and the second attempt times out at the gate).
+func TestKnownBugPeopleRetryAsksForGrantedApprovalsAgain(t *testing.T) {
+	f := Define("people/retry-after-approval", func(ctx *Context, _ none) (none, error) {
+		if _, err := ctx.Approval("ship", approval.Request{Approvers: []string{"alice"}, Timeout: time.Hour}); err != nil {
+			return none{}, err
+		}
+		cmd := "deploy"
+		if ctx.Attempt() == 1 {
+			cmd = "deploy-fails"
+		}
+		_, err := ctx.Shell("deploy", activities.Shell{Command: cmd})
+		return none{}, err
+	}, MaxAttempts(2))
+	env := newPeopleEnv(t, f)
+	mockShell(env, deployShell)
+	voteAt(env, time.Minute, approve("alice"))
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.True(t, env.IsWorkflowCompleted())
+	assert.NoError(t, env.GetWorkflowError(), "the second attempt keeps alice's approval")
+	st := queryState(t, env)
+	assert.Equal(t, 2, st.Attempt)
+	assert.Equal(t, StatusCompleted, st.Status)
+}
+
+// TestKnownBugPeopleDetailsListWaitsThatEnded: writeWaiting (details.go:90-115) lists every
+// input without an answer and every signal wait that received nothing, also those that
+// timed out or were cancelled (and gates left open by a cancellation), so the Web UI's
+// "Waiting for people" keeps telling people to answer a run that no longer waits, or has
+// ended. RunState.Waiting (and flowctl show, which checks it) is right.
+func TestKnownBugPeopleDetailsListWaitsThatEnded(t *testing.T) {
+	t.Run("timed out", func(t *testing.T) {
+		f := Define("people/timeouts-handled", func(ctx *Context, _ none) (none, error) {
+			_, _ = Input[releaseNotes](ctx, "notes", signals.InputRequest{Prompt: "Notes?", Timeout: time.Hour})
+			_, _ = WaitSignal[ping](ctx, "ping", "", time.Hour)
+			return none{}, nil
+		})
+		env := newPeopleEnv(t, f)
+		env.ExecuteWorkflow(f.Name(), none{})
+		require.NoError(t, env.GetWorkflowError())
+		st := queryState(t, env)
+		require.Equal(t, StatusCompleted, st.Status)
+		require.Empty(t, st.Waiting)
+		assert.NotContains(t, currentDetails(t, env), "Waiting for people")
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		env := newPeopleEnv(t, gateFlow)
+		env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+		env.ExecuteWorkflow(gateFlow.Name(), gateIn{Req: approval.Request{Approvers: []string{"alice"}}})
+		require.True(t, env.IsWorkflowCompleted())
+		st := queryState(t, env)
+		require.Equal(t, StatusCancelled, st.Status)
+		assert.NotContains(t, currentDetails(t, env), "Waiting for people")
+	})
+}
+
+// TestKnownBugPeopleDetailsSignalCommandForAnUnkeyedWait: for a wait without a key,
+// details.go:113-114 suggests `flowctl signal NAME --data '{...}'`, which flowctl refuses
+// ("signal NAME needs --run RUN or --key KEY"; Client.Signal refuses it too): the
+// command needs --run with the run's ID.
+func TestKnownBugPeopleDetailsSignalCommandForAnUnkeyedWait(t *testing.T) {
+	env := newPeopleEnv(t, pingsFlow)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "run-9"})
+	var during string
+	env.RegisterDelayedCallback(func() { during = currentDetails(t, env) }, time.Minute)
+	signalAt(env, 2*time.Minute, SignalName, pingEnvelope("p", `{"n":1}`))
+	env.ExecuteWorkflow(pingsFlow.Name(), pingsIn{First: time.Hour})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Contains(t, during, "- **Signal `ping`**")
+	assert.Contains(t, during, "--run run-9", "the suggested command reaches this run")
+}
+
+// TestKnownBugPeopleVoteGateNameIsNotTrimmed: the approval package trims a vote's gate
+// name (Vote.normalize, Inbox.Add, Inbox.Take), but checkVote and applyVote look the gate
+// up by the name as sent (people.go:109 and 124). A vote for "ship " while the gate "ship"
+// is open passes the Validator as an early vote, is answered "queued" and is filed in the
+// Inbox under "ship", where it never counts for this gate (and would count for a later
+// gate of the same name, e.g. after request_changes).
+func TestKnownBugPeopleVoteGateNameIsNotTrimmed(t *testing.T) {
+	env := newPeopleEnv(t, gateFlow)
+	res := voteAt(env, time.Minute, approval.Vote{Gate: "ship ", Kind: approval.Approve, By: "alice"})
+	env.ExecuteWorkflow(gateFlow.Name(), gateIn{Req: approval.Request{Approvers: []string{"alice"}, Timeout: time.Hour}, Handle: true})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, "approved", res.vote(t).Status, "the vote counts for the open gate")
+	var out gateOut
+	require.NoError(t, env.GetWorkflowResult(&out))
+	assert.Equal(t, approval.Approved, out.Decision.Outcome)
+	assert.False(t, out.Decision.Expired, "decided by alice, not by the deadline")
+}
+
+// TestKnownBugPeopleCancelledKeyedWaitStaysSubscribed: WaitSignal unsubscribes from the
+// mailbox in a defer on the run's own context (signal.go:91), which is cancelled when the
+// run is, so the activity is never scheduled. The mailbox keeps the dead run as a
+// subscriber and, keeping no signal, has no timer either: it runs on, idle, until someone
+// posts to the key and the delivery fails. (rt.end uses a disconnected context for the same
+// reason.)
+func TestKnownBugPeopleCancelledKeyedWaitStaysSubscribed(t *testing.T) {
+	env := newPeopleEnv(t, pingsFlow)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "run-c"})
+	subs, unsubs := mockMailbox(env, nil)
+	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	env.ExecuteWorkflow(pingsFlow.Name(), pingsIn{Key: "v1", First: time.Hour})
+	require.True(t, env.IsWorkflowCompleted())
+	require.Equal(t, StatusCancelled, queryState(t, env).Status)
+	require.Len(t, subs.all(), 1)
+	assert.Equal(t, []MailboxRequest{{Name: "ping", Key: "v1", WorkflowID: "run-c"}}, unsubs.all(), "the cancelled run leaves the mailbox")
+}
