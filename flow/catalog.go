@@ -4,6 +4,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gateflow/gateflow/budget"
 
 	"go.temporal.io/sdk/workflow"
@@ -121,4 +123,21 @@ func catalogWorkflow(ctx workflow.Context, cat Catalog) error {
 			return err
 		}
 	}
+}
+
+// quotas are the monthly quotas the catalog's workers enforce.
+func (c *Catalog) quotas() Quotas {
+	var q Quotas
+	if d, err := budget.ParseUSD(c.MonthlyQuotaUSD); c.MonthlyQuotaUSD != "" && err == nil {
+		q.MonthlyUSD = &d
+	}
+	for _, w := range c.Workflows {
+		if d, err := budget.ParseUSD(w.MonthlyQuotaUSD); w.MonthlyQuotaUSD != "" && err == nil {
+			if q.PerWorkflow == nil {
+				q.PerWorkflow = map[string]decimal.Decimal{}
+			}
+			q.PerWorkflow[w.Name] = d
+		}
+	}
+	return q
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -19,6 +20,9 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/searchattr"
 )
 
@@ -74,6 +78,14 @@ type StartOptions struct {
 	// CreatedBy records who started the run (FlowCreatedBy). Default: the client's
 	// identity.
 	CreatedBy string
+	// MaxCostUSD caps what the run (and its children) may spend; it wins over the flow's
+	// and the worker's default cap.
+	MaxCostUSD *decimal.Decimal
+	// BudgetPolicy is what the run does when its cap would be exceeded: budget.Stop (the
+	// default: the run ends budget_exceeded) or budget.Pause (it waits, up to BudgetPause,
+	// for `flowctl budget raise`).
+	BudgetPolicy budget.Policy
+	BudgetPause  time.Duration
 }
 
 // Run identifies a started run.
@@ -109,6 +121,24 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	if err := checkInput(info.InputSchema, raw); err != nil {
 		return nil, &InputError{Workflow: name, Err: err}
 	}
+	runOpts := RunOptions{BudgetPolicy: opts.BudgetPolicy, BudgetPause: opts.BudgetPause, QuotaChecked: true}
+	if opts.MaxCostUSD != nil {
+		if opts.MaxCostUSD.IsNegative() {
+			return nil, &InputError{Workflow: name, Err: fmt.Errorf("max cost %s is negative", opts.MaxCostUSD)}
+		}
+		runOpts.MaxCostUSD = opts.MaxCostUSD.String()
+	}
+	if opts.BudgetPolicy != "" {
+		if _, err := budget.ParsePolicy(string(opts.BudgetPolicy)); err != nil {
+			return nil, &InputError{Workflow: name, Err: err}
+		}
+	}
+	if opts.BudgetPause < 0 {
+		return nil, &InputError{Workflow: name, Err: fmt.Errorf("budget pause %s is negative", opts.BudgetPause)}
+	}
+	if err := checkQuotas(ctx, c.tc, cat.quotas(), name, time.Now()); err != nil {
+		return nil, err
+	}
 	id := opts.ID
 	if id == "" {
 		id = newRunID(name)
@@ -127,6 +157,13 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	if info.Version != "" {
 		sa = append(sa, searchattr.VersionKey.ValueSet(info.Version))
 	}
+	capStr := runOpts.MaxCostUSD
+	if capStr == "" {
+		capStr = info.MaxCostUSD
+	}
+	if d, err := budget.ParseUSD(capStr); capStr != "" && err == nil {
+		sa = append(sa, searchattr.MaxCostKey.ValueSet(budget.Float64(d)))
+	}
 	summary := name
 	if info.Description != "" {
 		summary += ": " + info.Description
@@ -138,6 +175,7 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),
 		StaticSummary:            Preview(summary, 200),
 		StaticDetails:            fmt.Sprintf("Started by **%s** with gateflow.\n\nInput type `%s`.", createdBy, info.InputType),
+		Memo:                     map[string]any{MemoOptions: runOpts},
 	}, name, raw)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted

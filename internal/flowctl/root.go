@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/logging"
 )
@@ -36,7 +37,8 @@ const exitCodesHelp = `Exit codes:
   3  not found (the run does not exist)
   4  the Temporal server cannot be reached
   5  with --wait: the run ended but did not complete
-  6  the run refused a vote, an answer or a signal (the reason is printed)`
+  6  refused: a vote, an answer, a signal or a budget raise the run refused, or a start
+     refused by an exhausted monthly quota (the reason is printed)`
 
 // exitError carries an exit code with the error to print.
 type exitError struct {
@@ -113,7 +115,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.voteCommand("approve", approval.Approve, "Approve an approval gate of a run"),
 		a.voteCommand("reject", approval.Reject, "Reject an approval gate of a run"),
 		a.voteCommand("request-changes", approval.RequestChanges, "Ask for changes at an approval gate (needs --comment)"),
-		a.inputCommand(), a.signalCommand())
+		a.inputCommand(), a.signalCommand(), a.budgetCommand())
 	return root
 }
 
@@ -152,13 +154,14 @@ func classify(err error) int {
 	var exists *flow.RunExistsError
 	var notFound *flow.RunNotFoundError
 	var refused *flow.RefusedError
+	var quota *budget.QuotaError
 	var unavailable *serviceerror.Unavailable
 	switch {
 	case errors.As(err, &unknown), errors.As(err, &input), errors.As(err, &exists):
 		return ExitUsage
 	case errors.As(err, &notFound):
 		return ExitNotFound
-	case errors.As(err, &refused):
+	case errors.As(err, &refused), errors.As(err, &quota):
 		return ExitRefused
 	case errors.As(err, &unavailable), errors.Is(err, context.DeadlineExceeded):
 		return ExitUnreachable

@@ -62,11 +62,12 @@ func (a *app) printRun(d *flow.RunDescription) error {
 		return nil
 	}
 	st := d.State
-	cost := "$" + st.CostUSD.StringFixed(4)
-	if st.Tokens.Total() > 0 {
-		cost += fmt.Sprintf(" (%d tokens: %d in, %d out)", st.Tokens.Total(), st.Tokens.Input, st.Tokens.Output)
+	fmt.Fprintf(w, "Cost      %s\n", budgetLine(st))
+	if st.Budget != nil {
+		for _, wa := range st.Budget.Warnings {
+			fmt.Fprintf(w, "Warning   %s\n", wa.String())
+		}
 	}
-	fmt.Fprintf(w, "Cost      %s\n", cost)
 	if st.MaxAttempts > 1 {
 		fmt.Fprintf(w, "Attempt   %d of %d\n", st.Attempt, st.MaxAttempts)
 	}

@@ -6,14 +6,17 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
 )
 
 func (a *app) startCommand() *cobra.Command {
-	var input, id, createdBy string
+	var input, id, createdBy, maxCost, policy string
+	var pause time.Duration
 	var wait bool
 	cmd := &cobra.Command{
 		Use:   "start WORKFLOW [--input JSON|@file] [--id ID] [--wait]",
@@ -33,7 +36,22 @@ func (a *app) startCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			run, err := c.Start(cmd.Context(), args[0], raw, flow.StartOptions{ID: id, CreatedBy: createdBy})
+			so := flow.StartOptions{ID: id, CreatedBy: createdBy, BudgetPause: pause}
+			if maxCost != "" {
+				d, err := budget.ParseUSD(maxCost)
+				if err != nil {
+					return usageErr("--max-cost: %v", err)
+				}
+				so.MaxCostUSD = &d
+			}
+			if policy != "" {
+				p, err := budget.ParsePolicy(policy)
+				if err != nil {
+					return usageErr("--budget-policy: %v", err)
+				}
+				so.BudgetPolicy = p
+			}
+			run, err := c.Start(cmd.Context(), args[0], raw, so)
 			if err != nil {
 				return err
 			}
@@ -65,6 +83,9 @@ func (a *app) startCommand() *cobra.Command {
 	f.StringVar(&id, "id", "", "run ID (default: the workflow name and a random suffix)")
 	f.StringVar(&createdBy, "as", "", "who starts the run (default: FLOW_USER, else the OS user)")
 	f.BoolVarP(&wait, "wait", "w", false, "wait for the run to end and show it")
+	f.StringVar(&maxCost, "max-cost", "", "the run's money cap in USD (default: the workflow's, else the worker's)")
+	f.StringVar(&policy, "budget-policy", "", "when the cap would be exceeded: stop (default) or pause")
+	f.DurationVar(&pause, "budget-pause", 0, "with --budget-policy pause: how long to wait for a raise (default 24h)")
 	return cmd
 }
 

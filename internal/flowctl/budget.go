@@ -1,0 +1,96 @@
+package flowctl
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/flow"
+)
+
+func (a *app) budgetCommand() *cobra.Command {
+	var month string
+	cmd := &cobra.Command{
+		Use:   "budget",
+		Short: "Show the month's spend per workflow and overall against the quotas",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			lines, err := c.MonthlySpend(cmd.Context(), month)
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				return printJSON(a.stdout, lines)
+			}
+			t := newTable(a.stdout, "SCOPE", "MONTH", "SPENT", "QUOTA", "LEFT", "NEW RUNS")
+			for _, l := range lines {
+				quota, left, state := "none", "-", "allowed"
+				if l.QuotaUSD != nil {
+					quota = budget.FormatUSD(*l.QuotaUSD)
+					left = "$0.00"
+					if l.Exhausted {
+						state = "refused"
+					} else {
+						left = budget.FormatUSD(l.QuotaUSD.Sub(l.SpentUSD))
+					}
+				}
+				t.row(l.Scope.Describe(), l.Month, budget.FormatUSD(l.SpentUSD), quota, left, state)
+			}
+			return t.flush()
+		},
+	}
+	cmd.Flags().StringVar(&month, "month", "", "the month, e.g. 2026-11 (default: this UTC month)")
+	cmd.AddCommand(a.budgetRaiseCommand())
+	return cmd
+}
+
+func (a *app) budgetRaiseCommand() *cobra.Command {
+	var to, as string
+	cmd := &cobra.Command{
+		Use:   "raise RUN --to USD",
+		Short: "Raise a run's money cap (a run paused by its budget goes on)",
+		Args:  exactArgs(1, "RUN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			amount, err := budget.ParseUSD(to)
+			if err != nil || to == "" {
+				return usageErr("--to %q: want an amount in USD, e.g. 5.00", to)
+			}
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			cp, err := c.RaiseBudget(cmd.Context(), args[0], amount, identity(as))
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				return printJSON(a.stdout, cp)
+			}
+			fmt.Fprintf(a.stdout, "Run %s now has a cap of %s.\n", args[0], budget.FormatUSD(cp.Amount))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&to, "to", "", "the new cap in USD")
+	cmd.Flags().StringVar(&as, "as", "", "who raises it (default: FLOW_USER, else the OS user)")
+	return cmd
+}
+
+// budgetLine summarises a run's money for show.
+func budgetLine(st *flow.RunState) string {
+	s := "$" + st.CostUSD.StringFixed(4)
+	if st.Budget != nil && st.Budget.Cap.Set {
+		s += " of " + st.Budget.Cap.String() + " cap"
+		if st.Budget.Reserved.IsPositive() {
+			s += ", " + budget.FormatUSD(st.Budget.Reserved) + " reserved"
+		}
+	}
+	if st.Tokens.Total() > 0 {
+		s += fmt.Sprintf(" (%d tokens: %d in, %d out)", st.Tokens.Total(), st.Tokens.Input, st.Tokens.Output)
+	}
+	return s
+}
