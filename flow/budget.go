@@ -255,7 +255,7 @@ type quotaActivities struct {
 func (q quotaActivities) charge(ctx context.Context, ch QuotaCharge) error {
 	tc := activity.GetClient(ctx)
 	for _, scope := range []budget.Scope{budget.AllScope, budget.WorkflowScope(ch.Workflow)} {
-		id := budget.LedgerID(scope, ch.Month)
+		id := LedgerWorkflowID(q.queue, scope, ch.Month)
 		if _, err := tc.SignalWithStartWorkflow(ctx, id, ledgerCharge, ch, client.StartWorkflowOptions{
 			ID: id, TaskQueue: q.queue, StaticSummary: "gateflow monthly spend of " + scope.Describe() + " in " + ch.Month,
 		}, LedgerWorkflowType, LedgerState{Scope: scope, Month: ch.Month}); err != nil {
@@ -267,7 +267,7 @@ func (q quotaActivities) charge(ctx context.Context, ch QuotaCharge) error {
 
 // check refuses a run of workflow whose monthly quota (or the overall one) is exhausted.
 func (q quotaActivities) check(ctx context.Context, workflowName string) error {
-	err := checkQuotas(ctx, activity.GetClient(ctx), q.quotas, workflowName, time.Now())
+	err := checkQuotas(ctx, activity.GetClient(ctx), q.queue, q.quotas, workflowName, time.Now())
 	var qe *budget.QuotaError
 	if errors.As(err, &qe) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), "gateflow.QuotaExhausted", err)
@@ -277,14 +277,14 @@ func (q quotaActivities) check(ctx context.Context, workflowName string) error {
 
 // checkQuotas reads the month's ledgers and returns a *budget.QuotaError when a quota is
 // exhausted.
-func checkQuotas(ctx context.Context, tc client.Client, quotas Quotas, workflowName string, now time.Time) error {
+func checkQuotas(ctx context.Context, tc client.Client, queue string, quotas Quotas, workflowName string, now time.Time) error {
 	month := budget.MonthOf(now)
 	for _, scope := range []budget.Scope{budget.AllScope, budget.WorkflowScope(workflowName)} {
 		limit, ok := quotas.limitFor(scope)
 		if !ok {
 			continue
 		}
-		spent, err := readQuota(ctx, tc, scope, month)
+		spent, err := readQuota(ctx, tc, queue, scope, month)
 		if err != nil {
 			return err
 		}
@@ -296,8 +296,8 @@ func checkQuotas(ctx context.Context, tc client.Client, quotas Quotas, workflowN
 }
 
 // readQuota is a scope's spend in a month (zero when nothing was charged).
-func readQuota(ctx context.Context, tc client.Client, scope budget.Scope, month string) (decimal.Decimal, error) {
-	resp, err := tc.DescribeWorkflowExecution(ctx, budget.LedgerID(scope, month), "")
+func readQuota(ctx context.Context, tc client.Client, queue string, scope budget.Scope, month string) (decimal.Decimal, error) {
+	resp, err := tc.DescribeWorkflowExecution(ctx, LedgerWorkflowID(queue, scope, month), "")
 	if err != nil {
 		if isNotFound(err) {
 			return decimal.Zero, nil
@@ -309,6 +309,12 @@ func readQuota(ctx context.Context, tc client.Client, scope budget.Scope, month 
 		return decimal.Zero, err
 	}
 	return s.Spent, nil
+}
+
+// LedgerWorkflowID is the ID of the monthly ledger of scope on a task queue: the workers of
+// a queue keep their own ledgers, so a ledger is always served by its queue's workers.
+func LedgerWorkflowID(queue string, scope budget.Scope, month string) string {
+	return budget.LedgerID(scope, month) + "@" + queue
 }
 
 // LedgerState is the monthly ledger workflow's input and state across continue-as-new.

@@ -62,7 +62,7 @@ func (c *Client) MonthlySpend(ctx context.Context, month string) ([]SpendLine, e
 	}
 	var out []SpendLine
 	for _, s := range scopes {
-		spent, err := readQuota(ctx, c.tc, s, month)
+		spent, err := readQuota(ctx, c.tc, c.opts.TaskQueue, s, month)
 		if err != nil {
 			return nil, err
 		}

@@ -136,7 +136,7 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	if opts.BudgetPause < 0 {
 		return nil, &InputError{Workflow: name, Err: fmt.Errorf("budget pause %s is negative", opts.BudgetPause)}
 	}
-	if err := checkQuotas(ctx, c.tc, cat.quotas(), name, time.Now()); err != nil {
+	if err := checkQuotas(ctx, c.tc, c.opts.TaskQueue, cat.quotas(), name, time.Now()); err != nil {
 		return nil, err
 	}
 	id := opts.ID

@@ -180,11 +180,17 @@ func (m mailboxActivities) unsubscribe(ctx context.Context, r MailboxRequest) er
 
 // signalMailbox sends a message to the mailbox of (name, key), starting it if needed.
 func signalMailbox(ctx context.Context, tc client.Client, queue, name, key, signal string, arg any) error {
-	id := signals.MailboxID(name, key)
+	id := MailboxWorkflowID(queue, name, key)
 	_, err := tc.SignalWithStartWorkflow(ctx, id, signal, arg, client.StartWorkflowOptions{
 		ID: id, TaskQueue: queue, StaticSummary: fmt.Sprintf("gateflow mailbox of signal %s, key %s", name, key),
 	}, MailboxWorkflowType, MailboxState{Name: name, Key: key})
 	return err
+}
+
+// MailboxWorkflowID is the ID of the mailbox of (name, key) on a task queue: a queue's
+// workers serve its own mailboxes.
+func MailboxWorkflowID(queue, name, key string) string {
+	return signals.MailboxID(name, key) + "@" + queue
 }
 
 // MailboxState is the mailbox workflow's input (and its state across continue-as-new).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/examples"
+	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
 // llmFakes are local HTTP servers speaking the OpenAI Chat Completions and Anthropic
@@ -17,6 +18,7 @@ type llmFakes struct {
 	openai, anthropic *httptest.Server
 	mu                sync.Mutex
 	requests          []fakeRequest
+	scripted          *llm.Scripted
 }
 
 type fakeRequest struct {
@@ -60,10 +62,12 @@ func (f *llmFakes) received() []fakeRequest {
 
 func (f *llmFakes) providers() map[string]llm.Provider {
 	rules := append(examples.ScriptedRules(), llm.ScriptRule{Match: "count tokens", Text: "ok", InputTokens: 500, OutputTokens: 100})
+	rules = append(rules, testflows.BudgetRules()...)
+	f.scripted = llm.NewScripted(rules...)
 	return map[string]llm.Provider{
 		llm.ProviderOpenAI:    llm.NewOpenAI(llm.OpenAIConfig{BaseURL: f.openai.URL + "/v1", APIKey: "sk-test-openai"}),
 		llm.ProviderAnthropic: llm.NewAnthropic(llm.AnthropicConfig{BaseURL: f.anthropic.URL, APIKey: "sk-test-anthropic"}),
-		llm.ProviderScripted:  llm.NewScripted(rules...),
+		llm.ProviderScripted:  f.scripted,
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // All returns every test flow.
 func All() []flow.Definition {
 	return append([]flow.Definition{Failing, Steps, Crashy, FailFast, Allowed, Retried, Attempts, Cancellable,
-		Agents, Deep, Wide, Tokens, WallTime, Counting}, PeopleFlows()...)
+		Agents, Deep, Wide, Tokens, WallTime, Counting}, append(PeopleFlows(), BudgetFlows()...)...)
 }
 
 // Failing runs a step that writes to stderr and exits 3.

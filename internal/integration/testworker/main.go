@@ -19,6 +19,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/logging"
@@ -60,7 +63,8 @@ func main() {
 func serve(tc client.Client, queue, bench string) (func(), error) {
 	switch bench {
 	case "":
-		w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: queue}, testflows.All()...)
+		w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: queue, Quotas: quotas(),
+			Providers: map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(testflows.BudgetRules()...)}}, testflows.All()...)
 		w.RegisterActivity(testflows.Count, "")
 		return w.Stop, w.Start()
 	case "flow":
@@ -77,6 +81,12 @@ func serve(tc client.Client, queue, bench string) (func(), error) {
 		return w.Stop, w.Start()
 	}
 	return nil, fmt.Errorf("--bench %q: want raw or flow", bench)
+}
+
+// quotas are the monthly quotas the crash test's worker enforces.
+func quotas() flow.Quotas {
+	q := decimal.RequireFromString("100")
+	return flow.Quotas{MonthlyUSD: &q}
 }
 
 // serveHeap serves GET /heap: after a GC, the heap in use (bytes) and the Mark count.
