@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"time"
 
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gateflow/gateflow/budget"
 )
 
 // Handler is a workflow author's function: it receives the run's Context and the decoded
@@ -89,6 +92,24 @@ func WithGuards(g Guards) Option {
 			return fmt.Errorf("guards: use -1 for no limit, not other negative values")
 		}
 		i.Guards = g
+		return nil
+	}
+}
+
+// OnBudgetExceeded sets what a run of the flow does when its cap would be exceeded:
+// budget.Stop (the default: the run ends budget_exceeded) or budget.Pause (the run waits in
+// budget_paused, up to pause — 0 means DefaultBudgetPause — for a higher cap). Start options
+// override it.
+func OnBudgetExceeded(policy budget.Policy, pause time.Duration) Option {
+	return func(i *WorkflowInfo) error {
+		p, err := budget.ParsePolicy(string(policy))
+		if err != nil {
+			return err
+		}
+		if pause < 0 {
+			return fmt.Errorf("budget pause %s is negative", pause)
+		}
+		i.BudgetPolicy, i.BudgetPause = p, pause
 		return nil
 	}
 }

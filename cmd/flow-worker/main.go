@@ -24,7 +24,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/shopspring/decimal"
+
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/devserver"
@@ -43,6 +46,30 @@ type config struct {
 	stopTimeout time.Duration
 	pricesFile  string
 	groupsFile  string
+	maxCost     string
+	quota       string
+	wfQuotas    quotaFlags
+}
+
+// quotaFlags collects --workflow-quota NAME=USD.
+type quotaFlags map[string]decimal.Decimal
+
+func (q *quotaFlags) String() string { return fmt.Sprint(map[string]decimal.Decimal(*q)) }
+
+func (q *quotaFlags) Set(v string) error {
+	name, amount, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("want NAME=USD, got %q", v)
+	}
+	d, err := budget.ParseUSD(amount)
+	if err != nil {
+		return err
+	}
+	if *q == nil {
+		*q = quotaFlags{}
+	}
+	(*q)[strings.TrimSpace(name)] = d
+	return nil
 }
 
 func main() {
@@ -62,6 +89,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.taskQueue, "task-queue", flow.DefaultTaskQueue, "the task queue to serve")
 	fs.StringVar(&cfg.serverLog, "server-log-level", "", "with --dev: show the server's own logs at this level (debug, info, warn, error)")
 	fs.DurationVar(&cfg.stopTimeout, "stop-timeout", 30*time.Second, "grace period for in-flight steps on shutdown")
+	fs.StringVar(&cfg.maxCost, "max-cost", "", "default money cap (USD) of runs whose start options and flow set none")
+	fs.StringVar(&cfg.quota, "monthly-quota", "", "overall monthly quota (USD): new runs are refused once it is spent")
+	fs.Var(&cfg.wfQuotas, "workflow-quota", "monthly quota of one workflow, NAME=USD (repeatable)")
 	fs.StringVar(&cfg.groupsFile, "groups", "", `JSON file of approver groups: {"release": ["alice", "bob"]} (default: the examples' group:release = alice, bob, carol)`)
 	fs.StringVar(&cfg.pricesFile, "prices", "", `JSON file of model prices overriding the defaults: {"model": {"input_per_mtok": "2.50", "output_per_mtok": "10.00"}}`)
 	fs.Usage = func() {
@@ -96,6 +126,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)
 		return 2
+	}
+	opts := flow.WorkerOptions{TaskQueue: cfg.taskQueue, StopTimeout: cfg.stopTimeout, Providers: providers, Prices: prices,
+		Quotas: flow.Quotas{PerWorkflow: cfg.wfQuotas}}
+	if cfg.maxCost != "" {
+		d, err := budget.ParseUSD(cfg.maxCost)
+		if err != nil {
+			fmt.Fprintln(stderr, "flow-worker: --max-cost:", err)
+			return 2
+		}
+		opts.MaxCostUSD = &d
+	}
+	if cfg.quota != "" {
+		d, err := budget.ParseUSD(cfg.quota)
+		if err != nil {
+			fmt.Fprintln(stderr, "flow-worker: --monthly-quota:", err)
+			return 2
+		}
+		opts.Quotas.MonthlyUSD = &d
 	}
 	var directory approval.Directory = examples.Directory()
 	if cfg.groupsFile != "" {
@@ -137,10 +185,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		stopServer()
 		return 1
 	}
-	w := flow.NewWorker(tc, flow.WorkerOptions{
-		TaskQueue: cfg.taskQueue, StopTimeout: cfg.stopTimeout, Providers: providers, Prices: prices,
-		Directory: directory,
-	}, examples.All()...)
+	opts.Directory = directory
+	w := flow.NewWorker(tc, opts, examples.All()...)
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)
 		tc.Close()
