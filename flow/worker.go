@@ -156,21 +156,6 @@ func (w *Worker) Start() error {
 	if err := w.Validate(); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	providers := w.opts.Providers
-	if providers == nil {
-		var err error
-		if providers, err = ProvidersFromEnv(); err != nil {
-			return fmt.Errorf("worker: agent providers: %w", err)
-		}
-	}
-	prices := w.opts.Prices
-	if prices == nil {
-		prices = llm.DefaultPrices()
-	}
-	agents := &activities.AgentActivities{Router: llm.NewRouter(providers), Prices: prices}
-	cfg := runConfig{guards: w.opts.Guards, maxAttempts: w.opts.MaxAttempts, directory: w.opts.Directory,
-		maxCost: w.opts.MaxCostUSD, quotas: w.opts.Quotas}
-
 	o := w.opts.Worker
 	o.WorkerStopTimeout = w.opts.StopTimeout
 	if o.MaxHeartbeatThrottleInterval == 0 {
@@ -184,21 +169,12 @@ func (w *Worker) Start() error {
 		o.Identity = w.opts.Identity
 	}
 	w.w = worker.New(w.client, w.opts.TaskQueue, o)
-	for _, f := range w.flows {
-		w.w.RegisterWorkflowWithOptions(f.workflowWith(cfg), workflow.RegisterOptions{Name: f.Name()})
+	if err := RegisterWorkflows(w.w, w.opts, w.flows...); err != nil {
+		return err
 	}
-	w.w.RegisterWorkflowWithOptions(catalogWorkflow, workflow.RegisterOptions{Name: CatalogWorkflowType})
-	w.w.RegisterWorkflowWithOptions(mailboxWorkflow, workflow.RegisterOptions{Name: MailboxWorkflowType})
-	w.w.RegisterWorkflowWithOptions(ledgerWorkflow, workflow.RegisterOptions{Name: LedgerWorkflowType})
-	qa := quotaActivities{queue: w.opts.TaskQueue, quotas: w.opts.Quotas}
-	w.w.RegisterActivityWithOptions(qa.charge, activity.RegisterOptions{Name: QuotaChargeActivity})
-	w.w.RegisterActivityWithOptions(qa.check, activity.RegisterOptions{Name: QuotaCheckActivity})
-	mb := mailboxActivities{queue: w.opts.TaskQueue}
-	w.w.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: MailboxSubscribe})
-	w.w.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: MailboxUnsubscribe})
-	w.w.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
-	w.w.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
-	w.w.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
+	if err := RegisterActivities(w.w, w.opts); err != nil {
+		return err
+	}
 	for _, r := range w.extra {
 		w.w.RegisterActivityWithOptions(r.fn, activity.RegisterOptions{Name: r.name})
 	}
@@ -211,6 +187,70 @@ func (w *Worker) Start() error {
 		w.w.Stop()
 		return fmt.Errorf("worker: publish catalog of %s: %w", w.opts.TaskQueue, err)
 	}
+	return nil
+}
+
+// WorkflowRegistry is what workflows are registered on: a Temporal worker, a
+// testsuite.TestWorkflowEnvironment or a worker.WorkflowReplayer.
+type WorkflowRegistry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}
+
+// ActivityRegistry is what activities are registered on: a Temporal worker or a
+// testsuite.TestWorkflowEnvironment.
+type ActivityRegistry interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// RegisterWorkflows registers flows (wrapped in gateflow's run wrapper with the defaults of
+// opts) and gateflow's entity workflows (catalog, mailbox, ledger) on r. NewWorker's Start
+// does this; testsuite uses it for unit tests and replays.
+func RegisterWorkflows(r WorkflowRegistry, opts WorkerOptions, flows ...Definition) error {
+	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
+		maxCost: opts.MaxCostUSD, quotas: opts.Quotas}
+	for _, f := range flows {
+		if f == nil {
+			return errors.New("register: a flow is nil")
+		}
+		if err := f.Err(); err != nil {
+			return fmt.Errorf("register: %w", err)
+		}
+		r.RegisterWorkflowWithOptions(f.workflowWith(cfg), workflow.RegisterOptions{Name: f.Name()})
+	}
+	r.RegisterWorkflowWithOptions(catalogWorkflow, workflow.RegisterOptions{Name: CatalogWorkflowType})
+	r.RegisterWorkflowWithOptions(mailboxWorkflow, workflow.RegisterOptions{Name: MailboxWorkflowType})
+	r.RegisterWorkflowWithOptions(ledgerWorkflow, workflow.RegisterOptions{Name: LedgerWorkflowType})
+	return nil
+}
+
+// RegisterActivities registers gateflow's built-in step activities (shell, HTTP, agent with
+// opts' providers and prices) and its internal ones (mailbox, monthly ledgers) on r.
+func RegisterActivities(r ActivityRegistry, opts WorkerOptions) error {
+	providers := opts.Providers
+	if providers == nil {
+		var err error
+		if providers, err = ProvidersFromEnv(); err != nil {
+			return fmt.Errorf("worker: agent providers: %w", err)
+		}
+	}
+	prices := opts.Prices
+	if prices == nil {
+		prices = llm.DefaultPrices()
+	}
+	agents := &activities.AgentActivities{Router: llm.NewRouter(providers), Prices: prices}
+	queue := opts.TaskQueue
+	if queue == "" {
+		queue = DefaultTaskQueue
+	}
+	qa := quotaActivities{queue: queue, quotas: opts.Quotas}
+	r.RegisterActivityWithOptions(qa.charge, activity.RegisterOptions{Name: QuotaChargeActivity})
+	r.RegisterActivityWithOptions(qa.check, activity.RegisterOptions{Name: QuotaCheckActivity})
+	mb := mailboxActivities{queue: queue}
+	r.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: MailboxSubscribe})
+	r.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: MailboxUnsubscribe})
+	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
+	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
+	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
 	return nil
 }
 
