@@ -1,0 +1,229 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/budget"
+)
+
+// Monthly quotas: the check before a run not started by a Client, the charges of its
+// steps, and the ledger entity workflow.
+
+// overallQuota is a worker's overall monthly quota of $50.
+func overallQuota() Quotas { return Quotas{MonthlyUSD: decp("50")} }
+
+// quotaMocks logs the quota activities a run calls; check answers the check.
+type quotaMocks struct {
+	checks  callLog[string]
+	charges callLog[QuotaCharge]
+}
+
+func mockQuotas(env *testsuite.TestWorkflowEnvironment, check error) *quotaMocks {
+	q := &quotaMocks{}
+	qa := quotaActivities{queue: "unit"}
+	env.RegisterActivityWithOptions(qa.check, activity.RegisterOptions{Name: QuotaCheckActivity})
+	env.RegisterActivityWithOptions(qa.charge, activity.RegisterOptions{Name: QuotaChargeActivity})
+	env.OnActivity(QuotaCheckActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, name string) error {
+			q.checks.add(name)
+			return check
+		}).Maybe()
+	env.OnActivity(QuotaChargeActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, ch QuotaCharge) error {
+			q.charges.add(ch)
+			return nil
+		}).Maybe()
+	return q
+}
+
+func exhausted() error {
+	qe := &budget.QuotaError{Scope: budget.AllScope, Month: "2026-11", Limit: dec("50"), Spent: dec("50")}
+	return temporal.NewNonRetryableApplicationError(qe.Error(), "gateflow.QuotaExhausted", qe)
+}
+
+func TestBudgetQuotaCheckBeforeAnyStep(t *testing.T) {
+	tests := []struct {
+		name       string
+		quotas     Quotas
+		opts       RunOptions
+		check      error
+		wantChecks int
+		wantStatus Status
+	}{
+		{"exhausted: refused", overallQuota(), RunOptions{}, exhausted(), 1, StatusBudgetExceeded},
+		{"not exhausted: runs", overallQuota(), RunOptions{}, nil, 1, StatusCompleted},
+		{"checked by the client: not checked again", overallQuota(), RunOptions{QuotaChecked: true}, exhausted(), 0, StatusCompleted},
+		{"the flow's own quota", Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/quota": dec("5")}}, RunOptions{}, exhausted(), 1, StatusBudgetExceeded},
+		{"only another flow's quota: not checked", Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/other": dec("5")}}, RunOptions{}, exhausted(), 0, StatusCompleted},
+		{"no quotas: not checked", Quotas{}, RunOptions{}, exhausted(), 0, StatusCompleted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spends := []spend{{"review", "0.10", "0.10"}}
+			var got spendRun
+			f := spendsFlow("unit/quota", &got, false, spends)
+			env := newUnitEnv(t, runConfig{quotas: tt.quotas}, f)
+			startWith(t, env, tt.opts)
+			q := mockQuotas(env, tt.check)
+			agents := mockSpends(env, spends...)
+			mockShell(env, deployShell)
+			env.ExecuteWorkflow(f.Name(), none{})
+			require.True(t, env.IsWorkflowCompleted())
+
+			assert.Len(t, q.checks.all(), tt.wantChecks)
+			for _, name := range q.checks.all() {
+				assert.Equal(t, "unit/quota", name, "the check names the workflow")
+			}
+			st := queryState(t, env)
+			assert.Equal(t, tt.wantStatus, st.Status)
+			if tt.wantStatus != StatusBudgetExceeded {
+				require.NoError(t, env.GetWorkflowError())
+				assert.Len(t, agents.all(), 1)
+				return
+			}
+			msg := budgetError(t, env)
+			assert.Contains(t, msg, "refused before any step: ")
+			assert.Contains(t, msg, "monthly quota of all workflows is exhausted: $50.00 of $50.00 spent in 2026-11")
+			assert.Empty(t, agents.all(), "no step ran")
+			assert.Empty(t, st.Steps, "no step was recorded")
+			assert.Empty(t, q.charges.all())
+		})
+	}
+}
+
+func TestBudgetQuotaChargesEachCostBearingStep(t *testing.T) {
+	spends := []spend{{"review", "0.20", "0.13"}, {"free", "0.10", "0"}, {"review", "0.20", "0.07"}}
+	for _, on := range []bool{true, false} {
+		name := "quotas on"
+		cfg := runConfig{quotas: overallQuota()}
+		if !on {
+			name, cfg = "quotas off", runConfig{}
+		}
+		t.Run(name, func(t *testing.T) {
+			f := Define("unit/quota-charge", func(ctx *Context, _ none) (none, error) {
+				for _, s := range spends {
+					// Each step's own cost, by the prompt the mock reads.
+					a := s.agentSpec()
+					a.Prompt = s.name + "=" + s.cost
+					if _, err := ctx.Agent(s.name, a); err != nil {
+						return none{}, err
+					}
+				}
+				_, err := ctx.Shell("lint", activities.Shell{Command: "lint"})
+				return none{}, err
+			})
+			env := newUnitEnv(t, cfg, f)
+			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "q-1"})
+			startWith(t, env, RunOptions{QuotaChecked: true})
+			q := mockQuotas(env, nil)
+			mockSpends(env, spend{"review=0.13", "", "0.13"}, spend{"free=0", "", "0"}, spend{"review=0.07", "", "0.07"})
+			mockShell(env, deployShell)
+			env.ExecuteWorkflow(f.Name(), none{})
+			require.NoError(t, env.GetWorkflowError())
+			assert.Empty(t, q.checks.all(), "the client checked already")
+
+			st := queryState(t, env)
+			assertUSD(t, "0.20", st.Budget.Spent, "the run's own ledger charges either way")
+			if !on {
+				assert.Empty(t, q.charges.all(), "no monthly ledger without quotas")
+				return
+			}
+			charges := q.charges.all()
+			require.Len(t, charges, 2, "a step that cost nothing is not charged")
+			month := budget.MonthOf(*stepByName(t, st, "review").EndedAt)
+			for i, want := range []struct{ key, amount string }{
+				{budget.ChargeKey("q-1", "review"), "0.13"},
+				{budget.ChargeKey("q-1", "review#2"), "0.07"},
+			} {
+				assert.Equal(t, want.key, charges[i].Key, "keyed by run and step, so a retry counts once")
+				assert.Equal(t, want.amount, charges[i].Amount.String(), "the exact amount")
+				assert.Equal(t, "unit/quota-charge", charges[i].Workflow)
+				assert.Equal(t, month, charges[i].Month)
+			}
+		})
+	}
+}
+
+func TestBudgetQuotaChargeFailureDoesNotStopTheRun(t *testing.T) {
+	spends := []spend{{"review", "0.20", "0.13"}, {"more", "0.20", "0.02"}}
+	var got spendRun
+	f := spendsFlow("unit/quota-down", &got, false, spends)
+	env := newUnitEnv(t, runConfig{quotas: overallQuota()}, f)
+	startWith(t, env, RunOptions{QuotaChecked: true})
+	qa := quotaActivities{queue: "unit"}
+	env.RegisterActivityWithOptions(qa.charge, activity.RegisterOptions{Name: QuotaChargeActivity})
+	var tries callLog[QuotaCharge]
+	env.OnActivity(QuotaChargeActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, ch QuotaCharge) error {
+			tries.add(ch)
+			return temporal.NewNonRetryableApplicationError("ledger down", "test", nil)
+		})
+	agents := mockSpends(env, spends...)
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError(), "runs already going are never stopped by a quota")
+	assert.Len(t, agents.all(), 2)
+	assert.Len(t, tries.all(), 2)
+	assert.Equal(t, StatusCompleted, queryState(t, env).Status)
+}
+
+// summaries records every QuotaSummary a ledger upserts.
+func summaries(env *testsuite.TestWorkflowEnvironment) *callLog[QuotaSummary] {
+	l := &callLog[QuotaSummary]{}
+	env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
+		if s, ok := args.Get(0).(map[string]any)[MemoQuota].(QuotaSummary); ok {
+			l.add(s)
+		}
+	}).Return(nil)
+	return l
+}
+
+func TestBudgetLedgerCountsEachChargeKeyOnce(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(ledgerWorkflow, workflow.RegisterOptions{Name: LedgerWorkflowType})
+	sums := summaries(env)
+	charge := func(key, amount string) QuotaCharge {
+		return QuotaCharge{Key: key, Amount: dec(amount), Workflow: "release", Month: "2026-11"}
+	}
+	signalAt(env, time.Minute, ledgerCharge, charge("r1/review", "0.10"))
+	signalAt(env, 2*time.Minute, ledgerCharge, charge("r1/review", "0.10")) // a retried charge
+	signalAt(env, 3*time.Minute, ledgerCharge, charge("r2/review", "0.05"))
+	// The next charge is followed by a continue-as-new, which carries the state.
+	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 4*time.Minute)
+	signalAt(env, 5*time.Minute, ledgerCharge, charge("r1/review", "0.10"))
+	env.ExecuteWorkflow(LedgerWorkflowType, LedgerState{Scope: budget.AllScope, Month: "2026-11"})
+	require.True(t, env.IsWorkflowCompleted())
+
+	all := sums.all()
+	require.Len(t, all, 2, "the memo is upserted for each new key, not for a repeated one")
+	assert.Equal(t, "0.1", all[0].Spent.String())
+	assert.Equal(t, 1, all[0].Charges)
+	assert.Equal(t, QuotaSummary{Scope: budget.AllScope, Month: "2026-11", Spent: all[1].Spent, Charges: 2}, all[1])
+	assert.Equal(t, "0.15", all[1].Spent.String(), "the repeated key counted once")
+
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(env.GetWorkflowError(), &can), "got %v", env.GetWorkflowError())
+	assert.Equal(t, LedgerWorkflowType, can.WorkflowType.Name)
+	var next LedgerState
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.Quota)
+	assert.Equal(t, budget.AllScope, next.Scope)
+	assert.Equal(t, "0.15", next.Quota.Spent.String())
+	assert.Equal(t, []string{"r1/review", "r2/review"}, next.Quota.Keys())
+	assert.True(t, next.Quota.Has("r1/review"), "the keys survive the continue-as-new")
+}
