@@ -48,6 +48,12 @@ type RunOptions struct {
 	// QuotaChecked is set by Client.Start, which refuses runs whose quota is exhausted;
 	// runs started otherwise (schedules, other tools) check it themselves before any step.
 	QuotaChecked bool `json:"quota_checked,omitempty"`
+	// MaxAttempts overrides the flow's run attempts; Labels are the run's labels.
+	MaxAttempts int               `json:"max_attempts,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	// Plan runs the handler with every step stubbed: nothing runs, people are assumed to
+	// agree, and the state lists the steps that would run.
+	Plan bool `json:"plan,omitempty"`
 }
 
 // Quotas are monthly spending limits (UTC months) a worker enforces on new runs: overall,
@@ -216,16 +222,19 @@ func (c *Context) chargeQuota(stepKey string, cost decimal.Decimal) {
 	if !cost.IsPositive() || !c.run.quotasOn {
 		return
 	}
-	actx := workflow.WithActivityOptions(c.wctx, workflow.ActivityOptions{
+	// Money spent is charged even when the step's context was cancelled (fail-fast).
+	dctx, _ := workflow.NewDisconnectedContext(c.wctx)
+	actx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		Summary:             "monthly spend " + budget.FormatUSD(cost),
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
 	})
 	ch := QuotaCharge{
-		Key: budget.ChargeKey(c.RunID(), stepKey), Amount: cost, Workflow: c.run.info.Name,
+		// Keyed by the Temporal run ID (unique, without "/"), not the reusable workflow ID.
+		Key: budget.ChargeKey(workflow.GetInfo(c.wctx).WorkflowExecution.RunID, stepKey), Amount: cost, Workflow: c.run.info.Name,
 		Month: budget.MonthOf(workflow.Now(c.wctx)),
 	}
-	if err := workflow.ExecuteActivity(actx, QuotaChargeActivity, ch).Get(actx, nil); err != nil {
+	if err := workflow.ExecuteActivity(actx, QuotaChargeActivity, ch).Get(dctx, nil); err != nil {
 		c.Logger().Error("charge the monthly ledgers", "key", ch.Key, "error", err)
 	}
 }

@@ -124,3 +124,40 @@ func TestBudgetRaiseRefusedWithoutACap(t *testing.T) {
 	assert.EqualError(t, o.refusal(t), "budget: the run has no cap to raise")
 	assert.False(t, queryState(t, env).Budget.Cap.Set)
 }
+
+func TestBudgetPolicyResolution(t *testing.T) {
+	tests := []struct {
+		name     string
+		flowOpts []Option
+		start    RunOptions
+		wantWait time.Duration // how long the run waited before ending budget_exceeded
+	}{
+		{"stop by default", nil, RunOptions{}, 0},
+		{"the flow's pause, default wait", []Option{OnBudgetExceeded(budget.Pause, 0)}, RunOptions{}, DefaultBudgetPause},
+		{"the flow's pause and wait", []Option{OnBudgetExceeded(budget.Pause, 30*time.Minute)}, RunOptions{}, 30 * time.Minute},
+		{"the start option's wait wins", []Option{OnBudgetExceeded(budget.Pause, 30*time.Minute)},
+			RunOptions{BudgetPause: 2 * time.Hour}, 2 * time.Hour},
+		{"the start option's stop wins", []Option{OnBudgetExceeded(budget.Pause, 30*time.Minute)},
+			RunOptions{BudgetPolicy: budget.Stop}, 0},
+		{"the start option's pause, default wait", nil, RunOptions{BudgetPolicy: budget.Pause}, DefaultBudgetPause},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spends := []spend{{"a", "0.25", "0.25"}, {"b", "0.30", "0.20"}}
+			var got spendRun
+			f := spendsFlow("unit/budget-policy", &got, false, spends, tt.flowOpts...)
+			env := newUnitEnv(t, runConfig{}, f)
+			tt.start.MaxCostUSD = "0.50"
+			startWith(t, env, tt.start)
+			agents := mockSpends(env, spends...)
+			mockShell(env, deployShell)
+			env.ExecuteWorkflow(f.Name(), none{})
+			assert.Contains(t, budgetError(t, env), "step b needs $0.30")
+			assert.Len(t, agents.all(), 1)
+			st := queryState(t, env)
+			assert.Equal(t, StatusBudgetExceeded, st.Status)
+			require.NotNil(t, st.EndedAt)
+			assert.Equal(t, tt.wantWait, st.EndedAt.Sub(st.StartedAt))
+		})
+	}
+}

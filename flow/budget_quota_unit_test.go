@@ -146,9 +146,10 @@ func TestBudgetQuotaChargesEachCostBearingStep(t *testing.T) {
 			charges := q.charges.all()
 			require.Len(t, charges, 2, "a step that cost nothing is not charged")
 			month := budget.MonthOf(*stepByName(t, st, "review").EndedAt)
+			// Charges are keyed by the Temporal run ID (the test environment's is fixed).
 			for i, want := range []struct{ key, amount string }{
-				{budget.ChargeKey("q-1", "review"), "0.13"},
-				{budget.ChargeKey("q-1", "review#2"), "0.07"},
+				{budget.ChargeKey("default-test-run-id", "review"), "0.13"},
+				{budget.ChargeKey("default-test-run-id", "review#2"), "0.07"},
 			} {
 				assert.Equal(t, want.key, charges[i].Key, "keyed by run and step, so a retry counts once")
 				assert.Equal(t, want.amount, charges[i].Amount.String(), "the exact amount")
@@ -193,8 +194,7 @@ func summaries(env *testsuite.TestWorkflowEnvironment) *callLog[QuotaSummary] {
 }
 
 func TestBudgetLedgerCountsEachChargeKeyOnce(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := newUnitEnv(t, runConfig{})
 	env.RegisterWorkflowWithOptions(ledgerWorkflow, workflow.RegisterOptions{Name: LedgerWorkflowType})
 	sums := summaries(env)
 	charge := func(key, amount string) QuotaCharge {

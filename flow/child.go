@@ -100,6 +100,11 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	case name == "":
 		return fail(errors.New("step name is empty"))
 	}
+	if rt.plan {
+		st.endStep(i, now, StepPlanned, 0, "", "child run of "+f.Name(), nil)
+		rt.publish()
+		return out, nil
+	}
 	depth := st.Depth + 1
 	if err := rt.guards.checkDepth(name, depth); err != nil {
 		return fail(err)

@@ -81,6 +81,21 @@ type StartOptions struct {
 	// MaxCostUSD caps what the run (and its children) may spend; it wins over the flow's
 	// and the worker's default cap.
 	MaxCostUSD *decimal.Decimal
+	// IdempotencyKey makes the start idempotent: a second start with the same key (for the
+	// same workflow) returns the first run instead of starting another.
+	IdempotencyKey string
+	// Labels are k=v pairs kept on the run (FlowLabels: filter with
+	// `FlowLabels = 'team=web'`).
+	Labels map[string]string
+	// Priority is Temporal's priority key: 1 (highest) to 5 (lowest); 0 means 3.
+	Priority int
+	// StartAt or Delay hold the run in pending until then (Temporal's start delay).
+	StartAt time.Time
+	Delay   time.Duration
+	// MaxAttempts overrides the flow's number of run attempts.
+	MaxAttempts int
+	// plan runs the handler with every step stubbed (see Client.Plan).
+	plan bool
 	// BudgetPolicy is what the run does when its cap would be exceeded: budget.Stop (the
 	// default: the run ends budget_exceeded) or budget.Pause (it waits, up to BudgetPause,
 	// for `flowctl budget raise`).
@@ -93,12 +108,19 @@ type Run struct {
 	ID       string `json:"id"`
 	RunID    string `json:"run_id"`
 	Workflow string `json:"workflow"`
+	// Existing is set when a start with an idempotency key found the key's run.
+	Existing bool `json:"existing,omitempty"`
 }
 
-// Start validates the input against the catalog and starts a run of the flow name. A
-// refused start (unknown flow, input that does not fit, an ID in use) starts nothing and
-// returns an error saying why: *UnknownWorkflowError, *InputError, *RunExistsError or
-// ErrNoCatalog.
+// Start validates the input and the options and starts a run of the flow name. Checks
+// happen in this order, each with one clear error, and a refused start starts nothing:
+// the workflow name, that a worker serves it (*UnknownWorkflowError, ErrNoCatalog), the
+// input (*InputError), the options (*InputError: ID and idempotency key, priority, labels,
+// start time, max cost and budget policy, max attempts), the monthly quotas
+// (*budget.QuotaError), and an ID in use (*RunExistsError).
+//
+// With an IdempotencyKey a second start with the same key returns the existing run, with
+// Run.Existing set, instead of starting another.
 //
 // input is the run's input: a value to encode as JSON, or JSON itself as json.RawMessage
 // or []byte. nil means no input (the handler gets its input type's zero value).
@@ -121,41 +143,66 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	if err := checkInput(info.InputSchema, raw); err != nil {
 		return nil, &InputError{Workflow: name, Err: err}
 	}
-	runOpts := RunOptions{BudgetPolicy: opts.BudgetPolicy, BudgetPause: opts.BudgetPause, QuotaChecked: true}
-	if opts.MaxCostUSD != nil {
-		if opts.MaxCostUSD.IsNegative() {
-			return nil, &InputError{Workflow: name, Err: fmt.Errorf("max cost %s is negative", opts.MaxCostUSD)}
-		}
-		runOpts.MaxCostUSD = opts.MaxCostUSD.String()
+	now := time.Now()
+	if err := validateStart(opts, now); err != nil {
+		return nil, &InputError{Workflow: name, Err: err}
 	}
 	if opts.BudgetPolicy != "" {
 		if _, err := budget.ParsePolicy(string(opts.BudgetPolicy)); err != nil {
 			return nil, &InputError{Workflow: name, Err: err}
 		}
 	}
-	if opts.BudgetPause < 0 {
-		return nil, &InputError{Workflow: name, Err: fmt.Errorf("budget pause %s is negative", opts.BudgetPause)}
-	}
-	if err := checkQuotas(ctx, c.tc, c.opts.TaskQueue, cat.quotas(), name, time.Now()); err != nil {
-		return nil, err
-	}
 	id := opts.ID
+	if opts.IdempotencyKey != "" {
+		id = idempotentRunID(name, opts.IdempotencyKey)
+		if run, ok := c.existing(ctx, id, name); ok {
+			return run, nil
+		}
+	}
+	if !opts.plan {
+		if err := checkQuotas(ctx, c.tc, c.opts.TaskQueue, cat.quotas(), name, now); err != nil {
+			return nil, err
+		}
+	}
 	if id == "" {
 		id = newRunID(name)
+	}
+	runOpts := RunOptions{BudgetPolicy: opts.BudgetPolicy, BudgetPause: opts.BudgetPause, QuotaChecked: true,
+		MaxAttempts: opts.MaxAttempts, Labels: opts.Labels, Plan: opts.plan}
+	if opts.MaxCostUSD != nil {
+		runOpts.MaxCostUSD = opts.MaxCostUSD.String()
 	}
 	createdBy := opts.CreatedBy
 	if createdBy == "" {
 		createdBy = c.opts.Identity
 	}
+	delay := opts.Delay
+	if !opts.StartAt.IsZero() {
+		delay = max(opts.StartAt.Sub(now), 0)
+	}
+	status := StatusRunning
+	if delay > 0 {
+		status = StatusPending
+	}
+	priority := opts.Priority
+	if priority == 0 {
+		priority = DefaultPriority
+	}
 	sa := []temporal.SearchAttributeUpdate{
-		searchattr.StatusKey.ValueSet(string(StatusRunning)),
 		searchattr.CreatedByKey.ValueSet(createdBy),
+		searchattr.PriorityKey.ValueSet(int64(priority)),
+	}
+	if !opts.plan {
+		sa = append(sa, searchattr.StatusKey.ValueSet(string(status)))
 	}
 	if info.Category != "" {
 		sa = append(sa, searchattr.CategoryKey.ValueSet(info.Category))
 	}
 	if info.Version != "" {
 		sa = append(sa, searchattr.VersionKey.ValueSet(info.Version))
+	}
+	if len(opts.Labels) > 0 {
+		sa = append(sa, searchattr.LabelsKey.ValueSet(labelList(opts.Labels)))
 	}
 	capStr := runOpts.MaxCostUSD
 	if capStr == "" {
@@ -168,23 +215,52 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	if info.Description != "" {
 		summary += ": " + info.Description
 	}
+	if opts.plan {
+		summary = "plan of " + summary
+	}
 	we, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                c.opts.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:    reusePolicy(opts),
 		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),
 		StaticSummary:            Preview(summary, 200),
 		StaticDetails:            fmt.Sprintf("Started by **%s** with gateflow.\n\nInput type `%s`.", createdBy, info.InputType),
 		Memo:                     map[string]any{MemoOptions: runOpts},
+		StartDelay:               delay,
+		Priority:                 temporal.Priority{PriorityKey: priority},
 	}, name, raw)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
+			if opts.IdempotencyKey != "" {
+				if run, ok := c.existing(ctx, id, name); ok {
+					return run, nil
+				}
+			}
 			return nil, &RunExistsError{ID: id, RunID: started.RunId}
 		}
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
+}
+
+// reusePolicy keeps one run per idempotency key, even after it ended.
+func reusePolicy(o StartOptions) enumspb.WorkflowIdReusePolicy {
+	if o.IdempotencyKey != "" {
+		return enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	}
+	return enumspb.WORKFLOW_ID_REUSE_POLICY_UNSPECIFIED
+}
+
+// existing returns the run with ID id, if there is one.
+func (c *Client) existing(ctx context.Context, id, name string) (*Run, bool) {
+	resp, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return nil, false
+	}
+	e := resp.GetWorkflowExecutionInfo().GetExecution()
+	return &Run{ID: e.GetWorkflowId(), RunID: e.GetRunId(), Workflow: name, Existing: true}, true
 }
 
 // Workflows reads the catalog of the client's task queue. ErrNoCatalog means no worker has

@@ -32,6 +32,11 @@ func (c *Context) Sleep(name string, d time.Duration) error {
 		c.run.publish()
 		return &StepError{Step: name, Kind: KindSleep, Err: err}
 	}
+	if c.run.plan {
+		st.endStep(i, now, StepPlanned, 0, "", "sleep "+d.String(), nil)
+		c.run.publish()
+		return nil
+	}
 	c.setStatus(StatusSleeping)
 	c.run.publish()
 	err := workflow.NewTimerWithOptions(c.wctx, d, workflow.TimerOptions{Summary: name}).Get(c.wctx, nil)

@@ -87,6 +87,11 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 	if err != nil {
 		return fail(StepFailed, fmt.Errorf("input %s: %w", name, err))
 	}
+	if rt.plan {
+		st.endStep(i, now, StepPlanned, 0, "", "input: "+Preview(oneLine(req.Prompt), 100), nil)
+		rt.publish()
+		return zero, nil
+	}
 	var members approval.StaticDirectory
 	dir := rt.people.dir
 	_ = workflow.SideEffect(ctx.wctx, func(workflow.Context) any {

@@ -70,9 +70,12 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 	d.CreatedBy = keywordAttr(info.GetSearchAttributes(), searchattr.CreatedBy)
 
 	running := isOpen(info.GetStatus())
+	delayed := running && info.GetExecutionTime() != nil && info.GetExecutionTime().AsTime().After(time.Now())
 	var st RunState
 	if ok, err := decodeMemo(info.GetMemo(), MemoState, &st); err == nil && ok {
 		d.State = &st
+	} else if delayed {
+		d.StateError = "the run has not started yet: it starts at " + info.GetExecutionTime().AsTime().UTC().Format(time.RFC3339)
 	} else if running || info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		if s, err := c.queryState(ctx, d.ID, d.RunID); err == nil {
 			d.State = s

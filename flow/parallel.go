@@ -158,13 +158,19 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	// Cost-bearing steps reserve their limits together, so a fan-out cannot overshoot the
 	// cap: all are dispatched, or none.
 	var items []budget.Item
+	// Keys are unique per call: the same group may run again in a loop or a later attempt.
+	c.run.waves[name]++
+	group := name
+	if n := c.run.waves[name]; n > 1 {
+		group = fmt.Sprintf("%s#%d", name, n)
+	}
 	for i := range calls {
 		if calls[i].costLimit != nil {
-			calls[i].reserveKey = fmt.Sprintf("%s/%s#%d", name, calls[i].name, i)
+			calls[i].reserveKey = fmt.Sprintf("%s/%s#%d", group, calls[i].name, i)
 			items = append(items, budget.Item{Key: calls[i].reserveKey, Amount: *calls[i].costLimit})
 		}
 	}
-	if len(items) > 0 {
+	if len(items) > 0 && !c.run.plan {
 		if err := c.reserve(items); err != nil {
 			return nil, &StepError{Step: name, Kind: "parallel", Err: err}
 		}
@@ -200,6 +206,9 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 		}
 	}
 	for i, b := range branches {
+		if b.p.planned {
+			continue
+		}
 		if b.p.err != nil {
 			results[i].Err = b.p.err
 			if perr.First == nil {

@@ -174,6 +174,12 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 		rt.publish()
 		return *prev.Decision, nil
 	}
+	if rt.plan {
+		d := approval.Decision{Outcome: approval.Approved, DecidedAt: now, By: "plan"}
+		st.endStep(i, now, StepPlanned, 0, "", fmt.Sprintf("approval by %s (assumed granted)", strings.Join(req.Approvers, ", ")), nil)
+		rt.publish()
+		return d, nil
+	}
 	g, err := approval.Open(name, req, now)
 	if err != nil {
 		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)

@@ -54,6 +54,12 @@ type runner struct {
 	capVersion int
 	// quotasOn: the worker has monthly quotas, so costs are charged to its ledgers.
 	quotasOn bool
+	// plan: the run is a plan; steps are recorded, not run.
+	plan bool
+	// waves counts Parallel calls per group name, for unique reservation keys.
+	waves map[string]int
+	// cancelReason says who cancelled the run and why (flowctl cancel --reason).
+	cancelReason string
 }
 
 func (rt *runner) publish() {
@@ -134,7 +140,7 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 	rt := &runner{root: wctx, info: info, state: st, guards: guards, parent: parent, childReports: map[string]ChildReport{},
 		people: &people{dir: cfg.directory, gates: map[string]*approval.Gate{}, gateDirs: map[string]approval.StaticDirectory{},
 			waiting: map[string]bool{}, inputs: map[string]*inputWait{}, gateAttempt: map[string]int{}},
-		signals: signals.NewBuffer(0, 0)}
+		signals: signals.NewBuffer(0, 0), waves: map[string]int{}}
 	if parent != nil {
 		st.Depth, st.ParentID = parent.Depth, parent.ParentID
 		if !parent.StartedAt.IsZero() {
@@ -151,9 +157,14 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 		return zero, err
 	}
 	opts := readOptions(wctx)
+	rt.plan = opts.Plan
+	if opts.MaxAttempts > 0 {
+		st.MaxAttempts = opts.MaxAttempts
+	}
 	if err := rt.setupBudget(wctx, cfg, opts); err != nil {
 		return zero, err
 	}
+	rt.listenForCancelReason(wctx)
 	c := &Context{wctx: wctx, run: rt}
 	if err := rt.checkVersion(); err != nil {
 		return zero, rt.end(c, err)
@@ -190,6 +201,30 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 		err = rt.budgetErr // crossing the cap stops the run, whatever the handler did
 	}
 	return out, rt.end(c, err)
+}
+
+// SignalCancel carries who cancels a run and why, just before the cancellation itself
+// (flowctl cancel --reason).
+const SignalCancel = "gateflow.cancel"
+
+// CancelRequest is the payload of SignalCancel.
+type CancelRequest struct {
+	By     string `json:"by"`
+	Reason string `json:"reason"`
+}
+
+func (rt *runner) listenForCancelReason(wctx workflow.Context) {
+	ch := workflow.GetSignalChannel(wctx, SignalCancel)
+	workflow.Go(wctx, func(gctx workflow.Context) {
+		for {
+			var r CancelRequest
+			ch.Receive(gctx, &r)
+			rt.cancelReason = "by " + r.By
+			if r.Reason != "" {
+				rt.cancelReason += ": " + r.Reason
+			}
+		}
+	})
 }
 
 // checkVersion compares the flow version the run was started with (FlowVersion) with this
@@ -263,6 +298,9 @@ func (rt *runner) end(c *Context, err error) error {
 	case err == nil:
 	case isCancellation(err):
 		msg = "cancelled"
+		if rt.cancelReason != "" {
+			msg = "cancelled " + rt.cancelReason
+		}
 	default:
 		msg = err.Error()
 	}
@@ -309,7 +347,7 @@ func appErrorType(err error) string {
 // checkQuota refuses, before any step, a run not started by a Client (which checks
 // quotas itself) when a monthly quota of the worker is exhausted.
 func (rt *runner) checkQuota(c *Context, cfg runConfig, opts RunOptions) error {
-	if opts.QuotaChecked || rt.parent != nil {
+	if opts.QuotaChecked || rt.parent != nil || rt.plan {
 		return nil
 	}
 	if _, ok := cfg.quotas.limitFor(budget.AllScope); !ok {
@@ -331,6 +369,9 @@ func (rt *runner) checkQuota(c *Context, cfg runConfig, opts RunOptions) error {
 // they changed.
 func (c *Context) setStatus(s Status) {
 	c.run.state.Status = s
+	if c.run.plan {
+		return // a plan is not a run: no FlowStatus, so lists leave it out
+	}
 	sa := workflow.GetTypedSearchAttributes(c.wctx)
 	var updates []temporal.SearchAttributeUpdate
 	if cur, _ := sa.GetKeyword(searchattr.StatusKey); cur != string(s) {

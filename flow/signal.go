@@ -75,6 +75,11 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 	if err := signals.ValidateName(name); err != nil {
 		return fail(StepFailed, err)
 	}
+	if rt.plan {
+		st.endStep(i, now, StepPlanned, 0, "", "wait for "+what, nil)
+		rt.publish()
+		return zero, nil
+	}
 	sw := &SignalWait{Name: name, Key: key, Since: now}
 	var deadline time.Time
 	if timeout > 0 {

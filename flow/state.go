@@ -86,6 +86,8 @@ const (
 	StepFailed    StepStatus = "failed"
 	StepSkipped   StepStatus = "skipped"
 	StepCancelled StepStatus = "cancelled"
+	// StepPlanned is a step of a plan (Client.Plan): it would run; nothing ran.
+	StepPlanned StepStatus = "planned"
 )
 
 // Tokens counts agent tokens.

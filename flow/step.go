@@ -36,10 +36,11 @@ type call struct {
 
 // pending is a dispatched (or refused) step.
 type pending struct {
-	idx  int
-	call call
-	fut  workflow.Future
-	err  error // refused before dispatch
+	idx     int
+	call    call
+	fut     workflow.Future
+	err     error // refused before dispatch
+	planned bool  // a plan's step: recorded, not run
 }
 
 // outcome is what a finished step reports for its record: filled by the step kind from
@@ -68,6 +69,12 @@ func (c *Context) dispatch(cl call) *pending {
 	}
 	if err == nil && !cl.onError {
 		err = c.run.guards.checkWallTime(cl.name, st.StartedAt, now)
+	}
+	if err == nil && c.run.plan {
+		st.endStep(i, now, StepPlanned, 0, "", planDetail(cl), nil)
+		p.planned = true
+		c.run.publish()
+		return p
 	}
 	if err == nil && cl.costLimit != nil && !cl.reserved {
 		if err = c.reserve([]budget.Item{{Key: st.Steps[i].ActivityID, Amount: *cl.costLimit}}); err == nil {
@@ -107,6 +114,9 @@ func (c *Context) dispatch(cl call) *pending {
 func (c *Context) settle(p *pending, result any, describe func() outcome) error {
 	if p.err != nil {
 		return p.err
+	}
+	if p.planned {
+		return nil
 	}
 	err := p.fut.Get(c.wctx, result)
 	return c.record(p, err, describe)
@@ -302,4 +312,43 @@ func tryDetails[T any](app *temporal.ApplicationError) (v T, ok bool) {
 func failureDetails(err error) (int, *int) {
 	f := failureInfo(err)
 	return f.attempt, f.exitCode
+}
+
+// planDetail says what a planned step would do: its options and the money it would reserve.
+func planDetail(cl call) string {
+	var parts []string
+	if a, ok := cl.activity.(string); ok {
+		parts = append(parts, "activity "+a)
+	}
+	if cl.opts.timeout > 0 {
+		parts = append(parts, "timeout "+cl.opts.timeout.String())
+	}
+	if cl.opts.retry != nil {
+		parts = append(parts, fmt.Sprintf("retry %d attempts", cl.opts.retry.MaximumAttempts))
+	}
+	if cl.opts.allowFailure {
+		parts = append(parts, "may fail")
+	}
+	if cl.costLimit != nil {
+		parts = append(parts, "reserves "+budget.FormatUSD(*cl.costLimit))
+	}
+	if len(cl.args) == 1 {
+		if sh, ok := cl.args[0].(activities.Shell); ok {
+			parts = append(parts, "$ "+Preview(oneLine(sh.Command), 80))
+		}
+		if h, ok := cl.args[0].(activities.HTTP); ok {
+			parts = append(parts, strings.ToUpper(orDefault(h.Method, "GET"))+" "+h.URL)
+		}
+		if ag, ok := cl.args[0].(activities.Agent); ok {
+			parts = append(parts, "model "+ag.Model)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
 }

@@ -115,7 +115,9 @@ func (a *app) rootCommand() *cobra.Command {
 		a.voteCommand("approve", approval.Approve, "Approve an approval gate of a run"),
 		a.voteCommand("reject", approval.Reject, "Reject an approval gate of a run"),
 		a.voteCommand("request-changes", approval.RequestChanges, "Ask for changes at an approval gate (needs --comment)"),
-		a.inputCommand(), a.signalCommand(), a.budgetCommand())
+		a.inputCommand(), a.signalCommand(), a.budgetCommand(),
+		a.watchCommand(), a.historyCommand(), a.setupCommand(), a.completionCommand())
+	root.AddCommand(a.cancelCommand(), a.planCommand())
 	return root
 }
 

@@ -15,8 +15,10 @@ import (
 )
 
 func (a *app) startCommand() *cobra.Command {
-	var input, id, createdBy, maxCost, policy string
-	var pause time.Duration
+	var input, id, createdBy, maxCost, policy, key, startAt string
+	var pause, delay time.Duration
+	var labels []string
+	var priority, attempts int
 	var wait bool
 	cmd := &cobra.Command{
 		Use:   "start WORKFLOW [--input JSON|@file] [--id ID] [--wait]",
@@ -36,7 +38,22 @@ func (a *app) startCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			so := flow.StartOptions{ID: id, CreatedBy: createdBy, BudgetPause: pause}
+			so := flow.StartOptions{ID: id, CreatedBy: createdBy, BudgetPause: pause, IdempotencyKey: key,
+				Priority: priority, Delay: delay, MaxAttempts: attempts}
+			if len(labels) > 0 {
+				l, err := flow.ParseLabels(labels)
+				if err != nil {
+					return usageErr("--label: %v", err)
+				}
+				so.Labels = l
+			}
+			if startAt != "" {
+				t, err := time.Parse(time.RFC3339, startAt)
+				if err != nil {
+					return usageErr("--start-at %q: want an RFC 3339 time, e.g. 2026-12-01T09:00:00Z", startAt)
+				}
+				so.StartAt = t
+			}
 			if maxCost != "" {
 				d, err := budget.ParseUSD(maxCost)
 				if err != nil {
@@ -59,7 +76,11 @@ func (a *app) startCommand() *cobra.Command {
 				if a.output == "json" {
 					return printJSON(a.stdout, run)
 				}
-				fmt.Fprintf(a.stdout, "Started %s run %s\n  flowctl show %s\n", run.Workflow, run.ID, run.ID)
+				verb := "Started"
+				if run.Existing {
+					verb = "Found the existing"
+				}
+				fmt.Fprintf(a.stdout, "%s %s run %s\n  flowctl show %s\n", verb, run.Workflow, run.ID, run.ID)
 				return nil
 			}
 			if a.output != "json" {
@@ -83,6 +104,12 @@ func (a *app) startCommand() *cobra.Command {
 	f.StringVar(&id, "id", "", "run ID (default: the workflow name and a random suffix)")
 	f.StringVar(&createdBy, "as", "", "who starts the run (default: FLOW_USER, else the OS user)")
 	f.BoolVarP(&wait, "wait", "w", false, "wait for the run to end and show it")
+	f.StringVarP(&key, "idempotency-key", "k", "", "start at most one run per key: a repeat returns the existing run")
+	f.StringArrayVarP(&labels, "label", "l", nil, "a label key=value (repeatable)")
+	f.IntVar(&priority, "priority", 0, "priority from 1 (highest) to 5 (lowest); default 3")
+	f.DurationVar(&delay, "delay", 0, "hold the run in pending this long")
+	f.StringVar(&startAt, "start-at", "", "hold the run in pending until this RFC 3339 time")
+	f.IntVar(&attempts, "max-attempts", 0, "run attempts (overrides the workflow's)")
 	f.StringVar(&maxCost, "max-cost", "", "the run's money cap in USD (default: the workflow's, else the worker's)")
 	f.StringVar(&policy, "budget-policy", "", "when the cap would be exceeded: stop (default) or pause")
 	f.DurationVar(&pause, "budget-pause", 0, "with --budget-policy pause: how long to wait for a raise (default 24h)")

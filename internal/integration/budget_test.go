@@ -173,7 +173,9 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond, "the ledger has both charges")
 
 	// A retried charge (the same run and step) counts once.
-	ch := flow.QuotaCharge{Key: budget.ChargeKey(runs[0], "first"), Amount: decimal.RequireFromString("0.25"), Workflow: "test.spend.wait", Month: month}
+	first, err := c.Describe(ctx, runs[0])
+	require.NoError(t, err)
+	ch := flow.QuotaCharge{Key: budget.ChargeKey(first.RunID, "first"), Amount: decimal.RequireFromString("0.25"), Workflow: "test.spend.wait", Month: month}
 	require.NoError(t, shared.tc.SignalWorkflow(ctx, flow.LedgerWorkflowID(queue, budget.WorkflowScope("test.spend.wait"), month), "", "charge", ch))
 	time.Sleep(500 * time.Millisecond)
 	lines, err := c.MonthlySpend(ctx, month)

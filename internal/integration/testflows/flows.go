@@ -9,13 +9,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
 )
 
 // All returns every test flow.
 func All() []flow.Definition {
 	return append([]flow.Definition{Failing, Steps, Crashy, FailFast, Allowed, Retried, Attempts, Cancellable,
-		Agents, Deep, Wide, Tokens, WallTime, Counting}, append(PeopleFlows(), BudgetFlows()...)...)
+		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent}, append(PeopleFlows(), BudgetFlows()...)...)
 }
 
 // Failing runs a step that writes to stderr and exits 3.
@@ -223,4 +224,16 @@ var Counting = flow.Define("test.counting", func(ctx *flow.Context, in AgentInpu
 	}
 	ctx.Skip("publish", "dry run")
 	return res.N, nil
+})
+
+// CancelChild waits at a gate nobody answers.
+var CancelChild = flow.Define("test.cancel.child", func(ctx *flow.Context, _ struct{}) (string, error) {
+	_, err := ctx.Approval("never", approval.Request{Message: "wait", Approvers: []string{"nobody"}})
+	return "", err
+})
+
+// CancelParent registers a cleanup step and runs CancelChild.
+var CancelParent = flow.Define("test.cancel.parent", func(ctx *flow.Context, in FileInput) (string, error) {
+	ctx.OnError("cleanup", appendTo(in.File, "cleanup"))
+	return flow.Child(ctx, "kid", CancelChild, struct{}{})
 })

@@ -1,4 +1,4 @@
-//go:build gateflow_known_bugs
+// Regression tests for budget bugs found by review; each names the bug it showed.
 
 package flow
 

@@ -1,0 +1,430 @@
+package flowctl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
+
+	"github.com/gateflow/gateflow/flow"
+)
+
+// Watch events, the "event" field of `watch -o json` lines.
+const (
+	eventStepStarted  = "step_started"
+	eventStepFinished = "step_finished"
+	eventProgress     = "progress"
+	eventWaiting      = "waiting"
+	eventEnded        = "ended"
+)
+
+// watchErrorGrace is how long watch keeps polling through errors (a restarting server)
+// once it has read the run.
+const watchErrorGrace = 30 * time.Second
+
+// watchChildDepth bounds how deep watch looks into running child runs.
+const watchChildDepth = 4
+
+// watchEvent is one line of `watch -o json`.
+type watchEvent struct {
+	Event string    `json:"event"`
+	Run   string    `json:"run"`
+	Time  time.Time `json:"time"`
+	// Status is the run's status.
+	Status flow.Status `json:"status"`
+	// Step is the step that started or finished (step_started, step_finished).
+	Step *watchStep `json:"step,omitempty"`
+	// Steps counts the steps seen so far (progress, waiting, ended).
+	Steps *stepCounts `json:"steps,omitempty"`
+	// CostUSD is what the run spent so far (progress, waiting, ended).
+	CostUSD *decimal.Decimal `json:"cost_usd,omitempty"`
+	// Waiting is what the run waits for (progress, waiting): approval:GATE, input:NAME,
+	// signal:NAME[/KEY] or budget.
+	Waiting []string `json:"waiting,omitempty"`
+	// Requests are what people are asked for and the commands that answer (waiting).
+	Requests []watchRequest `json:"requests,omitempty"`
+	// StateError says why the run's steps could not be read (progress).
+	StateError string `json:"state_error,omitempty"`
+	// DurationMS, Result and Error describe the ended run (ended).
+	DurationMS int64           `json:"duration_ms,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+// watchStep is a step in a watch event. Name is its path: a parallel group's steps are
+// GROUP/NAME, a child run's steps CHILDSTEP/NAME.
+type watchStep struct {
+	Name           string          `json:"name"`
+	Kind           flow.StepKind   `json:"kind"`
+	Status         flow.StepStatus `json:"status"`
+	Attempt        int             `json:"attempt"`
+	RunAttempt     int             `json:"run_attempt"`
+	StartedAt      time.Time       `json:"started_at"`
+	EndedAt        *time.Time      `json:"ended_at,omitempty"`
+	DurationMS     int64           `json:"duration_ms"`
+	CostUSD        decimal.Decimal `json:"cost_usd"`
+	ExitCode       *int            `json:"exit_code,omitempty"`
+	HTTPStatus     int             `json:"http_status,omitempty"`
+	Detail         string          `json:"detail,omitempty"`
+	AllowedFailure bool            `json:"allowed_failure,omitempty"`
+	OnError        bool            `json:"on_error,omitempty"`
+}
+
+type stepCounts struct {
+	Done    int `json:"done"`
+	Running int `json:"running"`
+}
+
+// watchRequest is something a person is asked for, and the command that answers it.
+type watchRequest struct {
+	What    string `json:"what"`
+	Detail  string `json:"detail"`
+	Command string `json:"command"`
+}
+
+func (a *app) watchCommand() *cobra.Command {
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "watch RUN [--interval 500ms]",
+		Short: "Follow a run live until it ends or waits for a person",
+		Long: "Follow a run: print a line when a step starts and when it finishes (name, kind,\n" +
+			"status, duration, cost, detail) and a progress line when the run moves on. Steps of\n" +
+			"parallel groups show as GROUP/STEP, steps of child runs as CHILDSTEP/STEP.\n\n" +
+			"watch stops when the run ends (exit 0 when it completed, or completed with a\n" +
+			"warning; exit 5 otherwise, as `start --wait`) or when it waits for a person: an\n" +
+			"approval, an input or a budget raise (it prints what the run waits for and the\n" +
+			"flowctl command that answers, and exits 0). A run waiting for a signal is watched on.\n\n" +
+			"With -o json it prints one JSON object per line, with \"event\" one of step_started,\n" +
+			"step_finished, progress, waiting and ended.",
+		Example: `  flowctl watch release-9669e41315
+  flowctl watch ship-2.0.0 -o json | jq -c 'select(.event == "step_finished") | .step'`,
+		Args:              exactArgs(1, "RUN"),
+		ValidArgsFunction: a.completeRuns,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if interval <= 0 {
+				return usageErr("--interval %s: want a positive duration, e.g. 500ms", interval)
+			}
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := newWatcher(a.stdout, a.output == "json", c.Describe)
+			return w.watch(cmd.Context(), args[0], interval)
+		},
+	}
+	cmd.Flags().DurationVar(&interval, "interval", 500*time.Millisecond, "how often to read the run")
+	return cmd
+}
+
+// watcher follows one run by polling its description.
+type watcher struct {
+	out      io.Writer
+	json     bool
+	describe func(ctx context.Context, id string) (*flow.RunDescription, error)
+	now      func() time.Time
+
+	started bool
+	seen    map[string]flow.StepStatus // by step key: running, or how it ended
+	last    string                     // the progress last printed
+}
+
+func newWatcher(out io.Writer, asJSON bool, describe func(context.Context, string) (*flow.RunDescription, error)) *watcher {
+	return &watcher{out: out, json: asJSON, describe: describe, now: time.Now, seen: map[string]flow.StepStatus{}}
+}
+
+// watch polls the run every interval until it ends or waits for a person.
+func (w *watcher) watch(ctx context.Context, id string, interval time.Duration) error {
+	var lastOK time.Time
+	for {
+		d, err := w.describe(ctx, id)
+		switch {
+		case err == nil:
+			lastOK = w.now()
+			done, err := w.update(ctx, d, interval)
+			if done || err != nil {
+				return err
+			}
+		case ctx.Err() != nil:
+			return err
+		case lastOK.IsZero() || w.now().Sub(lastOK) > watchErrorGrace:
+			return err
+		default:
+			var nf *flow.RunNotFoundError
+			if errors.As(err, &nf) {
+				return err
+			}
+			// Keep polling through errors for a while: the server may be restarting.
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("watch %s: %w", id, ctx.Err())
+		case <-time.After(interval):
+		}
+	}
+}
+
+// update prints what changed since the last description and reports whether watching is
+// over; the error carries exit code 5 for a run that ended without completing.
+func (w *watcher) update(ctx context.Context, d *flow.RunDescription, interval time.Duration) (bool, error) {
+	if !w.started {
+		w.started = true
+		if !w.json {
+			fmt.Fprintf(w.out, "Watching %s run %s (%s), every %s.\n", d.Workflow, d.ID, d.Status, interval)
+		}
+	}
+	st := d.State
+	var steps []watchStep
+	var keys []string
+	if st != nil {
+		steps, keys = w.flatten(ctx, st.Steps, "", "", 0)
+	}
+	counts := stepCounts{}
+	for i, s := range steps {
+		prev, ok := w.seen[keys[i]]
+		if !ok {
+			w.emitStep(d, eventStepStarted, s)
+		}
+		if s.Status != flow.StepRunning && (!ok || prev == flow.StepRunning) {
+			w.emitStep(d, eventStepFinished, s)
+		}
+		w.seen[keys[i]] = s.Status
+		if s.Status == flow.StepRunning {
+			counts.Running++
+		} else {
+			counts.Done++
+		}
+	}
+
+	if d.Status.Terminal() {
+		w.emitEnded(d, counts)
+		if d.Status != flow.StatusCompleted && d.Status != flow.StatusWarning {
+			return true, &exitError{code: ExitRunFailed, err: fmt.Errorf("run %s ended %s", d.ID, d.Status)}
+		}
+		return true, nil
+	}
+	if st != nil {
+		if reqs := personRequests(d.ID, st); len(reqs) > 0 {
+			w.emitWaiting(d, counts, reqs)
+			return true, nil
+		}
+	}
+	w.emitProgress(d, counts)
+	return false, nil
+}
+
+// flatten lists the steps in order, with the steps of child runs after their step, and
+// a key per step that stays the same from one description to the next.
+func (w *watcher) flatten(ctx context.Context, steps []flow.StepRecord, prefix, keyPrefix string, depth int) ([]watchStep, []string) {
+	var out []watchStep
+	var keys []string
+	now := w.now()
+	for _, s := range steps {
+		name := s.Name
+		if s.Group != "" {
+			name = s.Group + "/" + name
+		}
+		name = prefix + name
+		key := fmt.Sprintf("%s%s/%s@%d", keyPrefix, s.Group, s.ActivityID, s.RunAttempt)
+		detail := s.Output
+		if s.Error != "" {
+			detail = s.Error
+		}
+		ws := watchStep{
+			Name: name, Kind: s.Kind, Status: s.Status, Attempt: s.Attempt, RunAttempt: s.RunAttempt,
+			StartedAt: s.StartedAt, EndedAt: s.EndedAt, DurationMS: s.Duration(now).Milliseconds(), CostUSD: s.CostUSD,
+			ExitCode: s.ExitCode, HTTPStatus: s.HTTPStatus, Detail: oneLine(detail),
+			AllowedFailure: s.AllowedFailure, OnError: s.OnError,
+		}
+		if s.EndedAt != nil {
+			ws.DurationMS = s.DurationMS
+		}
+		out = append(out, ws)
+		keys = append(keys, key)
+		if s.Child == nil || depth >= watchChildDepth {
+			continue
+		}
+		childSteps := s.Child.Steps
+		if len(childSteps) == 0 && s.Status == flow.StepRunning && s.Child.ID != "" {
+			// The child reports its steps to the parent when it ends; read them live.
+			if cd, err := w.describe(ctx, s.Child.ID); err == nil && cd.State != nil {
+				childSteps = cd.State.Steps
+			}
+		}
+		cs, ck := w.flatten(ctx, childSteps, name+"/", key+">", depth+1)
+		out = append(out, cs...)
+		keys = append(keys, ck...)
+	}
+	return out, keys
+}
+
+// personRequests lists what the run waits for from people (approvals, inputs, a budget
+// raise), with the commands that answer. Signals are not listed: systems send them.
+func personRequests(id string, st *flow.RunState) []watchRequest {
+	var out []watchRequest
+	for _, what := range st.Waiting {
+		switch {
+		case strings.HasPrefix(what, "approval:"):
+			name := strings.TrimPrefix(what, "approval:")
+			detail := "approval " + name
+			for _, g := range st.Gates {
+				if g.Name != name || g.Closed() {
+					continue
+				}
+				who := strings.Join(g.Request.Approvers, ", ")
+				if who == "" {
+					who = "anyone"
+				}
+				deadline := "no deadline"
+				if g.Deadline != nil {
+					deadline = "until " + fmtTime(*g.Deadline)
+				}
+				detail = fmt.Sprintf("approval %s: %s (%d of %d from %s, %s)", name, flow.Preview(oneLine(g.Request.Message), 80),
+					len(g.Approvals()), g.Request.Required, who, deadline)
+			}
+			out = append(out, watchRequest{What: what, Detail: detail,
+				Command: fmt.Sprintf("flowctl approve %s %s", id, name)})
+		case strings.HasPrefix(what, "input:"):
+			name := strings.TrimPrefix(what, "input:")
+			detail := "input " + name
+			for _, in := range st.Inputs {
+				if in.Name != name || in.Answer != nil {
+					continue
+				}
+				who := strings.Join(in.Request.Assignees, ", ")
+				if who == "" {
+					who = "anyone"
+				}
+				detail = fmt.Sprintf("input %s: %s (from %s)", name, flow.Preview(oneLine(in.Request.Prompt), 80), who)
+			}
+			out = append(out, watchRequest{What: what, Detail: detail,
+				Command: fmt.Sprintf("flowctl input %s %s --data '{...}'", id, name)})
+		case what == "budget":
+			out = append(out, watchRequest{What: what, Detail: "budget paused: " + budgetLine(st),
+				Command: fmt.Sprintf("flowctl budget raise %s --to USD", id)})
+		}
+	}
+	return out
+}
+
+func (w *watcher) emit(e watchEvent) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		fmt.Fprintf(w.out, `{"event":"error","error":%q}`+"\n", err.Error())
+		return
+	}
+	fmt.Fprintf(w.out, "%s\n", b)
+}
+
+func (w *watcher) emitStep(d *flow.RunDescription, event string, s watchStep) {
+	at := s.StartedAt
+	if event == eventStepFinished && s.EndedAt != nil {
+		at = *s.EndedAt
+	}
+	if w.json {
+		w.emit(watchEvent{Event: event, Run: d.ID, Time: at, Status: d.Status, Step: &s})
+		return
+	}
+	if event == eventStepStarted {
+		fmt.Fprintf(w.out, "%s  started   %-16s %s\n", clock(at), s.Name, s.Kind)
+		return
+	}
+	status := string(s.Status)
+	if s.AllowedFailure {
+		status += " (allowed)"
+	}
+	if s.OnError {
+		status += " (on error)"
+	}
+	cost := "-"
+	if !s.CostUSD.IsZero() {
+		cost = "$" + s.CostUSD.StringFixed(4)
+	}
+	line := fmt.Sprintf("%s  finished  %-16s %-8s %-10s %-7s %-7s %s", clock(at), s.Name, s.Kind, status,
+		fmtDuration(time.Duration(s.DurationMS)*time.Millisecond), cost, flow.Preview(s.Detail, 60))
+	fmt.Fprintln(w.out, strings.TrimRight(line, " "))
+}
+
+func (w *watcher) emitProgress(d *flow.RunDescription, counts stepCounts) {
+	var cost decimal.Decimal
+	var waiting []string
+	stateErr := ""
+	if d.State != nil {
+		cost, waiting = d.State.CostUSD, d.State.Waiting
+	} else {
+		stateErr = d.StateError
+	}
+	line := fmt.Sprintf("%s, %d step(s) done, %d running, cost $%s", d.Status, counts.Done, counts.Running, cost.StringFixed(4))
+	if len(waiting) > 0 {
+		line += ", waiting for " + strings.Join(waiting, ", ")
+	}
+	if stateErr != "" {
+		line += ", steps unavailable: " + oneLine(stateErr)
+	}
+	if line == w.last {
+		return
+	}
+	w.last = line
+	if w.json {
+		w.emit(watchEvent{Event: eventProgress, Run: d.ID, Time: w.now(), Status: d.Status, Steps: &counts,
+			CostUSD: &cost, Waiting: waiting, StateError: stateErr})
+		return
+	}
+	fmt.Fprintf(w.out, "%s  progress  %s\n", clock(w.now()), line)
+}
+
+func (w *watcher) emitWaiting(d *flow.RunDescription, counts stepCounts, reqs []watchRequest) {
+	cost := d.State.CostUSD
+	if w.json {
+		w.emit(watchEvent{Event: eventWaiting, Run: d.ID, Time: w.now(), Status: d.Status, Steps: &counts,
+			CostUSD: &cost, Waiting: d.State.Waiting, Requests: reqs})
+		return
+	}
+	fmt.Fprintf(w.out, "%s  waiting   %s (%s)\n", clock(w.now()), strings.Join(d.State.Waiting, ", "), d.Status)
+	for _, r := range reqs {
+		fmt.Fprintf(w.out, "  %s\n    %s\n", r.Detail, r.Command)
+	}
+}
+
+func (w *watcher) emitEnded(d *flow.RunDescription, counts stepCounts) {
+	at := w.now()
+	var took time.Duration
+	if d.CloseTime != nil {
+		at = *d.CloseTime
+		took = d.CloseTime.Sub(d.StartTime)
+	}
+	var cost decimal.Decimal
+	if d.State != nil {
+		cost = d.State.CostUSD
+	}
+	if w.json {
+		e := watchEvent{Event: eventEnded, Run: d.ID, Time: at, Status: d.Status, Steps: &counts, CostUSD: &cost,
+			DurationMS: took.Milliseconds(), Error: d.Error}
+		if len(d.Result) > 0 && string(d.Result) != "null" {
+			e.Result = d.Result
+		}
+		w.emit(e)
+		return
+	}
+	fmt.Fprintf(w.out, "%s  ended     %s after %s, %d step(s), cost $%s\n", clock(at), d.Status, fmtDuration(took),
+		counts.Done+counts.Running, cost.StringFixed(4))
+	if len(d.Result) > 0 && string(d.Result) != "null" {
+		fmt.Fprintf(w.out, "  result %s\n", flow.Preview(string(d.Result), 400))
+	}
+	if d.Error != "" {
+		fmt.Fprintf(w.out, "  error  %s\n", oneLine(d.Error))
+	}
+}
+
+// clock is a time of day for watch lines.
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "--:--:--"
+	}
+	return t.Local().Format("15:04:05")
+}
