@@ -24,7 +24,7 @@ build:
 run: build
 	$(BIN)/flow-worker --dev $(RUN_ARGS)
 
-## test: lint, the compose file, then every test; the e2e test uses the binaries just built
+## test: lint, the compose file, then every test; the e2e and Web UI tests use the binaries just built
 test: lint compose-lint build
 	GATEFLOW_BIN_DIR=$(BIN) $(GO) test $(TEST_FLAGS) ./...
 
@@ -45,7 +45,7 @@ fmt:
 compose-lint: tools
 	bash scripts/lint-compose.sh
 
-## tools: install what the tests need besides Go (docker-compose for the compose lint)
+## tools: install what the tests need besides Go: docker-compose (the compose lint), chromium and chromium-driver (the Web UI test)
 tools:
 	@bash scripts/ensure-tools.sh
 

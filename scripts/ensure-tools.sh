@@ -1,25 +1,44 @@
 #!/usr/bin/env bash
-# Installs what `make test` needs besides Go: Debian's docker-compose package, used only
-# to lint docker-compose.yml (`docker-compose config`; no Docker engine is needed).
+# Installs what `make test` needs besides Go, with apt when missing:
+#   docker-compose                 to lint docker-compose.yml (`docker-compose config`; no Docker engine)
+#   chromium and chromium-driver   headless browser for the Web UI test (internal/integration/webui_test.go)
 set -eu
 
-if command -v docker-compose >/dev/null 2>&1; then
+missing=()
+if ! command -v docker-compose >/dev/null 2>&1; then
+  missing+=(docker-compose)
+fi
+if [ ! -x /usr/bin/chromium ]; then
+  missing+=(chromium)
+fi
+if [ ! -x /usr/bin/chromedriver ]; then
+  missing+=(chromium-driver)
+fi
+if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
+
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "ensure-tools: docker-compose is missing and this is not a Debian-like system;" >&2
-  echo "ensure-tools: install docker-compose (v1, 'docker-compose config') and run make test again" >&2
+  echo "ensure-tools: missing ${missing[*]} and this is not a Debian-like system;" >&2
+  echo "ensure-tools: install them (docker-compose v1 for 'docker-compose config'; chromium with" >&2
+  echo "ensure-tools: /usr/bin/chromium and its chromedriver at /usr/bin/chromedriver) and run make test again" >&2
   exit 1
 fi
 sudo=""
 if [ "$(id -u)" != 0 ]; then
   if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
-    echo "ensure-tools: docker-compose is missing; run as root or install it: apt-get install docker-compose" >&2
+    echo "ensure-tools: missing ${missing[*]}; run as root or install them: apt-get install ${missing[*]}" >&2
     exit 1
   fi
 fi
-echo "ensure-tools: installing Debian's docker-compose (for the compose lint)"
-export DEBIAN_FRONTEND=noninteractive
+echo "ensure-tools: installing Debian's ${missing[*]} (compose lint, Web UI test)"
+export DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
-docker-compose version
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+for p in "${missing[@]}"; do
+  case $p in
+    docker-compose) docker-compose version ;;
+    chromium) /usr/bin/chromium --version ;;
+    chromium-driver) /usr/bin/chromedriver --version ;;
+  esac
+done
