@@ -2,17 +2,20 @@ package testsuite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
+
+	"github.com/gateflow/gateflow/flow"
 )
 
+// WorkflowIDField is the top-level field of a recorded history that keeps the run's
+// workflow ID (see flow.WorkflowIDField).
+const WorkflowIDField = flow.WorkflowIDField
+
 // RecordHistory writes the history of run (its latest execution) to path as JSON, the
-// format Replay reads and the Temporal CLI writes (`temporal workflow show -o json`).
+// format Replay reads and `flowctl history` writes.
 func RecordHistory(ctx context.Context, tc client.Client, run, path string) error {
 	b, err := HistoryJSON(ctx, tc, run)
 	if err != nil {
@@ -24,31 +27,7 @@ func RecordHistory(ctx context.Context, tc client.Client, run, path string) erro
 	return nil
 }
 
-// HistoryJSON is the history of run as indented JSON.
+// HistoryJSON is the history of run as indented JSON (flow.HistoryJSON).
 func HistoryJSON(ctx context.Context, tc client.Client, run string) ([]byte, error) {
-	it := tc.GetWorkflowHistory(ctx, run, "", false, 0)
-	h := &historypb.History{}
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return nil, fmt.Errorf("history of %s: %w", run, err)
-		}
-		h.Events = append(h.Events, ev)
-	}
-	// The history's own JSON plus the run's workflow ID, which replay needs (child
-	// workflow IDs derive from it); Temporal's readers ignore the extra field.
-	b, err := temporalproto.CustomJSONMarshalOptions{}.Marshal(h)
-	if err != nil {
-		return nil, fmt.Errorf("history of %s: encode: %w", run, err)
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("history of %s: encode: %w", run, err)
-	}
-	doc[WorkflowIDField], _ = json.Marshal(run)
-	return json.MarshalIndent(doc, "", "  ")
+	return flow.HistoryJSON(ctx, tc, run)
 }
-
-// WorkflowIDField is the top-level field of a recorded history that keeps the run's
-// workflow ID.
-const WorkflowIDField = "gateflowWorkflowId"

@@ -9,6 +9,6 @@
 //	2  bad usage or bad input: unknown flag, malformed JSON, unknown workflow, bad input
 //	3  not found: the run does not exist
 //	4  the Temporal server cannot be reached
-//	5  with --wait: the run ended but did not complete (failed, rejected, cancelled, ...)
+//	5  with start --wait or watch: the run ended but did not complete (failed, rejected, ...)
 //	6  the run refused a vote, an answer or a signal
 package flowctl

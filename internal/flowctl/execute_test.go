@@ -41,7 +41,7 @@ func TestExecuteHelp(t *testing.T) {
 				"2  bad usage or bad input",
 				"3  not found",
 				"4  the Temporal server cannot be reached",
-				"5  with --wait: the run ended but did not complete",
+				"5  with start --wait or watch: the run ended but did not complete",
 			} {
 				assert.Contains(t, stdout, line)
 			}

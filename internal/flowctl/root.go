@@ -36,7 +36,7 @@ const exitCodesHelp = `Exit codes:
   2  bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input)
   3  not found (the run does not exist)
   4  the Temporal server cannot be reached
-  5  with --wait: the run ended but did not complete
+  5  with start --wait or watch: the run ended but did not complete
   6  refused: a vote, an answer, a signal or a budget raise the run refused, or a start
      refused by an exhausted monthly quota (the reason is printed)`
 
