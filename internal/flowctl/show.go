@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
 )
 
@@ -132,14 +133,7 @@ func printWaiting(w io.Writer, st *flow.RunState) {
 		if g.Closed() {
 			continue
 		}
-		who := strings.Join(g.Request.Approvers, ", ")
-		if who == "" {
-			who = "anyone"
-		}
-		deadline := "no deadline"
-		if g.Deadline != nil {
-			deadline = "until " + fmtTime(*g.Deadline)
-		}
+		who, deadline := gateWhoAndDeadline(g)
 		fmt.Fprintf(w, "  approval %s: %d of %d from %s, %s\n    flowctl approve %s %s\n",
 			g.Name, len(g.Approvals()), g.Request.Required, who, deadline, st.ID, g.Name)
 	}
@@ -148,4 +142,17 @@ func printWaiting(w io.Writer, st *flow.RunState) {
 			fmt.Fprintf(w, "  input %s: %s\n    flowctl input %s %s --data '{...}'\n", in.Name, oneLine(in.Request.Prompt), st.ID, in.Name)
 		}
 	}
+}
+
+// gateWhoAndDeadline says who may decide at a gate and until when.
+func gateWhoAndDeadline(g *approval.Gate) (who, deadline string) {
+	who = strings.Join(g.Request.Approvers, ", ")
+	if who == "" {
+		who = "anyone"
+	}
+	deadline = "no deadline"
+	if g.Deadline != nil {
+		deadline = "until " + fmtTime(*g.Deadline)
+	}
+	return who, deadline
 }

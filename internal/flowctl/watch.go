@@ -276,14 +276,7 @@ func personRequests(id string, st *flow.RunState) []watchRequest {
 				if g.Name != name || g.Closed() {
 					continue
 				}
-				who := strings.Join(g.Request.Approvers, ", ")
-				if who == "" {
-					who = "anyone"
-				}
-				deadline := "no deadline"
-				if g.Deadline != nil {
-					deadline = "until " + fmtTime(*g.Deadline)
-				}
+				who, deadline := gateWhoAndDeadline(g)
 				detail = fmt.Sprintf("approval %s: %s (%d of %d from %s, %s)", name, flow.Preview(oneLine(g.Request.Message), 80),
 					len(g.Approvals()), g.Request.Required, who, deadline)
 			}
