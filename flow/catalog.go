@@ -30,6 +30,8 @@ type WorkflowInfo struct {
 	// OverallQuotaUSD the worker's overall monthly quota (the same on every entry).
 	MonthlyQuotaUSD string `json:"monthly_quota_usd,omitempty"`
 	OverallQuotaUSD string `json:"overall_quota_usd,omitempty"`
+	// Schedules are the flow's schedules (see Schedule).
+	Schedules []ScheduleInfo `json:"schedules,omitempty"`
 	// Guards are the flow's own limits; zero fields are left to the worker.
 	Guards      Guards  `json:"guards"`
 	InputType   string  `json:"input_type"`

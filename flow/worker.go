@@ -187,6 +187,10 @@ func (w *Worker) Start() error {
 		w.w.Stop()
 		return fmt.Errorf("worker: publish catalog of %s: %w", w.opts.TaskQueue, err)
 	}
+	if err := w.ensureSchedules(ctx); err != nil {
+		w.w.Stop()
+		return fmt.Errorf("worker: %w", err)
+	}
 	return nil
 }
 

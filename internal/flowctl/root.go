@@ -117,7 +117,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.voteCommand("request-changes", approval.RequestChanges, "Ask for changes at an approval gate (needs --comment)"),
 		a.inputCommand(), a.signalCommand(), a.budgetCommand(),
 		a.watchCommand(), a.historyCommand(), a.setupCommand(), a.completionCommand())
-	root.AddCommand(a.cancelCommand(), a.planCommand())
+	root.AddCommand(a.cancelCommand(), a.planCommand(), a.schedulesCommand())
 	return root
 }
 

@@ -25,8 +25,19 @@ type result struct {
 // flowctlRun runs flowctl in process against the shared server and task queue.
 func flowctlRun(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return flowctlRunIn(t, shared.queue, stdin, args...)
+}
+
+// flowctlRunOn runs flowctl in process against the shared server on another task queue.
+func flowctlRunOn(t *testing.T, queue string, args ...string) result {
+	t.Helper()
+	return flowctlRunIn(t, queue, "", args...)
+}
+
+func flowctlRunIn(t *testing.T, queue, stdin string, args ...string) result {
+	t.Helper()
 	var out, errb bytes.Buffer
-	full := append([]string{"--address", shared.srv.FrontendAddress(), "--task-queue", shared.queue}, args...)
+	full := append([]string{"--address", shared.srv.FrontendAddress(), "--task-queue", queue}, args...)
 	code := flowctl.Execute(full, strings.NewReader(stdin), &out, &errb)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }

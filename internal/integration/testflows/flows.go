@@ -237,3 +237,10 @@ var CancelParent = flow.Define("test.cancel.parent", func(ctx *flow.Context, in 
 	ctx.OnError("cleanup", appendTo(in.File, "cleanup"))
 	return flow.Child(ctx, "kid", CancelChild, struct{}{})
 })
+
+// Scheduled runs every 2 seconds; it is not in All(), so only the schedule test's worker
+// creates its schedule.
+var Scheduled = flow.Define("test.scheduled", func(ctx *flow.Context, in FileInput) (string, error) {
+	_, err := ctx.Shell("tick", appendTo(in.File, "tick"))
+	return "", err
+}, flow.Schedule("@every 2s", flow.ScheduleInput(FileInput{File: "/dev/null"})))
