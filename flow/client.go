@@ -94,6 +94,8 @@ type StartOptions struct {
 	Delay   time.Duration
 	// MaxAttempts overrides the flow's number of run attempts.
 	MaxAttempts int
+	// WorkerTags send the run to workers that have all these tags (WorkerOptions.Tags).
+	WorkerTags []string
 	// plan runs the handler with every step stubbed (see Client.Plan).
 	plan bool
 	// BudgetPolicy is what the run does when its cap would be exceeded: budget.Stop (the
@@ -116,7 +118,7 @@ type Run struct {
 // happen in this order, each with one clear error, and a refused start starts nothing:
 // the workflow name, that a worker serves it (*UnknownWorkflowError, ErrNoCatalog), the
 // input (*InputError), the options (*InputError: ID and idempotency key, priority, labels,
-// start time, max cost and budget policy, max attempts), the monthly quotas
+// worker tags, start time, max cost and budget policy, max attempts), the monthly quotas
 // (*budget.QuotaError), and an ID in use (*RunExistsError).
 //
 // With an IdempotencyKey a second start with the same key returns the existing run, with
@@ -220,7 +222,7 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	}
 	we, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                       id,
-		TaskQueue:                c.opts.TaskQueue,
+		TaskQueue:                TaggedQueue(c.opts.TaskQueue, opts.WorkerTags),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:    reusePolicy(opts),
 		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),

@@ -27,7 +27,7 @@ var (
 
 // validateStart checks start options in a fixed, documented order and returns the first
 // problem; a start refused here starts nothing. The order: run ID and idempotency key,
-// priority, labels, start time, max cost and budget policy, max attempts. (Before these,
+// priority, labels, worker tags, start time, max cost and budget policy, max attempts. (Before these,
 // Start checks the workflow name and that a worker serves it, and the input; after them,
 // the monthly quotas.)
 func validateStart(o StartOptions, now time.Time) error {
@@ -53,6 +53,12 @@ func validateStart(o StartOptions, now time.Time) error {
 		if v := o.Labels[k]; len(v) > 200 || strings.ContainsAny(v, "\n\r\x00") {
 			return fmt.Errorf("label %s: the value is longer than 200 characters or has a line break", k)
 		}
+	}
+	if err := ValidateTags(o.WorkerTags); err != nil {
+		return err
+	}
+	if len(o.WorkerTags) > MaxWorkerTags {
+		return fmt.Errorf("%d worker tags: a worker has at most %d, so no worker could take the run", len(o.WorkerTags), MaxWorkerTags)
 	}
 	if !o.StartAt.IsZero() && o.Delay != 0 {
 		return fmt.Errorf("give a start time or a delay, not both")

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -44,6 +46,9 @@ type WorkerOptions struct {
 	Guards Guards
 	// MaxAttempts is the default number of run attempts for flows that set none.
 	MaxAttempts int
+	// Tags are what this worker offers (e.g. "gpu", "eu"): runs started with WorkerTags go
+	// only to workers that have every tag they need. At most MaxWorkerTags.
+	Tags []string
 	// MaxCostUSD is the default money cap of runs whose start options and flow set none.
 	MaxCostUSD *decimal.Decimal
 	// Quotas are monthly spending limits; new runs are refused once one is exhausted.
@@ -84,7 +89,7 @@ type Worker struct {
 	opts   WorkerOptions
 	flows  []Definition
 	extra  []registration
-	w      worker.Worker
+	ws     []worker.Worker
 }
 
 type registration struct {
@@ -168,27 +173,37 @@ func (w *Worker) Start() error {
 	if w.opts.Identity != "" {
 		o.Identity = w.opts.Identity
 	}
-	w.w = worker.New(w.client, w.opts.TaskQueue, o)
-	if err := RegisterWorkflows(w.w, w.opts, w.flows...); err != nil {
-		return err
+	queues, err := TaggedQueues(w.opts.TaskQueue, w.opts.Tags)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
 	}
-	if err := RegisterActivities(w.w, w.opts); err != nil {
-		return err
-	}
-	for _, r := range w.extra {
-		w.w.RegisterActivityWithOptions(r.fn, activity.RegisterOptions{Name: r.name})
-	}
-	if err := w.w.Start(); err != nil {
-		return fmt.Errorf("worker: start on %s: %w", w.opts.TaskQueue, err)
+	// One Temporal worker per queue: the base queue, and one per combination of the
+	// worker's tags, so a run that needs tags T reaches any worker that has all of T.
+	for _, q := range queues {
+		tw := worker.New(w.client, q, o)
+		if err := RegisterWorkflows(tw, w.opts, w.flows...); err != nil {
+			return err
+		}
+		if err := RegisterActivities(tw, w.opts); err != nil {
+			return err
+		}
+		for _, r := range w.extra {
+			tw.RegisterActivityWithOptions(r.fn, activity.RegisterOptions{Name: r.name})
+		}
+		if err := tw.Start(); err != nil {
+			w.Stop()
+			return fmt.Errorf("worker: start on %s: %w", q, err)
+		}
+		w.ws = append(w.ws, tw)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := w.publish(ctx); err != nil {
-		w.w.Stop()
+		w.Stop()
 		return fmt.Errorf("worker: publish catalog of %s: %w", w.opts.TaskQueue, err)
 	}
 	if err := w.ensureSchedules(ctx); err != nil {
-		w.w.Stop()
+		w.Stop()
 		return fmt.Errorf("worker: %w", err)
 	}
 	return nil
@@ -260,9 +275,10 @@ func RegisterActivities(r ActivityRegistry, opts WorkerOptions) error {
 
 // Stop stops polling and waits up to StopTimeout for in-flight steps.
 func (w *Worker) Stop() {
-	if w.w != nil {
-		w.w.Stop()
+	for _, tw := range w.ws {
+		tw.Stop()
 	}
+	w.ws = nil
 }
 
 // Run starts the worker and blocks until interrupt delivers, then stops it.
@@ -336,4 +352,57 @@ func hostname() string {
 		return "unknown"
 	}
 	return h
+}
+
+// MaxWorkerTags bounds a worker's tags (it polls one queue per combination of them).
+const MaxWorkerTags = 4
+
+// TaggedQueue is the task queue of runs that need tags on base: base itself without tags,
+// else base@t1+t2 with the tags sorted.
+func TaggedQueue(base string, tags []string) string {
+	if len(tags) == 0 {
+		return base
+	}
+	t := append([]string(nil), tags...)
+	sort.Strings(t)
+	return base + "@" + strings.Join(t, "+")
+}
+
+// TaggedQueues lists the queues a worker with tags polls: base and one per non-empty
+// combination of its tags.
+func TaggedQueues(base string, tags []string) ([]string, error) {
+	if err := ValidateTags(tags); err != nil {
+		return nil, err
+	}
+	if len(tags) > MaxWorkerTags {
+		return nil, fmt.Errorf("%d tags: a worker has at most %d", len(tags), MaxWorkerTags)
+	}
+	t := append([]string(nil), tags...)
+	sort.Strings(t)
+	queues := []string{base}
+	for mask := 1; mask < 1<<len(t); mask++ {
+		var subset []string
+		for i := range t {
+			if mask&(1<<i) != 0 {
+				subset = append(subset, t[i])
+			}
+		}
+		queues = append(queues, TaggedQueue(base, subset))
+	}
+	return queues, nil
+}
+
+// ValidateTags checks tag names: 1-63 lower-case letters, digits and _.-, each once.
+func ValidateTags(tags []string) error {
+	seen := map[string]bool{}
+	for _, t := range tags {
+		if !tagPattern.MatchString(t) {
+			return fmt.Errorf("tag %q: want 1-63 lower-case letters, digits and _.- starting with a letter or digit", t)
+		}
+		if seen[t] {
+			return fmt.Errorf("tag %s given twice", t)
+		}
+		seen[t] = true
+	}
+	return nil
 }

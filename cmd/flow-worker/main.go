@@ -49,6 +49,7 @@ type config struct {
 	maxCost     string
 	quota       string
 	wfQuotas    quotaFlags
+	tags        string
 }
 
 // quotaFlags collects --workflow-quota NAME=USD.
@@ -89,6 +90,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.taskQueue, "task-queue", flow.DefaultTaskQueue, "the task queue to serve")
 	fs.StringVar(&cfg.serverLog, "server-log-level", "", "with --dev: show the server's own logs at this level (debug, info, warn, error)")
 	fs.DurationVar(&cfg.stopTimeout, "stop-timeout", 30*time.Second, "grace period for in-flight steps on shutdown")
+	fs.StringVar(&cfg.tags, "tags", "", "comma-separated tags this worker offers (runs started with --tag go only to workers with all their tags)")
 	fs.StringVar(&cfg.maxCost, "max-cost", "", "default money cap (USD) of runs whose start options and flow set none")
 	fs.StringVar(&cfg.quota, "monthly-quota", "", "overall monthly quota (USD): new runs are refused once it is spent")
 	fs.Var(&cfg.wfQuotas, "workflow-quota", "monthly quota of one workflow, NAME=USD (repeatable)")
@@ -129,6 +131,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := flow.WorkerOptions{TaskQueue: cfg.taskQueue, StopTimeout: cfg.stopTimeout, Providers: providers, Prices: prices,
 		Quotas: flow.Quotas{PerWorkflow: cfg.wfQuotas}}
+	if cfg.tags != "" {
+		for _, t := range strings.Split(cfg.tags, ",") {
+			opts.Tags = append(opts.Tags, strings.TrimSpace(t))
+		}
+		if _, err := flow.TaggedQueues(cfg.taskQueue, opts.Tags); err != nil {
+			fmt.Fprintln(stderr, "flow-worker: --tags:", err)
+			return 2
+		}
+	}
 	if cfg.maxCost != "" {
 		d, err := budget.ParseUSD(cfg.maxCost)
 		if err != nil {
@@ -232,7 +243,11 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 	} else {
 		fmt.Fprintf(out, "gateflow worker\n  Temporal server  %s  (namespace %s)\n", address, namespace)
 	}
-	fmt.Fprintf(out, "  Task queue       %s\n  Flows            %s\n\n", w.TaskQueue(), strings.Join(names, ", "))
+	fmt.Fprintf(out, "  Task queue       %s\n  Flows            %s\n", w.TaskQueue(), strings.Join(names, ", "))
+	if len(cfg.tags) > 0 {
+		fmt.Fprintf(out, "  Tags             %s\n", cfg.tags)
+	}
+	fmt.Fprintln(out)
 	addrFlag := ""
 	if address != "localhost:7233" && address != "127.0.0.1:7233" {
 		addrFlag = " --address " + address

@@ -17,7 +17,7 @@ import (
 func (a *app) startCommand() *cobra.Command {
 	var input, id, createdBy, maxCost, policy, key, startAt string
 	var pause, delay time.Duration
-	var labels []string
+	var labels, tags []string
 	var priority, attempts int
 	var wait bool
 	cmd := &cobra.Command{
@@ -39,7 +39,7 @@ func (a *app) startCommand() *cobra.Command {
 				return err
 			}
 			so := flow.StartOptions{ID: id, CreatedBy: createdBy, BudgetPause: pause, IdempotencyKey: key,
-				Priority: priority, Delay: delay, MaxAttempts: attempts}
+				Priority: priority, Delay: delay, MaxAttempts: attempts, WorkerTags: tags}
 			if len(labels) > 0 {
 				l, err := flow.ParseLabels(labels)
 				if err != nil {
@@ -107,6 +107,7 @@ func (a *app) startCommand() *cobra.Command {
 	f.StringVarP(&key, "idempotency-key", "k", "", "start at most one run per key: a repeat returns the existing run")
 	f.StringArrayVarP(&labels, "label", "l", nil, "a label key=value (repeatable)")
 	f.IntVar(&priority, "priority", 0, "priority from 1 (highest) to 5 (lowest); default 3")
+	f.StringArrayVarP(&tags, "tag", "t", nil, "a worker tag the run needs (repeatable): only workers with all of them take it")
 	f.DurationVar(&delay, "delay", 0, "hold the run in pending this long")
 	f.StringVar(&startAt, "start-at", "", "hold the run in pending until this RFC 3339 time")
 	f.IntVar(&attempts, "max-attempts", 0, "run attempts (overrides the workflow's)")
