@@ -54,6 +54,8 @@ type RunOptions struct {
 	// Plan runs the handler with every step stubbed: nothing runs, people are assumed to
 	// agree, and the state lists the steps that would run.
 	Plan bool `json:"plan,omitempty"`
+	// Paused: the run's type was paused when it started; it waits in pending until resumed.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Quotas are monthly spending limits (UTC months) a worker enforces on new runs: overall,

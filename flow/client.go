@@ -171,6 +171,13 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	}
 	runOpts := RunOptions{BudgetPolicy: opts.BudgetPolicy, BudgetPause: opts.BudgetPause, QuotaChecked: true,
 		MaxAttempts: opts.MaxAttempts, Labels: opts.Labels, Plan: opts.plan}
+	if !opts.plan {
+		paused, err := c.Paused(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
+		runOpts.Paused = isPaused(paused, name)
+	}
 	if opts.MaxCostUSD != nil {
 		runOpts.MaxCostUSD = opts.MaxCostUSD.String()
 	}
@@ -183,7 +190,7 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 		delay = max(opts.StartAt.Sub(now), 0)
 	}
 	status := StatusRunning
-	if delay > 0 {
+	if delay > 0 || runOpts.Paused {
 		status = StatusPending
 	}
 	priority := opts.Priority

@@ -172,7 +172,12 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 	if err := rt.checkQuota(c, cfg, opts); err != nil {
 		return zero, rt.end(c, err)
 	}
-	c.setStatus(StatusRunning)
+	if err := rt.holdIfPaused(c, opts); err != nil {
+		return zero, rt.end(c, err)
+	}
+	if !opts.Paused {
+		c.setStatus(StatusRunning)
+	}
 	rt.publish()
 
 	var out O

@@ -147,7 +147,8 @@ func (w *Worker) Validate() error {
 		if seen[f.Name()] {
 			errs = append(errs, fmt.Errorf("flow %s is defined twice", f.Name()))
 		}
-		if f.Name() == CatalogWorkflowType || f.Name() == MailboxWorkflowType || f.Name() == LedgerWorkflowType {
+		if f.Name() == CatalogWorkflowType || f.Name() == MailboxWorkflowType || f.Name() == LedgerWorkflowType ||
+			f.Name() == ControlWorkflowType {
 			errs = append(errs, fmt.Errorf("flow name %s is reserved", f.Name()))
 		}
 		seen[f.Name()] = true
@@ -239,6 +240,7 @@ func RegisterWorkflows(r WorkflowRegistry, opts WorkerOptions, flows ...Definiti
 	r.RegisterWorkflowWithOptions(catalogWorkflow, workflow.RegisterOptions{Name: CatalogWorkflowType})
 	r.RegisterWorkflowWithOptions(mailboxWorkflow, workflow.RegisterOptions{Name: MailboxWorkflowType})
 	r.RegisterWorkflowWithOptions(ledgerWorkflow, workflow.RegisterOptions{Name: LedgerWorkflowType})
+	r.RegisterWorkflowWithOptions(controlWorkflow, workflow.RegisterOptions{Name: ControlWorkflowType})
 	return nil
 }
 
@@ -267,6 +269,7 @@ func RegisterActivities(r ActivityRegistry, opts WorkerOptions) error {
 	mb := mailboxActivities{queue: queue}
 	r.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: MailboxSubscribe})
 	r.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: MailboxUnsubscribe})
+	r.RegisterActivityWithOptions(controlActivities{}.hold, activity.RegisterOptions{Name: controlHoldActivity})
 	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})

@@ -84,3 +84,56 @@ func (a *app) planCommand() *cobra.Command {
 	cmd.Flags().StringVarP(&input, "input", "i", "", "input as JSON, or @file (@- for standard input)")
 	return cmd
 }
+
+func (a *app) pauseCommands() []*cobra.Command {
+	var reason, as string
+	pause := &cobra.Command{
+		Use:   "pause WORKFLOW [--reason TEXT]",
+		Short: "Hold new runs of a workflow in pending until resumed (running ones go on)",
+		Args:  exactArgs(1, "WORKFLOW"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := c.Pause(cmd.Context(), args[0], reason, identity(as)); err != nil {
+				return err
+			}
+			return a.printPaused(cmd, c, fmt.Sprintf("New runs of %s wait in pending until `flowctl resume %s`.", args[0], args[0]))
+		},
+	}
+	pause.Flags().StringVar(&reason, "reason", "", "why, shown with the paused workflows")
+	pause.Flags().StringVar(&as, "as", "", "who pauses (default: FLOW_USER, else the OS user)")
+	resume := &cobra.Command{
+		Use:   "resume WORKFLOW",
+		Short: "Let a paused workflow's held and new runs go on",
+		Args:  exactArgs(1, "WORKFLOW"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := c.Resume(cmd.Context(), args[0], identity(as)); err != nil {
+				return err
+			}
+			return a.printPaused(cmd, c, fmt.Sprintf("Runs of %s go on.", args[0]))
+		},
+	}
+	resume.Flags().StringVar(&as, "as", "", "who resumes (default: FLOW_USER, else the OS user)")
+	return []*cobra.Command{pause, resume}
+}
+
+func (a *app) printPaused(cmd *cobra.Command, c *flow.Client, msg string) error {
+	list, err := c.Paused(cmd.Context())
+	if err != nil {
+		return err
+	}
+	if a.output == "json" {
+		if list == nil {
+			list = []flow.PausedType{}
+		}
+		return printJSON(a.stdout, map[string]any{"paused": list})
+	}
+	fmt.Fprintln(a.stdout, msg)
+	return nil
+}
