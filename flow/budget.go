@@ -56,6 +56,8 @@ type RunOptions struct {
 	Plan bool `json:"plan,omitempty"`
 	// Paused: the run's type was paused when it started; it waits in pending until resumed.
 	Paused bool `json:"paused,omitempty"`
+	// Concurrency are the run's concurrency groups and their limits.
+	Concurrency map[string]int `json:"concurrency,omitempty"`
 }
 
 // Quotas are monthly spending limits (UTC months) a worker enforces on new runs: overall,

@@ -96,6 +96,11 @@ type StartOptions struct {
 	MaxAttempts int
 	// WorkerTags send the run to workers that have all these tags (WorkerOptions.Tags).
 	WorkerTags []string
+	// ConcurrencyKey is exclusive: a start is refused while another live run holds the
+	// same key. ConcurrencyLimits queue runs in pending until a permit of each group is
+	// free (group → most runs at once); permits come back when a run ends, however it ends.
+	ConcurrencyKey    string
+	ConcurrencyLimits map[string]int
 	// plan runs the handler with every step stubbed (see Client.Plan).
 	plan bool
 	// BudgetPolicy is what the run does when its cap would be exceeded: budget.Stop (the
@@ -171,6 +176,22 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	}
 	runOpts := RunOptions{BudgetPolicy: opts.BudgetPolicy, BudgetPause: opts.BudgetPause, QuotaChecked: true,
 		MaxAttempts: opts.MaxAttempts, Labels: opts.Labels, Plan: opts.plan}
+	if opts.ConcurrencyKey != "" || len(opts.ConcurrencyLimits) > 0 {
+		runOpts.Concurrency = map[string]int{}
+		for g, n := range opts.ConcurrencyLimits {
+			runOpts.Concurrency[g] = n
+		}
+		if opts.ConcurrencyKey != "" {
+			holder, err := c.concurrencyHolder(ctx, "key:"+opts.ConcurrencyKey)
+			if err != nil {
+				return nil, fmt.Errorf("start %s: %w", name, err)
+			}
+			if holder != "" {
+				return nil, &RunExistsError{ID: holder, Reason: "concurrency key " + opts.ConcurrencyKey + " is held by run " + holder}
+			}
+			runOpts.Concurrency["key:"+opts.ConcurrencyKey] = 1
+		}
+	}
 	if !opts.plan {
 		paused, err := c.Paused(ctx)
 		if err != nil {
@@ -390,9 +411,14 @@ func (e *InputError) Unwrap() error { return e.Err }
 type RunExistsError struct {
 	ID    string
 	RunID string
+	// Reason, when set, says why instead (an exclusive concurrency key held by ID).
+	Reason string
 }
 
 func (e *RunExistsError) Error() string {
+	if e.Reason != "" {
+		return e.Reason
+	}
 	return fmt.Sprintf("run %s already exists and is still running", e.ID)
 }
 

@@ -60,6 +60,8 @@ type runner struct {
 	waves map[string]int
 	// cancelReason says who cancelled the run and why (flowctl cancel --reason).
 	cancelReason string
+	// permits are the concurrency groups whose permits the run holds.
+	permits []string
 }
 
 func (rt *runner) publish() {
@@ -173,6 +175,9 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 		return zero, rt.end(c, err)
 	}
 	if err := rt.holdIfPaused(c, opts); err != nil {
+		return zero, rt.end(c, err)
+	}
+	if err := rt.acquirePermits(c, opts.Concurrency); err != nil {
 		return zero, rt.end(c, err)
 	}
 	if !opts.Paused {
@@ -320,6 +325,7 @@ func (rt *runner) end(c *Context, err error) error {
 	if merr := workflow.UpsertMemo(wctx, map[string]any{MemoState: rt.state.clone()}); merr != nil {
 		c.Logger().Warn("keep final state in memo", "error", merr)
 	}
+	rt.releasePermits(wctx)
 	rt.reportToParent(wctx)
 	var perm *permanentError
 	if errors.As(err, &perm) {

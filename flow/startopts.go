@@ -27,7 +27,8 @@ var (
 
 // validateStart checks start options in a fixed, documented order and returns the first
 // problem; a start refused here starts nothing. The order: run ID and idempotency key,
-// priority, labels, worker tags, start time, max cost and budget policy, max attempts. (Before these,
+// priority, labels, worker tags, concurrency key and limits, start time, max cost and
+// budget policy, max attempts. (Before these,
 // Start checks the workflow name and that a worker serves it, and the input; after them,
 // the monthly quotas.)
 func validateStart(o StartOptions, now time.Time) error {
@@ -59,6 +60,17 @@ func validateStart(o StartOptions, now time.Time) error {
 	}
 	if len(o.WorkerTags) > MaxWorkerTags {
 		return fmt.Errorf("%d worker tags: a worker has at most %d, so no worker could take the run", len(o.WorkerTags), MaxWorkerTags)
+	}
+	if o.ConcurrencyKey != "" && !tagPattern.MatchString(o.ConcurrencyKey) {
+		return fmt.Errorf("concurrency key %q: want 1-63 lower-case letters, digits and _.-", o.ConcurrencyKey)
+	}
+	for _, g := range sortedKeys(o.ConcurrencyLimits) {
+		if !tagPattern.MatchString(g) {
+			return fmt.Errorf("concurrency group %q: want 1-63 lower-case letters, digits and _.-", g)
+		}
+		if n := o.ConcurrencyLimits[g]; n < 1 {
+			return fmt.Errorf("concurrency limit %s=%d: want at least 1", g, n)
+		}
 	}
 	if !o.StartAt.IsZero() && o.Delay != 0 {
 		return fmt.Errorf("give a start time or a delay, not both")

@@ -148,7 +148,7 @@ func (w *Worker) Validate() error {
 			errs = append(errs, fmt.Errorf("flow %s is defined twice", f.Name()))
 		}
 		if f.Name() == CatalogWorkflowType || f.Name() == MailboxWorkflowType || f.Name() == LedgerWorkflowType ||
-			f.Name() == ControlWorkflowType {
+			f.Name() == ControlWorkflowType || f.Name() == SemaphoreWorkflowType {
 			errs = append(errs, fmt.Errorf("flow name %s is reserved", f.Name()))
 		}
 		seen[f.Name()] = true
@@ -241,6 +241,7 @@ func RegisterWorkflows(r WorkflowRegistry, opts WorkerOptions, flows ...Definiti
 	r.RegisterWorkflowWithOptions(mailboxWorkflow, workflow.RegisterOptions{Name: MailboxWorkflowType})
 	r.RegisterWorkflowWithOptions(ledgerWorkflow, workflow.RegisterOptions{Name: LedgerWorkflowType})
 	r.RegisterWorkflowWithOptions(controlWorkflow, workflow.RegisterOptions{Name: ControlWorkflowType})
+	r.RegisterWorkflowWithOptions(semaphoreWorkflow, workflow.RegisterOptions{Name: SemaphoreWorkflowType})
 	return nil
 }
 
@@ -270,6 +271,9 @@ func RegisterActivities(r ActivityRegistry, opts WorkerOptions) error {
 	r.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: MailboxSubscribe})
 	r.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: MailboxUnsubscribe})
 	r.RegisterActivityWithOptions(controlActivities{}.hold, activity.RegisterOptions{Name: controlHoldActivity})
+	sa := semaphoreActivities{queue: queue}
+	r.RegisterActivityWithOptions(sa.signal, activity.RegisterOptions{Name: semaphoreCall})
+	r.RegisterActivityWithOptions(sa.check, activity.RegisterOptions{Name: semaphoreCheck})
 	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})

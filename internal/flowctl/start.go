@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 func (a *app) startCommand() *cobra.Command {
 	var input, id, createdBy, maxCost, policy, key, startAt string
 	var pause, delay time.Duration
-	var labels, tags []string
+	var labels, tags, limits []string
+	var concKey string
 	var priority, attempts int
 	var wait bool
 	cmd := &cobra.Command{
@@ -39,7 +41,18 @@ func (a *app) startCommand() *cobra.Command {
 				return err
 			}
 			so := flow.StartOptions{ID: id, CreatedBy: createdBy, BudgetPause: pause, IdempotencyKey: key,
-				Priority: priority, Delay: delay, MaxAttempts: attempts, WorkerTags: tags}
+				Priority: priority, Delay: delay, MaxAttempts: attempts, WorkerTags: tags, ConcurrencyKey: concKey}
+			for _, l := range limits {
+				g, n, ok := strings.Cut(l, "=")
+				v, err := strconv.Atoi(n)
+				if !ok || err != nil {
+					return usageErr("--limit %q: want GROUP=N", l)
+				}
+				if so.ConcurrencyLimits == nil {
+					so.ConcurrencyLimits = map[string]int{}
+				}
+				so.ConcurrencyLimits[g] = v
+			}
 			if len(labels) > 0 {
 				l, err := flow.ParseLabels(labels)
 				if err != nil {
@@ -107,6 +120,8 @@ func (a *app) startCommand() *cobra.Command {
 	f.StringVarP(&key, "idempotency-key", "k", "", "start at most one run per key: a repeat returns the existing run")
 	f.StringArrayVarP(&labels, "label", "l", nil, "a label key=value (repeatable)")
 	f.IntVar(&priority, "priority", 0, "priority from 1 (highest) to 5 (lowest); default 3")
+	f.StringVar(&concKey, "concurrency-key", "", "exclusive key: refused while another live run holds it")
+	f.StringArrayVar(&limits, "limit", nil, "a concurrency limit GROUP=N: wait in pending for one of N permits (repeatable)")
 	f.StringArrayVarP(&tags, "tag", "t", nil, "a worker tag the run needs (repeatable): only workers with all of them take it")
 	f.DurationVar(&delay, "delay", 0, "hold the run in pending this long")
 	f.StringVar(&startAt, "start-at", "", "hold the run in pending until this RFC 3339 time")

@@ -16,7 +16,7 @@ import (
 // All returns every test flow.
 func All() []flow.Definition {
 	return append([]flow.Definition{Failing, Steps, Crashy, FailFast, Allowed, Retried, Attempts, Cancellable,
-		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent}, append(PeopleFlows(), BudgetFlows()...)...)
+		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent, Busy}, append(PeopleFlows(), BudgetFlows()...)...)
 }
 
 // Failing runs a step that writes to stderr and exits 3.
@@ -244,3 +244,10 @@ var Scheduled = flow.Define("test.scheduled", func(ctx *flow.Context, in FileInp
 	_, err := ctx.Shell("tick", appendTo(in.File, "tick"))
 	return "", err
 }, flow.Schedule("@every 2s", flow.ScheduleInput(FileInput{File: "/dev/null"})))
+
+// Busy records "start" and "end" around a one-second shell step, to measure concurrency.
+var Busy = flow.Define("test.busy", func(ctx *flow.Context, in FileInput) (string, error) {
+	_, err := ctx.Shell("work", activities.Shell{Command: `echo start >> "$FILE"; sleep 1; echo end >> "$FILE"`,
+		Env: map[string]string{"FILE": in.File}})
+	return "", err
+})

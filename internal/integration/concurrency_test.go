@@ -1,0 +1,74 @@
+package integration
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/integration/testflows"
+)
+
+func TestConcurrencyLimitOfTwoWithFiveRuns(t *testing.T) {
+	ctx := ctxT(t, 2*time.Minute)
+	c := shared.client
+	file := filepath.Join(t.TempDir(), "log")
+	var ids []string
+	for i := 0; i < 5; i++ {
+		run, err := c.Start(ctx, "test.busy", testflows.FileInput{File: file}, flow.StartOptions{ConcurrencyLimits: map[string]int{"builders": 2}})
+		require.NoError(t, err)
+		ids = append(ids, run.ID)
+	}
+	for _, id := range ids {
+		d, err := c.Wait(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	}
+	running, most := 0, 0
+	for _, l := range lines(t, file) {
+		if l == "start" {
+			running++
+		} else {
+			running--
+		}
+		most = max(most, running)
+	}
+	assert.Equal(t, 2, most, "never more than 2 at once, and the limit was used")
+	assert.Equal(t, 5, count(lines(t, file), "end"))
+}
+
+func TestTerminatedHolderPermitComesBackAndExclusiveKeyRefuses(t *testing.T) {
+	ctx := ctxT(t, 2*time.Minute)
+	c := shared.client
+	holder, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{ConcurrencyKey: "deploy-prod"})
+	require.NoError(t, err)
+	eventually(t, c, holder.ID, "holds the key and waits", waitingFor("approval:gate"))
+
+	_, err = c.Start(ctx, "test.earlygate", nil, flow.StartOptions{ConcurrencyKey: "deploy-prod"})
+	var re *flow.RunExistsError
+	require.True(t, errors.As(err, &re), "%v", err)
+	assert.Equal(t, "concurrency key deploy-prod is held by run "+holder.ID, err.Error())
+
+	// A group permit held by a run that is then terminated comes back.
+	file := filepath.Join(t.TempDir(), "log")
+	g1, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{ConcurrencyLimits: map[string]int{"solo": 1}})
+	require.NoError(t, err)
+	eventually(t, c, g1.ID, "holds the permit", waitingFor("approval:gate"))
+	g2, err := c.Start(ctx, "test.busy", testflows.FileInput{File: file}, flow.StartOptions{ConcurrencyLimits: map[string]int{"solo": 1}})
+	require.NoError(t, err)
+	eventually(t, c, g2.ID, "waits for the permit", waitingFor("permit:solo"))
+	require.NoError(t, shared.tc.TerminateWorkflow(ctx, g1.ID, "", "stuck"))
+	d, err := c.Wait(ctx, g2.ID)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusCompleted, d.Status, "the terminated holder's permit was reclaimed")
+
+	require.NoError(t, shared.tc.TerminateWorkflow(ctx, holder.ID, "", "done"))
+	require.Eventually(t, func() bool {
+		_, err := c.Start(ctx, "hello", nil, flow.StartOptions{ConcurrencyKey: "deploy-prod"})
+		return err == nil
+	}, 20*time.Second, 200*time.Millisecond, "the key is free once its holder ended")
+}
