@@ -217,27 +217,45 @@ type ListOptions struct {
 	Workflow string
 	// Status keeps runs with this gateflow status only.
 	Status Status
+	// Label keeps runs with this label ("k=v"); CreatedBy runs started by this person.
+	Label     string
+	CreatedBy string
+	// WaitingFor keeps runs waiting for this ("approval:ship", "input:notes", or a prefix
+	// such as "approval:" for any approval).
+	WaitingFor string
 	// Limit is the most runs returned, newest first. Default 20.
 	Limit int
+	// PageToken continues a listing where the previous page ended (see ListPage).
+	PageToken []byte
 }
 
 // List returns recent gateflow runs, newest first.
 func (c *Client) List(ctx context.Context, opts ListOptions) ([]RunSummary, error) {
+	runs, _, err := c.ListPage(ctx, opts)
+	return runs, err
+}
+
+// ListPage returns one page of runs (at most opts.Limit) and the token of the next page
+// (nil after the last).
+func (c *Client) ListPage(ctx context.Context, opts ListOptions) ([]RunSummary, []byte, error) {
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = 20
 	}
 	query := listQuery(opts)
 	var out []RunSummary
-	var token []byte
+	token := opts.PageToken
 	for len(out) < limit {
 		resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			PageSize: int32(min(limit-len(out), 1000)), NextPageToken: token, Query: query,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
+			return nil, nil, fmt.Errorf("list runs: %w", err)
 		}
 		for _, e := range resp.GetExecutions() {
+			if opts.WaitingFor != "" && !waitingMatches(e.GetSearchAttributes(), opts.WaitingFor) {
+				continue
+			}
 			recorded := Status(keywordAttr(e.GetSearchAttributes(), searchattr.Status))
 			s := RunSummary{
 				ID:        e.GetExecution().GetWorkflowId(),
@@ -261,7 +279,26 @@ func (c *Client) List(ctx context.Context, opts ListOptions) ([]RunSummary, erro
 	if len(out) > limit {
 		out = out[:limit]
 	}
-	return out, nil
+	return out, token, nil
+}
+
+// waitingMatches reports whether a run's FlowWaiting has what (exactly, or as a prefix
+// ending in ":").
+func waitingMatches(sa *commonpb.SearchAttributes, what string) bool {
+	p, ok := sa.GetIndexedFields()[searchattr.Waiting]
+	if !ok {
+		return false
+	}
+	var list []string
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &list); err != nil {
+		return false
+	}
+	for _, w := range list {
+		if w == what || (strings.HasSuffix(what, ":") && strings.HasPrefix(w, what)) {
+			return true
+		}
+	}
+	return false
 }
 
 // listQuery builds the visibility query of List: gateflow runs only (they carry
@@ -273,6 +310,17 @@ func listQuery(opts ListOptions) string {
 	}
 	if opts.Status != "" {
 		q = append(q, fmt.Sprintf("%s = %s", searchattr.Status, quote(string(opts.Status))))
+	}
+	if opts.Label != "" {
+		q = append(q, fmt.Sprintf("%s = %s", searchattr.Labels, quote(opts.Label)))
+	}
+	if opts.CreatedBy != "" {
+		q = append(q, fmt.Sprintf("%s = %s", searchattr.CreatedBy, quote(opts.CreatedBy)))
+	}
+	if opts.WaitingFor != "" && !strings.HasSuffix(opts.WaitingFor, ":") {
+		q = append(q, fmt.Sprintf("%s = %s", searchattr.Waiting, quote(opts.WaitingFor)))
+	} else if opts.WaitingFor != "" {
+		q = append(q, fmt.Sprintf("%s IS NOT NULL", searchattr.Waiting))
 	}
 	return strings.Join(q, " AND ")
 }

@@ -1,6 +1,8 @@
 package flowctl
 
 import (
+	"encoding/base64"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,7 +12,8 @@ import (
 
 func (a *app) listCommand() *cobra.Command {
 	var opts flow.ListOptions
-	var status string
+	var status, page string
+	var mine bool
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -24,14 +27,37 @@ func (a *app) listCommand() *cobra.Command {
 				}
 				opts.Status = st
 			}
+			if page != "" {
+				tok, err := base64.RawURLEncoding.DecodeString(page)
+				if err != nil {
+					return usageErr("--page %q is not a page token from a previous list", page)
+				}
+				opts.PageToken = tok
+			}
 			c, err := a.client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			runs, err := c.List(cmd.Context(), opts)
+			if mine {
+				opts.WaitingFor = "approval:"
+			}
+			runs, next, err := c.ListPage(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
+			if mine {
+				runs = a.mine(cmd, c, runs)
+			}
+			nextPage := ""
+			if len(next) > 0 {
+				nextPage = base64.RawURLEncoding.EncodeToString(next)
+			}
+			// The next page's token goes to stderr, so stdout stays a table or a JSON array.
+			defer func() {
+				if nextPage != "" {
+					fmt.Fprintf(a.stderr, "more: flowctl list --page %s\n", nextPage)
+				}
+			}()
 			if a.output == "json" {
 				if runs == nil {
 					runs = []flow.RunSummary{}
@@ -53,6 +79,34 @@ func (a *app) listCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&opts.Workflow, "workflow", "", "only runs of this workflow")
 	f.StringVar(&status, "status", "", "only runs with this status (running, completed, failed, ...)")
-	f.IntVar(&opts.Limit, "limit", 20, "at most this many runs")
+	f.IntVar(&opts.Limit, "limit", 20, "at most this many runs (a page)")
+	f.StringVar(&page, "page", "", "the next page, as a previous list printed it")
+	f.StringVar(&opts.Label, "label", "", "only runs with this label k=v")
+	f.StringVar(&opts.CreatedBy, "created-by", "", "only runs started by this person")
+	f.StringVar(&opts.WaitingFor, "waiting-for", "", "only runs waiting for this (approval:GATE, input:NAME, signal:NAME, or approval: for any)")
+	f.BoolVar(&mine, "waiting-on-me", false, "only runs waiting for an approval I (FLOW_USER, else the OS user) may give")
 	return cmd
+}
+
+// mine keeps the runs with an open gate the current user is listed on (by name; group
+// membership is resolved by the workers, so gates open to groups are kept too).
+func (a *app) mine(cmd *cobra.Command, c *flow.Client, runs []flow.RunSummary) []flow.RunSummary {
+	me := flow.CurrentUser()
+	var out []flow.RunSummary
+	for _, r := range runs {
+		d, err := c.Describe(cmd.Context(), r.ID)
+		if err != nil || d.State == nil {
+			continue
+		}
+		for _, g := range d.State.Gates {
+			if g.Closed() {
+				continue
+			}
+			if ok, _ := g.Request.Allowed(me, nil); ok || len(g.Request.Groups()) > 0 {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -1,0 +1,64 @@
+package integration
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/flow"
+)
+
+func TestListFiltersAndPages(t *testing.T) {
+	ctx := ctxT(t, time.Minute)
+	c := shared.client
+	var ids []string
+	for i := 0; i < 3; i++ {
+		run, err := c.Start(ctx, "hello", nil, flow.StartOptions{Labels: map[string]string{"suite": "list-filters"}, CreatedBy: "lister"})
+		require.NoError(t, err)
+		ids = append(ids, run.ID)
+		_, err = c.Wait(ctx, run.ID)
+		require.NoError(t, err)
+	}
+	gate, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{CreatedBy: "lister"})
+	require.NoError(t, err)
+	eventually(t, c, gate.ID, "waits", waitingFor("approval:gate"))
+
+	var r result
+	require.Eventually(t, func() bool {
+		r = flowctlRun(t, "", "list", "--label", "suite=list-filters", "-o", "json")
+		var runs []flow.RunSummary
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &runs) == nil && len(runs) == 3
+	}, 10*time.Second, 100*time.Millisecond, "three labelled runs: %s %s", r.stdout, r.stderr)
+
+	r = flowctlRun(t, "", "list", "--label", "suite=list-filters", "--limit", "2")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.True(t, strings.HasPrefix(r.stderr, "more: flowctl list --page "), r.stderr)
+	page := strings.TrimSpace(strings.TrimPrefix(r.stderr, "more: flowctl list --page "))
+	r2 := flowctlRun(t, "", "list", "--label", "suite=list-filters", "--limit", "2", "--page", page, "-o", "json")
+	require.Equal(t, 0, r2.code, r2.stderr)
+	var rest []flow.RunSummary
+	require.NoError(t, json.Unmarshal([]byte(r2.stdout), &rest))
+	require.Len(t, rest, 1, "the second page has the third run")
+	assert.NotContains(t, r.stdout, rest[0].ID)
+
+	r = flowctlRun(t, "", "list", "--created-by", "lister", "--waiting-for", "approval:gate", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var waiting []flow.RunSummary
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &waiting))
+	require.Len(t, waiting, 1)
+	assert.Equal(t, gate.ID, waiting[0].ID)
+
+	t.Setenv("FLOW_USER", "alice")
+	r = flowctlRun(t, "", "list", "--waiting-on-me", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, gate.ID, "alice may decide the gate")
+	t.Setenv("FLOW_USER", "mallory")
+	r = flowctlRun(t, "", "list", "--waiting-on-me", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, gate.ID)
+	require.NoError(t, shared.tc.TerminateWorkflow(ctx, gate.ID, "", "done"))
+}
