@@ -30,6 +30,7 @@ import (
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/logging"
 )
@@ -46,6 +47,7 @@ type config struct {
 	stopTimeout time.Duration
 	pricesFile  string
 	groupsFile  string
+	profile     string
 	maxCost     string
 	quota       string
 	wfQuotas    quotaFlags
@@ -85,8 +87,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.dbFile, "db-file", "", "with --dev: keep the server's state in this SQLite file (default: in memory)")
 	fs.IntVar(&cfg.port, "port", 7233, "with --dev: the Temporal frontend port")
 	fs.IntVar(&cfg.uiPort, "ui-port", 8233, "with --dev: the Web UI port (0: no UI)")
-	fs.StringVar(&cfg.address, "address", envOr("TEMPORAL_ADDRESS", "localhost:7233"), "without --dev: the Temporal frontend to connect to (TEMPORAL_ADDRESS)")
-	fs.StringVar(&cfg.namespace, "namespace", envOr("TEMPORAL_NAMESPACE", "default"), "the Temporal namespace (TEMPORAL_NAMESPACE)")
+	fs.StringVar(&cfg.address, "address", "", "without --dev: the Temporal frontend (default: the profile's, TEMPORAL_ADDRESS, else localhost:7233)")
+	fs.StringVar(&cfg.namespace, "namespace", "", "the Temporal namespace (default: the profile's, TEMPORAL_NAMESPACE, else default)")
+	fs.StringVar(&cfg.profile, "profile", "", "without --dev: profile of the Temporal config file (TEMPORAL_PROFILE); TLS and API keys come from it or TEMPORAL_TLS_*, TEMPORAL_API_KEY")
 	fs.StringVar(&cfg.taskQueue, "task-queue", flow.DefaultTaskQueue, "the task queue to serve")
 	fs.StringVar(&cfg.serverLog, "server-log-level", "", "with --dev: show the server's own logs at this level (debug, info, warn, error)")
 	fs.DurationVar(&cfg.stopTimeout, "stop-timeout", 30*time.Second, "grace period for in-flight steps on shutdown")
@@ -168,18 +171,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 
-	address, namespace := cfg.address, cfg.namespace
+	var co client.Options
 	var srv *devserver.Server
 	if cfg.dev {
+		ns := cfg.namespace
+		if ns == "" {
+			ns = connect.DefaultNamespace
+		}
 		srv, err = devserver.Start(devserver.Options{
-			Port: cfg.port, UIPort: cfg.uiPort, DBFile: cfg.dbFile, Namespace: cfg.namespace, LogLevel: cfg.serverLog,
+			Port: cfg.port, UIPort: cfg.uiPort, DBFile: cfg.dbFile, Namespace: ns, LogLevel: cfg.serverLog,
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, "flow-worker:", err)
 			return 1
 		}
-		address = srv.FrontendAddress()
+		co = client.Options{HostPort: srv.FrontendAddress(), Namespace: ns}
+	} else if co, err = connect.Options(connect.Request{Profile: cfg.profile, Address: cfg.address, Namespace: cfg.namespace}); err != nil {
+		fmt.Fprintln(stderr, "flow-worker:", err)
+		return 2
 	}
+	address, namespace := co.HostPort, co.Namespace
 	stopServer := func() {
 		if srv != nil {
 			if err := srv.Stop(); err != nil {
@@ -189,7 +200,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	tc, err := client.DialContext(ctx, client.Options{HostPort: address, Namespace: namespace, Logger: logging.NewSDKLogger(stderr, "warn")})
+	co.Logger = logging.NewSDKLogger(stderr, "warn")
+	tc, err := client.DialContext(ctx, co)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "flow-worker: connect to Temporal at %s (namespace %s): %v\n", address, namespace, err)
@@ -282,11 +294,4 @@ func agentConfig(cfg config) (map[string]llm.Provider, llm.PriceTable, error) {
 		prices = prices.Merge(extra)
 	}
 	return providers, prices, nil
-}
-
-func envOr(key, def string) string {
-	if v := strings.TrimSpace(os.Getenv(key)); v != "" {
-		return v
-	}
-	return def
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/logging"
 )
 
@@ -57,6 +58,7 @@ func usageErr(format string, a ...any) error {
 type app struct {
 	address   string
 	namespace string
+	profile   string
 	taskQueue string
 	output    string
 	timeout   time.Duration
@@ -91,8 +93,10 @@ func (a *app) rootCommand() *cobra.Command {
 		Use:   "flowctl",
 		Short: "Operate gateflow runs on Temporal",
 		Long: "flowctl starts, lists and inspects gateflow runs on a Temporal server.\n\n" +
-			"Connection flags default to the TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and\n" +
-			"TEMPORAL_TASK_QUEUE environment variables.\n\n" + exitCodesHelp,
+			"It connects like the Temporal CLI: a profile of the Temporal config file\n" +
+			"(--profile, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE), then TEMPORAL_ADDRESS,\n" +
+			"TEMPORAL_NAMESPACE, TEMPORAL_API_KEY and TEMPORAL_TLS_*, then the flags.\n" +
+			"--task-queue defaults to TEMPORAL_TASK_QUEUE.\n\n" + exitCodesHelp,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -105,8 +109,9 @@ func (a *app) rootCommand() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.address, "address", envOr("TEMPORAL_ADDRESS", "localhost:7233"), "Temporal frontend host:port (TEMPORAL_ADDRESS)")
-	pf.StringVarP(&a.namespace, "namespace", "n", envOr("TEMPORAL_NAMESPACE", "default"), "Temporal namespace (TEMPORAL_NAMESPACE)")
+	pf.StringVar(&a.address, "address", "", "Temporal frontend host:port (default: the profile's, TEMPORAL_ADDRESS, else localhost:7233)")
+	pf.StringVarP(&a.namespace, "namespace", "n", "", "Temporal namespace (default: the profile's, TEMPORAL_NAMESPACE, else default)")
+	pf.StringVar(&a.profile, "profile", "", "profile of the Temporal config file (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE); TLS and API keys come from it or TEMPORAL_TLS_*, TEMPORAL_API_KEY")
 	pf.StringVar(&a.taskQueue, "task-queue", envOr("TEMPORAL_TASK_QUEUE", flow.DefaultTaskQueue), "task queue of the gateflow workers (TEMPORAL_TASK_QUEUE)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	pf.DurationVar(&a.timeout, "connect-timeout", 5*time.Second, "how long to try reaching the server")
@@ -125,15 +130,16 @@ func (a *app) rootCommand() *cobra.Command {
 // client dials the server once per invocation.
 func (a *app) client(ctx context.Context) (*flow.Client, error) {
 	if a.tc == nil {
+		o, err := connect.Options(connect.Request{Profile: a.profile, Address: a.address, Namespace: a.namespace})
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		o.Logger = logging.NewSDKLogger(a.stderr, "off")
 		dctx, cancel := context.WithTimeout(ctx, a.timeout)
 		defer cancel()
-		tc, err := client.DialContext(dctx, client.Options{
-			HostPort:  a.address,
-			Namespace: a.namespace,
-			Logger:    logging.NewSDKLogger(a.stderr, "off"),
-		})
+		tc, err := client.DialContext(dctx, o)
 		if err != nil {
-			return nil, &exitError{code: ExitUnreachable, err: fmt.Errorf("cannot reach Temporal at %s: %v", a.address, rootCause(err))}
+			return nil, &exitError{code: ExitUnreachable, err: fmt.Errorf("cannot reach Temporal at %s: %v", o.HostPort, rootCause(err))}
 		}
 		a.tc = tc
 	}

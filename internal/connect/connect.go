@@ -1,0 +1,49 @@
+// Package connect builds the Temporal client options of gateflow's binaries the way the
+// Temporal CLI does: from a profile of the Temporal config file (TEMPORAL_CONFIG_FILE, else
+// the user's temporalio/temporal.toml), then the standard environment variables
+// (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, ...), then the
+// command line, so TLS and API keys work without flags of their own.
+package connect
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+)
+
+// Defaults when nothing else sets them.
+const (
+	DefaultAddress   = "localhost:7233"
+	DefaultNamespace = "default"
+)
+
+// Request says what the command line gave; empty fields leave the profile and
+// environment's values.
+type Request struct {
+	// Profile is the config file's profile (TEMPORAL_PROFILE; default "default").
+	Profile   string
+	Address   string
+	Namespace string
+}
+
+// Options loads the client options for r.
+func Options(r Request) (client.Options, error) {
+	o, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{ConfigFileProfile: r.Profile})
+	if err != nil {
+		return client.Options{}, fmt.Errorf("temporal connection settings: %w", err)
+	}
+	if r.Address != "" {
+		o.HostPort = r.Address
+	}
+	if r.Namespace != "" {
+		o.Namespace = r.Namespace
+	}
+	if o.HostPort == "" {
+		o.HostPort = DefaultAddress
+	}
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	return o, nil
+}
