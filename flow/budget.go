@@ -170,6 +170,7 @@ func (c *Context) reserve(items []budget.Item) error {
 		}
 		if !c.pauseForBudget(err) {
 			rt.budgetErr = err
+			rt.emit(c.wctx, EventBudgetExceeded, "", "", err.Error(), nil)
 			return err
 		}
 	}
@@ -189,6 +190,7 @@ func (c *Context) settleCost(key, step string, reserved bool, cost decimal.Decim
 	}
 	for _, w := range warnings {
 		c.Logger().Warn("budget warning", "warning", w.String())
+		rt.emit(c.wctx, EventBudgetWarning, step, "", w.String(), map[string]any{"spent_usd": w.Spent.String(), "cap_usd": w.Cap.String()})
 	}
 	if cost.IsPositive() {
 		c.setStatus(rt.state.Status) // FlowCostUSD
@@ -196,6 +198,7 @@ func (c *Context) settleCost(key, step string, reserved bool, cost decimal.Decim
 	for exceeded != nil {
 		if !c.pauseForBudget(exceeded) {
 			rt.budgetErr = exceeded
+			rt.emit(c.wctx, EventBudgetExceeded, step, "", exceeded.Error(), nil)
 			return exceeded
 		}
 		if !rt.ledger.Over() {

@@ -110,6 +110,9 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 	st.Inputs = append(st.Inputs, in)
 	defer delete(rt.people.inputs, name)
 
+	rt.emit(ctx.wctx, EventInputRequested, name, "", req.Prompt, map[string]any{
+		"assignees": req.Assignees, "schema": req.Schema,
+		"command": fmt.Sprintf("flowctl input %s %s --data '{...}'", ctx.RunID(), name)})
 	ctx.wait("input:"+name, StatusAwaitingInput)
 	ok, werr := ctx.await(req.Timeout, "input "+name, func() bool { return in.Answer != nil })
 	ctx.unwait("input:" + name)
@@ -123,6 +126,7 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 	if err := json.Unmarshal(orNull(in.Answer.Payload), &v); err != nil {
 		return fail(StepFailed, fmt.Errorf("input %s: decode the answer: %w", name, err))
 	}
+	rt.emit(ctx.wctx, EventInputReceived, name, "", "", map[string]any{"by": in.Answer.By})
 	st.endStep(i, workflow.Now(ctx.wctx), StepCompleted, 0, "", "answered by "+in.Answer.By+": "+Preview(string(in.Answer.Payload), 150), nil)
 	rt.publish()
 	return v, nil

@@ -200,6 +200,9 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	g.ApplyEarly(rt.people.inbox.Take(name), snap)
 
 	if !g.Closed() {
+		rt.emit(c.wctx, EventApprovalRequested, name, "", req.Message, map[string]any{
+			"approvers": g.Request.Approvers, "required": g.Request.Required, "deadline": g.Deadline,
+			"command": fmt.Sprintf("flowctl approve %s %s", c.RunID(), name)})
 		c.wait("approval:"+name, StatusAwaitingApproval)
 		ok, werr := c.await(req.Timeout, "approval "+name, g.Closed)
 		c.unwait("approval:" + name)
@@ -214,6 +217,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	}
 	d := *g.Decision
 	gerr := g.Err()
+	rt.emit(c.wctx, EventApprovalDecided, name, string(d.Outcome), d.Comment, map[string]any{"by": d.By, "votes": len(d.Votes)})
 	status := StepCompleted
 	if gerr != nil {
 		status = StepFailed

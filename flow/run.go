@@ -27,6 +27,7 @@ type runConfig struct {
 	directory   approval.Directory
 	maxCost     *decimal.Decimal
 	quotas      Quotas
+	events      bool
 }
 
 // runner is one run's wrapper state, shared by the Contexts of its handler.
@@ -62,6 +63,11 @@ type runner struct {
 	cancelReason string
 	// permits are the concurrency groups whose permits the run holds.
 	permits []string
+	// events: the worker has event sinks; eventSeq numbers the run's events; deliveries
+	// are the event activities in flight.
+	events     bool
+	eventSeq   int
+	deliveries []workflow.Future
 }
 
 func (rt *runner) publish() {
@@ -143,6 +149,10 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 		people: &people{dir: cfg.directory, gates: map[string]*approval.Gate{}, gateDirs: map[string]approval.StaticDirectory{},
 			waiting: map[string]bool{}, inputs: map[string]*inputWait{}, gateAttempt: map[string]int{}},
 		signals: signals.NewBuffer(0, 0), waves: map[string]int{}}
+	if cfg.events {
+		// Runs started before the worker had event sinks replay without events.
+		rt.events = workflow.GetVersion(wctx, "gateflow.events", workflow.DefaultVersion, 1) == 1
+	}
 	if parent != nil {
 		st.Depth, st.ParentID = parent.Depth, parent.ParentID
 		if !parent.StartedAt.IsZero() {
@@ -327,6 +337,7 @@ func (rt *runner) end(c *Context, err error) error {
 	}
 	rt.releasePermits(wctx)
 	rt.reportToParent(wctx)
+	rt.awaitDeliveries(wctx)
 	var perm *permanentError
 	if errors.As(err, &perm) {
 		err = perm.err
@@ -389,6 +400,9 @@ func (c *Context) setStatus(s Status) {
 		updates = append(updates, searchattr.StatusKey.ValueSet(string(s)))
 	}
 	c.run.state.Waiting = c.run.people.waitingList()
+	if cur, _ := sa.GetKeyword(searchattr.StatusKey); cur != string(s) {
+		c.run.emit(c.wctx, EventRunStatus, "", string(s), c.run.state.Error, map[string]any{"waiting": c.run.state.Waiting})
+	}
 	if u, ok := c.run.waitingUpdate(sa); ok {
 		updates = append(updates, u)
 	}

@@ -112,6 +112,7 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 		out = v
 		return nil
 	}
+	rt.emit(ctx.wctx, EventSignalAwaited, name, "", what, map[string]any{"key": key})
 	ctx.wait(what, StatusWaitingSignal)
 	defer ctx.unwait(what)
 	for {
@@ -120,6 +121,7 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 			rt.refuse(ctx.wctx, "signal", step, r.Envelope.Sender, fmt.Errorf("%s (id %s): payload refused: %s", step, r.Envelope.ID, r.Error))
 		}
 		if ok {
+			rt.emit(ctx.wctx, EventSignalReceived, name, "", "", map[string]any{"key": key, "id": e.ID, "sender": e.Sender})
 			sw.Received = &e
 			st.endStep(i, workflow.Now(ctx.wctx), StepCompleted, 0, "",
 				fmt.Sprintf("from %s: %s", e.Sender, Preview(string(e.Payload), 150)), nil)

@@ -106,6 +106,7 @@ func (c *Context) dispatch(cl call) *pending {
 	}
 	p.fut = workflow.ExecuteActivity(workflow.WithActivityOptions(c.wctx, ao), cl.activity, cl.args...)
 	c.run.publish()
+	c.run.emit(c.wctx, EventStepStarted, cl.name, string(StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group})
 	return p
 }
 
@@ -138,6 +139,8 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
 		st.charge(p.idx, o.cost, o.tokens)
 		c.run.publish()
+		c.run.emit(c.wctx, EventStepCompleted, name, string(StepCompleted), "",
+			map[string]any{"kind": kind, "cost_usd": o.cost.String(), "output": o.output})
 		c.chargeQuota(key, o.cost)
 		if berr := c.settleCost(resKey, name, p.call.reserved, o.cost); berr != nil {
 			return &StepError{Step: name, Kind: kind, Err: berr}
@@ -157,6 +160,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st.endStep(p.idx, end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
 	st.charge(p.idx, fi.cost, fi.tokens)
+	c.run.emit(c.wctx, EventStepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": fi.cost.String()})
 	c.chargeQuota(key, fi.cost)
 	if berr := c.settleCost(resKey, name, p.call.reserved, fi.cost); berr != nil {
 		c.run.publish()

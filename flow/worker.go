@@ -46,6 +46,11 @@ type WorkerOptions struct {
 	Guards Guards
 	// MaxAttempts is the default number of run attempts for flows that set none.
 	MaxAttempts int
+	// EventSinks receive the runs' events (status changes, steps, people, budget): a
+	// WebhookSink, a LogSink, or your own. Deliveries are activities, so the workers of a
+	// task queue must agree on having sinks: adding sinks is safe for runs in progress,
+	// removing them while runs started with them go on is not (keep a LogSink instead).
+	EventSinks []EventSink
 	// Tags are what this worker offers (e.g. "gpu", "eu"): runs started with WorkerTags go
 	// only to workers that have every tag they need. At most MaxWorkerTags.
 	Tags []string
@@ -227,7 +232,7 @@ type ActivityRegistry interface {
 // does this; testsuite uses it for unit tests and replays.
 func RegisterWorkflows(r WorkflowRegistry, opts WorkerOptions, flows ...Definition) error {
 	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
-		maxCost: opts.MaxCostUSD, quotas: opts.Quotas}
+		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0}
 	for _, f := range flows {
 		if f == nil {
 			return errors.New("register: a flow is nil")
@@ -271,6 +276,7 @@ func RegisterActivities(r ActivityRegistry, opts WorkerOptions) error {
 	r.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: MailboxSubscribe})
 	r.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: MailboxUnsubscribe})
 	r.RegisterActivityWithOptions(controlActivities{}.hold, activity.RegisterOptions{Name: controlHoldActivity})
+	r.RegisterActivityWithOptions(eventActivities{sinks: opts.EventSinks}.deliver, activity.RegisterOptions{Name: EventActivity})
 	sa := semaphoreActivities{queue: queue}
 	r.RegisterActivityWithOptions(sa.signal, activity.RegisterOptions{Name: semaphoreCall})
 	r.RegisterActivityWithOptions(sa.check, activity.RegisterOptions{Name: semaphoreCheck})

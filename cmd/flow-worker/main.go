@@ -48,6 +48,8 @@ type config struct {
 	pricesFile  string
 	groupsFile  string
 	profile     string
+	webhooks    []string
+	logEvents   bool
 	maxCost     string
 	quota       string
 	wfQuotas    quotaFlags
@@ -94,6 +96,11 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.serverLog, "server-log-level", "", "with --dev: show the server's own logs at this level (debug, info, warn, error)")
 	fs.DurationVar(&cfg.stopTimeout, "stop-timeout", 30*time.Second, "grace period for in-flight steps on shutdown")
 	fs.StringVar(&cfg.tags, "tags", "", "comma-separated tags this worker offers (runs started with --tag go only to workers with all their tags)")
+	fs.Func("webhook", "POST every run event as JSON to this URL (repeatable)", func(v string) error {
+		cfg.webhooks = append(cfg.webhooks, v)
+		return nil
+	})
+	fs.BoolVar(&cfg.logEvents, "log-events", false, "write every run event to the log")
 	fs.StringVar(&cfg.maxCost, "max-cost", "", "default money cap (USD) of runs whose start options and flow set none")
 	fs.StringVar(&cfg.quota, "monthly-quota", "", "overall monthly quota (USD): new runs are refused once it is spent")
 	fs.Var(&cfg.wfQuotas, "workflow-quota", "monthly quota of one workflow, NAME=USD (repeatable)")
@@ -209,6 +216,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	opts.Directory = directory
+	for _, u := range cfg.webhooks {
+		opts.EventSinks = append(opts.EventSinks, flow.WebhookSink{URL: u})
+	}
+	if cfg.logEvents {
+		opts.EventSinks = append(opts.EventSinks, flow.LogSink{Logger: logging.NewSDKLogger(stderr, "info")})
+	}
 	w := flow.NewWorker(tc, opts, examples.All()...)
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)
