@@ -203,9 +203,18 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 		rt.emit(c.wctx, EventApprovalRequested, name, "", req.Message, map[string]any{
 			"approvers": g.Request.Approvers, "required": g.Request.Required, "deadline": g.Deadline,
 			"command": fmt.Sprintf("flowctl approve %s %s", c.RunID(), name)})
+		gm := workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{"workflow": rt.info.Name})
+		gm.Counter("gateflow_gates_opened_total").Inc(1)
 		c.wait("approval:"+name, StatusAwaitingApproval)
 		ok, werr := c.await(req.Timeout, "approval "+name, g.Closed)
 		c.unwait("approval:" + name)
+		outcome := "cancelled"
+		if g.Decision != nil {
+			outcome = string(g.Decision.Outcome)
+		} else if !ok && werr == nil {
+			outcome = string(approval.TimedOut)
+		}
+		gm.WithTags(map[string]string{"outcome": outcome}).Counter("gateflow_gates_decided_total").Inc(1)
 		if werr != nil {
 			st.endStep(i, workflow.Now(c.wctx), StepCancelled, 0, errorMessage(werr), "", nil)
 			rt.publish()

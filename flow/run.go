@@ -338,6 +338,14 @@ func (rt *runner) end(c *Context, err error) error {
 	rt.releasePermits(wctx)
 	rt.reportToParent(wctx)
 	rt.awaitDeliveries(wctx)
+	if !rt.plan {
+		m := workflow.GetMetricsHandler(wctx).WithTags(map[string]string{"workflow": rt.info.Name})
+		m.WithTags(map[string]string{"status": string(status)}).Counter("gateflow_runs_total").Inc(1)
+		m.Counter("gateflow_run_cost_usd_micros_total").Inc(rt.state.CostUSD.Shift(6).IntPart())
+		if status == StatusBudgetExceeded {
+			m.Counter("gateflow_budget_exceeded_total").Inc(1)
+		}
+	}
 	var perm *permanentError
 	if errors.As(err, &perm) {
 		err = perm.err

@@ -136,6 +136,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	if err == nil {
 		o := describe()
 		st.endStep(p.idx, end, StepCompleted, o.attempt, "", o.output, o.exitCode)
+		c.stepMetric(kind, StepCompleted, st.Steps[p.idx].Duration(end))
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
 		st.charge(p.idx, o.cost, o.tokens)
 		c.run.publish()
@@ -158,6 +159,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 		status = StepCancelled
 	}
 	st.endStep(p.idx, end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
+	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
 	st.charge(p.idx, fi.cost, fi.tokens)
 	c.run.emit(c.wctx, EventStepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": fi.cost.String()})
@@ -355,4 +357,11 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// stepMetric records a step's duration by kind and status (replay-safe).
+func (c *Context) stepMetric(kind StepKind, status StepStatus, d time.Duration) {
+	workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{
+		"workflow": c.run.info.Name, "kind": string(kind), "status": string(status),
+	}).Timer("gateflow_step_duration").Record(d)
 }

@@ -15,6 +15,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -33,6 +35,7 @@ import (
 	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/logging"
+	"github.com/gateflow/gateflow/internal/metrics"
 )
 
 type config struct {
@@ -50,6 +53,7 @@ type config struct {
 	profile     string
 	webhooks    []string
 	logEvents   bool
+	metricsAddr string
 	maxCost     string
 	quota       string
 	wfQuotas    quotaFlags
@@ -101,6 +105,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		return nil
 	})
 	fs.BoolVar(&cfg.logEvents, "log-events", false, "write every run event to the log")
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (the SDK's and gateflow's) on this address, e.g. 127.0.0.1:9233, at /metrics")
 	fs.StringVar(&cfg.maxCost, "max-cost", "", "default money cap (USD) of runs whose start options and flow set none")
 	fs.StringVar(&cfg.quota, "monthly-quota", "", "overall monthly quota (USD): new runs are refused once it is spent")
 	fs.Var(&cfg.wfQuotas, "workflow-quota", "monthly quota of one workflow, NAME=USD (repeatable)")
@@ -206,8 +211,25 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	co.Logger = logging.NewSDKLogger(stderr, "warn")
+	var metricsSrv *http.Server
+	if cfg.metricsAddr != "" {
+		reg := metrics.NewRegistry()
+		co.MetricsHandler = reg.Handler()
+		l, err := net.Listen("tcp", cfg.metricsAddr)
+		if err != nil {
+			fmt.Fprintln(stderr, "flow-worker: --metrics-addr:", err)
+			stopServer()
+			return 2
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", reg)
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = metricsSrv.Serve(l) }()
+		fmt.Fprintf(stdout, "  Metrics          http://%s/metrics\n", l.Addr())
+		defer metricsSrv.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	tc, err := client.DialContext(ctx, co)
 	cancel()
 	if err != nil {
