@@ -54,6 +54,8 @@ type config struct {
 	webhooks    []string
 	logEvents   bool
 	metricsAddr string
+	logLevel    string
+	logFormat   string
 	maxCost     string
 	quota       string
 	wfQuotas    quotaFlags
@@ -105,6 +107,8 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		return nil
 	})
 	fs.BoolVar(&cfg.logEvents, "log-events", false, "write every run event to the log")
+	fs.StringVar(&cfg.logLevel, "log-level", "warn", "worker and workflow log level: debug, info, warn, error, off")
+	fs.StringVar(&cfg.logFormat, "log-format", "console", "log format: console or json (structured zap logs on stderr)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (the SDK's and gateflow's) on this address, e.g. 127.0.0.1:9233, at /metrics")
 	fs.StringVar(&cfg.maxCost, "max-cost", "", "default money cap (USD) of runs whose start options and flow set none")
 	fs.StringVar(&cfg.quota, "monthly-quota", "", "overall monthly quota (USD): new runs are refused once it is spent")
@@ -211,7 +215,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	co.Logger = logging.NewSDKLogger(stderr, "warn")
+	co.Logger = logging.New(stderr, cfg.logLevel, cfg.logFormat)
 	var metricsSrv *http.Server
 	if cfg.metricsAddr != "" {
 		reg := metrics.NewRegistry()
@@ -242,7 +246,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		opts.EventSinks = append(opts.EventSinks, flow.WebhookSink{URL: u})
 	}
 	if cfg.logEvents {
-		opts.EventSinks = append(opts.EventSinks, flow.LogSink{Logger: logging.NewSDKLogger(stderr, "info")})
+		opts.EventSinks = append(opts.EventSinks, flow.LogSink{Logger: logging.New(stderr, "info", cfg.logFormat)})
 	}
 	w := flow.NewWorker(tc, opts, examples.All()...)
 	if err := w.Start(); err != nil {
