@@ -135,6 +135,7 @@ func (a *app) client(ctx context.Context) (*flow.Client, error) {
 			return nil, usageErr("%v", err)
 		}
 		o.Logger = logging.NewSDKLogger(a.stderr, "off")
+		a.address, a.namespace = o.HostPort, o.Namespace // what the commands report
 		dctx, cancel := context.WithTimeout(ctx, a.timeout)
 		defer cancel()
 		tc, err := client.DialContext(dctx, o)
