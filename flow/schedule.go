@@ -132,6 +132,9 @@ func (w *Worker) ensureSchedules(ctx context.Context) error {
 					sched := in.Description.Schedule
 					sched.Spec = &opts.Spec
 					sched.Action = opts.Action
+					if sched.Policy == nil {
+						sched.Policy = &client.SchedulePolicies{}
+					}
 					sched.Policy.Overlap = opts.Overlap
 					return &client.ScheduleUpdate{Schedule: &sched}, nil
 				}}); err != nil {
@@ -229,8 +232,10 @@ func (c *Client) Schedules(ctx context.Context) ([]ScheduleSummary, error) {
 		if err != nil {
 			continue
 		}
-		s := ScheduleSummary{ID: e.ID, Paused: d.Schedule.State.Paused, Note: d.Schedule.State.Note,
-			Next: d.Info.NextActionTimes, Actions: d.Info.NumActions}
+		s := ScheduleSummary{ID: e.ID, Next: d.Info.NextActionTimes, Actions: d.Info.NumActions}
+		if d.Schedule.State != nil {
+			s.Paused, s.Note = d.Schedule.State.Paused, d.Schedule.State.Note
+		}
 		if a, ok := d.Schedule.Action.(*client.ScheduleWorkflowAction); ok {
 			if name, ok := a.Workflow.(string); ok {
 				s.Workflow = name
