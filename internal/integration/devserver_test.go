@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"sync"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -30,15 +31,18 @@ func assertPortFree(t *testing.T, port int) {
 	require.NoError(t, l.Close())
 }
 
-// startWorker runs the example flows on srv and returns a client for them.
-func startWorker(t *testing.T, srv *devserver.Server) *flow.Client {
+// startWorker runs the example flows on srv and returns a client for them and a stop
+// function (also run when the test ends; stop workers before their server).
+func startWorker(t *testing.T, srv *devserver.Server) (*flow.Client, func()) {
 	t.Helper()
 	tc, err := dial(srv)
 	require.NoError(t, err)
 	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: "gateflow", StopTimeout: time.Second}, examples.All()...)
 	require.NoError(t, w.Start())
-	t.Cleanup(func() { w.Stop(); tc.Close() })
-	return flow.NewClient(tc, flow.ClientOptions{Identity: "tester"})
+	var once sync.Once
+	stop := func() { once.Do(func() { w.Stop(); tc.Close() }) }
+	t.Cleanup(stop)
+	return flow.NewClient(tc, flow.ClientOptions{Identity: "tester"}), stop
 }
 
 func TestDevServerRunsAFlowStopsAndKeepsRunsInItsDBFile(t *testing.T) {
@@ -55,13 +59,14 @@ func TestDevServerRunsAFlowStopsAndKeepsRunsInItsDBFile(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the Web UI answers")
 
 	ctx := ctxT(t, 2*time.Minute)
-	c := startWorker(t, srv)
+	c, stopWorker := startWorker(t, srv)
 	run, err := c.Start(ctx, "hello", examples.HelloInput{Name: "disk"}, flow.StartOptions{ID: "persisted-hello"})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, d.Status)
 
+	stopWorker()
 	require.NoError(t, srv.Stop())
 	require.NoError(t, srv.Stop(), "Stop twice is fine")
 	assertPortFree(t, port)
@@ -100,7 +105,9 @@ func TestTwoDevServersSideBySide(t *testing.T) {
 	require.NotEqual(t, a.FrontendAddress(), b.FrontendAddress())
 
 	ctx := ctxT(t, 2*time.Minute)
-	ca, cb := startWorker(t, a), startWorker(t, b)
+	ca, stopA := startWorker(t, a)
+	cb, stopB := startWorker(t, b)
+	t.Cleanup(func() { stopA(); stopB() }) // before the servers' own cleanups
 	ra, err := ca.Start(ctx, "hello", examples.HelloInput{Name: "a"}, flow.StartOptions{ID: "side-a"})
 	require.NoError(t, err)
 	rb, err := cb.Start(ctx, "hello", examples.HelloInput{Name: "b"}, flow.StartOptions{ID: "side-b"})
