@@ -2,10 +2,10 @@ package integration
 
 import (
 	"fmt"
-	"sync"
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
