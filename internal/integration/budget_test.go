@@ -1,11 +1,8 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -217,19 +214,8 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 // A worker killed after a step was charged and before the run completed: the new worker
 // finishes the run, and the monthly ledger holds each charge exactly once.
 func TestLedgerStaysExactWhenTheWorkerIsKilledMidRun(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "testworker")
-	out, err := exec.Command("go", "build", "-o", bin, "./testworker").CombinedOutput()
-	require.NoError(t, err, "%s", out)
 	queue := "ledger-crash"
-	worker := exec.Command(bin, "--address", shared.srv.FrontendAddress(), "--task-queue", queue)
-	stdout, err := worker.StdoutPipe()
-	require.NoError(t, err)
-	worker.Stderr = os.Stderr
-	require.NoError(t, worker.Start())
-	t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "ready\n", line)
+	worker := startTestworker(t, queue)
 
 	ctx := ctxT(t, 2*time.Minute)
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})

@@ -1,9 +1,7 @@
 package integration
 
 import (
-	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -97,19 +95,8 @@ func TestCancellingARunKillsItsShellProcessGroupAndRunsOnError(t *testing.T) {
 // the step after its heartbeat timeout and finishes the run; completed steps do not run
 // again.
 func TestWorkerKilledMidStepAnotherWorkerFinishesTheRun(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "testworker")
-	out, err := exec.Command("go", "build", "-o", bin, "./testworker").CombinedOutput()
-	require.NoError(t, err, "%s", out)
 	queue := "crash"
-	worker := exec.Command(bin, "--address", shared.srv.FrontendAddress(), "--task-queue", queue)
-	stdout, err := worker.StdoutPipe()
-	require.NoError(t, err)
-	worker.Stderr = os.Stderr
-	require.NoError(t, worker.Start())
-	t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "ready\n", line)
+	worker := startTestworker(t, queue)
 
 	ctx := ctxT(t, 2*time.Minute)
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
