@@ -133,14 +133,7 @@ func TestAgentValidate(t *testing.T) {
 		{"schema not an object", Agent{Prompt: "hi", Model: "m", ResponseSchema: json.RawMessage(`true`)}, "agent: response schema must be a JSON object"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.in.Validate()
-			if tt.wantErr == "" {
-				assert.NoError(t, err)
-				return
-			}
-			assert.EqualError(t, err, tt.wantErr)
-		})
+		t.Run(tt.name, func(t *testing.T) { assertValidation(t, tt.in.Validate(), tt.wantErr) })
 	}
 }
 

@@ -110,14 +110,7 @@ func TestHTTPValidate(t *testing.T) {
 		{"expect status too high", HTTP{URL: ok, ExpectStatus: []int{600}}, "http: expect_status 600 is out of range 100..599"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.in.Validate()
-			if tt.wantErr == "" {
-				assert.NoError(t, err)
-				return
-			}
-			assert.EqualError(t, err, tt.wantErr)
-		})
+		t.Run(tt.name, func(t *testing.T) { assertValidation(t, tt.in.Validate(), tt.wantErr) })
 	}
 }
 

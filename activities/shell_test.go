@@ -41,14 +41,7 @@ func TestShellValidate(t *testing.T) {
 		{"empty env value is fine", Shell{Command: "true", Env: map[string]string{"A": ""}}, ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.in.Validate()
-			if tt.wantErr == "" {
-				assert.NoError(t, err)
-				return
-			}
-			assert.EqualError(t, err, tt.wantErr)
-		})
+		t.Run(tt.name, func(t *testing.T) { assertValidation(t, tt.in.Validate(), tt.wantErr) })
 	}
 }
 
@@ -468,4 +461,14 @@ func TestRunShellInActivityEnvironment(t *testing.T) {
 			}
 		})
 	}
+}
+
+// assertValidation checks a Validate result: no error when wantErr is empty, else exactly wantErr.
+func assertValidation(t *testing.T, err error, wantErr string) {
+	t.Helper()
+	if wantErr == "" {
+		assert.NoError(t, err)
+		return
+	}
+	assert.EqualError(t, err, wantErr)
 }
