@@ -42,9 +42,6 @@ const (
 	AgentFailedErrorType = "gateflow.AgentFailed"
 )
 
-// agentInvalidStepType is the error type of a step that can never run as written.
-const agentInvalidStepType = "gateflow.InvalidStep"
-
 // DefaultAgentRetryAfter is the retry delay of a rate-limited call whose provider did not
 // say how long to wait; MaxAgentRetryAfter caps what a provider may ask for.
 const (
@@ -162,7 +159,7 @@ type AgentActivities struct {
 // or model is a non-retryable "gateflow.InvalidStep".
 func (a *AgentActivities) RunAgent(ctx context.Context, in Agent) (AgentResult, error) {
 	if err := in.Validate(); err != nil {
-		return AgentResult{}, temporal.NewNonRetryableApplicationError(err.Error(), agentInvalidStepType, nil)
+		return AgentResult{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidStepErrorType, nil)
 	}
 	res := AgentResult{Model: in.Model, Attempt: 1}
 	if activity.IsActivity(ctx) {
@@ -178,7 +175,7 @@ func (a *AgentActivities) RunAgent(ctx context.Context, in Agent) (AgentResult, 
 	}
 	provider, err := router.For(in.Model, in.Provider)
 	if err != nil {
-		return res, temporal.NewNonRetryableApplicationError("agent: "+err.Error(), agentInvalidStepType, nil)
+		return res, temporal.NewNonRetryableApplicationError("agent: "+err.Error(), InvalidStepErrorType, nil)
 	}
 	res.Provider = in.Provider
 	if res.Provider == "" {

@@ -25,6 +25,13 @@ const ShellActivity = "gateflow.shell"
 // non-zero code. Steps without an explicit retry policy treat it as non-retryable.
 const ShellExitErrorType = "gateflow.ShellExit"
 
+// ShellStartErrorType is the application error type of a command that could not be
+// started (no such shell, a bad working directory); it is not retried.
+const ShellStartErrorType = "gateflow.ShellStart"
+
+// ShellTimeoutErrorType is the application error type of a command killed at its timeout.
+const ShellTimeoutErrorType = "gateflow.ShellTimeout"
+
 // MaxOutputBytes bounds how much of stdout and of stderr a shell step keeps (the rest is
 // dropped and ShellResult.Truncated is set), so results stay well inside Temporal's payload
 // limits.
@@ -87,7 +94,7 @@ type ShellFailure struct {
 // whose details are a ShellFailure. Cancelling ctx kills the process group.
 func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 	if err := in.Validate(); err != nil {
-		return ShellResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "gateflow.InvalidStep", nil)
+		return ShellResult{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidStepErrorType, nil)
 	}
 	attempt := 1
 	if activity.IsActivity(ctx) {
@@ -112,7 +119,7 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return ShellResult{Attempt: attempt}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("shell: start %q: %v", in.Command, err), "gateflow.ShellStart", err)
+			fmt.Sprintf("shell: start %q: %v", in.Command, err), ShellStartErrorType, err)
 	}
 	waitErr := waitHeartbeating(ctx, cmd)
 	res := ShellResult{
@@ -127,7 +134,7 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 		if errors.Is(ctxErr, context.DeadlineExceeded) && in.Timeout > 0 {
 			return res, temporal.NewApplicationError(
 				fmt.Sprintf("shell: timed out after %s: %s", in.Timeout, Tail(res.Stderr, StderrTailBytes)),
-				"gateflow.ShellTimeout", ShellFailure{ExitCode: -1, StderrTail: Tail(res.Stderr, StderrTailBytes), Attempt: attempt})
+				ShellTimeoutErrorType, ShellFailure{ExitCode: -1, StderrTail: Tail(res.Stderr, StderrTailBytes), Attempt: attempt})
 		}
 		return res, ctxErr
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // Budgets of parallel waves, custom activity steps with CostLimit, and child runs.
@@ -63,7 +64,7 @@ func TestBudgetParallelWaveReservesTogether(t *testing.T) {
 			var got parallelRun
 			f := wavesFlow(&got, tt.pre, tt.wave)
 			env := newUnitEnv(t, runConfig{}, f)
-			startWith(t, env, RunOptions{MaxCostUSD: "1.00"})
+			startWith(t, env, protocol.RunOptions{MaxCostUSD: "1.00"})
 			agents := mockSpends(env, append(append([]spend(nil), tt.pre...), tt.wave...)...)
 			env.ExecuteWorkflow(f.Name(), none{})
 			require.True(t, env.IsWorkflowCompleted())
@@ -139,7 +140,7 @@ func TestBudgetCustomStepWithCostLimitReserves(t *testing.T) {
 			})
 			env := newUnitEnv(t, runConfig{}, f)
 			env.RegisterActivityWithOptions(p.Price, activity.RegisterOptions{Name: "Price"})
-			startWith(t, env, RunOptions{MaxCostUSD: "1.00"})
+			startWith(t, env, protocol.RunOptions{MaxCostUSD: "1.00"})
 			mockSpends(env, spend{"pre", "0.50", "0.50"})
 			env.ExecuteWorkflow(f.Name(), none{})
 			require.True(t, env.IsWorkflowCompleted())
@@ -185,7 +186,7 @@ func TestBudgetParallelCustomStepsReserveTheirCostLimit(t *testing.T) {
 			})
 			env := newUnitEnv(t, runConfig{}, f)
 			env.RegisterActivityWithOptions(p.Price, activity.RegisterOptions{Name: "Price"})
-			startWith(t, env, RunOptions{MaxCostUSD: tt.cap})
+			startWith(t, env, protocol.RunOptions{MaxCostUSD: tt.cap})
 			env.ExecuteWorkflow(f.Name(), none{})
 			require.True(t, env.IsWorkflowCompleted())
 			assert.Len(t, p.calls.all(), tt.wantCalls)
@@ -259,7 +260,7 @@ func TestBudgetChildGetsTheParentsRemainingCap(t *testing.T) {
 			memos := &childMemos{}
 			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{memos}})
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "p-cap"})
-			startWith(t, env, RunOptions{MaxCostUSD: "0.60"})
+			startWith(t, env, protocol.RunOptions{MaxCostUSD: "0.60"})
 			mockSpends(env, spend{"plan", "0.25", "0.25"})
 			env.OnActivity(activities.ShellActivity, mock.Anything, mock.Anything).After(10*time.Minute).
 				Return(activities.ShellResult{Stdout: "ok"}, nil)
@@ -269,7 +270,7 @@ func TestBudgetChildGetsTheParentsRemainingCap(t *testing.T) {
 			require.Len(t, views.all(), 1, "the child ran")
 
 			require.Len(t, memos.memos.all(), 1)
-			pi, ok := memos.memos.all()[0][MemoParent].(parentInfo)
+			pi, ok := memos.memos.all()[0][protocol.MemoParent].(parentInfo)
 			require.True(t, ok, "the child's Memo holds its parentInfo")
 			assertUSD(t, tt.wantCap, dec(pi.CapUSD), "the child's cap")
 
@@ -313,12 +314,12 @@ func TestBudgetChildCapFromItsParent(t *testing.T) {
 			// The worker's default is higher still: the parent's cap beats it.
 			env := newUnitEnv(t, runConfig{maxCost: decp("5.00")}, child)
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "p-1/sub"})
-			require.NoError(t, env.SetMemoOnStart(map[string]any{MemoParent: pi}))
+			require.NoError(t, env.SetMemoOnStart(map[string]any{protocol.MemoParent: pi}))
 			agents := mockSpends(env, spend{"think", tt.limit, "0.05"})
 			mockShell(env, deployShell)
-			var reports callLog[ChildReport]
-			env.OnSignalExternalWorkflow(mock.Anything, "p-1", "p-run", SignalChildReport, mock.Anything).Run(func(args mock.Arguments) {
-				reports.add(args.Get(4).(ChildReport))
+			var reports callLog[ChildRecord]
+			env.OnSignalExternalWorkflow(mock.Anything, "p-1", "p-run", protocol.SignalChildReport, mock.Anything).Run(func(args mock.Arguments) {
+				reports.add(args.Get(4).(ChildRecord))
 			}).Return(nil).Once()
 			env.ExecuteWorkflow(child.Name(), none{})
 			require.True(t, env.IsWorkflowCompleted())

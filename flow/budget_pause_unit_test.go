@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // The pause policy: a run waits in budget_paused for the Update gateflow.budget.
 
 // pauseOptions caps the run at cap with the pause policy and an hour's wait.
-func pauseOptions(cap string) RunOptions {
-	return RunOptions{MaxCostUSD: cap, BudgetPolicy: budget.Pause, BudgetPause: time.Hour}
+func pauseOptions(cap string) protocol.RunOptions {
+	return protocol.RunOptions{MaxCostUSD: cap, BudgetPolicy: budget.Pause, BudgetPause: time.Hour}
 }
 
 // raiseResult asserts the raise was accepted and returns the new cap.
@@ -129,17 +130,17 @@ func TestBudgetPolicyResolution(t *testing.T) {
 	tests := []struct {
 		name     string
 		flowOpts []Option
-		start    RunOptions
+		start    protocol.RunOptions
 		wantWait time.Duration // how long the run waited before ending budget_exceeded
 	}{
-		{"stop by default", nil, RunOptions{}, 0},
-		{"the flow's pause, default wait", []Option{OnBudgetExceeded(budget.Pause, 0)}, RunOptions{}, DefaultBudgetPause},
-		{"the flow's pause and wait", []Option{OnBudgetExceeded(budget.Pause, 30*time.Minute)}, RunOptions{}, 30 * time.Minute},
+		{"stop by default", nil, protocol.RunOptions{}, 0},
+		{"the flow's pause, default wait", []Option{OnBudgetExceeded(budget.Pause, 0)}, protocol.RunOptions{}, DefaultBudgetPause},
+		{"the flow's pause and wait", []Option{OnBudgetExceeded(budget.Pause, 30*time.Minute)}, protocol.RunOptions{}, 30 * time.Minute},
 		{"the start option's wait wins", []Option{OnBudgetExceeded(budget.Pause, 30*time.Minute)},
-			RunOptions{BudgetPause: 2 * time.Hour}, 2 * time.Hour},
+			protocol.RunOptions{BudgetPause: 2 * time.Hour}, 2 * time.Hour},
 		{"the start option's stop wins", []Option{OnBudgetExceeded(budget.Pause, 30*time.Minute)},
-			RunOptions{BudgetPolicy: budget.Stop}, 0},
-		{"the start option's pause, default wait", nil, RunOptions{BudgetPolicy: budget.Pause}, DefaultBudgetPause},
+			protocol.RunOptions{BudgetPolicy: budget.Stop}, 0},
+		{"the start option's pause, default wait", nil, protocol.RunOptions{BudgetPolicy: budget.Pause}, DefaultBudgetPause},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

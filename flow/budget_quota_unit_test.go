@@ -2,9 +2,7 @@ package flow
 
 import (
 	"context"
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
@@ -12,13 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // Monthly quotas: the check before a run not started by a Client, the charges of its
@@ -30,21 +27,20 @@ func overallQuota() Quotas { return Quotas{MonthlyUSD: decp("50")} }
 // quotaMocks logs the quota activities a run calls; check answers the check.
 type quotaMocks struct {
 	checks  callLog[string]
-	charges callLog[QuotaCharge]
+	charges callLog[protocol.QuotaCharge]
 }
 
 func mockQuotas(env *testsuite.TestWorkflowEnvironment, check error) *quotaMocks {
 	q := &quotaMocks{}
-	qa := quotaActivities{queue: "unit"}
-	env.RegisterActivityWithOptions(qa.check, activity.RegisterOptions{Name: QuotaCheckActivity})
-	env.RegisterActivityWithOptions(qa.charge, activity.RegisterOptions{Name: QuotaChargeActivity})
-	env.OnActivity(QuotaCheckActivity, mock.Anything, mock.Anything).Return(
+	env.RegisterActivityWithOptions(func(context.Context, string) error { return nil }, activity.RegisterOptions{Name: protocol.QuotaCheckActivity})
+	env.RegisterActivityWithOptions(func(context.Context, protocol.QuotaCharge) error { return nil }, activity.RegisterOptions{Name: protocol.QuotaChargeActivity})
+	env.OnActivity(protocol.QuotaCheckActivity, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, name string) error {
 			q.checks.add(name)
 			return check
 		}).Maybe()
-	env.OnActivity(QuotaChargeActivity, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, ch QuotaCharge) error {
+	env.OnActivity(protocol.QuotaChargeActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, ch protocol.QuotaCharge) error {
 			q.charges.add(ch)
 			return nil
 		}).Maybe()
@@ -53,24 +49,24 @@ func mockQuotas(env *testsuite.TestWorkflowEnvironment, check error) *quotaMocks
 
 func exhausted() error {
 	qe := &budget.QuotaError{Scope: budget.AllScope, Month: "2026-11", Limit: dec("50"), Spent: dec("50")}
-	return temporal.NewNonRetryableApplicationError(qe.Error(), "gateflow.QuotaExhausted", qe)
+	return temporal.NewNonRetryableApplicationError(qe.Error(), string(ErrorQuotaExhausted), qe)
 }
 
 func TestBudgetQuotaCheckBeforeAnyStep(t *testing.T) {
 	tests := []struct {
 		name       string
 		quotas     Quotas
-		opts       RunOptions
+		opts       protocol.RunOptions
 		check      error
 		wantChecks int
 		wantStatus Status
 	}{
-		{"exhausted: refused", overallQuota(), RunOptions{}, exhausted(), 1, StatusBudgetExceeded},
-		{"not exhausted: runs", overallQuota(), RunOptions{}, nil, 1, StatusCompleted},
-		{"checked by the client: not checked again", overallQuota(), RunOptions{QuotaChecked: true}, exhausted(), 0, StatusCompleted},
-		{"the flow's own quota", Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/quota": dec("5")}}, RunOptions{}, exhausted(), 1, StatusBudgetExceeded},
-		{"only another flow's quota: not checked", Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/other": dec("5")}}, RunOptions{}, exhausted(), 0, StatusCompleted},
-		{"no quotas: not checked", Quotas{}, RunOptions{}, exhausted(), 0, StatusCompleted},
+		{"exhausted: refused", overallQuota(), protocol.RunOptions{}, exhausted(), 1, StatusBudgetExceeded},
+		{"not exhausted: runs", overallQuota(), protocol.RunOptions{}, nil, 1, StatusCompleted},
+		{"checked by the client: not checked again", overallQuota(), protocol.RunOptions{QuotaChecked: true}, exhausted(), 0, StatusCompleted},
+		{"the flow's own quota", Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/quota": dec("5")}}, protocol.RunOptions{}, exhausted(), 1, StatusBudgetExceeded},
+		{"only another flow's quota: not checked", Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/other": dec("5")}}, protocol.RunOptions{}, exhausted(), 0, StatusCompleted},
+		{"no quotas: not checked", Quotas{}, protocol.RunOptions{}, exhausted(), 0, StatusCompleted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,7 +125,7 @@ func TestBudgetQuotaChargesEachCostBearingStep(t *testing.T) {
 			})
 			env := newUnitEnv(t, cfg, f)
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "q-1"})
-			startWith(t, env, RunOptions{QuotaChecked: true})
+			startWith(t, env, protocol.RunOptions{QuotaChecked: true})
 			q := mockQuotas(env, nil)
 			mockSpends(env, spend{"review=0.13", "", "0.13"}, spend{"free=0", "", "0"}, spend{"review=0.07", "", "0.07"})
 			mockShell(env, deployShell)
@@ -165,12 +161,11 @@ func TestBudgetQuotaChargeFailureDoesNotStopTheRun(t *testing.T) {
 	var got spendRun
 	f := spendsFlow("unit/quota-down", &got, false, spends)
 	env := newUnitEnv(t, runConfig{quotas: overallQuota()}, f)
-	startWith(t, env, RunOptions{QuotaChecked: true})
-	qa := quotaActivities{queue: "unit"}
-	env.RegisterActivityWithOptions(qa.charge, activity.RegisterOptions{Name: QuotaChargeActivity})
-	var tries callLog[QuotaCharge]
-	env.OnActivity(QuotaChargeActivity, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, ch QuotaCharge) error {
+	startWith(t, env, protocol.RunOptions{QuotaChecked: true})
+	env.RegisterActivityWithOptions(func(context.Context, protocol.QuotaCharge) error { return nil }, activity.RegisterOptions{Name: protocol.QuotaChargeActivity})
+	var tries callLog[protocol.QuotaCharge]
+	env.OnActivity(protocol.QuotaChargeActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, ch protocol.QuotaCharge) error {
 			tries.add(ch)
 			return temporal.NewNonRetryableApplicationError("ledger down", "test", nil)
 		})
@@ -180,50 +175,4 @@ func TestBudgetQuotaChargeFailureDoesNotStopTheRun(t *testing.T) {
 	assert.Len(t, agents.all(), 2)
 	assert.Len(t, tries.all(), 2)
 	assert.Equal(t, StatusCompleted, queryState(t, env).Status)
-}
-
-// summaries records every QuotaSummary a ledger upserts.
-func summaries(env *testsuite.TestWorkflowEnvironment) *callLog[QuotaSummary] {
-	l := &callLog[QuotaSummary]{}
-	env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
-		if s, ok := args.Get(0).(map[string]any)[MemoQuota].(QuotaSummary); ok {
-			l.add(s)
-		}
-	}).Return(nil)
-	return l
-}
-
-func TestBudgetLedgerCountsEachChargeKeyOnce(t *testing.T) {
-	env := newUnitEnv(t, runConfig{})
-	env.RegisterWorkflowWithOptions(ledgerWorkflow, workflow.RegisterOptions{Name: LedgerWorkflowType})
-	sums := summaries(env)
-	charge := func(key, amount string) QuotaCharge {
-		return QuotaCharge{Key: key, Amount: dec(amount), Workflow: "release", Month: "2026-11"}
-	}
-	signalAt(env, time.Minute, ledgerCharge, charge("r1/review", "0.10"))
-	signalAt(env, 2*time.Minute, ledgerCharge, charge("r1/review", "0.10")) // a retried charge
-	signalAt(env, 3*time.Minute, ledgerCharge, charge("r2/review", "0.05"))
-	// The next charge is followed by a continue-as-new, which carries the state.
-	env.RegisterDelayedCallback(func() { env.SetContinueAsNewSuggested(true) }, 4*time.Minute)
-	signalAt(env, 5*time.Minute, ledgerCharge, charge("r1/review", "0.10"))
-	env.ExecuteWorkflow(LedgerWorkflowType, LedgerState{Scope: budget.AllScope, Month: "2026-11"})
-	require.True(t, env.IsWorkflowCompleted())
-
-	all := sums.all()
-	require.Len(t, all, 2, "the memo is upserted for each new key, not for a repeated one")
-	assert.Equal(t, "0.1", all[0].Spent.String())
-	assert.Equal(t, 1, all[0].Charges)
-	assert.Equal(t, QuotaSummary{Scope: budget.AllScope, Month: "2026-11", Spent: all[1].Spent, Charges: 2}, all[1])
-	assert.Equal(t, "0.15", all[1].Spent.String(), "the repeated key counted once")
-
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(env.GetWorkflowError(), &can), "got %v", env.GetWorkflowError())
-	assert.Equal(t, LedgerWorkflowType, can.WorkflowType.Name)
-	var next LedgerState
-	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
-	require.NotNil(t, next.Quota)
-	assert.Equal(t, budget.AllScope, next.Scope)
-	assert.Equal(t, "0.15", next.Quota.Spent.String())
-	assert.Equal(t, []string{"r1/review", "r2/review"}, next.Quota.Keys())
-	assert.True(t, next.Quota.Has("r1/review"), "the keys survive the continue-as-new")
 }

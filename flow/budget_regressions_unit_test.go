@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // Known bugs in the budget code, each shown by a test that fails today. Run them with
@@ -69,7 +70,7 @@ func TestKnownBugFailFastLosesMonthlyCharges(t *testing.T) {
 		return none{}, err
 	})
 	env := newUnitEnv(t, runConfig{quotas: overallQuota()}, f)
-	startWith(t, env, RunOptions{QuotaChecked: true})
+	startWith(t, env, protocol.RunOptions{QuotaChecked: true})
 	q := mockQuotas(env, nil)
 	// Both calls fail at the same moment, each after spending $0.30.
 	env.OnActivity(activities.AgentActivity, mock.Anything, mock.Anything).After(time.Minute).Return(
@@ -90,7 +91,7 @@ func TestKnownBugFailFastLosesMonthlyCharges(t *testing.T) {
 // the monthly ledger drops one of the two costs as a repeat. (Workflow IDs are also reused
 // by later runs, whose charges collide the same way.)
 func TestKnownBugMonthlyChargeKeysCollide(t *testing.T) {
-	charge := func(id, step string, memo map[string]any) QuotaCharge {
+	charge := func(id, step string, memo map[string]any) protocol.QuotaCharge {
 		f := Define("unit/bug-keys", func(ctx *Context, _ none) (none, error) {
 			_, err := ctx.Agent(step, activities.Agent{Prompt: "p", Model: "m"})
 			return none{}, err
@@ -106,8 +107,8 @@ func TestKnownBugMonthlyChargeKeysCollide(t *testing.T) {
 		require.Len(t, q.charges.all(), 1)
 		return q.charges.all()[0]
 	}
-	parent := charge("rel-1", "smoke/c1", map[string]any{MemoOptions: RunOptions{QuotaChecked: true}})
-	child := charge("rel-1/smoke", "c1", map[string]any{MemoParent: parentInfo{ParentID: "rel-1", ParentRunID: "r",
+	parent := charge("rel-1", "smoke/c1", map[string]any{protocol.MemoOptions: protocol.RunOptions{QuotaChecked: true}})
+	child := charge("rel-1/smoke", "c1", map[string]any{protocol.MemoParent: parentInfo{ParentID: "rel-1", ParentRunID: "r",
 		Step: "smoke", Depth: 1, Guards: DefaultGuards}})
 	assert.NotEqual(t, parent.Key, child.Key, "two runs' steps, one key: %s", parent.Key)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 )
 
@@ -78,9 +79,9 @@ func spendsFlow(name string, got *spendRun, swallow bool, spends []spend, opts .
 }
 
 // startWith gives the run its start options, as Client.Start does through the Memo.
-func startWith(t *testing.T, env *testsuite.TestWorkflowEnvironment, o RunOptions) {
+func startWith(t *testing.T, env *testsuite.TestWorkflowEnvironment, o protocol.RunOptions) {
 	t.Helper()
-	require.NoError(t, env.SetMemoOnStart(map[string]any{MemoOptions: o}))
+	require.NoError(t, env.SetMemoOnStart(map[string]any{protocol.MemoOptions: o}))
 }
 
 // maxCostUpserts records every FlowMaxCostUSD value upserted, in order.
@@ -117,7 +118,7 @@ func assertUSD(t *testing.T, want string, got decimal.Decimal, msgAndArgs ...any
 func TestBudgetCapResolution(t *testing.T) {
 	tests := []struct {
 		name       string
-		start      string // RunOptions.MaxCostUSD
+		start      string // protocol.RunOptions.MaxCostUSD
 		flowCap    string // MaxCostUSD option
 		workerCap  string // runConfig.maxCost
 		wantSet    bool
@@ -144,7 +145,7 @@ func TestBudgetCapResolution(t *testing.T) {
 			}
 			env := newUnitEnv(t, cfg, f)
 			if tt.start != "" {
-				startWith(t, env, RunOptions{MaxCostUSD: tt.start})
+				startWith(t, env, protocol.RunOptions{MaxCostUSD: tt.start})
 			}
 			upserts := maxCostUpserts(env)
 			env.ExecuteWorkflow(f.Name(), none{})
@@ -181,7 +182,7 @@ func TestBudgetReservationsToTheCent(t *testing.T) {
 			f := spendsFlow("unit/cents", &got, swallow, append(quarters, spend{"e", "0.01", "0.01"}), MaxAttempts(3))
 			env := newUnitEnv(t, runConfig{}, f)
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "cents-1"})
-			startWith(t, env, RunOptions{MaxCostUSD: "1.00"})
+			startWith(t, env, protocol.RunOptions{MaxCostUSD: "1.00"})
 			agents := mockSpends(env, quarters...)
 			shells := mockShell(env, deployShell)
 			env.ExecuteWorkflow(f.Name(), none{})
@@ -248,7 +249,7 @@ func TestBudgetStepUnderTheCapIsNotRefused(t *testing.T) {
 	var got spendRun
 	f := spendsFlow("unit/cents-ok", &got, false, append(quarters, spend{"e", "0.01", "0.01"}))
 	env := newUnitEnv(t, runConfig{}, f)
-	startWith(t, env, RunOptions{MaxCostUSD: "1.01"})
+	startWith(t, env, protocol.RunOptions{MaxCostUSD: "1.01"})
 	agents := mockSpends(env, append(quarters, spend{"e", "0.01", "0.01"})...)
 	shells := mockShell(env, deployShell)
 	env.ExecuteWorkflow(f.Name(), none{})
@@ -265,7 +266,7 @@ func TestBudgetOvershootIsChargedAndCrossingTheCapStops(t *testing.T) {
 	var got spendRun
 	f := spendsFlow("unit/overshoot", &got, false, spends)
 	env := newUnitEnv(t, runConfig{}, f)
-	startWith(t, env, RunOptions{MaxCostUSD: "0.20"})
+	startWith(t, env, protocol.RunOptions{MaxCostUSD: "0.20"})
 	agents := mockSpends(env, spends...)
 	mockShell(env, deployShell)
 	env.ExecuteWorkflow(f.Name(), none{})

@@ -3,81 +3,16 @@ package flow
 import (
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/shopspring/decimal"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 )
-
-// Names used between parent and child runs.
-const (
-	// MemoParent is the Memo key a parent gives its child: depth, guards, tree usage.
-	MemoParent = "gateflow.parent"
-	// SignalChildReport carries a child's ChildReport to its parent when the child ends.
-	SignalChildReport = "gateflow.child"
-)
-
-// parentInfo is what a child run learns from its parent.
-type parentInfo struct {
-	ParentID    string    `json:"parent_id"`
-	ParentRunID string    `json:"parent_run_id"`
-	Step        string    `json:"step"`
-	Depth       int       `json:"depth"`
-	Guards      Guards    `json:"guards"`
-	TreeTokens  int64     `json:"tree_tokens"`
-	StartedAt   time.Time `json:"started_at"`
-	CreatedBy   string    `json:"created_by,omitempty"`
-	// CapUSD is the child's money cap: what the parent had left, or less.
-	CapUSD string `json:"cap_usd,omitempty"`
-}
-
-// ChildReport is what a child run sends its parent when it ends.
-type ChildReport struct {
-	ID      string          `json:"id"`
-	RunID   string          `json:"run_id"`
-	Status  Status          `json:"status"`
-	CostUSD decimal.Decimal `json:"cost_usd"`
-	Tokens  Tokens          `json:"tokens"`
-	Steps   []StepRecord    `json:"steps"`
-	Error   string          `json:"error,omitempty"`
-}
-
-func readParent(wctx workflow.Context) *parentInfo {
-	p, ok := workflow.GetInfo(wctx).Memo.GetFields()[MemoParent]
-	if !ok {
-		return nil
-	}
-	var pi parentInfo
-	if err := converter.GetDefaultDataConverter().FromPayload(p, &pi); err != nil {
-		workflow.GetLogger(wctx).Warn("decode parent info", "error", err)
-		return nil
-	}
-	return &pi
-}
-
-// reportToParent tells the parent (if any) how the run ended. The signal is in the
-// parent's history before the child's completion, so the parent has it when its child
-// step returns.
-func (rt *runner) reportToParent(wctx workflow.Context) {
-	if rt.parent == nil {
-		return
-	}
-	info := workflow.GetInfo(wctx)
-	rep := ChildReport{
-		ID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID, Status: rt.state.Status,
-		CostUSD: rt.state.CostUSD, Tokens: rt.state.Tokens, Steps: rt.state.Steps, Error: rt.state.Error,
-	}
-	err := workflow.SignalExternalWorkflow(wctx, rt.parent.ParentID, rt.parent.ParentRunID, SignalChildReport, rep).Get(wctx, nil)
-	if err != nil {
-		workflow.GetLogger(wctx).Warn("report to parent run", "parent", rt.parent.ParentID, "error", err)
-	}
-}
 
 // Child runs the defined flow f as a child run (a Temporal child workflow) for the step
 // name and returns its output. The child gets the parent's guards, and its steps, status,
@@ -109,18 +44,18 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	if err := rt.guards.checkDepth(name, depth); err != nil {
 		return fail(err)
 	}
-	if err := rt.guards.checkFanOut(name, rt.children+1); err != nil {
+	if err := rt.guards.checkFanOut(name, rt.children.count+1); err != nil {
 		return fail(err)
 	}
 	if err := rt.guards.checkWallTime(name, st.StartedAt, now); err != nil {
 		return fail(err)
 	}
-	rt.children++
+	rt.children.count++
 	o := ctx.options(opts)
 	key := st.Steps[i].ActivityID
 	var capUSD string
 	reserved := false
-	if cc := rt.ledger.ChildCap(); cc.Set {
+	if cc := rt.budget.ledger.ChildCap(); cc.Set {
 		amount := cc.Amount
 		if o.costLimit != nil && o.costLimit.LessThan(amount) {
 			amount = *o.costLimit
@@ -137,7 +72,7 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	createdBy, _ := workflow.GetTypedSearchAttributes(ctx.wctx).GetKeyword(searchattr.CreatedByKey)
 	pi := parentInfo{
 		ParentID: info.WorkflowExecution.ID, ParentRunID: info.WorkflowExecution.RunID, Step: name,
-		Depth: depth, Guards: rt.guards, TreeTokens: rt.treeTokens(), StartedAt: st.StartedAt, CreatedBy: createdBy,
+		Depth: depth, Guards: rt.guards, TreeTokens: rt.children.treeTokens(rt.state), StartedAt: st.StartedAt, CreatedBy: createdBy,
 		CapUSD: capUSD,
 	}
 	sa := []temporal.SearchAttributeUpdate{searchattr.StatusKey.ValueSet(string(StatusRunning))}
@@ -154,7 +89,7 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 		WorkflowID:            childID,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation:   true,
-		Memo:                  map[string]any{MemoParent: pi},
+		Memo:                  map[string]any{protocol.MemoParent: pi},
 		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 		StaticSummary:         fmt.Sprintf("%s: child %s of %s", f.Name(), name, info.WorkflowExecution.ID),
 	}
@@ -174,12 +109,12 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	}
 	err := fut.Get(ctx.wctx, &out)
 	rec := st.Steps[i].Child
-	rt.collectReports(ctx.wctx)
+	rt.children.collectReports(ctx.wctx)
 	childCost := decimal.Zero
-	if rep, ok := rt.childReports[childID]; ok {
+	if rep, ok := rt.children.reports[childID]; ok {
 		rec.Status, rec.CostUSD, rec.Tokens, rec.Steps, rec.Error = rep.Status, rep.CostUSD, rep.Tokens, rep.Steps, rep.Error
 		st.charge(i, rep.CostUSD, rep.Tokens)
-		rt.childTokens = rt.childTokens.add(rep.Tokens)
+		rt.children.tokens = rt.children.tokens.add(rep.Tokens)
 		childCost = rep.CostUSD
 	} else if err != nil {
 		rec.Status = statusOf(err, 0)
@@ -213,20 +148,8 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 		st.AllowedFailures++
 	}
 	rt.publish()
-	if gerr := rt.guards.checkTokens(name, rt.treeTokens()); gerr != nil && rec.Tokens.Total() > 0 {
+	if gerr := rt.guards.checkTokens(name, rt.children.treeTokens(rt.state)); gerr != nil && rec.Tokens.Total() > 0 {
 		return out, &StepError{Step: name, Kind: KindChild, Err: gerr}
 	}
 	return out, nil
-}
-
-// collectReports takes the child reports that have arrived.
-func (rt *runner) collectReports(wctx workflow.Context) {
-	ch := workflow.GetSignalChannel(wctx, SignalChildReport)
-	for {
-		var rep ChildReport
-		if !ch.ReceiveAsync(&rep) {
-			return
-		}
-		rt.childReports[rep.ID] = rep
-	}
 }

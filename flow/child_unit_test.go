@@ -15,6 +15,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 )
 
@@ -136,7 +137,7 @@ func TestChildFailureWithoutReport(t *testing.T) {
 // children (and gives a child no Memo, so it does not know its parent), so the child's
 // report is delivered to the parent here as the server would: before the child ends.
 func TestChildReportRollsUp(t *testing.T) {
-	report := ChildReport{ID: "rel-3/smoke", RunID: "r1", Status: StatusWarning, CostUSD: dec("0.25"),
+	report := ChildRecord{ID: "rel-3/smoke", RunID: "r1", Status: StatusWarning, CostUSD: dec("0.25"),
 		Tokens: Tokens{Input: 30, Output: 12},
 		Steps: []StepRecord{{Name: "think", Kind: KindAgent, Status: StepFailed, AllowedFailure: true, Attempt: 1,
 			CostUSD: dec("0.25"), Error: "agent: no"}}}
@@ -159,8 +160,8 @@ func TestChildReportRollsUp(t *testing.T) {
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "rel-3"})
 			slowShell(env, "slow", 10*time.Minute)
 			env.RegisterDelayedCallback(func() {
-				env.SignalWorkflow(SignalChildReport, ChildReport{ID: "rel-3/unrelated", Status: StatusFailed, CostUSD: dec("9")})
-				env.SignalWorkflow(SignalChildReport, report)
+				env.SignalWorkflow(protocol.SignalChildReport, ChildRecord{ID: "rel-3/unrelated", Status: StatusFailed, CostUSD: dec("9")})
+				env.SignalWorkflow(protocol.SignalChildReport, report)
 			}, 5*time.Minute)
 			env.ExecuteWorkflow(parent.Name(), none{})
 			require.True(t, env.IsWorkflowCompleted())
@@ -223,13 +224,13 @@ func TestChildReportsToItsParent(t *testing.T) {
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "p-1/smoke"})
 			p := pi
 			p.TreeTokens = tt.treeTokens
-			require.NoError(t, env.SetMemoOnStart(map[string]any{MemoParent: p}))
+			require.NoError(t, env.SetMemoOnStart(map[string]any{protocol.MemoParent: p}))
 			mockAgent(env, func(activities.Agent) (activities.AgentResult, error) {
 				return activities.AgentResult{Text: "ok", CostUSD: dec("0.01"), Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}}, nil
 			})
-			var reports callLog[ChildReport]
-			env.OnSignalExternalWorkflow(mock.Anything, "p-1", "p-run", SignalChildReport, mock.Anything).Run(func(args mock.Arguments) {
-				reports.add(args.Get(4).(ChildReport))
+			var reports callLog[ChildRecord]
+			env.OnSignalExternalWorkflow(mock.Anything, "p-1", "p-run", protocol.SignalChildReport, mock.Anything).Run(func(args mock.Arguments) {
+				reports.add(args.Get(4).(ChildRecord))
 			}).Return(nil).Once()
 			env.ExecuteWorkflow(child.Name(), none{})
 			require.True(t, env.IsWorkflowCompleted())

@@ -290,21 +290,4 @@ func TestKeywordAttrAndDecodeMemo(t *testing.T) {
 	assert.Equal(t, "", keywordAttr(sa, searchattr.CreatedBy), "missing")
 	assert.Equal(t, "", keywordAttr(sa, "Other"), "not a string")
 	assert.Equal(t, "", keywordAttr(nil, searchattr.Status))
-
-	statePayload, err := dc.ToPayload(RunState{Workflow: "w", Status: StatusCompleted, Steps: []StepRecord{{Name: "s"}}})
-	require.NoError(t, err)
-	memo := &commonpb.Memo{Fields: map[string]*commonpb.Payload{MemoState: statePayload, "bad": number}}
-	var st RunState
-	ok, err := decodeMemo(memo, MemoState, &st)
-	require.NoError(t, err)
-	assert.True(t, ok)
-	assert.Equal(t, StatusCompleted, st.Status)
-	assert.Equal(t, "s", st.Steps[0].Name)
-
-	ok, err = decodeMemo(memo, "missing", &st)
-	assert.NoError(t, err)
-	assert.False(t, ok)
-	ok, err = decodeMemo(memo, "bad", &st)
-	assert.ErrorContains(t, err, "decode memo bad")
-	assert.False(t, ok)
 }

@@ -7,10 +7,9 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/gateflow/gateflow/budget"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/gateflow/gateflow/budget"
 )
 
 // Handler is a workflow author's function: it receives the run's Context and the decoded
@@ -202,4 +201,35 @@ func typeName(t reflect.Type) string {
 		return t.PkgPath() + "." + t.Name()
 	}
 	return t.String()
+}
+
+// WorkflowInfo is a flow's catalog entry.
+type WorkflowInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Category    string `json:"category,omitempty"`
+	Version     string `json:"version,omitempty"`
+	// MaxCostUSD is the flow's default money cap, as a decimal string; empty for none.
+	MaxCostUSD string `json:"max_cost_usd,omitempty"`
+	// MaxAttempts is how many times a failed run is attempted (see MaxAttempts); 0 leaves it
+	// to the worker.
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// BudgetPolicy is what a run does when its cap would be exceeded: "stop" (default) or
+	// "pause" (wait up to BudgetPause for a higher cap).
+	BudgetPolicy budget.Policy `json:"budget_policy,omitempty"`
+	BudgetPause  time.Duration `json:"budget_pause,omitempty"`
+	// MonthlyQuotaUSD is the worker's monthly quota for the flow, if any;
+	// OverallQuotaUSD the worker's overall monthly quota (the same on every entry).
+	MonthlyQuotaUSD string `json:"monthly_quota_usd,omitempty"`
+	OverallQuotaUSD string `json:"overall_quota_usd,omitempty"`
+	// Schedules are the flow's schedules (see Schedule).
+	Schedules []ScheduleInfo `json:"schedules,omitempty"`
+	// Guards are the flow's own limits; zero fields are left to the worker.
+	Guards      Guards  `json:"guards"`
+	InputType   string  `json:"input_type"`
+	OutputType  string  `json:"output_type"`
+	InputSchema *Schema `json:"input_schema,omitempty"`
+	// PublishedBy is the identity of the worker that last published the entry.
+	PublishedBy string    `json:"published_by,omitempty"`
+	PublishedAt time.Time `json:"published_at"`
 }

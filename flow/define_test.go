@@ -13,6 +13,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/display"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 type someType struct {
@@ -236,7 +238,7 @@ func TestPreview(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			got := Preview(tt.s, tt.n)
+			got := display.Preview(tt.s, tt.n)
 			assert.Equal(t, tt.want, got)
 			if tt.n > 0 {
 				assert.LessOrEqual(t, len([]rune(got)), tt.n)
@@ -245,35 +247,16 @@ func TestPreview(t *testing.T) {
 	}
 }
 
-func TestCatalog(t *testing.T) {
-	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{
-		{Name: "zeta", Version: "1"}, {Name: "alpha", Version: "1"}, {Name: "mid", Version: "1"},
-	}}
-	c.merge([]WorkflowInfo{{Name: "mid", Version: "2"}, {Name: "beta", Version: "1"}}, t0)
-
-	assert.Equal(t, []string{"alpha", "beta", "mid", "zeta"}, c.Names(), "sorted, new added, others kept")
-	assert.Equal(t, t0, c.UpdatedAt)
+func TestCatalogLookupAndNames(t *testing.T) {
+	c := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "alpha", Version: "1"}, {Name: "mid", Version: "2"}}}
+	assert.Equal(t, []string{"alpha", "mid"}, c.Names())
 	mid, ok := c.Lookup("mid")
 	require.True(t, ok)
-	assert.Equal(t, "2", mid.Version, "replaced by name")
-	zeta, ok := c.Lookup("zeta")
-	require.True(t, ok)
-	assert.Equal(t, "1", zeta.Version)
+	assert.Equal(t, "2", mid.Version)
 	_, ok = c.Lookup("nope")
 	assert.False(t, ok)
-
-	c.merge(nil, t0.Add(time.Hour))
-	assert.Equal(t, []string{"alpha", "beta", "mid", "zeta"}, c.Names(), "an empty publish keeps everything")
-	assert.Equal(t, t0.Add(time.Hour), c.UpdatedAt)
-
 	var empty Catalog
 	assert.Equal(t, []string{}, empty.Names())
-	empty.merge([]WorkflowInfo{{Name: "b"}, {Name: "a"}, {Name: "b", Version: "last"}}, t0)
-	assert.Equal(t, []string{"a", "b"}, empty.Names())
-	b, _ := empty.Lookup("b")
-	assert.Equal(t, "last", b.Version, "the last entry of a publish wins")
-	assert.Equal(t, "gateflow-catalog-q", CatalogWorkflowID("q"))
 }
 
 // badDef is a Definition with a name of our choosing.
@@ -300,13 +283,13 @@ func TestWorkerValidate(t *testing.T) {
 		{"distinct flows", []Definition{good, other}, nil},
 		{"duplicate", []Definition{good, other, Define("good", someHandler)}, []string{"flow good is defined twice"}},
 		{"nil flow", []Definition{good, nil}, []string{"flow 1 is nil"}},
-		{"reserved name", []Definition{Define(CatalogWorkflowType, someHandler)}, []string{"flow name gateflow.catalog is reserved"}},
+		{"reserved name", []Definition{Define(protocol.CatalogWorkflowType, someHandler)}, []string{"flow name gateflow.catalog is reserved"}},
 		{"definition error", []Definition{Define("x", (func(*Context, someType) (otherType, error))(nil))}, []string{"define x: handler is nil"}},
 		{"all reported together", []Definition{
 			nil,
 			Define("bad name", someHandler),
 			good, good,
-			badDef{name: CatalogWorkflowType},
+			badDef{name: protocol.CatalogWorkflowType},
 			badDef{name: "custom", err: errors.New("custom is broken")},
 		}, []string{"flow 0 is nil", `flow name "bad name"`, "flow good is defined twice", "flow name gateflow.catalog is reserved", "custom is broken"}},
 	}

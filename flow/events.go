@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 )
 
 // EventType names what happened in a run.
@@ -102,50 +100,4 @@ func (s LogSink) Deliver(_ context.Context, e Event) error {
 	s.Logger.Info("gateflow event", "id", e.ID, "type", e.Type, "run", e.Run, "workflow", e.Workflow,
 		"step", e.Step, "status", e.Status, "message", e.Message)
 	return nil
-}
-
-// EventActivity delivers an event to the worker's sinks.
-const EventActivity = "gateflow.event"
-
-type eventActivities struct{ sinks []EventSink }
-
-func (a eventActivities) deliver(ctx context.Context, e Event) error {
-	for _, s := range a.sinks {
-		if err := s.Deliver(ctx, e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// emit sends an event to the worker's sinks, without holding the run up; end waits for
-// the deliveries.
-func (rt *runner) emit(wctx workflow.Context, t EventType, step, status, message string, data map[string]any) {
-	if !rt.events || rt.plan {
-		return
-	}
-	rt.eventSeq++
-	info := workflow.GetInfo(wctx)
-	e := Event{
-		ID: fmt.Sprintf("%s/%d", info.WorkflowExecution.RunID, rt.eventSeq), Type: t, Run: info.WorkflowExecution.ID,
-		Workflow: rt.info.Name, Step: step, Status: status, Message: message, Data: data, At: workflow.Now(wctx),
-	}
-	dctx, _ := workflow.NewDisconnectedContext(wctx)
-	actx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		Summary:             "event " + string(t),
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute, MaximumAttempts: 20},
-	})
-	rt.deliveries = append(rt.deliveries, workflow.ExecuteActivity(actx, EventActivity, e))
-}
-
-// awaitDeliveries waits for the run's event deliveries before it ends.
-func (rt *runner) awaitDeliveries(wctx workflow.Context) {
-	dctx, _ := workflow.NewDisconnectedContext(wctx)
-	for _, f := range rt.deliveries {
-		if err := f.Get(dctx, nil); err != nil {
-			workflow.GetLogger(wctx).Warn("deliver event", "error", err)
-		}
-	}
-	rt.deliveries = nil
 }

@@ -106,14 +106,6 @@ func ExampleParseStatus() {
 	// completed true
 }
 
-func ExamplePreview() {
-	fmt.Println(flow.Preview("a long line of build output", 10))
-	fmt.Println(flow.Preview("short", 10))
-	// Output:
-	// a long li…
-	// short
-}
-
 func ExampleNewWorker_validate() {
 	hello := flow.Define("hello", release)
 	w := flow.NewWorker(nil, flow.WorkerOptions{}, hello, hello)

@@ -5,68 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
-
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/signals"
+	"go.temporal.io/sdk/workflow"
 )
-
-// UpdateInput is the Update that answers a human input request; its Validator checks the
-// answer against the request's JSON Schema (and the handler's input type), so a bad answer
-// is refused at once, with the reason, and leaves no trace in history.
-const UpdateInput = signals.InputUpdateName
-
-// InputAnswerRequest is the argument of the Update gateflow.input.
-type InputAnswerRequest struct {
-	Name string          `json:"name"`
-	Data json.RawMessage `json:"data"`
-	By   string          `json:"by"`
-}
-
-// inputWait is an open input request of a run.
-type inputWait struct {
-	input   *signals.Input
-	members approval.StaticDirectory
-	// decode checks that an answer decodes into the handler's type.
-	decode func(json.RawMessage) error
-}
-
-func (w *inputWait) isMember(group, user string) bool {
-	for _, m := range w.members[group] {
-		if m == user {
-			return true
-		}
-	}
-	return false
-}
-
-func (rt *runner) registerInputs(wctx workflow.Context) error {
-	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateInput,
-		func(ctx workflow.Context, a InputAnswerRequest) (signals.InputAnswer, error) {
-			w := rt.people.inputs[a.Name]
-			ans, err := w.input.Accept(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember)
-			rt.publish()
-			return ans, err
-		},
-		workflow.UpdateHandlerOptions{
-			Validator: func(ctx workflow.Context, a InputAnswerRequest) error {
-				w, ok := rt.people.inputs[a.Name]
-				if !ok {
-					return fmt.Errorf("input %q: the run is not waiting for this input", a.Name)
-				}
-				if err := w.input.Check(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember); err != nil {
-					return err
-				}
-				if err := w.decode(a.Data); err != nil {
-					return &signals.AnswerError{Code: signals.CodeSchema, Name: a.Name, By: a.By, Errors: []string{err.Error()}, Err: err}
-				}
-				return nil
-			},
-			Description: "Answer a human input request: {name, data, by}",
-		})
-}
 
 // Input asks people for an answer of type T as the step name and waits for it: the Update
 // gateflow.input carries the answer, and its Validator refuses answers that do not fit
@@ -88,7 +32,7 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 		return fail(StepFailed, fmt.Errorf("input %s: %w", name, err))
 	}
 	if rt.plan {
-		st.endStep(i, now, StepPlanned, 0, "", "input: "+Preview(oneLine(req.Prompt), 100), nil)
+		st.endStep(i, now, StepPlanned, 0, "", "input: "+display.Preview(oneLine(req.Prompt), 100), nil)
 		rt.publish()
 		return zero, nil
 	}
@@ -112,10 +56,11 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 
 	rt.emit(ctx.wctx, EventInputRequested, name, "", req.Prompt, map[string]any{
 		"assignees": req.Assignees, "schema": req.Schema,
-		"command": fmt.Sprintf("flowctl input %s %s --data '{...}'", ctx.RunID(), name)})
-	ctx.wait("input:"+name, StatusAwaitingInput)
+		"command": Wait{Kind: ForInput, Name: name}.Command(ctx.RunID())})
+	wait := Wait{Kind: ForInput, Name: name}
+	ctx.wait(wait)
 	ok, werr := ctx.await(req.Timeout, "input "+name, func() bool { return in.Answer != nil })
-	ctx.unwait("input:" + name)
+	ctx.unwait(wait)
 	if werr != nil {
 		return fail(StepCancelled, werr)
 	}
@@ -127,7 +72,7 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 		return fail(StepFailed, fmt.Errorf("input %s: decode the answer: %w", name, err))
 	}
 	rt.emit(ctx.wctx, EventInputReceived, name, "", "", map[string]any{"by": in.Answer.By})
-	st.endStep(i, workflow.Now(ctx.wctx), StepCompleted, 0, "", "answered by "+in.Answer.By+": "+Preview(string(in.Answer.Payload), 150), nil)
+	st.endStep(i, workflow.Now(ctx.wctx), StepCompleted, 0, "", "answered by "+in.Answer.By+": "+display.Preview(string(in.Answer.Payload), 150), nil)
 	rt.publish()
 	return v, nil
 }

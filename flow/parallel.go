@@ -10,6 +10,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/display"
 )
 
 // ParallelMode says what a failed parallel step does to its siblings.
@@ -159,9 +160,9 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	// cap: all are dispatched, or none.
 	var items []budget.Item
 	// Keys are unique per call: the same group may run again in a loop or a later attempt.
-	c.run.waves[name]++
+	c.run.budget.waves[name]++
 	group := name
-	if n := c.run.waves[name]; n > 1 {
+	if n := c.run.budget.waves[name]; n > 1 {
 		group = fmt.Sprintf("%s#%d", name, n)
 	}
 	for i := range calls {
@@ -243,7 +244,7 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 // as Step charges them.
 func describeRaw(raw *json.RawMessage, t reflect.Type) func() outcome {
 	return func() outcome {
-		o := outcome{output: Preview(string(*raw), 200)}
+		o := outcome{output: display.Preview(string(*raw), 200)}
 		if t == nil {
 			return o
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -124,5 +125,5 @@ func TestKnownBugPeopleCancelledKeyedWaitStaysSubscribed(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.Equal(t, StatusCancelled, queryState(t, env).Status)
 	require.Len(t, subs.all(), 1)
-	assert.Equal(t, []MailboxRequest{{Name: "ping", Key: "v1", WorkflowID: "run-c"}}, unsubs.all(), "the cancelled run leaves the mailbox")
+	assert.Equal(t, []protocol.MailboxRequest{{Name: "ping", Key: "v1", WorkflowID: "run-c"}}, unsubs.all(), "the cancelled run leaves the mailbox")
 }

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -166,16 +167,15 @@ func TestWaitSignalRefusesABadName(t *testing.T) {
 }
 
 // mockMailbox registers the mailbox activities and answers them with err, logging calls.
-func mockMailbox(env *testsuite.TestWorkflowEnvironment, subErr error) (subs, unsubs *callLog[MailboxRequest]) {
-	subs, unsubs = &callLog[MailboxRequest]{}, &callLog[MailboxRequest]{}
-	mb := mailboxActivities{}
-	env.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: MailboxSubscribe})
-	env.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: MailboxUnsubscribe})
-	env.OnActivity(MailboxSubscribe, mock.Anything, mock.Anything).Return(func(_ context.Context, r MailboxRequest) error {
+func mockMailbox(env *testsuite.TestWorkflowEnvironment, subErr error) (subs, unsubs *callLog[protocol.MailboxRequest]) {
+	subs, unsubs = &callLog[protocol.MailboxRequest]{}, &callLog[protocol.MailboxRequest]{}
+	env.RegisterActivityWithOptions(func(context.Context, protocol.MailboxRequest) error { return nil }, activity.RegisterOptions{Name: protocol.MailboxSubscribeActivity})
+	env.RegisterActivityWithOptions(func(context.Context, protocol.MailboxRequest) error { return nil }, activity.RegisterOptions{Name: protocol.MailboxUnsubscribeActivity})
+	env.OnActivity(protocol.MailboxSubscribeActivity, mock.Anything, mock.Anything).Return(func(_ context.Context, r protocol.MailboxRequest) error {
 		subs.add(r)
 		return subErr
 	}).Maybe()
-	env.OnActivity(MailboxUnsubscribe, mock.Anything, mock.Anything).Return(func(_ context.Context, r MailboxRequest) error {
+	env.OnActivity(protocol.MailboxUnsubscribeActivity, mock.Anything, mock.Anything).Return(func(_ context.Context, r protocol.MailboxRequest) error {
 		unsubs.add(r)
 		return nil
 	}).Maybe()
@@ -198,9 +198,9 @@ func TestWaitSignalKeyedSubscribesToTheMailbox(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&out))
 	assert.Equal(t, []int{5}, out.Got, "the unkeyed signal does not satisfy a keyed wait")
 
-	want := MailboxRequest{Name: "ping", Key: "v1.2", WorkflowID: "run-keyed-1"}
-	assert.Equal(t, []MailboxRequest{want}, subs.all(), "subscribed once, as this run, for every kept signal (zero since)")
-	assert.Equal(t, []MailboxRequest{want}, unsubs.all(), "unsubscribed once the wait ended")
+	want := protocol.MailboxRequest{Name: "ping", Key: "v1.2", WorkflowID: "run-keyed-1"}
+	assert.Equal(t, []protocol.MailboxRequest{want}, subs.all(), "subscribed once, as this run, for every kept signal (zero since)")
+	assert.Equal(t, []protocol.MailboxRequest{want}, unsubs.all(), "unsubscribed once the wait ended")
 	assert.Equal(t, 1, subsDuring)
 	assert.Equal(t, 0, unsubsDuring, "subscribed while waiting")
 	assert.Equal(t, []string{"signal:ping/v1.2"}, during.Waiting)

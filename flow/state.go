@@ -5,11 +5,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/signals"
+	"github.com/shopspring/decimal"
 )
 
 // Status is a run's status, kept in the FlowStatus search attribute and in RunState.
@@ -199,6 +198,9 @@ type RunState struct {
 	SignalWaits []*SignalWait `json:"signal_waits,omitempty"`
 	// Refused are votes and signals that arrived as Signals and were refused, with why.
 	Refused []RefusedMessage `json:"refused,omitempty"`
+	// Problems are failures of gateflow's own bookkeeping that did not fail the run (a
+	// concurrency permit that could not be given back), each saying what and why.
+	Problems []string `json:"problems,omitempty"`
 	// Budget is the run's money: cap (and where it came from), spent, reserved, charges
 	// and warnings, all exact decimals.
 	Budget *budget.Ledger `json:"budget,omitempty"`
@@ -260,14 +262,20 @@ func (s *RunState) finish(now time.Time, status Status, errMsg string) {
 	s.Error = errMsg
 }
 
-// Preview shortens s to at most n runes for step records and tables, marking the cut.
-func Preview(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	if n <= 1 {
-		return "…"
-	}
-	return string(r[:n-1]) + "…"
+func (s *RunState) clone() RunState {
+	c := *s
+	c.Steps = append([]StepRecord(nil), s.Steps...)
+	c.Refused = append([]RefusedMessage(nil), s.Refused...)
+	c.Problems = append([]string(nil), s.Problems...)
+	return c
+}
+
+// RefusedMessage is a vote, answer or signal a run refused after it arrived as a Signal
+// (Updates are refused before they reach the run and leave no trace).
+type RefusedMessage struct {
+	Kind   string    `json:"kind"` // "vote", "signal"
+	Name   string    `json:"name"`
+	By     string    `json:"by,omitempty"`
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
 }

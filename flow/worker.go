@@ -2,22 +2,20 @@ package flow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
-
-	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/activities/llm"
-	"github.com/gateflow/gateflow/approval"
 )
 
 // DefaultTaskQueue is the task queue workers and clients use when none is given.
@@ -52,7 +50,7 @@ type WorkerOptions struct {
 	// removing them while runs started with them go on is not (keep a LogSink instead).
 	EventSinks []EventSink
 	// Tags are what this worker offers (e.g. "gpu", "eu"): runs started with WorkerTags go
-	// only to workers that have every tag they need. At most MaxWorkerTags.
+	// only to workers that have every tag they need. At most protocol.MaxWorkerTags.
 	Tags []string
 	// MaxCostUSD is the default money cap of runs whose start options and flow set none.
 	MaxCostUSD *decimal.Decimal
@@ -152,9 +150,8 @@ func (w *Worker) Validate() error {
 		if seen[f.Name()] {
 			errs = append(errs, fmt.Errorf("flow %s is defined twice", f.Name()))
 		}
-		if f.Name() == CatalogWorkflowType || f.Name() == MailboxWorkflowType || f.Name() == LedgerWorkflowType ||
-			f.Name() == ControlWorkflowType || f.Name() == SemaphoreWorkflowType {
-			errs = append(errs, fmt.Errorf("flow name %s is reserved", f.Name()))
+		if entity.Reserved(f.Name()) {
+			errs = append(errs, fmt.Errorf("flow name %s is reserved for gateflow's own workflows", f.Name()))
 		}
 		seen[f.Name()] = true
 	}
@@ -179,7 +176,7 @@ func (w *Worker) Start() error {
 	if w.opts.Identity != "" {
 		o.Identity = w.opts.Identity
 	}
-	queues, err := TaggedQueues(w.opts.TaskQueue, w.opts.Tags)
+	queues, err := protocol.TaggedQueues(w.opts.TaskQueue, w.opts.Tags)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
@@ -212,77 +209,6 @@ func (w *Worker) Start() error {
 		w.Stop()
 		return fmt.Errorf("worker: %w", err)
 	}
-	return nil
-}
-
-// WorkflowRegistry is what workflows are registered on: a Temporal worker, a
-// testsuite.TestWorkflowEnvironment or a worker.WorkflowReplayer.
-type WorkflowRegistry interface {
-	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
-}
-
-// ActivityRegistry is what activities are registered on: a Temporal worker or a
-// testsuite.TestWorkflowEnvironment.
-type ActivityRegistry interface {
-	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
-}
-
-// RegisterWorkflows registers flows (wrapped in gateflow's run wrapper with the defaults of
-// opts) and gateflow's entity workflows (catalog, mailbox, ledger) on r. NewWorker's Start
-// does this; testsuite uses it for unit tests and replays.
-func RegisterWorkflows(r WorkflowRegistry, opts WorkerOptions, flows ...Definition) error {
-	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
-		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0}
-	for _, f := range flows {
-		if f == nil {
-			return errors.New("register: a flow is nil")
-		}
-		if err := f.Err(); err != nil {
-			return fmt.Errorf("register: %w", err)
-		}
-		r.RegisterWorkflowWithOptions(f.workflowWith(cfg), workflow.RegisterOptions{Name: f.Name()})
-	}
-	r.RegisterWorkflowWithOptions(catalogWorkflow, workflow.RegisterOptions{Name: CatalogWorkflowType})
-	r.RegisterWorkflowWithOptions(mailboxWorkflow, workflow.RegisterOptions{Name: MailboxWorkflowType})
-	r.RegisterWorkflowWithOptions(ledgerWorkflow, workflow.RegisterOptions{Name: LedgerWorkflowType})
-	r.RegisterWorkflowWithOptions(controlWorkflow, workflow.RegisterOptions{Name: ControlWorkflowType})
-	r.RegisterWorkflowWithOptions(semaphoreWorkflow, workflow.RegisterOptions{Name: SemaphoreWorkflowType})
-	return nil
-}
-
-// RegisterActivities registers gateflow's built-in step activities (shell, HTTP, agent with
-// opts' providers and prices) and its internal ones (mailbox, monthly ledgers) on r.
-func RegisterActivities(r ActivityRegistry, opts WorkerOptions) error {
-	providers := opts.Providers
-	if providers == nil {
-		var err error
-		if providers, err = ProvidersFromEnv(); err != nil {
-			return fmt.Errorf("worker: agent providers: %w", err)
-		}
-	}
-	prices := opts.Prices
-	if prices == nil {
-		prices = llm.DefaultPrices()
-	}
-	agents := &activities.AgentActivities{Router: llm.NewRouter(providers), Prices: prices}
-	queue := opts.TaskQueue
-	if queue == "" {
-		queue = DefaultTaskQueue
-	}
-	qa := quotaActivities{queue: queue, quotas: opts.Quotas}
-	r.RegisterActivityWithOptions(qa.charge, activity.RegisterOptions{Name: QuotaChargeActivity})
-	r.RegisterActivityWithOptions(qa.check, activity.RegisterOptions{Name: QuotaCheckActivity})
-	mb := mailboxActivities{queue: queue}
-	r.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: MailboxSubscribe})
-	r.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: MailboxUnsubscribe})
-	r.RegisterActivityWithOptions(controlActivities{}.hold, activity.RegisterOptions{Name: controlHoldActivity})
-	r.RegisterActivityWithOptions(eventActivities{sinks: opts.EventSinks}.deliver, activity.RegisterOptions{Name: EventActivity})
-	sa := semaphoreActivities{queue: queue}
-	r.RegisterActivityWithOptions(sa.signal, activity.RegisterOptions{Name: semaphoreCall})
-	r.RegisterActivityWithOptions(sa.check, activity.RegisterOptions{Name: semaphoreCheck})
-	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
-	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
-	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
 	return nil
 }
 
@@ -323,17 +249,15 @@ func (w *Worker) publish(ctx context.Context) error {
 			entries[i].OverallQuotaUSD = w.opts.Quotas.MonthlyUSD.String()
 		}
 	}
-	initial := Catalog{TaskQueue: w.opts.TaskQueue}
-	seed := initial
-	seed.merge(entries, now)
-	_, err := w.client.SignalWithStartWorkflow(ctx, CatalogWorkflowID(w.opts.TaskQueue), CatalogPublishSignal, entries,
-		client.StartWorkflowOptions{
-			ID:            CatalogWorkflowID(w.opts.TaskQueue),
-			TaskQueue:     w.opts.TaskQueue,
-			Memo:          map[string]any{MemoCatalog: seed},
-			StaticSummary: "gateflow catalog of task queue " + w.opts.TaskQueue,
-		}, CatalogWorkflowType, initial)
-	if err != nil {
+	raw := make([]json.RawMessage, len(entries))
+	for i, e := range entries {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("encode the catalog entry of %s: %w", e.Name, err)
+		}
+		raw[i] = b
+	}
+	if err := entity.PublishCatalog(ctx, w.client, w.opts.TaskQueue, raw, now); err != nil {
 		return err
 	}
 	for {
@@ -365,57 +289,4 @@ func hostname() string {
 		return "unknown"
 	}
 	return h
-}
-
-// MaxWorkerTags bounds a worker's tags (it polls one queue per combination of them).
-const MaxWorkerTags = 4
-
-// TaggedQueue is the task queue of runs that need tags on base: base itself without tags,
-// else base@t1+t2 with the tags sorted.
-func TaggedQueue(base string, tags []string) string {
-	if len(tags) == 0 {
-		return base
-	}
-	t := append([]string(nil), tags...)
-	sort.Strings(t)
-	return base + "@" + strings.Join(t, "+")
-}
-
-// TaggedQueues lists the queues a worker with tags polls: base and one per non-empty
-// combination of its tags.
-func TaggedQueues(base string, tags []string) ([]string, error) {
-	if err := ValidateTags(tags); err != nil {
-		return nil, err
-	}
-	if len(tags) > MaxWorkerTags {
-		return nil, fmt.Errorf("%d tags: a worker has at most %d", len(tags), MaxWorkerTags)
-	}
-	t := append([]string(nil), tags...)
-	sort.Strings(t)
-	queues := []string{base}
-	for mask := 1; mask < 1<<len(t); mask++ {
-		var subset []string
-		for i := range t {
-			if mask&(1<<i) != 0 {
-				subset = append(subset, t[i])
-			}
-		}
-		queues = append(queues, TaggedQueue(base, subset))
-	}
-	return queues, nil
-}
-
-// ValidateTags checks tag names: 1-63 lower-case letters, digits and _.-, each once.
-func ValidateTags(tags []string) error {
-	seen := map[string]bool{}
-	for _, t := range tags {
-		if !tagPattern.MatchString(t) {
-			return fmt.Errorf("tag %q: want 1-63 lower-case letters, digits and _.- starting with a letter or digit", t)
-		}
-		if seen[t] {
-			return fmt.Errorf("tag %s given twice", t)
-		}
-		seen[t] = true
-	}
-	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -65,7 +66,7 @@ func NewEnv(t testing.TB, opts ...flow.WorkerOptions) *Env {
 	}
 	// No server here: keyed signals go straight to the run (Signal), and the mailbox and
 	// monthly-ledger activities, which talk to the server, do nothing.
-	for _, name := range []string{flow.MailboxSubscribe, flow.MailboxUnsubscribe, flow.QuotaChargeActivity, flow.QuotaCheckActivity} {
+	for _, name := range []string{protocol.MailboxSubscribeActivity, protocol.MailboxUnsubscribeActivity, protocol.QuotaChargeActivity, protocol.QuotaCheckActivity} {
 		e.byName[name] = mockResult{}
 	}
 	var s temporalsuite.WorkflowTestSuite
@@ -221,8 +222,8 @@ func (e *Env) Run(name string, input any, opts ...RunOptions) *Result {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	ro := flow.RunOptions{MaxCostUSD: o.MaxCostUSD, BudgetPolicy: o.BudgetPolicy, BudgetPause: o.BudgetPause, QuotaChecked: true}
-	if err := e.env.SetMemoOnStart(map[string]any{flow.MemoOptions: ro}); err != nil {
+	ro := protocol.RunOptions{MaxCostUSD: o.MaxCostUSD, BudgetPolicy: o.BudgetPolicy, BudgetPause: o.BudgetPause, QuotaChecked: true}
+	if err := e.env.SetMemoOnStart(map[string]any{protocol.MemoOptions: ro}); err != nil {
 		e.t.Fatalf("testsuite: start options: %v", err)
 	}
 	for _, f := range e.deferred {

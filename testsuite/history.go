@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gateflow/gateflow/internal/history"
 	"go.temporal.io/sdk/client"
-
-	"github.com/gateflow/gateflow/flow"
 )
 
 // WorkflowIDField is the top-level field of a recorded history that keeps the run's
-// workflow ID (see flow.WorkflowIDField).
-const WorkflowIDField = flow.WorkflowIDField
+// workflow ID (see history.WorkflowIDField).
+const WorkflowIDField = history.WorkflowIDField
 
 // RecordHistory writes the history of run (its latest execution) to path as JSON, the
 // format Replay reads and `flowctl history` writes.
@@ -27,7 +26,7 @@ func RecordHistory(ctx context.Context, tc client.Client, run, path string) erro
 	return nil
 }
 
-// HistoryJSON is the history of run as indented JSON (flow.HistoryJSON).
+// HistoryJSON is the history of run as indented JSON (what flowctl history writes).
 func HistoryJSON(ctx context.Context, tc client.Client, run string) ([]byte, error) {
-	return flow.HistoryJSON(ctx, tc, run)
+	return history.JSON(ctx, tc, run)
 }

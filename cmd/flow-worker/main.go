@@ -36,6 +36,7 @@ import (
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/logging"
 	"github.com/gateflow/gateflow/internal/metrics"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 type config struct {
@@ -154,7 +155,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, t := range strings.Split(cfg.tags, ",") {
 			opts.Tags = append(opts.Tags, strings.TrimSpace(t))
 		}
-		if _, err := flow.TaggedQueues(cfg.taskQueue, opts.Tags); err != nil {
+		if _, err := protocol.TaggedQueues(cfg.taskQueue, opts.Tags); err != nil {
 			fmt.Fprintln(stderr, "flow-worker: --tags:", err)
 			return 2
 		}

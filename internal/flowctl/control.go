@@ -20,7 +20,7 @@ func (a *app) cancelCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Cancel(cmd.Context(), args[0], reason, identity(as)); err != nil {
+			if err := c.Cancel(cmd.Context(), flow.CancelRequest{Run: args[0], Reason: reason, By: identity(as)}); err != nil {
 				return err
 			}
 			if a.output == "json" {
@@ -96,7 +96,7 @@ func (a *app) pauseCommands() []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Pause(cmd.Context(), args[0], reason, identity(as)); err != nil {
+			if err := c.Pause(cmd.Context(), flow.PauseRequest{Workflow: args[0], Reason: reason, By: identity(as)}); err != nil {
 				return err
 			}
 			return a.printPaused(cmd, c, fmt.Sprintf("New runs of %s wait in pending until `flowctl resume %s`.", args[0], args[0]))
@@ -113,7 +113,7 @@ func (a *app) pauseCommands() []*cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Resume(cmd.Context(), args[0], identity(as)); err != nil {
+			if err := c.Resume(cmd.Context(), flow.PauseRequest{Workflow: args[0], By: identity(as)}); err != nil {
 				return err
 			}
 			return a.printPaused(cmd, c, fmt.Sprintf("Runs of %s go on.", args[0]))

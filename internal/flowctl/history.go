@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/history"
 )
 
 // historyExport is what `history -f FILE -o json` prints.
@@ -26,7 +27,7 @@ func (a *app) historyCommand() *cobra.Command {
 		Short: "Export a run's Temporal event history as JSON (for replay tests)",
 		Long: "Export the event history of a run (its latest execution) as JSON: the format\n" +
 			"`temporal workflow show -o json` writes, plus the top-level field\n" +
-			flow.WorkflowIDField + " that replay needs. It is what testsuite.RecordHistory\n" +
+			history.WorkflowIDField + " that replay needs. It is what testsuite.RecordHistory\n" +
 			"writes and what testsuite.Replay and testsuite.ReplayDir read, so a production run\n" +
 			"can become a replay test of the code that will run it next.\n\n" +
 			"Without -f the history goes to standard output (it is JSON with either --output).",
@@ -39,7 +40,7 @@ func (a *app) historyCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := flow.HistoryJSON(cmd.Context(), c.Temporal(), args[0])
+			b, err := c.History(cmd.Context(), args[0])
 			if err != nil {
 				var nf *serviceerror.NotFound
 				if errors.As(err, &nf) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -42,7 +43,7 @@ func (a *app) approvalsCommand() *cobra.Command {
 				if who == "" {
 					who = "anyone"
 				}
-				t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), who, deadline, flow.Preview(oneLine(g.Message), 60))
+				t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), who, deadline, display.Preview(oneLine(g.Message), 60))
 			}
 			return t.flush()
 		},

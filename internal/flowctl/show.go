@@ -11,6 +11,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/display"
 )
 
 func (a *app) showCommand() *cobra.Command {
@@ -51,7 +52,7 @@ func (a *app) printRun(d *flow.RunDescription) error {
 		fmt.Fprintf(w, "Ended     %s (%s)\n", fmtTime(*d.CloseTime), fmtDuration(d.CloseTime.Sub(d.StartTime)))
 	}
 	if len(d.Result) > 0 && string(d.Result) != "null" {
-		fmt.Fprintf(w, "Result    %s\n", flow.Preview(string(d.Result), 400))
+		fmt.Fprintf(w, "Result    %s\n", display.Preview(string(d.Result), 400))
 	}
 	if d.Error != "" {
 		fmt.Fprintf(w, "Error     %s\n", oneLine(d.Error))
@@ -116,7 +117,7 @@ func addStepRows(t *table, steps []flow.StepRecord, indent string, now time.Time
 			cost = "$" + s.CostUSD.StringFixed(4)
 		}
 		t.row(indent+name, string(s.Kind), status, strconv.Itoa(s.Attempt), fmtDuration(s.Duration(now)),
-			cost, exit, flow.Preview(oneLine(detail), 60))
+			cost, exit, display.Preview(oneLine(detail), 60))
 		if s.Child != nil && len(s.Child.Steps) > 0 {
 			addStepRows(t, s.Child.Steps, indent+"  ", now)
 		}

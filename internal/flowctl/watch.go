@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/display"
 )
 
 // Watch events, the "event" field of `watch -o json` lines.
@@ -277,7 +278,7 @@ func personRequests(id string, st *flow.RunState) []watchRequest {
 					continue
 				}
 				who, deadline := gateWhoAndDeadline(g)
-				detail = fmt.Sprintf("approval %s: %s (%d of %d from %s, %s)", name, flow.Preview(oneLine(g.Request.Message), 80),
+				detail = fmt.Sprintf("approval %s: %s (%d of %d from %s, %s)", name, display.Preview(oneLine(g.Request.Message), 80),
 					len(g.Approvals()), g.Request.Required, who, deadline)
 			}
 			out = append(out, watchRequest{What: what, Detail: detail,
@@ -293,7 +294,7 @@ func personRequests(id string, st *flow.RunState) []watchRequest {
 				if who == "" {
 					who = "anyone"
 				}
-				detail = fmt.Sprintf("input %s: %s (from %s)", name, flow.Preview(oneLine(in.Request.Prompt), 80), who)
+				detail = fmt.Sprintf("input %s: %s (from %s)", name, display.Preview(oneLine(in.Request.Prompt), 80), who)
 			}
 			out = append(out, watchRequest{What: what, Detail: detail,
 				Command: fmt.Sprintf("flowctl input %s %s --data '{...}'", id, name)})
@@ -339,7 +340,7 @@ func (w *watcher) emitStep(d *flow.RunDescription, event string, s watchStep) {
 		cost = "$" + s.CostUSD.StringFixed(4)
 	}
 	line := fmt.Sprintf("%s  finished  %-16s %-8s %-10s %-7s %-7s %s", clock(at), s.Name, s.Kind, status,
-		fmtDuration(time.Duration(s.DurationMS)*time.Millisecond), cost, flow.Preview(s.Detail, 60))
+		fmtDuration(time.Duration(s.DurationMS)*time.Millisecond), cost, display.Preview(s.Detail, 60))
 	fmt.Fprintln(w.out, strings.TrimRight(line, " "))
 }
 
@@ -407,7 +408,7 @@ func (w *watcher) emitEnded(d *flow.RunDescription, counts stepCounts) {
 	fmt.Fprintf(w.out, "%s  ended     %s after %s, %d step(s), cost $%s\n", clock(at), d.Status, fmtDuration(took),
 		counts.Done+counts.Running, cost.StringFixed(4))
 	if len(d.Result) > 0 && string(d.Result) != "null" {
-		fmt.Fprintf(w.out, "  result %s\n", flow.Preview(string(d.Result), 400))
+		fmt.Fprintf(w.out, "  result %s\n", display.Preview(string(d.Result), 400))
 	}
 	if d.Error != "" {
 		fmt.Fprintf(w.out, "  error  %s\n", oneLine(d.Error))

@@ -18,6 +18,7 @@ import (
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 func usd(s string) *decimal.Decimal {
@@ -172,8 +173,8 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 	// A retried charge (the same run and step) counts once.
 	first, err := c.Describe(ctx, runs[0])
 	require.NoError(t, err)
-	ch := flow.QuotaCharge{Key: budget.ChargeKey(first.RunID, "first"), Amount: decimal.RequireFromString("0.25"), Workflow: "test.spend.wait", Month: month}
-	require.NoError(t, shared.tc.SignalWorkflow(ctx, flow.LedgerWorkflowID(queue, budget.WorkflowScope("test.spend.wait"), month), "", "charge", ch))
+	ch := protocol.QuotaCharge{Key: budget.ChargeKey(first.RunID, "first"), Amount: decimal.RequireFromString("0.25"), Workflow: "test.spend.wait", Month: month}
+	require.NoError(t, shared.tc.SignalWorkflow(ctx, protocol.LedgerID(queue, budget.WorkflowScope("test.spend.wait"), month), "", "charge", ch))
 	time.Sleep(500 * time.Millisecond)
 	lines, err := c.MonthlySpend(ctx, month)
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 func TestHelloRunsRealShellSteps(t *testing.T) {
@@ -112,6 +113,6 @@ func TestRunningRunAnswersStateQueryAndListShowsStatus(t *testing.T) {
 	runs, err := c.List(ctx, flow.ListOptions{Limit: 1000})
 	require.NoError(t, err)
 	for _, r := range runs {
-		assert.NotEqual(t, flow.CatalogWorkflowType, r.Workflow)
+		assert.NotEqual(t, protocol.CatalogWorkflowType, r.Workflow)
 	}
 }

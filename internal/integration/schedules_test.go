@@ -11,6 +11,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 func TestInvalidScheduleIsRefusedAtDefine(t *testing.T) {
@@ -26,7 +27,7 @@ func TestScheduleFiresAndFlowctlControlsIt(t *testing.T) {
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue}, testflows.Scheduled)
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	id := flow.ScheduleID("test.scheduled", 0, queue)
+	id := protocol.ScheduleID("test.scheduled", 0, queue)
 	defer func() { _ = shared.tc.ScheduleClient().GetHandle(ctx, id).Delete(ctx) }()
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
 

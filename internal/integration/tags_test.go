@@ -10,6 +10,7 @@ import (
 
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // activityWorkers lists the identities of the workers that ran a run's activities.
@@ -44,7 +45,7 @@ func TestWorkerTagsRouteRunsToWorkersThatHaveThem(t *testing.T) {
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
 		assert.Equal(t, flow.StatusCompleted, d.Status)
-		assert.Equal(t, flow.TaggedQueue(queue, tags), d.TaskQueue)
+		assert.Equal(t, protocol.TaggedQueue(queue, tags), d.TaskQueue)
 		assert.Equal(t, []string{"gpu-worker", "gpu-worker"}, activityWorkers(t, run.ID), "only the tagged worker ran %v", tags)
 	}
 

@@ -10,11 +10,13 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/gateflow/gateflow/internal/history"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/searchattr"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
-
-	"github.com/gateflow/gateflow/internal/searchattr"
 )
 
 // RunDescription is what Describe knows about a run.
@@ -69,10 +71,10 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 	saStatus := keywordAttr(info.GetSearchAttributes(), searchattr.Status)
 	d.CreatedBy = keywordAttr(info.GetSearchAttributes(), searchattr.CreatedBy)
 
-	running := isOpen(info.GetStatus())
+	running := protocol.IsOpen(info.GetStatus())
 	delayed := running && info.GetExecutionTime() != nil && info.GetExecutionTime().AsTime().After(time.Now())
 	var st RunState
-	if ok, err := decodeMemo(info.GetMemo(), MemoState, &st); err == nil && ok {
+	if ok, err := protocol.DecodeMemo(info.GetMemo(), MemoState, &st); err == nil && ok {
 		d.State = &st
 	} else if delayed {
 		d.StateError = "the run has not started yet: it starts at " + info.GetExecutionTime().AsTime().UTC().Format(time.RFC3339)
@@ -158,11 +160,6 @@ func deriveStatus(ts enumspb.WorkflowExecutionStatus, recorded Status, st *RunSt
 
 func temporalStatusName(s enumspb.WorkflowExecutionStatus) string {
 	return s.String()
-}
-
-// isOpen reports whether Temporal still runs the execution (running, or paused).
-func isOpen(s enumspb.WorkflowExecutionStatus) bool {
-	return s == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || s == enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED
 }
 
 func keywordAttr(sa *commonpb.SearchAttributes, name string) string {
@@ -327,4 +324,14 @@ func listQuery(opts ListOptions) string {
 
 func quote(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(s) + "'"
+}
+
+// History is the Temporal history of a run (its latest execution) as indented JSON, as
+// `flowctl history` exports it and testsuite.Replay reads it.
+func (c *Client) History(ctx context.Context, id string) ([]byte, error) {
+	b, err := history.JSON(ctx, c.tc, id)
+	if err != nil && protocol.IsNotFound(err) {
+		return nil, &RunNotFoundError{ID: id}
+	}
+	return b, err
 }

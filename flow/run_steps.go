@@ -6,13 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
-	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
-
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/display"
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 )
 
 // call describes one activity step before it is dispatched.
@@ -87,8 +87,8 @@ func (c *Context) dispatch(cl call) *pending {
 			if cl.reserveKey != "" {
 				key = cl.reserveKey
 			}
-			if r, ok := c.run.ledger.Reservation(key); ok {
-				c.run.ledger.Release(r)
+			if r, ok := c.run.budget.ledger.Reservation(key); ok {
+				c.run.budget.ledger.Release(r)
 			}
 		}
 		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
@@ -147,7 +147,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 			return &StepError{Step: name, Kind: kind, Err: berr}
 		}
 		if o.tokens.Total() > 0 && !p.call.onError {
-			if gerr := c.run.guards.checkTokens(name, c.run.treeTokens()); gerr != nil {
+			if gerr := c.run.guards.checkTokens(name, c.run.children.treeTokens(c.run.state)); gerr != nil {
 				return &StepError{Step: name, Kind: kind, Err: gerr}
 			}
 		}
@@ -207,47 +207,6 @@ func activityOptions(id, name string, kind StepKind, o stepOptions, nonRetryable
 		// the handler goes on.
 		WaitForCancellation: true,
 	}
-}
-
-// StepError is the error a step returns to its handler: which step failed and why. Err is
-// the cause: a Temporal error (an *temporal.ActivityError wrapping an application error,
-// a timeout or a cancellation), a *GuardError, or the validation error of a step that was
-// never dispatched. errors.As and errors.Is work through it.
-type StepError struct {
-	Step string
-	Kind StepKind
-	Err  error
-}
-
-func (e *StepError) Error() string { return fmt.Sprintf("step %s: %s", e.Step, errorMessage(e.Err)) }
-
-// Unwrap returns the cause.
-func (e *StepError) Unwrap() error { return e.Err }
-
-// errorMessage is the most useful line of an error: an application error's message, or the
-// timeout or cancellation, without the activity wrapper's prefix.
-func errorMessage(err error) string {
-	var se *StepError
-	if errors.As(err, &se) && se != err {
-		return se.Error()
-	}
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		return app.Message()
-	}
-	var to *temporal.TimeoutError
-	if errors.As(err, &to) {
-		return "timed out (" + strings.ToLower(strings.TrimPrefix(to.TimeoutType().String(), "TIMEOUT_TYPE_")) + ")"
-	}
-	if isCancellation(err) {
-		return "cancelled"
-	}
-	return err.Error()
-}
-
-func isCancellation(err error) bool {
-	var ce *temporal.CanceledError
-	return errors.As(err, &ce) || errors.Is(err, workflow.ErrCanceled)
 }
 
 // failure is what a built-in step attached to its error: the attempt, and per kind the exit
@@ -340,7 +299,7 @@ func planDetail(cl call) string {
 	}
 	if len(cl.args) == 1 {
 		if sh, ok := cl.args[0].(activities.Shell); ok {
-			parts = append(parts, "$ "+Preview(oneLine(sh.Command), 80))
+			parts = append(parts, "$ "+display.Preview(oneLine(sh.Command), 80))
 		}
 		if h, ok := cl.args[0].(activities.HTTP); ok {
 			parts = append(parts, strings.ToUpper(orDefault(h.Method, "GET"))+" "+h.URL)

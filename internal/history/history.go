@@ -1,4 +1,6 @@
-package flow
+// Package history exports a run's Temporal history as the JSON that `flowctl history`
+// writes and testsuite.Replay reads.
+package history
 
 import (
 	"context"
@@ -15,15 +17,14 @@ import (
 // readers ignore it.
 const WorkflowIDField = "gateflowWorkflowId"
 
-// HistoryJSON is the Temporal history of run (its latest execution) as indented JSON, as
-// `flowctl history` exports it and testsuite.Replay reads it.
-func HistoryJSON(ctx context.Context, tc client.Client, run string) ([]byte, error) {
+// JSON is the Temporal history of run (its latest execution) as indented JSON.
+func JSON(ctx context.Context, tc client.Client, run string) ([]byte, error) {
 	it := tc.GetWorkflowHistory(ctx, run, "", false, 0)
 	h := &historypb.History{}
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
-			return nil, runError("history of", run, err)
+			return nil, fmt.Errorf("history of %s: %w", run, err)
 		}
 		h.Events = append(h.Events, ev)
 	}

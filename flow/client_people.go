@@ -10,27 +10,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/signals"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-
-	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/internal/searchattr"
-	"github.com/gateflow/gateflow/signals"
 )
-
-// RefusedError is a vote, answer or signal the run (or the client, before sending) refused;
-// Reason says why. Nothing was recorded.
-type RefusedError struct {
-	Run    string
-	What   string // "vote on ship", "input release-notes", "signal deploy-done"
-	Reason string
-}
-
-func (e *RefusedError) Error() string {
-	return fmt.Sprintf("%s refused by run %s: %s", e.What, e.Run, e.Reason)
-}
 
 // refusal turns an Update's rejection into a RefusedError; other errors are wrapped.
 func (c *Client) refusal(ctx context.Context, run, what string, err error) error {
@@ -132,7 +121,7 @@ func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (si
 	if e.Key == "" {
 		return e, &InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
 	}
-	if err := signalMailbox(ctx, c.tc, c.opts.TaskQueue, e.Name, e.Key, mailboxPost, e); err != nil {
+	if err := entity.SignalMailbox(ctx, c.tc, c.opts.TaskQueue, e.Name, e.Key, protocol.MailboxPost, e); err != nil {
 		return e, fmt.Errorf("signal %s/%s: %w", e.Name, e.Key, err)
 	}
 	return e, nil

@@ -7,9 +7,10 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/display"
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/workflow"
 )
 
 // builtinCall turns a built-in step's spec into a call.
@@ -44,19 +45,19 @@ func (c *Context) builtinCall(name string, spec activities.Spec, opts []StepOpti
 func describeShell(res *activities.ShellResult) func() outcome {
 	return func() outcome {
 		code := res.ExitCode
-		return outcome{output: Preview(res.Stdout, 200), attempt: res.Attempt, exitCode: &code}
+		return outcome{output: display.Preview(res.Stdout, 200), attempt: res.Attempt, exitCode: &code}
 	}
 }
 
 func describeHTTP(res *activities.HTTPResult) func() outcome {
 	return func() outcome {
-		return outcome{output: Preview(res.Body, 200), attempt: res.Attempt, httpStatus: res.Status}
+		return outcome{output: display.Preview(res.Body, 200), attempt: res.Attempt, httpStatus: res.Status}
 	}
 }
 
 func describeAgent(res *activities.AgentResult) func() outcome {
 	return func() outcome {
-		return outcome{output: Preview(res.Text, 200), attempt: res.Attempt, cost: res.CostUSD,
+		return outcome{output: display.Preview(res.Text, 200), attempt: res.Attempt, cost: res.CostUSD,
 			tokens: Tokens{Input: res.Usage.InputTokens, Output: res.Usage.OutputTokens}}
 	}
 }
@@ -130,7 +131,7 @@ func describeValue[T any](res *T) func() outcome {
 			o.tokens.Input, o.tokens.Output = tr.StepTokens()
 		}
 		if b, err := json.Marshal(v); err == nil {
-			o.output = Preview(string(b), 200)
+			o.output = display.Preview(string(b), 200)
 		}
 		return o
 	}
@@ -148,4 +149,37 @@ func activityName(activity any) string {
 	full := runtime.FuncForPC(v.Pointer()).Name()
 	full = strings.TrimSuffix(full, "-fm")
 	return full[strings.LastIndex(full, ".")+1:]
+}
+
+// Skip records the step name as skipped, with the reason, without running anything.
+func (c *Context) Skip(name, reason string) {
+	st := c.run.state
+	now := workflow.Now(c.wctx)
+	i := st.beginStep(name, KindSkip, now)
+	st.endStep(i, now, StepSkipped, 0, "", reason, nil)
+	c.run.publish()
+}
+
+// onErrorStep is a cleanup step registered with OnError.
+type onErrorStep struct {
+	name string
+	spec activities.Spec
+	opts []StepOption
+}
+
+// OnError registers a cleanup step that runs once if the run fails (after its last
+// attempt), in registration order with the other cleanup steps; registering the same name
+// again replaces the step. Shell steps get the failure in GATEFLOW_ERROR_STEP and
+// GATEFLOW_ERROR_MESSAGE, HTTP steps in the X-Gateflow-Error-Step and
+// X-Gateflow-Error-Message headers, agent steps at the start of the prompt. A cleanup
+// step's failure is recorded but never replaces the run's error; its cost is charged.
+func (c *Context) OnError(name string, spec activities.Spec, opts ...StepOption) {
+	step := onErrorStep{name: name, spec: spec, opts: append(append([]StepOption(nil), c.defaults...), opts...)}
+	for i, s := range c.run.onError {
+		if s.name == name {
+			c.run.onError[i] = step
+			return
+		}
+	}
+	c.run.onError = append(c.run.onError, step)
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // Limits of start options.
@@ -21,7 +23,6 @@ const (
 
 var (
 	labelKeyPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9_.\-]{0,61}[a-z0-9])?$`)
-	tagPattern      = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]{0,62}$`)
 	idPattern       = regexp.MustCompile(`^[^\s/][^\s]{0,399}$`)
 )
 
@@ -55,17 +56,17 @@ func validateStart(o StartOptions, now time.Time) error {
 			return fmt.Errorf("label %s: the value is longer than 200 characters or has a line break", k)
 		}
 	}
-	if err := ValidateTags(o.WorkerTags); err != nil {
+	if err := protocol.ValidateTags(o.WorkerTags); err != nil {
 		return err
 	}
-	if len(o.WorkerTags) > MaxWorkerTags {
-		return fmt.Errorf("%d worker tags: a worker has at most %d, so no worker could take the run", len(o.WorkerTags), MaxWorkerTags)
+	if len(o.WorkerTags) > protocol.MaxWorkerTags {
+		return fmt.Errorf("%d worker tags: a worker has at most %d, so no worker could take the run", len(o.WorkerTags), protocol.MaxWorkerTags)
 	}
-	if o.ConcurrencyKey != "" && !tagPattern.MatchString(o.ConcurrencyKey) {
+	if o.ConcurrencyKey != "" && !protocol.TagPattern.MatchString(o.ConcurrencyKey) {
 		return fmt.Errorf("concurrency key %q: want 1-63 lower-case letters, digits and _.-", o.ConcurrencyKey)
 	}
 	for _, g := range sortedKeys(o.ConcurrencyLimits) {
-		if !tagPattern.MatchString(g) {
+		if !protocol.TagPattern.MatchString(g) {
 			return fmt.Errorf("concurrency group %q: want 1-63 lower-case letters, digits and _.-", g)
 		}
 		if n := o.ConcurrencyLimits[g]; n < 1 {

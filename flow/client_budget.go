@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/client"
-
-	"github.com/gateflow/gateflow/budget"
 )
 
 // RaiseBudget raises the cap of run (a run paused by its budget goes on) with the Update
@@ -62,7 +62,7 @@ func (c *Client) MonthlySpend(ctx context.Context, month string) ([]SpendLine, e
 	}
 	var out []SpendLine
 	for _, s := range scopes {
-		spent, err := readQuota(ctx, c.tc, c.opts.TaskQueue, s, month)
+		spent, err := entity.ReadQuota(ctx, c.tc, c.opts.TaskQueue, s, month)
 		if err != nil {
 			return nil, err
 		}

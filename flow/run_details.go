@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gateflow/gateflow/internal/display"
 )
 
 // detailsMarkdown renders a run's state as the markdown the Web UI shows under
@@ -21,7 +23,7 @@ func detailsMarkdown(s *RunState, now time.Time) string {
 	}
 	b.WriteString("\n\n")
 	if s.Error != "" {
-		fmt.Fprintf(&b, "Error: `%s`\n\n", mdEscape(Preview(s.Error, 300)))
+		fmt.Fprintf(&b, "Error: `%s`\n\n", mdEscape(display.Preview(s.Error, 300)))
 	}
 	writeWaiting(&b, s)
 	if len(s.Steps) == 0 {
@@ -53,7 +55,7 @@ func writeStepRows(b *strings.Builder, steps []StepRecord, indent string, now ti
 			cost = "$" + st.CostUSD.StringFixed(4)
 		}
 		fmt.Fprintf(b, "| %s%s | %s | %s | %d | %s | %s | %s |\n", indent, mdEscape(name), st.Kind, status,
-			st.Attempt, st.Duration(now).Round(time.Millisecond), cost, mdEscape(Preview(oneLine(detail), 80)))
+			st.Attempt, st.Duration(now).Round(time.Millisecond), cost, mdEscape(display.Preview(oneLine(detail), 80)))
 		if st.Child != nil && len(st.Child.Steps) > 0 {
 			writeStepRows(b, st.Child.Steps, indent+"↳ ", now)
 		}
@@ -88,7 +90,7 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 		}
 		lines = append(lines, fmt.Sprintf("- **Approval `%s`**: %s — %d of %d approvals from %s, %s (then %s). "+
 			"Answer: `flowctl approve %s %s` (or `reject`, `request-changes --comment ...`)",
-			g.Name, mdEscape(Preview(oneLine(g.Request.Message), 200)), len(g.Approvals()), g.Request.Required, who,
+			g.Name, mdEscape(display.Preview(oneLine(g.Request.Message), 200)), len(g.Approvals()), g.Request.Required, who,
 			until(g.Deadline), g.Request.OnTimeout, id, g.Name))
 	}
 	for _, in := range s.Inputs {
@@ -104,7 +106,7 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 			deadline = &d
 		}
 		lines = append(lines, fmt.Sprintf("- **Input `%s`**: %s — from %s, %s. Answer: `flowctl input %s %s --data '{...}'`",
-			in.Name, mdEscape(Preview(oneLine(in.Request.Prompt), 200)), who, until(deadline), id, in.Name))
+			in.Name, mdEscape(display.Preview(oneLine(in.Request.Prompt), 200)), who, until(deadline), id, in.Name))
 	}
 	for _, w := range s.SignalWaits {
 		what := "signal:" + w.Name

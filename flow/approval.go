@@ -1,0 +1,138 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gateflow/gateflow/approval"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Approval opens the gate name and waits until people decide or its deadline passes. It
+// returns the decision; the error is nil when the gate was approved, an
+// *approval.RejectedError, *approval.ChangesRequestedError or *approval.TimedOutError
+// otherwise. A rejection the handler returns ends the run as rejected. Votes sent before
+// the run reached the gate are applied when it opens, against its rules.
+func (c *Context) Approval(name string, req approval.Request) (approval.Decision, error) {
+	rt := c.run
+	st := rt.state
+	now := workflow.Now(c.wctx)
+	i := st.beginStep(name, KindApproval, now)
+	// An approval is carried by the run, not by the attempt: a retried run does not ask
+	// people again for a gate they approved.
+	if prev, ok := rt.people.gates[name]; ok && prev.Closed() && prev.Decision.Outcome == approval.Approved &&
+		rt.people.gateAttempt[name] < st.Attempt {
+		st.endStep(i, now, StepCompleted, 0, "", describeDecision(*prev.Decision)+" (in an earlier attempt)", nil)
+		rt.publish()
+		return *prev.Decision, nil
+	}
+	if rt.plan {
+		d := approval.Decision{Outcome: approval.Approved, DecidedAt: now, By: "plan"}
+		st.endStep(i, now, StepPlanned, 0, "", fmt.Sprintf("approval by %s (assumed granted)", strings.Join(req.Approvers, ", ")), nil)
+		rt.publish()
+		return d, nil
+	}
+	g, err := approval.Open(name, req, now)
+	if err != nil {
+		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		rt.publish()
+		return approval.Decision{}, &StepError{Step: name, Kind: KindApproval, Err: err}
+	}
+	// Group membership is read once, recorded in history, and used for this gate.
+	var snap approval.StaticDirectory
+	dir := rt.people.dir
+	_ = workflow.SideEffect(c.wctx, func(workflow.Context) any {
+		s, _ := approval.Snapshot(dir, g.Request)
+		return s
+	}).Get(&snap)
+	rt.people.gates[name] = g
+	rt.people.gateDirs[name] = snap
+	rt.people.gateAttempt[name] = st.Attempt
+	st.Gates = append(st.Gates, g)
+	g.ApplyEarly(rt.people.inbox.Take(name), snap)
+
+	if !g.Closed() {
+		rt.emit(c.wctx, EventApprovalRequested, name, "", req.Message, map[string]any{
+			"approvers": g.Request.Approvers, "required": g.Request.Required, "deadline": g.Deadline,
+			"command": Wait{Kind: ForApproval, Name: name}.Command(c.RunID())})
+		gm := workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{"workflow": rt.info.Name})
+		gm.Counter("gateflow_gates_opened_total").Inc(1)
+		wait := Wait{Kind: ForApproval, Name: name}
+		c.wait(wait)
+		ok, werr := c.await(req.Timeout, "approval "+name, g.Closed)
+		c.unwait(wait)
+		outcome := "cancelled"
+		if g.Decision != nil {
+			outcome = string(g.Decision.Outcome)
+		} else if !ok && werr == nil {
+			outcome = string(approval.TimedOut)
+		}
+		gm.WithTags(map[string]string{"outcome": outcome}).Counter("gateflow_gates_decided_total").Inc(1)
+		if werr != nil {
+			st.endStep(i, workflow.Now(c.wctx), StepCancelled, 0, errorMessage(werr), "", nil)
+			rt.publish()
+			return approval.Decision{}, &StepError{Step: name, Kind: KindApproval, Err: werr}
+		}
+		if !ok {
+			g.Expire(workflow.Now(c.wctx))
+		}
+	}
+	d := *g.Decision
+	gerr := g.Err()
+	rt.emit(c.wctx, EventApprovalDecided, name, string(d.Outcome), d.Comment, map[string]any{"by": d.By, "votes": len(d.Votes)})
+	status := StepCompleted
+	if gerr != nil {
+		status = StepFailed
+	}
+	st.endStep(i, workflow.Now(c.wctx), status, 0, errString(gerr), describeDecision(d), nil)
+	rt.publish()
+	if d.FailRun {
+		rt.people.failRun = gerr
+	}
+	return d, gerr
+}
+
+func describeDecision(d approval.Decision) string {
+	var who []string
+	for _, v := range d.Votes {
+		who = append(who, v.By)
+	}
+	s := string(d.Outcome)
+	if len(who) > 0 {
+		s += " by " + strings.Join(who, ", ")
+	}
+	if d.Comment != "" {
+		s += ": " + d.Comment
+	}
+	return s
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// IsRejected reports whether err is an approval rejection.
+func IsRejected(err error) bool { return errors.Is(err, approval.ErrRejected) }
+
+// VoteResult is what a vote sent as an Update returns.
+type VoteResult struct {
+	Gate string `json:"gate"`
+	// Status is "queued" (the run has not reached the gate yet), "open" (counted; more
+	// approvals needed), "duplicate" (this person had already approved) or the gate's
+	// outcome when this vote closed it.
+	Status    string             `json:"status"`
+	Approvals int                `json:"approvals"`
+	Required  int                `json:"required"`
+	Decision  *approval.Decision `json:"decision,omitempty"`
+}
+
+// Step kinds of people steps.
+const (
+	KindApproval StepKind = "approval"
+	KindInput    StepKind = "input"
+	KindSignal   StepKind = "signal"
+)

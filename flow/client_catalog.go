@@ -1,0 +1,85 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/shopspring/decimal"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+)
+
+// Catalog is what the workers of one task queue serve.
+type Catalog struct {
+	TaskQueue string `json:"task_queue"`
+	// MonthlyQuotaUSD is the workers' overall monthly quota, if any.
+	MonthlyQuotaUSD string         `json:"monthly_quota_usd,omitempty"`
+	Workflows       []WorkflowInfo `json:"workflows"`
+	UpdatedAt       time.Time      `json:"updated_at"`
+}
+
+// Lookup returns the entry named name.
+func (c *Catalog) Lookup(name string) (WorkflowInfo, bool) {
+	for _, w := range c.Workflows {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return WorkflowInfo{}, false
+}
+
+// Names lists the catalog's flow names in order.
+func (c *Catalog) Names() []string {
+	out := make([]string, 0, len(c.Workflows))
+	for _, w := range c.Workflows {
+		out = append(out, w.Name)
+	}
+	return out
+}
+
+// quotas are the monthly quotas the catalog's workers enforce.
+func (c *Catalog) quotas() Quotas {
+	var q Quotas
+	if d, err := budget.ParseUSD(c.MonthlyQuotaUSD); c.MonthlyQuotaUSD != "" && err == nil {
+		q.MonthlyUSD = &d
+	}
+	for _, w := range c.Workflows {
+		if d, err := budget.ParseUSD(w.MonthlyQuotaUSD); w.MonthlyQuotaUSD != "" && err == nil {
+			if q.PerWorkflow == nil {
+				q.PerWorkflow = map[string]decimal.Decimal{}
+			}
+			q.PerWorkflow[w.Name] = d
+		}
+	}
+	return q
+}
+
+// Workflows reads the catalog of the client's task queue. ErrNoCatalog means no worker has
+// ever published one there.
+func (c *Client) Workflows(ctx context.Context) (*Catalog, error) {
+	return readCatalog(ctx, c.tc, c.opts.TaskQueue)
+}
+
+func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*Catalog, error) {
+	resp, err := tc.DescribeWorkflowExecution(ctx, protocol.CatalogID(taskQueue), "")
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil, fmt.Errorf("task queue %s: %w", taskQueue, ErrNoCatalog)
+		}
+		return nil, fmt.Errorf("read catalog of %s: %w", taskQueue, err)
+	}
+	var cat Catalog
+	ok, err := protocol.DecodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), protocol.MemoCatalog, &cat)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog of %s: %w", taskQueue, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("task queue %s: %w", taskQueue, ErrNoCatalog)
+	}
+	return &cat, nil
+}

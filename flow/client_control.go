@@ -1,0 +1,140 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/protocol"
+)
+
+// CancelRequest asks Client.Cancel to cancel a run.
+type CancelRequest struct {
+	// Run is the run's ID.
+	Run string
+	// Reason says why; it shows in the run's error ("cancelled by alice: reason").
+	Reason string
+	// By is who cancels; empty means the client's identity.
+	By string
+}
+
+// Cancel cancels a run (and its children, which its cancellation reaches): OnError steps
+// run, and the run ends cancelled with "by WHO: reason" as its error. A run that has ended
+// returns a *RefusedError, an unknown one a *RunNotFoundError.
+func (c *Client) Cancel(ctx context.Context, r CancelRequest) error {
+	if r.By == "" {
+		r.By = c.opts.Identity
+	}
+	d, err := c.tc.DescribeWorkflowExecution(ctx, r.Run, "")
+	if err != nil {
+		return runError("cancel", r.Run, err)
+	}
+	if !protocol.IsOpen(d.GetWorkflowExecutionInfo().GetStatus()) {
+		return &RefusedError{Run: r.Run, What: "cancel", Reason: "the run has ended (" +
+			temporalStatusName(d.GetWorkflowExecutionInfo().GetStatus()) + ")"}
+	}
+	if err := c.tc.SignalWorkflow(ctx, r.Run, "", protocol.SignalCancel, protocol.CancelReason{By: r.By, Reason: r.Reason}); err != nil {
+		return c.refusal(ctx, r.Run, "cancel", err)
+	}
+	if err := c.tc.CancelWorkflow(ctx, r.Run, ""); err != nil {
+		return c.refusal(ctx, r.Run, "cancel", err)
+	}
+	return nil
+}
+
+// Plan runs the flow name with input on a worker with every step stubbed: nothing runs,
+// approvals are assumed granted, inputs and signals give zero values, and the returned
+// state lists the steps in order with their kinds, options and the money they would
+// reserve. Branches that depend on step results follow the zero values.
+func (c *Client) Plan(ctx context.Context, name string, input any) (*RunDescription, error) {
+	run, err := c.Start(ctx, name, input, StartOptions{ID: "plan-" + newRunID(name), plan: true})
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	return c.Wait(ctx, run.ID)
+}
+
+// PausedType is a paused workflow type, as Client.Paused lists it.
+type PausedType struct {
+	Workflow string    `json:"workflow"`
+	By       string    `json:"by,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Since    time.Time `json:"since"`
+}
+
+// Paused lists the paused workflow types of the client's task queue.
+func (c *Client) Paused(ctx context.Context) ([]PausedType, error) {
+	list, err := entity.ReadPaused(ctx, c.tc, c.opts.TaskQueue)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PausedType, len(list))
+	for i, p := range list {
+		out[i] = PausedType(p)
+	}
+	return out, nil
+}
+
+// PauseRequest asks Client.Pause to hold new runs of a workflow type, or Client.Resume to
+// let them go.
+type PauseRequest struct {
+	// Workflow is the flow's name; it must be in the task queue's catalog.
+	Workflow string
+	// Reason says why (shown by flowctl workflows); Resume ignores it.
+	Reason string
+	// By is who pauses or resumes; empty means the client's identity.
+	By string
+}
+
+// Pause holds new runs of r.Workflow in pending until Resume; running ones go on. It
+// returns once clients see the type paused.
+func (c *Client) Pause(ctx context.Context, r PauseRequest) error {
+	return c.control(ctx, protocol.ControlPause, r)
+}
+
+// Resume releases the held runs of r.Workflow and lets new ones start.
+func (c *Client) Resume(ctx context.Context, r PauseRequest) error {
+	r.Reason = ""
+	return c.control(ctx, protocol.ControlResume, r)
+}
+
+func (c *Client) control(ctx context.Context, signal string, r PauseRequest) error {
+	cat, err := c.Workflows(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := cat.Lookup(r.Workflow); !ok {
+		return &UnknownWorkflowError{Name: r.Workflow, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
+	}
+	if r.By == "" {
+		r.By = c.opts.Identity
+	}
+	m := protocol.ControlMessage{Workflow: r.Workflow, By: r.By, Reason: r.Reason}
+	if err := entity.SignalControl(ctx, c.tc, c.opts.TaskQueue, signal, m); err != nil {
+		return fmt.Errorf("%s %s: %w", signal, r.Workflow, err)
+	}
+	// Wait until clients see it, so a start right after a pause is held.
+	for i := 0; i < 100; i++ {
+		list, err := c.Paused(ctx)
+		if err == nil && isPaused(list, r.Workflow) == (signal == protocol.ControlPause) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s %s: not visible yet", signal, r.Workflow)
+}
+
+func isPaused(list []PausedType, name string) bool {
+	for _, p := range list {
+		if strings.EqualFold(p.Workflow, name) {
+			return p.Workflow == name
+		}
+	}
+	return false
+}

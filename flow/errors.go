@@ -1,0 +1,198 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// StepError is the error a step returns to its handler: which step failed and why. Err is
+// the cause: a Temporal error (an *temporal.ActivityError wrapping an application error,
+// a timeout or a cancellation), a *GuardError, or the validation error of a step that was
+// never dispatched. errors.As and errors.Is work through it.
+type StepError struct {
+	Step string
+	Kind StepKind
+	Err  error
+}
+
+// errorMessage is the most useful line of an error: an application error's message, or the
+// timeout or cancellation, without the activity wrapper's prefix.
+func errorMessage(err error) string {
+	var se *StepError
+	if errors.As(err, &se) && se != err {
+		return se.Error()
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Message()
+	}
+	var to *temporal.TimeoutError
+	if errors.As(err, &to) {
+		return "timed out (" + strings.ToLower(strings.TrimPrefix(to.TimeoutType().String(), "TIMEOUT_TYPE_")) + ")"
+	}
+	if isCancellation(err) {
+		return "cancelled"
+	}
+	return err.Error()
+}
+
+func isCancellation(err error) bool {
+	var ce *temporal.CanceledError
+	return errors.As(err, &ce) || errors.Is(err, workflow.ErrCanceled)
+}
+
+// VersionError is the failure of a run picked up by a worker whose flow has another
+// version than the run was started with.
+type VersionError struct {
+	Workflow, Started, Worker string
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("version: run of %s was started with version %q, this worker has version %q; "+
+		"run it on a worker with version %q (or keep versions compatible with workflow.GetVersion)",
+		e.Workflow, e.Started, e.Worker, e.Started)
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+
+func (e *permanentError) Unwrap() error { return e.err }
+
+// Permanent marks a handler's error as final: the run fails without further run attempts
+// (see MaxAttempts).
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+func (e *StepError) Error() string { return fmt.Sprintf("step %s: %s", e.Step, errorMessage(e.Err)) }
+
+// Unwrap returns the cause.
+func (e *StepError) Unwrap() error { return e.Err }
+
+// UnknownWorkflowError refuses a start whose flow name no worker serves on the queue.
+type UnknownWorkflowError struct {
+	Name      string
+	TaskQueue string
+	Known     []string
+}
+
+func (e *UnknownWorkflowError) Error() string {
+	known := "none"
+	if len(e.Known) > 0 {
+		known = strings.Join(e.Known, ", ")
+	}
+	return fmt.Sprintf("unknown workflow %q on task queue %s (known: %s)", e.Name, e.TaskQueue, known)
+}
+
+// InputError refuses a start whose input does not fit the flow's input type.
+type InputError struct {
+	Workflow string
+	Err      error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("bad input for %s: %v", e.Workflow, e.Err) }
+
+// Unwrap returns the cause.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// RunExistsError refuses a start whose ID belongs to a live run.
+type RunExistsError struct {
+	ID    string
+	RunID string
+	// Reason, when set, says why instead (an exclusive concurrency key held by ID).
+	Reason string
+}
+
+func (e *RunExistsError) Error() string {
+	if e.Reason != "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("run %s already exists and is still running", e.ID)
+}
+
+// RunNotFoundError is returned for a run ID the server does not know.
+type RunNotFoundError struct{ ID string }
+
+func (e *RunNotFoundError) Error() string { return fmt.Sprintf("run %s not found", e.ID) }
+
+// RefusedError is a vote, answer or signal the run (or the client, before sending) refused;
+// Reason says why. Nothing was recorded.
+type RefusedError struct {
+	Run    string
+	What   string // "vote on ship", "input release-notes", "signal deploy-done"
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s refused by run %s: %s", e.What, e.Run, e.Reason)
+}
+
+// ErrNoCatalog is returned when no worker has published a catalog on the task queue.
+var ErrNoCatalog = errors.New("no worker has published a catalog on this task queue (is flow-worker running with the same --task-queue?)")
+
+// isBudgetExceeded reports a budget refusal or crossing, here or in a child run.
+func isBudgetExceeded(err error) bool {
+	return errors.Is(err, budget.ErrExceeded) || errors.Is(err, budget.ErrQuotaExhausted) ||
+		ErrorTypeOf(err) == ErrorBudgetExceeded || ErrorTypeOf(err) == ErrorQuotaExhausted
+}
+
+// ErrorType is the type of a Temporal application error that gateflow fails a run or a
+// step with. Callers (a parent run, a Go client, a tool reading history) branch on it with
+// ErrorTypeOf or temporal.ApplicationError.Type; the values are stable.
+type ErrorType string
+
+// Application error types.
+const (
+	// ErrorBudgetExceeded ends a run whose money cap was reached (status budget_exceeded).
+	ErrorBudgetExceeded ErrorType = protocol.ErrorBudgetExceeded
+	// ErrorRejected ends a run whose approval was rejected (status rejected).
+	ErrorRejected ErrorType = protocol.ErrorRejected
+	// ErrorQuotaExhausted refuses a run whose monthly quota is used up.
+	ErrorQuotaExhausted ErrorType = protocol.ErrorQuotaExhausted
+	// ErrorVersionMismatch fails a run picked up by a worker with another flow version.
+	ErrorVersionMismatch ErrorType = protocol.ErrorVersionMismatch
+	// ErrorInvalidStep fails a step that can never run as written (not retried).
+	ErrorInvalidStep ErrorType = activities.InvalidStepErrorType
+	// ErrorShellExit, ErrorShellStart and ErrorShellTimeout fail shell steps: a non-zero
+	// exit, a command that could not start, a command killed at its timeout.
+	ErrorShellExit    ErrorType = activities.ShellExitErrorType
+	ErrorShellStart   ErrorType = activities.ShellStartErrorType
+	ErrorShellTimeout ErrorType = activities.ShellTimeoutErrorType
+	// ErrorHTTPStatus and ErrorHTTPTransport fail HTTP steps: an unexpected status, or no
+	// answer at all.
+	ErrorHTTPStatus    ErrorType = activities.HTTPStatusErrorType
+	ErrorHTTPTransport ErrorType = activities.HTTPTransportErrorType
+	// ErrorAgentBudget, ErrorAgentBadJSON, ErrorAgentRateLimited, ErrorAgentAPI,
+	// ErrorAgentUnpriced and ErrorAgentFailed fail agent steps (see package activities).
+	ErrorAgentBudget      ErrorType = activities.AgentBudgetErrorType
+	ErrorAgentBadJSON     ErrorType = activities.AgentBadJSONErrorType
+	ErrorAgentRateLimited ErrorType = activities.AgentRateLimitedErrorType
+	ErrorAgentAPI         ErrorType = activities.AgentAPIErrorType
+	ErrorAgentUnpriced    ErrorType = activities.AgentUnpricedErrorType
+	ErrorAgentFailed      ErrorType = activities.AgentFailedErrorType
+)
+
+// ErrorTypeOf is the application error type in err's chain, or "" when it has none.
+func ErrorTypeOf(err error) ErrorType {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return ErrorType(app.Type())
+	}
+	return ""
+}
+
+// newTypedError is a non-retryable application error of type t.
+func newTypedError(msg string, t ErrorType, cause error) error {
+	return temporal.NewNonRetryableApplicationError(msg, string(t), cause)
+}

@@ -1,0 +1,59 @@
+package flow
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/temporal"
+)
+
+// StepOption adjusts one step.
+type StepOption func(*stepOptions)
+
+type stepOptions struct {
+	timeout          time.Duration
+	heartbeatTimeout time.Duration
+	retry            *temporal.RetryPolicy
+	allowFailure     bool
+	costLimit        *decimal.Decimal
+}
+
+// StepTimeout bounds one attempt of the step (the activity's StartToCloseTimeout).
+func StepTimeout(d time.Duration) StepOption { return func(o *stepOptions) { o.timeout = d } }
+
+// HeartbeatTimeout is how long a step may go without a heartbeat before Temporal
+// considers its worker gone and retries it elsewhere.
+func HeartbeatTimeout(d time.Duration) StepOption {
+	return func(o *stepOptions) { o.heartbeatTimeout = d }
+}
+
+// Retry sets the step's retry policy (attempts, backoff, non-retryable error types).
+// Without it a step is tried up to three times for infrastructure failures (a lost worker,
+// a timeout, a provider's rate limit), and a command's own failure, such as a non-zero exit
+// or a 4xx answer, is not retried.
+func Retry(p temporal.RetryPolicy) StepOption {
+	return func(o *stepOptions) { o.retry = &p }
+}
+
+// AllowFailure lets the step fail without failing the run: the step is recorded as failed
+// (allowed), the handler gets the zero result and a nil error, and a run that otherwise
+// completes ends with status warning.
+func AllowFailure() StepOption { return func(o *stepOptions) { o.allowFailure = true } }
+
+// CostLimit declares what the step may cost at most: the step reserves it against the
+// run's cap before it is dispatched (a step that would take spend over the cap is not
+// dispatched), and a child run gets it as its cap when it is less than what is left.
+// Agent steps reserve their MaxBudgetUSD without it.
+func CostLimit(usd decimal.Decimal) StepOption {
+	return func(o *stepOptions) { o.costLimit = &usd }
+}
+
+// Defaults for steps.
+const (
+	DefaultStepTimeout      = time.Hour
+	DefaultHeartbeatTimeout = 30 * time.Second
+	DefaultStepAttempts     = 3
+)
+
+// DefaultBudgetPause is how long a run with the pause policy waits for a higher cap.
+const DefaultBudgetPause = 24 * time.Hour

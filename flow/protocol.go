@@ -1,0 +1,65 @@
+package flow
+
+import (
+	"encoding/json"
+
+	"github.com/gateflow/gateflow/internal/protocol"
+)
+
+// The messages a run understands, for tools that talk to runs without Go (the Temporal
+// CLI, another SDK, the Web UI's "Send an Update" and "Send a Signal"). Payloads are JSON.
+// In Go, use Client, which sends the same messages.
+//
+//	temporal workflow update execute --workflow-id RUN --name gateflow.approval \
+//	    --input '{"gate":"ship","kind":"approve","by":"alice","comment":"ok"}'
+//	temporal workflow update execute --workflow-id RUN --name gateflow.input \
+//	    --input '{"name":"release-notes","data":{"text":"..."},"by":"alice"}'
+//	temporal workflow signal --workflow-id RUN --name gateflow.signal \
+//	    --input '{"name":"deploy-done","key":"v1.2.3","id":"d-1","payload":{"ok":true},"sender":"ci"}'
+//	temporal workflow update execute --workflow-id RUN --name gateflow.budget --input '{"to":"5.00","by":"alice"}'
+//	temporal workflow query --workflow-id RUN --type gateflow.state
+//
+// An Update's Validator refuses what may not count (a vote from someone not allowed, an
+// answer that does not fit the schema, a cap below what is spent) with the reason, and a
+// refused Update leaves no trace in the run's history. A vote sent as a Signal cannot be
+// refused that way: the run records the refusal in RunState.Refused instead.
+const (
+	// UpdateApproval carries a vote (approval.Vote: gate, kind approve|reject|request_changes,
+	// by, comment) and returns a VoteResult.
+	UpdateApproval = protocol.UpdateApproval
+	// SignalApproval carries the same vote as a Signal.
+	SignalApproval = protocol.SignalApproval
+	// UpdateInput answers a human input request (InputAnswerRequest) and returns the accepted
+	// signals.InputAnswer.
+	UpdateInput = protocol.UpdateInput
+	// SignalName carries a signals.Envelope {name, key, id, payload, sender} to a run.
+	// Signals that arrive before the run waits for them are kept; an ID seen before is
+	// delivered once.
+	SignalName = protocol.SignalName
+	// UpdateBudget raises a run's money cap (BudgetRaise) and returns the new budget.Cap.
+	UpdateBudget = protocol.UpdateBudget
+	// QueryState returns the run's RunState.
+	QueryState = protocol.QueryState
+	// MemoState is the Memo key under which a closed run keeps its final RunState, so it
+	// can be read without a worker.
+	MemoState = protocol.MemoState
+)
+
+// InputAnswerRequest is the argument of the Update UpdateInput.
+type InputAnswerRequest struct {
+	// Name is the input request's step name.
+	Name string `json:"name"`
+	// Data is the answer, checked against the request's JSON Schema and the handler's type.
+	Data json.RawMessage `json:"data"`
+	// By is who answers.
+	By string `json:"by"`
+}
+
+// BudgetRaise is the argument of the Update UpdateBudget.
+type BudgetRaise struct {
+	// To is the new cap in dollars ("5.00"); it must be above the current cap and not
+	// below what the run has spent and reserved.
+	To string `json:"to"`
+	// By is who raises the cap.
+	By string `json:"by"`
+}

@@ -1,0 +1,71 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/workflow"
+)
+
+// WorkflowRegistry is what workflows are registered on: a Temporal worker, a
+// testsuite.TestWorkflowEnvironment or a worker.WorkflowReplayer.
+type WorkflowRegistry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}
+
+// ActivityRegistry is what activities are registered on: a Temporal worker or a
+// testsuite.TestWorkflowEnvironment.
+type ActivityRegistry interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// RegisterWorkflows registers flows (wrapped in gateflow's run wrapper with the defaults of
+// opts) and gateflow's entity workflows (catalog, mailbox, ledger) on r. NewWorker's Start
+// does this; testsuite uses it for unit tests and replays.
+func RegisterWorkflows(r WorkflowRegistry, opts WorkerOptions, flows ...Definition) error {
+	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
+		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0}
+	for _, f := range flows {
+		if f == nil {
+			return errors.New("register: a flow is nil")
+		}
+		if err := f.Err(); err != nil {
+			return fmt.Errorf("register: %w", err)
+		}
+		r.RegisterWorkflowWithOptions(f.workflowWith(cfg), workflow.RegisterOptions{Name: f.Name()})
+	}
+	entity.RegisterWorkflows(r)
+	return nil
+}
+
+// RegisterActivities registers gateflow's built-in step activities (shell, HTTP, agent with
+// opts' providers and prices) and its internal ones (mailbox, monthly ledgers) on r.
+func RegisterActivities(r ActivityRegistry, opts WorkerOptions) error {
+	providers := opts.Providers
+	if providers == nil {
+		var err error
+		if providers, err = ProvidersFromEnv(); err != nil {
+			return fmt.Errorf("worker: agent providers: %w", err)
+		}
+	}
+	prices := opts.Prices
+	if prices == nil {
+		prices = llm.DefaultPrices()
+	}
+	agents := &activities.AgentActivities{Router: llm.NewRouter(providers), Prices: prices}
+	queue := opts.TaskQueue
+	if queue == "" {
+		queue = DefaultTaskQueue
+	}
+	entity.RegisterActivities(r, queue, opts.Quotas.limitFor)
+	r.RegisterActivityWithOptions(eventActivities{sinks: opts.EventSinks}.deliver, activity.RegisterOptions{Name: protocol.EventActivity})
+	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
+	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
+	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
+	return nil
+}

@@ -1,0 +1,246 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// budgetPart is the run's money: the cap and its ledger (spend, reservations), what the
+// run does when the cap would be exceeded, and the monthly quotas. err, once set, ends the
+// run as budget_exceeded whatever the handler does with it.
+type budgetPart struct {
+	rt     *runner
+	ledger *budget.Ledger
+	policy budget.Policy
+	pause  time.Duration
+	err    error
+	// capVersion counts raises, so a paused step sees a new cap.
+	capVersion int
+	// quotasOn: the worker has monthly quotas, so costs are charged to its ledgers.
+	quotasOn bool
+	// waves counts Parallel calls per group name, for unique reservation keys.
+	waves map[string]int
+}
+
+// readOptions reads the start options a client put in the run's Memo; none is no error.
+func readOptions(wctx workflow.Context) (protocol.RunOptions, error) {
+	var o protocol.RunOptions
+	p, ok := workflow.GetInfo(wctx).Memo.GetFields()[protocol.MemoOptions]
+	if !ok {
+		return o, nil
+	}
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &o); err != nil {
+		return protocol.RunOptions{}, fmt.Errorf("the start options in memo %s cannot be read: %w", protocol.MemoOptions, err)
+	}
+	return o, nil
+}
+
+// newBudgetPart resolves the run's cap (start option, then the flow's, then the worker's,
+// never above a parent's remainder) and its policy.
+func newBudgetPart(rt *runner, cfg runConfig, opts protocol.RunOptions) *budgetPart {
+	b := &budgetPart{rt: rt, waves: map[string]int{}, quotasOn: cfg.quotas.any()}
+	var start, flowCap *decimal.Decimal
+	if d, err := budget.ParseUSD(opts.MaxCostUSD); err == nil && opts.MaxCostUSD != "" {
+		start = &d
+	}
+	if d, err := budget.ParseUSD(rt.info.MaxCostUSD); err == nil && rt.info.MaxCostUSD != "" {
+		flowCap = &d
+	}
+	c := budget.ResolveCap(start, flowCap, cfg.maxCost)
+	if p := rt.children.parent; p != nil && p.CapUSD != "" {
+		if d, err := budget.ParseUSD(p.CapUSD); err == nil && (!c.Set || d.LessThan(c.Amount)) {
+			c = budget.Cap{Amount: d, Set: true, Source: budget.Source("parent")}
+		}
+	}
+	b.ledger = budget.NewLedger(c)
+	rt.state.Budget = b.ledger
+	b.policy = rt.info.BudgetPolicy
+	if opts.BudgetPolicy != "" {
+		b.policy = opts.BudgetPolicy
+	}
+	b.pause = DefaultBudgetPause
+	if rt.info.BudgetPause > 0 {
+		b.pause = rt.info.BudgetPause
+	}
+	if opts.BudgetPause > 0 {
+		b.pause = opts.BudgetPause
+	}
+	if c.Set {
+		f, _ := c.Amount.Float64()
+		rt.pendingSA = append(rt.pendingSA, searchattr.MaxCostKey.ValueSet(f))
+	}
+	return b
+}
+
+// register registers the Update that raises the cap.
+func (b *budgetPart) register(wctx workflow.Context) error {
+	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateBudget,
+		func(ctx workflow.Context, r BudgetRaise) (budget.Cap, error) {
+			to, err := budget.ParseUSD(r.To)
+			if err != nil {
+				return budget.Cap{}, err
+			}
+			if err := b.ledger.Raise(to); err != nil {
+				return budget.Cap{}, err
+			}
+			b.capVersion++
+			f, _ := to.Float64()
+			if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.MaxCostKey.ValueSet(f)); err != nil {
+				workflow.GetLogger(ctx).Warn("upsert the raised cap", "error", err)
+			}
+			b.rt.publish()
+			return b.ledger.Cap, nil
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(ctx workflow.Context, r BudgetRaise) error {
+				to, err := budget.ParseUSD(r.To)
+				if err != nil {
+					return err
+				}
+				probe := *b.ledger
+				return probe.Raise(to)
+			},
+			Description: "Raise the run's money cap. Payload: {\"to\": \"5.00\", \"by\": \"alice\"}; the new cap must be above the current one and not below what is spent and reserved.",
+		})
+}
+
+// reserve sets money aside for a cost-bearing step before it is dispatched. When the cap
+// does not allow it, the pause policy waits for a higher cap; otherwise (or when the wait
+// ends) it returns the *budget.ExceededError and the run will end budget_exceeded.
+func (c *Context) reserve(items []budget.Item) error {
+	rt := c.run
+	for {
+		err := rt.budget.ledger.ReserveAll(items)
+		if err == nil || !errors.Is(err, budget.ErrExceeded) {
+			return err
+		}
+		if !c.pauseForBudget(err) {
+			rt.budget.err = err
+			rt.emit(c.wctx, EventBudgetExceeded, "", "", err.Error(), nil)
+			return err
+		}
+	}
+}
+
+// settle charges a finished step's cost (against its reservation, if it had one) and
+// reports a crossing of the cap the same way reserve does.
+func (c *Context) settleCost(key, step string, reserved bool, cost decimal.Decimal) error {
+	rt := c.run
+	now := workflow.Now(c.wctx)
+	var warnings []budget.Warning
+	var exceeded *budget.ExceededError
+	if r, ok := rt.budget.ledger.Reservation(key); ok && reserved {
+		warnings, exceeded = rt.budget.ledger.Settle(r, cost, step, now)
+	} else if cost.IsPositive() {
+		warnings, exceeded = rt.budget.ledger.Charge(key, step, cost, now)
+	}
+	for _, w := range warnings {
+		c.Logger().Warn("budget warning", "warning", w.String())
+		rt.emit(c.wctx, EventBudgetWarning, step, "", w.String(), map[string]any{"spent_usd": w.Spent.String(), "cap_usd": w.Cap.String()})
+	}
+	if cost.IsPositive() {
+		c.setStatus(rt.state.Status) // FlowCostUSD
+	}
+	for exceeded != nil {
+		if !c.pauseForBudget(exceeded) {
+			rt.budget.err = exceeded
+			rt.emit(c.wctx, EventBudgetExceeded, step, "", exceeded.Error(), nil)
+			return exceeded
+		}
+		if !rt.budget.ledger.Over() {
+			return nil
+		}
+	}
+	return nil
+}
+
+// pauseForBudget waits, with the pause policy, for someone to raise the cap; it reports
+// whether the cap was raised.
+func (c *Context) pauseForBudget(cause error) bool {
+	rt := c.run
+	if rt.budget.policy != budget.Pause {
+		return false
+	}
+	version := rt.budget.capVersion
+	c.wait(Wait{Kind: ForBudget})
+	c.Logger().Warn("budget paused", "reason", cause.Error())
+	raised, err := c.await(rt.budget.pause, "budget paused: "+cause.Error(), func() bool { return rt.budget.capVersion != version })
+	c.unwait(Wait{Kind: ForBudget})
+	return err == nil && raised
+}
+
+// chargeQuota adds a step's cost to the monthly ledgers (overall and the workflow's). The
+// charge is keyed by run and step, so a retried activity or a replay counts it once.
+func (c *Context) chargeQuota(stepKey string, cost decimal.Decimal) {
+	if !cost.IsPositive() || !c.run.budget.quotasOn {
+		return
+	}
+	// Money spent is charged even when the step's context was cancelled (fail-fast).
+	dctx, _ := workflow.NewDisconnectedContext(c.wctx)
+	actx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		Summary:             "monthly spend " + budget.FormatUSD(cost),
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
+	})
+	ch := protocol.QuotaCharge{
+		// Keyed by the Temporal run ID (unique, without "/"), not the reusable workflow ID.
+		Key: budget.ChargeKey(workflow.GetInfo(c.wctx).WorkflowExecution.RunID, stepKey), Amount: cost, Workflow: c.run.info.Name,
+		Month: budget.MonthOf(workflow.Now(c.wctx)),
+	}
+	if err := workflow.ExecuteActivity(actx, protocol.QuotaChargeActivity, ch).Get(dctx, nil); err != nil {
+		c.Logger().Error("charge the monthly ledgers", "key", ch.Key, "error", err)
+	}
+}
+
+// checkQuota refuses, before any step, a run not started by a Client (which checks
+// quotas itself) when a monthly quota of the worker is exhausted.
+func (b *budgetPart) checkQuota(c *Context, cfg runConfig, opts protocol.RunOptions) error {
+	rt := b.rt
+	if opts.QuotaChecked || rt.children.parent != nil || rt.plan {
+		return nil
+	}
+	if _, ok := cfg.quotas.limitFor(budget.AllScope); !ok {
+		if _, ok := cfg.quotas.limitFor(budget.WorkflowScope(rt.info.Name)); !ok {
+			return nil
+		}
+	}
+	actx := workflow.WithActivityOptions(c.wctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second, Summary: "monthly quota check",
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+	if err := workflow.ExecuteActivity(actx, protocol.QuotaCheckActivity, rt.info.Name).Get(c.wctx, nil); err != nil {
+		return fmt.Errorf("refused before any step: %w", err)
+	}
+	return nil
+}
+
+// Quotas are monthly spending limits (UTC months) a worker enforces on new runs: overall,
+// and per workflow. Runs already going are never stopped by a quota.
+type Quotas struct {
+	MonthlyUSD  *decimal.Decimal
+	PerWorkflow map[string]decimal.Decimal
+}
+
+// any reports whether a quota is configured.
+func (q Quotas) any() bool { return q.MonthlyUSD != nil || len(q.PerWorkflow) > 0 }
+
+func (q Quotas) limitFor(scope budget.Scope) (decimal.Decimal, bool) {
+	if scope == budget.AllScope {
+		if q.MonthlyUSD != nil {
+			return *q.MonthlyUSD, true
+		}
+		return decimal.Zero, false
+	}
+	name, _ := scope.Workflow()
+	d, ok := q.PerWorkflow[name]
+	return d, ok
+}

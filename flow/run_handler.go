@@ -1,0 +1,327 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// runConfig is what a worker adds to every flow it serves.
+type runConfig struct {
+	guards      Guards
+	maxAttempts int
+	directory   approval.Directory
+	maxCost     *decimal.Decimal
+	quotas      Quotas
+	events      bool
+}
+
+// runner is one run's wrapper: the state every part shares, and the parts. Each part owns
+// one concern of the run, registers its message handlers when the run starts and finishes
+// its work when the run ends (see end).
+type runner struct {
+	root  workflow.Context
+	info  WorkflowInfo
+	state *RunState
+	// guards are the limits in force (the flow's over the worker's, or the parent's).
+	guards Guards
+	// plan: the run is a plan; steps are recorded, not run.
+	plan bool
+	// pendingSA are search attribute updates to send with the next status upsert.
+	pendingSA []temporal.SearchAttributeUpdate
+	// onError are the cleanup steps registered with OnError.
+	onError []onErrorStep
+	// cancelReason says who cancelled the run and why (flowctl cancel --reason).
+	cancelReason string
+	// optionsErr is why the start options in the Memo could not be read; the run fails
+	// with it before any step.
+	optionsErr error
+
+	budget   *budgetPart   // run_budget.go: cap, reservations, pause and raise, quotas
+	people   *peoplePart   // run_people.go: approvals, inputs, signals, what the run waits for
+	children *childrenPart // run_children.go: the parent, child runs and their reports
+	events   *eventsPart   // run_events.go: deliveries to the worker's event sinks
+	permits  *permitsPart  // run_permits.go: paused workflow types and concurrency permits
+}
+
+// runHandler is gateflow's run wrapper around a handler: it sets the run up, runs the
+// checks that come before any step, runs the handler's attempts and records the end.
+func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfig, handler Handler[I, O], in I) (O, error) {
+	var zero O
+	rt, opts, err := newRunner(wctx, info, cfg)
+	if err != nil {
+		return zero, err
+	}
+	c := &Context{wctx: wctx, run: rt}
+	if err := rt.preChecks(c, cfg, opts); err != nil {
+		return zero, rt.end(c, err)
+	}
+	out, err := runAttempts(c, handler, in)
+	return out, rt.end(c, rt.outcome(err))
+}
+
+// newRunner builds the run's state and parts and registers the run's message handlers
+// (the state Query, people's Updates and Signals, the budget Update, the cancel reason).
+func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner, protocol.RunOptions, error) {
+	parent, parentErr := readParent(wctx)
+	guards := info.Guards.resolve(cfg.guards)
+	if parent != nil {
+		guards = parent.Guards
+	}
+	st := &RunState{
+		ID:          workflow.GetInfo(wctx).WorkflowExecution.ID,
+		Workflow:    info.Name,
+		Version:     info.Version,
+		Status:      StatusRunning,
+		StartedAt:   workflow.GetInfo(wctx).WorkflowStartTime,
+		Attempt:     1,
+		MaxAttempts: 1,
+		Guards:      guards,
+		Steps:       []StepRecord{},
+	}
+	if cfg.maxAttempts > 0 {
+		st.MaxAttempts = cfg.maxAttempts
+	}
+	if info.MaxAttempts > 0 {
+		st.MaxAttempts = info.MaxAttempts
+	}
+	rt := &runner{root: wctx, info: info, state: st, guards: guards}
+	rt.children = &childrenPart{parent: parent, reports: map[string]ChildRecord{}}
+	rt.people = newPeoplePart(rt, cfg.directory)
+	rt.events = &eventsPart{}
+	rt.permits = &permitsPart{}
+	if cfg.events {
+		// Runs started before the worker had event sinks replay without events.
+		rt.events.on = workflow.GetVersion(wctx, "gateflow.events", workflow.DefaultVersion, 1) == 1
+	}
+	if parent != nil {
+		st.Depth, st.ParentID = parent.Depth, parent.ParentID
+		if !parent.StartedAt.IsZero() {
+			// The wall-time guard covers the whole tree, from the top-level run's start.
+			st.StartedAt = parent.StartedAt
+		}
+	}
+	if err := workflow.SetQueryHandlerWithOptions(wctx, QueryState, func() (RunState, error) {
+		return st.clone(), nil
+	}, workflow.QueryHandlerOptions{Description: "The run's status, steps, cost and children"}); err != nil {
+		return nil, protocol.RunOptions{}, fmt.Errorf("register query %s: %w", QueryState, err)
+	}
+	if err := rt.people.register(wctx); err != nil {
+		return nil, protocol.RunOptions{}, err
+	}
+	opts, optsErr := readOptions(wctx)
+	rt.plan = opts.Plan
+	if opts.MaxAttempts > 0 {
+		st.MaxAttempts = opts.MaxAttempts
+	}
+	rt.budget = newBudgetPart(rt, cfg, opts)
+	if err := rt.budget.register(wctx); err != nil {
+		return nil, protocol.RunOptions{}, err
+	}
+	rt.listenForCancelReason(wctx)
+	rt.optionsErr = errors.Join(parentErr, optsErr)
+	return rt, opts, nil
+}
+
+// preChecks run before any step: the start options could be read, the flow's version
+// matches the run's, the monthly quotas allow the run, its type is not paused, and it
+// holds its concurrency permits. Then the run is running.
+func (rt *runner) preChecks(c *Context, cfg runConfig, opts protocol.RunOptions) error {
+	if rt.optionsErr != nil {
+		return rt.optionsErr
+	}
+	if err := rt.checkVersion(); err != nil {
+		return err
+	}
+	if err := rt.budget.checkQuota(c, cfg, opts); err != nil {
+		return err
+	}
+	if err := rt.permits.holdIfPaused(c, opts); err != nil {
+		return err
+	}
+	if err := rt.permits.acquire(c, opts.Concurrency); err != nil {
+		return err
+	}
+	if !opts.Paused {
+		c.setStatus(StatusRunning)
+	}
+	rt.publish()
+	return nil
+}
+
+// runAttempts runs the handler until an attempt succeeds, fails for good, or the run's
+// attempts are used up, waiting a growing pause between attempts.
+func runAttempts[I, O any](c *Context, handler Handler[I, O], in I) (O, error) {
+	rt, st := c.run, c.run.state
+	for {
+		out, err := handler(c, in)
+		if err == nil || !rt.retryable(err) || st.Attempt >= st.MaxAttempts {
+			return out, err
+		}
+		delay := attemptBackoff(st.Attempt)
+		c.Logger().Info("run attempt failed, retrying", "attempt", st.Attempt, "error", err, "delay", delay)
+		st.Attempt++
+		st.AllowedFailures = 0 // the outcome is the last attempt's
+		rt.publish()
+		if terr := workflow.NewTimerWithOptions(c.wctx, delay, workflow.TimerOptions{
+			Summary: fmt.Sprintf("run attempt %d of %d in %s", st.Attempt, st.MaxAttempts, delay),
+		}).Get(c.wctx, nil); terr != nil {
+			return out, terr
+		}
+	}
+}
+
+// outcome is the run's error once the handler returned err: a gate's deadline with
+// OnTimeout fail, or a crossing of the cap, end the run whatever the handler did.
+func (rt *runner) outcome(err error) error {
+	if err == nil && rt.people.failRun != nil {
+		err = rt.people.failRun
+	}
+	if rt.budget.err != nil && (err == nil || !isBudgetExceeded(err)) {
+		err = rt.budget.err
+	}
+	return err
+}
+
+// retryable reports whether a failed attempt may be followed by another.
+func (rt *runner) retryable(err error) bool {
+	var perm *permanentError
+	var verr *VersionError
+	switch {
+	case isCancellation(err), errors.Is(err, ErrGuard), errors.As(err, &perm), errors.As(err, &verr),
+		errors.Is(err, approval.ErrRejected), errors.Is(err, approval.ErrTimedOut), errors.Is(err, approval.ErrChangesRequested),
+		rt.people != nil && rt.people.failRun != nil,
+		isBudgetExceeded(err), rt.budget != nil && rt.budget.err != nil:
+		return false
+	}
+	return true
+}
+
+func attemptBackoff(attempt int) time.Duration {
+	d := time.Second << min(attempt-1, 6)
+	return min(d, time.Minute)
+}
+
+// statusOf is the final status of a run whose handler returned err.
+func statusOf(err error, allowedFailures int) Status {
+	switch {
+	case err == nil && allowedFailures > 0:
+		return StatusWarning
+	case err == nil:
+		return StatusCompleted
+	case isCancellation(err):
+		return StatusCancelled
+	case isBudgetExceeded(err):
+		return StatusBudgetExceeded
+	case errors.Is(err, approval.ErrRejected), ErrorTypeOf(err) == ErrorRejected:
+		return StatusRejected
+	}
+	return StatusFailed
+}
+
+// end records the run's outcome: it runs the OnError steps of a failed run, upserts
+// FlowStatus, keeps the final state in the Memo and reports to the parent run.
+func (rt *runner) end(c *Context, err error) error {
+	status := statusOf(err, rt.state.AllowedFailures)
+	if err != nil {
+		rt.runOnError(c, err)
+	}
+	msg := ""
+	switch {
+	case err == nil:
+	case isCancellation(err):
+		msg = "cancelled"
+		if rt.cancelReason != "" {
+			msg = "cancelled " + rt.cancelReason
+		}
+	default:
+		msg = err.Error()
+	}
+	wctx := rt.root
+	if status == StatusCancelled {
+		wctx, _ = workflow.NewDisconnectedContext(rt.root)
+	}
+	c = c.withWorkflow(wctx)
+	rt.state.finish(workflow.Now(wctx), status, msg)
+	c.setStatus(status)
+	rt.publish()
+	if merr := workflow.UpsertMemo(wctx, map[string]any{MemoState: rt.state.clone()}); merr != nil {
+		c.Logger().Warn("keep final state in memo", "error", merr)
+	}
+	rt.permits.release(c)
+	rt.children.reportToParent(wctx, rt.state)
+	rt.events.await(wctx)
+	if !rt.plan {
+		m := workflow.GetMetricsHandler(wctx).WithTags(map[string]string{"workflow": rt.info.Name})
+		m.WithTags(map[string]string{"status": string(status)}).Counter("gateflow_runs_total").Inc(1)
+		m.Counter("gateflow_run_cost_usd_micros_total").Inc(rt.state.CostUSD.Shift(6).IntPart())
+		if status == StatusBudgetExceeded {
+			m.Counter("gateflow_budget_exceeded_total").Inc(1)
+		}
+	}
+	var perm *permanentError
+	if errors.As(err, &perm) {
+		err = perm.err
+	}
+	// A parent (or a tool) tells these outcomes apart by the application error's type.
+	switch status {
+	case StatusBudgetExceeded:
+		return newTypedError(msg, ErrorBudgetExceeded, err)
+	case StatusRejected:
+		return newTypedError(msg, ErrorRejected, err)
+	}
+	return err
+}
+
+func (rt *runner) listenForCancelReason(wctx workflow.Context) {
+	ch := workflow.GetSignalChannel(wctx, protocol.SignalCancel)
+	workflow.Go(wctx, func(gctx workflow.Context) {
+		for {
+			var r protocol.CancelReason
+			ch.Receive(gctx, &r)
+			rt.cancelReason = "by " + r.By
+			if r.Reason != "" {
+				rt.cancelReason += ": " + r.Reason
+			}
+		}
+	})
+}
+
+// checkVersion compares the flow version the run was started with (FlowVersion) with this
+// worker's. On the run's first workflow task a mismatch fails the run; when a worker with
+// other code replays a run in progress, the workflow task fails with the reason and the
+// run waits, untouched, for a worker with the right version.
+func (rt *runner) checkVersion() error {
+	started, _ := workflow.GetTypedSearchAttributes(rt.root).GetKeyword(searchattr.VersionKey)
+	if started == "" {
+		if rt.info.Version != "" {
+			// Upserted with the first status.
+			rt.pendingSA = append(rt.pendingSA, searchattr.VersionKey.ValueSet(rt.info.Version))
+		}
+		return nil
+	}
+	if started == rt.info.Version {
+		return nil
+	}
+	verr := &VersionError{Workflow: rt.info.Name, Started: started, Worker: rt.info.Version}
+	if workflow.IsReplaying(rt.root) {
+		panic(verr.Error())
+	}
+	return newTypedError(verr.Error(), ErrorVersionMismatch, verr)
+}
+
+// wallTimeLeft is the run's remaining wall time under its guard, and whether it is limited.
+func (rt *runner) wallTimeLeft(now time.Time) (time.Duration, bool) {
+	if rt.guards.MaxWallTime < 0 {
+		return 0, false
+	}
+	left, _ := rt.guards.remaining(rt.state.StartedAt, now)
+	return left, true
+}

@@ -1,0 +1,79 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/display"
+	"go.temporal.io/sdk/workflow"
+)
+
+// runOnError runs the registered cleanup steps once, after the run failed with cause. When
+// the run was cancelled they run on a disconnected context, so they still run.
+func (rt *runner) runOnError(c *Context, cause error) {
+	steps := rt.onError
+	rt.onError = nil
+	if len(steps) == 0 {
+		return
+	}
+	wctx := c.wctx
+	if isCancellation(cause) {
+		wctx, _ = workflow.NewDisconnectedContext(rt.root)
+	}
+	cc := c.withWorkflow(wctx)
+	failedStep, msg := "", errorMessage(cause)
+	var se *StepError
+	if errors.As(cause, &se) {
+		failedStep, msg = se.Step, errorMessage(se.Err)
+	}
+	for _, s := range steps {
+		spec := withFailure(s.spec, failedStep, msg)
+		cl := cc.builtinCall(s.name, spec, s.opts)
+		cl.onError = true
+		var raw any
+		var describe func() outcome
+		switch spec.(type) {
+		case activities.Shell:
+			r := &activities.ShellResult{}
+			raw, describe = r, describeShell(r)
+		case activities.HTTP:
+			r := &activities.HTTPResult{}
+			raw, describe = r, describeHTTP(r)
+		case activities.Agent:
+			r := &activities.AgentResult{}
+			raw, describe = r, describeAgent(r)
+		default:
+			raw, describe = new(any), func() outcome { return outcome{} }
+		}
+		if err := cc.settle(cc.dispatch(cl), raw, describe); err != nil {
+			cc.Logger().Warn("on-error step failed", "step", s.name, "error", err)
+		}
+	}
+}
+
+// withFailure gives a cleanup step the failure it cleans up after.
+func withFailure(spec activities.Spec, step, msg string) activities.Spec {
+	switch s := spec.(type) {
+	case activities.Shell:
+		env := map[string]string{}
+		for k, v := range s.Env {
+			env[k] = v
+		}
+		env["GATEFLOW_ERROR_STEP"], env["GATEFLOW_ERROR_MESSAGE"] = step, msg
+		s.Env = env
+		return s
+	case activities.HTTP:
+		h := map[string]string{}
+		for k, v := range s.Headers {
+			h[k] = v
+		}
+		h["X-Gateflow-Error-Step"], h["X-Gateflow-Error-Message"] = step, display.Preview(oneLine(msg), 500)
+		s.Headers = h
+		return s
+	case activities.Agent:
+		s.Prompt = fmt.Sprintf("[Error context]\nStep %q failed: %s\n\n%s", step, msg, s.Prompt)
+		return s
+	}
+	return spec
+}

@@ -1,0 +1,256 @@
+package flow
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/signals"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// peoplePart is a run's state for the people in the loop: its approval gates and the
+// votes kept for gates not reached yet, its open input requests, the signals it buffered,
+// and what it waits for now.
+type peoplePart struct {
+	rt       *runner
+	dir      approval.Directory
+	gates    map[string]*approval.Gate
+	gateDirs map[string]approval.StaticDirectory
+	inbox    approval.Inbox
+	waiting  map[Wait]bool
+	inputs   map[string]*inputWait
+	// gateAttempt is the run attempt each gate was opened in.
+	gateAttempt map[string]int
+	// failRun is set when a gate's deadline closed it with OnTimeout fail.
+	failRun error
+	// signals are the signals that arrived and were not taken yet.
+	signals *signals.Buffer
+}
+
+func newPeoplePart(rt *runner, dir approval.Directory) *peoplePart {
+	return &peoplePart{rt: rt, dir: dir, gates: map[string]*approval.Gate{}, gateDirs: map[string]approval.StaticDirectory{},
+		waiting: map[Wait]bool{}, inputs: map[string]*inputWait{}, gateAttempt: map[string]int{}, signals: signals.NewBuffer(0, 0)}
+}
+
+// register installs the handlers for votes, answers and signals. They are in place
+// from the run's first workflow task, so votes sent right after the start are kept.
+func (p *peoplePart) register(wctx workflow.Context) error {
+	if err := workflow.SetUpdateHandlerWithOptions(wctx, UpdateApproval,
+		func(ctx workflow.Context, v approval.Vote) (VoteResult, error) { return p.applyVote(ctx, v) },
+		workflow.UpdateHandlerOptions{
+			Validator:   func(ctx workflow.Context, v approval.Vote) error { return p.checkVote(ctx, v) },
+			Description: "Vote on an approval gate: {gate, vote: approve|reject|request_changes, by, comment}",
+		}); err != nil {
+		return fmt.Errorf("register update %s: %w", UpdateApproval, err)
+	}
+	ch := workflow.GetSignalChannel(wctx, SignalApproval)
+	workflow.Go(wctx, func(gctx workflow.Context) {
+		for {
+			var v approval.Vote
+			ch.Receive(gctx, &v)
+			if err := p.checkVote(gctx, v); err != nil {
+				p.refuse(gctx, "vote", v.Gate, v.By, err)
+				continue
+			}
+			if _, err := p.applyVote(gctx, v); err != nil {
+				p.refuse(gctx, "vote", v.Gate, v.By, err)
+			}
+		}
+	})
+	if err := p.registerInputs(wctx); err != nil {
+		return err
+	}
+	return p.registerSignals(wctx)
+}
+
+// maxRefused bounds the refusals a run keeps (the newest), so senders cannot grow its
+// state without limit.
+const maxRefused = 100
+
+func (p *peoplePart) refuse(ctx workflow.Context, kind, name, by string, err error) {
+	rt := p.rt
+	rt.state.Refused = append(rt.state.Refused, RefusedMessage{Kind: kind, Name: name, By: by, Reason: err.Error(), At: workflow.Now(ctx)})
+	if over := len(rt.state.Refused) - maxRefused; over > 0 {
+		rt.state.Refused = append([]RefusedMessage(nil), rt.state.Refused[over:]...)
+	}
+	rt.publish()
+}
+
+// checkVote is the vote Validator: votes for an open or closed gate are checked against
+// its rules; votes for a gate the run has not reached yet need only be well formed (they
+// are checked against the gate's rules when it opens).
+func (p *peoplePart) checkVote(ctx workflow.Context, v approval.Vote) error {
+	rt := p.rt
+	v.Gate = strings.TrimSpace(v.Gate)
+	if g, ok := p.gates[v.Gate]; ok {
+		return g.Check(v, p.gateDirs[v.Gate])
+	}
+	if err := v.Validate(); err != nil {
+		return err
+	}
+	if rt.state.Status.Terminal() {
+		return fmt.Errorf("approval %s: the run has ended", v.Gate)
+	}
+	return nil
+}
+
+// applyVote counts a checked vote, or keeps it until its gate opens.
+func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (VoteResult, error) {
+	rt := p.rt
+	v.At = workflow.Now(ctx)
+	v.Gate = strings.TrimSpace(v.Gate)
+	g, ok := p.gates[v.Gate]
+	if !ok {
+		if err := p.inbox.Add(v); err != nil {
+			return VoteResult{}, err
+		}
+		rt.publish()
+		return VoteResult{Gate: v.Gate, Status: "queued"}, nil
+	}
+	dup := g.IsDuplicate(v)
+	d, err := g.Apply(v, p.gateDirs[v.Gate])
+	if err != nil {
+		return VoteResult{}, err
+	}
+	rt.publish()
+	res := VoteResult{Gate: g.Name, Status: "open", Approvals: len(g.Approvals()), Required: g.Request.Required, Decision: d}
+	switch {
+	case d != nil:
+		res.Status = string(d.Outcome)
+	case dup:
+		res.Status = "duplicate"
+	}
+	return res, nil
+}
+
+// inputWait is an open input request of a run.
+type inputWait struct {
+	input   *signals.Input
+	members approval.StaticDirectory
+	// decode checks that an answer decodes into the handler's type.
+	decode func(json.RawMessage) error
+}
+
+func (w *inputWait) isMember(group, user string) bool {
+	for _, m := range w.members[group] {
+		if m == user {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *peoplePart) registerInputs(wctx workflow.Context) error {
+	rt := p.rt
+	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateInput,
+		func(ctx workflow.Context, a InputAnswerRequest) (signals.InputAnswer, error) {
+			w := p.inputs[a.Name]
+			ans, err := w.input.Accept(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember)
+			rt.publish()
+			return ans, err
+		},
+		workflow.UpdateHandlerOptions{
+			Validator: func(ctx workflow.Context, a InputAnswerRequest) error {
+				w, ok := p.inputs[a.Name]
+				if !ok {
+					return fmt.Errorf("input %q: the run is not waiting for this input", a.Name)
+				}
+				if err := w.input.Check(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember); err != nil {
+					return err
+				}
+				if err := w.decode(a.Data); err != nil {
+					return &signals.AnswerError{Code: signals.CodeSchema, Name: a.Name, By: a.By, Errors: []string{err.Error()}, Err: err}
+				}
+				return nil
+			},
+			Description: "Answer a human input request: {name, data, by}",
+		})
+}
+
+func (p *peoplePart) registerSignals(wctx workflow.Context) error {
+	rt := p.rt
+	ch := workflow.GetSignalChannel(wctx, SignalName)
+	workflow.Go(wctx, func(gctx workflow.Context) {
+		for {
+			var e signals.Envelope
+			ch.Receive(gctx, &e)
+			if err := e.Validate(); err != nil {
+				p.refuse(gctx, "signal", e.Name, e.Sender, err)
+				continue
+			}
+			if e.SentAt.IsZero() {
+				e.SentAt = workflow.Now(gctx)
+			}
+			p.signals.Add(e)
+			rt.publish()
+		}
+	})
+	return nil
+}
+
+// mailbox runs the (un)subscribe activity for this run.
+func (c *Context) mailbox(op, name, key string, since time.Time) error {
+	actx := workflow.WithActivityOptions(c.wctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		Summary:             fmt.Sprintf("%s %s/%s", op, name, key),
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+	req := protocol.MailboxRequest{Name: name, Key: key, WorkflowID: c.RunID(), Since: since}
+	return workflow.ExecuteActivity(actx, op, req).Get(actx, nil)
+}
+
+// wait records that the run waits for w, with w's status.
+func (c *Context) wait(w Wait) {
+	c.run.people.waiting[w] = true
+	c.setStatus(w.Status())
+	c.run.publish()
+}
+
+// unwait records that the run no longer waits for w; its status follows what it still
+// waits for.
+func (c *Context) unwait(w Wait) {
+	delete(c.run.people.waiting, w)
+	c.setStatus(statusWhile(c.run.people.waits()))
+	c.run.publish()
+}
+
+// waits is what the run waits for, sorted by String.
+func (p *peoplePart) waits() []Wait {
+	out := make([]Wait, 0, len(p.waiting))
+	for w := range p.waiting {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// waitingList is the FlowWaiting search attribute's value (and RunState.Waiting).
+func (p *peoplePart) waitingList() []string {
+	waits := p.waits()
+	out := make([]string, len(waits))
+	for i, w := range waits {
+		out[i] = w.String()
+	}
+	sort.Strings(out)
+	return out
+}
+
+// waitingUpdate is the FlowWaiting update when it differs from the current value.
+func (p *peoplePart) waitingUpdate(sa temporal.SearchAttributes) (temporal.SearchAttributeUpdate, bool) {
+	want := p.waitingList()
+	cur, _ := sa.GetKeywordList(searchattr.WaitingKey)
+	if strings.Join(cur, "\x00") == strings.Join(want, "\x00") {
+		return nil, false
+	}
+	if len(want) == 0 {
+		return searchattr.WaitingKey.ValueUnset(), true
+	}
+	return searchattr.WaitingKey.ValueSet(want), true
+}

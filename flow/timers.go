@@ -1,0 +1,52 @@
+package flow
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// Sleep waits d on a durable timer (it survives worker restarts) recorded as the step name.
+// The run's status is sleeping meanwhile; the timer's summary in the Web UI is the name.
+// It returns an error only when the run is cancelled during the wait.
+func (c *Context) Sleep(name string, d time.Duration) error {
+	st := c.run.state
+	now := workflow.Now(c.wctx)
+	i := st.beginStep(name, KindSleep, now)
+	if d < 0 {
+		err := fmt.Errorf("sleep %s is negative", d)
+		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		c.run.publish()
+		return &StepError{Step: name, Kind: KindSleep, Err: err}
+	}
+	if c.run.plan {
+		st.endStep(i, now, StepPlanned, 0, "", "sleep "+d.String(), nil)
+		c.run.publish()
+		return nil
+	}
+	c.setStatus(StatusSleeping)
+	c.run.publish()
+	err := workflow.NewTimerWithOptions(c.wctx, d, workflow.TimerOptions{Summary: name}).Get(c.wctx, nil)
+	end := workflow.Now(c.wctx)
+	if err != nil {
+		st.endStep(i, end, StepCancelled, 0, errorMessage(err), "", nil)
+		c.run.publish()
+		return &StepError{Step: name, Kind: KindSleep, Err: err}
+	}
+	st.endStep(i, end, StepCompleted, 0, "", "slept "+d.String(), nil)
+	c.setStatus(StatusRunning)
+	c.run.publish()
+	return nil
+}
+
+// await waits for cond, at most timeout (0: no limit), with a timer summary for the Web
+// UI. It reports false when the timeout passed first.
+func (c *Context) await(timeout time.Duration, summary string, cond func() bool) (bool, error) {
+	if timeout <= 0 {
+		return true, workflow.Await(c.wctx, cond)
+	}
+	return workflow.AwaitWithOptions(c.wctx, workflow.AwaitOptions{
+		Timeout: timeout, TimerOptions: workflow.TimerOptions{Summary: summary},
+	}, cond)
+}

@@ -1,0 +1,124 @@
+package flow
+
+import (
+	"fmt"
+	"strings"
+)
+
+// WaitKind is what a run can wait for.
+type WaitKind string
+
+// Wait kinds.
+const (
+	// ForApproval: people's votes on an approval gate (Name is the gate).
+	ForApproval WaitKind = "approval"
+	// ForInput: an answer to a human input request (Name is the request).
+	ForInput WaitKind = "input"
+	// ForSignal: a signal (Name, and Key when the wait is keyed).
+	ForSignal WaitKind = "signal"
+	// ForBudget: a higher money cap for a run paused by its budget.
+	ForBudget WaitKind = "budget"
+	// ForResume: its paused workflow type to be resumed (Name is the type).
+	ForResume WaitKind = "resume"
+	// ForPermit: a permit of a concurrency group (Name is the group).
+	ForPermit WaitKind = "permit"
+)
+
+// Wait is one thing a run waits for. Its String form is what RunState.Waiting and the
+// FlowWaiting search attribute hold: "approval:ship", "input:release-notes",
+// "signal:deploy-done", "signal:deploy-done/v1.2.3", "budget", "resume:release",
+// "permit:deploys". Filter runs with it in `flowctl list --waiting-for` or a visibility
+// query such as FlowWaiting = 'approval:ship'.
+type Wait struct {
+	Kind WaitKind `json:"kind"`
+	Name string   `json:"name,omitempty"`
+	Key  string   `json:"key,omitempty"`
+}
+
+// String is the wait as RunState.Waiting and FlowWaiting hold it.
+func (w Wait) String() string {
+	s := string(w.Kind)
+	if w.Name != "" {
+		s += ":" + w.Name
+	}
+	if w.Key != "" {
+		s += "/" + w.Key
+	}
+	return s
+}
+
+// ParseWait reads a wait in its String form.
+func ParseWait(s string) (Wait, error) {
+	kind, rest, _ := strings.Cut(s, ":")
+	w := Wait{Kind: WaitKind(kind)}
+	switch w.Kind {
+	case ForBudget:
+		if rest != "" {
+			return Wait{}, fmt.Errorf("wait %q: budget takes no name", s)
+		}
+		return w, nil
+	case ForSignal:
+		w.Name, w.Key, _ = strings.Cut(rest, "/")
+	case ForApproval, ForInput, ForResume, ForPermit:
+		w.Name = rest
+	default:
+		return Wait{}, fmt.Errorf("wait %q: want approval:GATE, input:NAME, signal:NAME[/KEY], budget, resume:WORKFLOW or permit:GROUP", s)
+	}
+	if w.Name == "" {
+		return Wait{}, fmt.Errorf("wait %q: the name is empty", s)
+	}
+	return w, nil
+}
+
+// Status is the run's status while it waits for w alone.
+func (w Wait) Status() Status {
+	switch w.Kind {
+	case ForApproval:
+		return StatusAwaitingApproval
+	case ForInput:
+		return StatusAwaitingInput
+	case ForSignal:
+		return StatusWaitingSignal
+	case ForBudget:
+		return StatusBudgetPaused
+	}
+	return StatusPending
+}
+
+// Command is the flowctl command that ends the wait of run, with placeholders for what
+// the person chooses.
+func (w Wait) Command(run string) string {
+	switch w.Kind {
+	case ForApproval:
+		return fmt.Sprintf("flowctl approve %s %s", run, w.Name)
+	case ForInput:
+		return fmt.Sprintf("flowctl input %s %s --data '{...}'", run, w.Name)
+	case ForSignal:
+		if w.Key != "" {
+			return fmt.Sprintf("flowctl signal %s --key %s --data '{...}'", w.Name, w.Key)
+		}
+		return fmt.Sprintf("flowctl signal %s --run %s --data '{...}'", w.Name, run)
+	case ForBudget:
+		return fmt.Sprintf("flowctl budget raise %s --to USD", run)
+	case ForResume:
+		return "flowctl resume " + w.Name
+	}
+	return ""
+}
+
+// statusWhile is the run's status while it waits for all of waits: approvals first, then
+// inputs, then signals; running when it waits for none of those.
+func statusWhile(waits []Wait) Status {
+	next := StatusRunning
+	for _, w := range waits {
+		switch {
+		case w.Kind == ForApproval:
+			next = StatusAwaitingApproval
+		case w.Kind == ForInput && next != StatusAwaitingApproval:
+			next = StatusAwaitingInput
+		case w.Kind == ForSignal && next == StatusRunning:
+			next = StatusWaitingSignal
+		}
+	}
+	return next
+}

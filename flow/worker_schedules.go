@@ -1,0 +1,92 @@
+package flow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/gateflow/gateflow/internal/display"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/searchattr"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// ensureSchedules creates or updates the Temporal Schedules of the worker's flows.
+func (w *Worker) ensureSchedules(ctx context.Context) error {
+	sc := w.client.ScheduleClient()
+	for _, f := range w.flows {
+		info := f.Info()
+		for n, s := range info.Schedules {
+			id := protocol.ScheduleID(info.Name, n, w.opts.TaskQueue)
+			opts, err := scheduleOptions(id, info, s, w.opts.TaskQueue)
+			if err != nil {
+				return err
+			}
+			h := sc.GetHandle(ctx, id)
+			_, err = h.Describe(ctx)
+			var nf *serviceerror.NotFound
+			switch {
+			case errors.As(err, &nf):
+				if _, err := sc.Create(ctx, opts); err != nil {
+					return fmt.Errorf("create schedule %s: %w", id, err)
+				}
+			case err != nil:
+				return fmt.Errorf("describe schedule %s: %w", id, err)
+			default:
+				if err := h.Update(ctx, client.ScheduleUpdateOptions{DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+					sched := in.Description.Schedule
+					sched.Spec = &opts.Spec
+					sched.Action = opts.Action
+					if sched.Policy == nil {
+						sched.Policy = &client.SchedulePolicies{}
+					}
+					sched.Policy.Overlap = opts.Overlap
+					return &client.ScheduleUpdate{Schedule: &sched}, nil
+				}}); err != nil {
+					return fmt.Errorf("update schedule %s: %w", id, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func scheduleOptions(id string, info WorkflowInfo, s ScheduleInfo, queue string) (client.ScheduleOptions, error) {
+	overlap, err := overlapPolicy(s.Overlap)
+	if err != nil {
+		return client.ScheduleOptions{}, err
+	}
+	input := s.Input
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	sa := []temporal.SearchAttributeUpdate{
+		searchattr.StatusKey.ValueSet(string(StatusRunning)),
+		searchattr.CreatedByKey.ValueSet("schedule"),
+	}
+	if info.Category != "" {
+		sa = append(sa, searchattr.CategoryKey.ValueSet(info.Category))
+	}
+	if info.Version != "" {
+		sa = append(sa, searchattr.VersionKey.ValueSet(info.Version))
+	}
+	return client.ScheduleOptions{
+		ID:      id,
+		Spec:    client.ScheduleSpec{CronExpressions: []string{s.Spec}},
+		Overlap: overlap,
+		Paused:  s.Paused,
+		Note:    "created by a gateflow worker for " + info.Name,
+		Action: &client.ScheduleWorkflowAction{
+			ID:                    info.Name + "-scheduled",
+			Workflow:              info.Name,
+			Args:                  []any{input},
+			TaskQueue:             queue,
+			Memo:                  map[string]any{protocol.MemoOptions: protocol.RunOptions{}},
+			TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
+			StaticSummary:         display.Preview(info.Name+" (scheduled "+s.Spec+")", 200),
+		},
+	}, nil
+}

@@ -1,0 +1,208 @@
+package entity
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gateflow/gateflow/internal/protocol"
+)
+
+// SemaphoreState is a concurrency group's semaphore: at most Limit holders, the rest
+// waiting first come first served. It is in the semaphore's Memo for clients and its
+// input across continue-as-new.
+type SemaphoreState struct {
+	Group   string   `json:"group"`
+	Limit   int      `json:"limit"`
+	Holders []string `json:"holders"`
+	Waiting []string `json:"waiting"`
+}
+
+// Acquire asks for a permit for run (limit > 0 updates the group's limit). It reports
+// whether run holds one already (its grant was lost: the caller grants it again); a run
+// not yet waiting joins the queue.
+func (s *SemaphoreState) Acquire(run string, limit int) (held bool) {
+	if limit > 0 {
+		s.Limit = limit
+	}
+	if contains(s.Holders, run) {
+		return true
+	}
+	if !contains(s.Waiting, run) {
+		s.Waiting = append(s.Waiting, run)
+	}
+	return false
+}
+
+// Release gives run's permit back, or takes it out of the queue.
+func (s *SemaphoreState) Release(run string) {
+	s.Holders = without(s.Holders, run)
+	s.Waiting = without(s.Waiting, run)
+}
+
+// Next moves the first waiting run to the holders when a permit is free (a limit below 1
+// counts as 1) and returns it.
+func (s *SemaphoreState) Next() (string, bool) {
+	if len(s.Waiting) == 0 || len(s.Holders) >= max(s.Limit, 1) {
+		return "", false
+	}
+	run := s.Waiting[0]
+	s.Waiting = s.Waiting[1:]
+	s.Holders = append(s.Holders, run)
+	return run, true
+}
+
+// Drop takes run's permit away: its grant could not be delivered, or its run has closed.
+func (s *SemaphoreState) Drop(run string) { s.Holders = without(s.Holders, run) }
+
+// Idle reports whether nobody holds or waits.
+func (s *SemaphoreState) Idle() bool { return len(s.Holders) == 0 && len(s.Waiting) == 0 }
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func without(list []string, s string) []string {
+	for i, v := range list {
+		if v == s {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+const (
+	semaphoreMaxSeen = 500
+	// reclaimEvery is how often a semaphore with holders checks that they still run.
+	reclaimEvery = 5 * time.Second
+)
+
+// semaphoreWorkflow grants the permits of one group; it ends when idle.
+func semaphoreWorkflow(ctx workflow.Context, st SemaphoreState) error {
+	acquire := workflow.GetSignalChannel(ctx, protocol.SemaphoreAcquire)
+	release := workflow.GetSignalChannel(ctx, protocol.SemaphoreRelease)
+	permit := func(run string) error {
+		return workflow.SignalExternalWorkflow(ctx, run, "", protocol.SignalPermit, st.Group).Get(ctx, nil)
+	}
+	grant := func() {
+		for {
+			run, ok := st.Next()
+			if !ok {
+				return
+			}
+			if err := permit(run); err != nil {
+				st.Drop(run) // the run is gone
+			}
+		}
+	}
+	for n := 0; ; n++ {
+		if n >= semaphoreMaxSeen && acquire.Len() == 0 && release.Len() == 0 {
+			return workflow.NewContinueAsNewError(ctx, protocol.SemaphoreWorkflowType, st)
+		}
+		if st.Idle() && acquire.Len() == 0 && release.Len() == 0 && n > 0 {
+			return nil
+		}
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(acquire, func(c workflow.ReceiveChannel, _ bool) {
+			var m protocol.SemaphoreMessage
+			c.Receive(ctx, &m)
+			if st.Acquire(m.Run, m.Limit) {
+				if err := permit(m.Run); err != nil {
+					st.Drop(m.Run) // the run is gone
+				}
+			}
+		})
+		sel.AddReceive(release, func(c workflow.ReceiveChannel, _ bool) {
+			var m protocol.SemaphoreMessage
+			c.Receive(ctx, &m)
+			st.Release(m.Run)
+		})
+		tctx, cancel := workflow.WithCancel(ctx)
+		if len(st.Holders) > 0 {
+			sel.AddFuture(workflow.NewTimerWithOptions(tctx, reclaimEvery, workflow.TimerOptions{Summary: "check holders"}), func(workflow.Future) {
+				actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second,
+					RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
+				var closed []string
+				err := workflow.ExecuteActivity(actx, protocol.SemaphoreCheckActivity, st.Holders).Get(ctx, &closed)
+				if err != nil {
+					workflow.GetLogger(ctx).Warn("check the holders of a concurrency group", "group", st.Group, "error", err)
+				}
+				for _, r := range closed {
+					st.Drop(r)
+				}
+			})
+		}
+		sel.Select(ctx)
+		cancel()
+		grant()
+		if err := workflow.UpsertMemo(ctx, map[string]any{protocol.MemoSemaphore: st}); err != nil {
+			return err
+		}
+	}
+}
+
+// semaphoreActivities talk to semaphores and check holders.
+type semaphoreActivities struct{ queue string }
+
+func (s semaphoreActivities) signal(ctx context.Context, signal string, m protocol.SemaphoreMessage) error {
+	id := protocol.SemaphoreID(m.Group, s.queue)
+	_, err := activity.GetClient(ctx).SignalWithStartWorkflow(ctx, id, signal, m, client.StartWorkflowOptions{
+		ID: id, TaskQueue: s.queue, StaticSummary: "gateflow concurrency group " + m.Group,
+	}, protocol.SemaphoreWorkflowType, SemaphoreState{Group: m.Group, Limit: m.Limit})
+	return err
+}
+
+// check returns the holders whose runs have closed (or are unknown).
+func (s semaphoreActivities) check(ctx context.Context, holders []string) ([]string, error) {
+	var closed []string
+	for _, h := range holders {
+		d, err := activity.GetClient(ctx).DescribeWorkflowExecution(ctx, h, "")
+		if err != nil {
+			if protocol.IsNotFound(err) {
+				closed = append(closed, h)
+			}
+			continue
+		}
+		if !protocol.IsOpen(d.GetWorkflowExecutionInfo().GetStatus()) {
+			closed = append(closed, h)
+		}
+	}
+	return closed, nil
+}
+
+// ConcurrencyHolder is the live run that holds (or waits for) the permit of group on
+// queue, if any: an exclusive concurrency key is taken while it has one.
+func ConcurrencyHolder(ctx context.Context, tc client.Client, queue, group string) (string, error) {
+	resp, err := tc.DescribeWorkflowExecution(ctx, protocol.SemaphoreID(group, queue), "")
+	if err != nil {
+		if protocol.IsNotFound(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	if !protocol.IsOpen(resp.GetWorkflowExecutionInfo().GetStatus()) {
+		return "", nil
+	}
+	var st SemaphoreState
+	if _, err := protocol.DecodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), protocol.MemoSemaphore, &st); err != nil {
+		return "", err
+	}
+	holders := append(append([]string(nil), st.Holders...), st.Waiting...)
+	sort.Strings(holders)
+	for _, h := range holders {
+		if d, err := tc.DescribeWorkflowExecution(ctx, h, ""); err == nil && protocol.IsOpen(d.GetWorkflowExecutionInfo().GetStatus()) {
+			return h, nil
+		}
+	}
+	return "", nil
+}

@@ -1,0 +1,112 @@
+package protocol
+
+import "github.com/gateflow/gateflow/signals"
+
+// Messages people and tools send to a run (re-exported by flow/protocol.go).
+const (
+	// UpdateApproval is the Update that carries a vote (approval.Vote).
+	UpdateApproval = "gateflow.approval"
+	// SignalApproval carries the same vote as a Signal.
+	SignalApproval = "gateflow.approval"
+	// UpdateInput answers a human input request (InputAnswer).
+	UpdateInput = signals.InputUpdateName
+	// SignalName carries a signals.Envelope to a run.
+	SignalName = signals.SignalName
+	// UpdateBudget raises a run's money cap (BudgetRaise).
+	UpdateBudget = "gateflow.budget"
+	// QueryState answers a run's state (flow.RunState).
+	QueryState = "gateflow.state"
+	// MemoState is the Memo key of a closed run's final state (flow.RunState).
+	MemoState = "gateflow.state"
+)
+
+// Messages between a run, its parent, its client and the entities.
+const (
+	// MemoOptions is the Memo key under which a client passes a run's RunOptions.
+	MemoOptions = "gateflow.options"
+	// MemoParent is the Memo key a parent gives its child (ParentInfo).
+	MemoParent = "gateflow.parent"
+	// SignalChildReport carries a child's report to its parent when the child ends.
+	SignalChildReport = "gateflow.child"
+	// SignalCancel carries who cancels a run and why (CancelReason), just before the
+	// cancellation itself.
+	SignalCancel = "gateflow.cancel"
+	// SignalResume tells a held run its workflow type was resumed.
+	SignalResume = "gateflow.resume"
+	// SignalPermit grants a run its permit of a concurrency group (the group's name).
+	SignalPermit = "gateflow.permit"
+	// EventActivity delivers a run event to the worker's event sinks.
+	EventActivity = "gateflow.event"
+)
+
+// The catalog entity: one per task queue, holding what its workers serve in its Memo.
+const (
+	CatalogWorkflowType = "gateflow.catalog"
+	// CatalogPublishSignal carries a worker's entries to the catalog.
+	CatalogPublishSignal = "gateflow.catalog.publish"
+	// MemoCatalog is the Memo key of the catalog (CatalogState).
+	MemoCatalog = "gateflow.catalog"
+)
+
+// The control entity: one per task queue, holding the paused workflow types.
+const (
+	ControlWorkflowType = "gateflow.control"
+	// MemoPaused is the Memo key of the paused types ([]PausedType).
+	MemoPaused = "gateflow.paused"
+	// ControlPause, ControlResume and ControlHold are the control entity's signals
+	// (ControlMessage).
+	ControlPause  = "pause"
+	ControlResume = "resume"
+	ControlHold   = "hold"
+	// ControlHoldActivity asks the control entity to hold a run.
+	ControlHoldActivity = "gateflow.control.hold"
+)
+
+// The semaphore entity: one per concurrency group and task queue.
+const (
+	SemaphoreWorkflowType = "gateflow.semaphore"
+	// MemoSemaphore is the Memo key of a semaphore's SemaphoreState.
+	MemoSemaphore = "gateflow.semaphore"
+	// SemaphoreAcquire and SemaphoreRelease are the semaphore's signals (SemaphoreMessage).
+	SemaphoreAcquire = "acquire"
+	SemaphoreRelease = "release"
+	// SemaphoreSignalActivity signals (and starts) a semaphore; SemaphoreCheckActivity
+	// returns the holders whose runs have closed.
+	SemaphoreSignalActivity = "gateflow.semaphore.signal"
+	SemaphoreCheckActivity  = "gateflow.semaphore.check"
+)
+
+// The mailbox entity: one per signal name, key and task queue.
+const (
+	MailboxWorkflowType = "gateflow.mailbox"
+	// MailboxSubscribeActivity and MailboxUnsubscribeActivity (un)subscribe a run
+	// (MailboxRequest).
+	MailboxSubscribeActivity   = "gateflow.mailbox.subscribe"
+	MailboxUnsubscribeActivity = "gateflow.mailbox.unsubscribe"
+	// MailboxPost, MailboxSubscribe and MailboxUnsubscribe are the mailbox's signals.
+	MailboxPost        = "post"
+	MailboxSubscribe   = "subscribe"
+	MailboxUnsubscribe = "unsubscribe"
+)
+
+// The ledger entity: one per budget scope, month and task queue.
+const (
+	LedgerWorkflowType = "gateflow.ledger"
+	// MemoQuota is the Memo key of a ledger's QuotaSummary.
+	MemoQuota = "gateflow.quota"
+	// LedgerCharge is the ledger's signal (QuotaCharge).
+	LedgerCharge = "charge"
+	// QuotaChargeActivity charges a step's cost to the monthly ledgers; QuotaCheckActivity
+	// checks the monthly quotas of a run not started by a Client.
+	QuotaChargeActivity = "gateflow.quota.charge"
+	QuotaCheckActivity  = "gateflow.quota.check"
+)
+
+// Application error types a run (or an activity of gateflow's) fails with. Callers branch
+// on them through temporal.ApplicationError.Type; flow re-exports them as ErrorType values.
+const (
+	ErrorBudgetExceeded  = "gateflow.BudgetExceeded"
+	ErrorRejected        = "gateflow.Rejected"
+	ErrorQuotaExhausted  = "gateflow.QuotaExhausted"
+	ErrorVersionMismatch = "gateflow.Version"
+)

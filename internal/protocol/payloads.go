@@ -1,0 +1,104 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/gateflow/gateflow/budget"
+)
+
+// RunOptions are the start options a client passes to a run in its Memo (MemoOptions).
+type RunOptions struct {
+	MaxCostUSD   string        `json:"max_cost_usd,omitempty"`
+	BudgetPolicy budget.Policy `json:"budget_policy,omitempty"`
+	BudgetPause  time.Duration `json:"budget_pause,omitempty"`
+	// QuotaChecked is set by Client.Start, which refuses runs whose quota is exhausted;
+	// runs started otherwise (schedules, other tools) check it themselves before any step.
+	QuotaChecked bool `json:"quota_checked,omitempty"`
+	// MaxAttempts overrides the flow's run attempts; Labels are the run's labels.
+	MaxAttempts int               `json:"max_attempts,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	// Plan runs the handler with every step stubbed: nothing runs, people are assumed to
+	// agree, and the state lists the steps that would run.
+	Plan bool `json:"plan,omitempty"`
+	// Paused: the run's type was paused when it started; it waits in pending until resumed.
+	Paused bool `json:"paused,omitempty"`
+	// Concurrency are the run's concurrency groups and their limits.
+	Concurrency map[string]int `json:"concurrency,omitempty"`
+}
+
+// CancelReason is the payload of SignalCancel.
+type CancelReason struct {
+	By     string `json:"by"`
+	Reason string `json:"reason"`
+}
+
+// QuotaCharge is one cost for the monthly ledgers (LedgerCharge, QuotaChargeActivity).
+type QuotaCharge struct {
+	Key      string          `json:"key"`
+	Amount   decimal.Decimal `json:"amount"`
+	Workflow string          `json:"workflow"`
+	Month    string          `json:"month"`
+}
+
+// MailboxRequest asks the mailbox of (Name, Key) to add or drop a subscriber run.
+type MailboxRequest struct {
+	Name       string    `json:"name"`
+	Key        string    `json:"key"`
+	WorkflowID string    `json:"workflow_id"`
+	Since      time.Time `json:"since"`
+}
+
+// ControlMessage is a signal to the control entity: pause or resume a workflow type, or
+// hold a run (RunID) until its type is resumed.
+type ControlMessage struct {
+	Workflow string `json:"workflow"`
+	By       string `json:"by,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	RunID    string `json:"run_id,omitempty"`
+}
+
+// PausedType is a paused workflow type as the control entity keeps it in its Memo.
+type PausedType struct {
+	Workflow string    `json:"workflow"`
+	By       string    `json:"by,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Since    time.Time `json:"since"`
+}
+
+// SemaphoreMessage asks a semaphore for a permit of Group for Run, or gives it back.
+type SemaphoreMessage struct {
+	Group string `json:"group"`
+	Run   string `json:"run"`
+	Limit int    `json:"limit"`
+}
+
+// DecodeMemo decodes the Memo field key into v; it reports false when there is none.
+func DecodeMemo(m *commonpb.Memo, key string, v any) (bool, error) {
+	p, ok := m.GetFields()[key]
+	if !ok {
+		return false, nil
+	}
+	if err := converter.GetDefaultDataConverter().FromPayload(p, v); err != nil {
+		return false, fmt.Errorf("decode memo %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// IsNotFound reports whether err is the server's NotFound.
+func IsNotFound(err error) bool {
+	var nf *serviceerror.NotFound
+	return errors.As(err, &nf)
+}
+
+// IsOpen reports whether Temporal still runs the execution (running, or paused).
+func IsOpen(s enumspb.WorkflowExecutionStatus) bool {
+	return s == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || s == enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED
+}
