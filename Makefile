@@ -32,11 +32,12 @@ test: lint compose-lint build
 unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /internal/integration)
 
-## lint: gofmt and go vet
+## lint: gofmt, go vet and flowvet (determinism of flow handlers, see analyzer/doc.go)
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run ./cmd/flowvet ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
