@@ -1,5 +1,7 @@
 package activities
 
+import "github.com/shopspring/decimal"
+
 // Spec is a built-in step's input: it names the activity that runs it and checks itself
 // before it is dispatched. Shell, HTTP and Agent are Specs; flow.Context.OnError and the
 // parallel step constructors take them.
@@ -24,3 +26,16 @@ var (
 	_ Spec = HTTP{}
 	_ Spec = Agent{}
 )
+
+// CostReporter is implemented by the results of custom activities that know what the step
+// cost (flow.Step and flow.ActivityStep charge it to the run's budget and the monthly
+// ledgers).
+type CostReporter interface {
+	StepCostUSD() decimal.Decimal
+}
+
+// TokenReporter is implemented by the results of custom activities that used agent
+// tokens; flow counts them against the run's token guard.
+type TokenReporter interface {
+	StepTokens() (input, output int64)
+}

@@ -1,11 +1,11 @@
 package flow
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/events"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -53,7 +53,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	g.ApplyEarly(rt.people.inbox.Take(name), snap)
 
 	if !g.Closed() {
-		rt.emit(c.wctx, EventApprovalRequested, name, "", req.Message, map[string]any{
+		rt.emit(c.wctx, events.ApprovalRequested, name, "", req.Message, map[string]any{
 			"approvers": g.Request.Approvers, "required": g.Request.Required, "deadline": g.Deadline,
 			"command": Wait{Kind: ForApproval, Name: name}.Command(c.RunID())})
 		gm := workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{"workflow": rt.info.Name})
@@ -80,7 +80,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	}
 	d := *g.Decision
 	gerr := g.Err()
-	rt.emit(c.wctx, EventApprovalDecided, name, string(d.Outcome), d.Comment, map[string]any{"by": d.By, "votes": len(d.Votes)})
+	rt.emit(c.wctx, events.ApprovalDecided, name, string(d.Outcome), d.Comment, map[string]any{"by": d.By, "votes": len(d.Votes)})
 	status := StepCompleted
 	if gerr != nil {
 		status = StepFailed
@@ -115,9 +115,6 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// IsRejected reports whether err is an approval rejection.
-func IsRejected(err error) bool { return errors.Is(err, approval.ErrRejected) }
-
 // VoteResult is what a vote sent as an Update returns.
 type VoteResult struct {
 	Gate string `json:"gate"`
@@ -129,10 +126,3 @@ type VoteResult struct {
 	Required  int                `json:"required"`
 	Decision  *approval.Decision `json:"decision,omitempty"`
 }
-
-// Step kinds of people steps.
-const (
-	KindApproval StepKind = "approval"
-	KindInput    StepKind = "input"
-	KindSignal   StepKind = "signal"
-)

@@ -1,10 +1,7 @@
 package flow
 
 import (
-	"os"
-	"os/user"
-	"strings"
-
+	"github.com/gateflow/gateflow/internal/connect"
 	"go.temporal.io/sdk/client"
 )
 
@@ -30,7 +27,7 @@ func NewClient(c client.Client, opts ClientOptions) *Client {
 		opts.TaskQueue = DefaultTaskQueue
 	}
 	if opts.Identity == "" {
-		opts.Identity = CurrentUser()
+		opts.Identity = connect.CurrentUser()
 	}
 	return &Client{tc: c, opts: opts}
 }
@@ -40,14 +37,3 @@ func (c *Client) Temporal() client.Client { return c.tc }
 
 // TaskQueue is the client's task queue.
 func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
-
-// CurrentUser is the identity of the person at the keyboard: FLOW_USER, else the OS user.
-func CurrentUser() string {
-	if u := strings.TrimSpace(os.Getenv("FLOW_USER")); u != "" {
-		return u
-	}
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	return "unknown"
-}

@@ -86,7 +86,7 @@ type Run struct {
 // input is the run's input: a value to encode as JSON, or JSON itself as json.RawMessage
 // or []byte. nil means no input (the handler gets its input type's zero value).
 func (c *Client) Start(ctx context.Context, name string, input any, opts StartOptions) (*Run, error) {
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	cat, err := c.Workflows(ctx)

@@ -12,15 +12,6 @@ import (
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
-// Limits of start options.
-const (
-	MinPriority     = 1 // highest
-	MaxPriority     = 5 // lowest
-	DefaultPriority = 3
-	MaxLabels       = 20
-	MaxRunAttempts  = 100
-)
-
 var (
 	labelKeyPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9_.\-]{0,61}[a-z0-9])?$`)
 	idPattern       = regexp.MustCompile(`^[^\s/][^\s]{0,399}$`)
@@ -92,23 +83,6 @@ func validateStart(o StartOptions, now time.Time) error {
 		return fmt.Errorf("max attempts %d: want 1 to %d", o.MaxAttempts, MaxRunAttempts)
 	}
 	return nil
-}
-
-// ParseLabels reads "k=v" pairs (flowctl --label) into a map; a key given twice is an
-// error.
-func ParseLabels(pairs []string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, p := range pairs {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok {
-			return nil, fmt.Errorf("label %q: want key=value", p)
-		}
-		if _, dup := out[k]; dup {
-			return nil, fmt.Errorf("label %s given twice", k)
-		}
-		out[k] = v
-	}
-	return out, nil
 }
 
 // labelList is the FlowLabels search attribute's value: "k=v", sorted.

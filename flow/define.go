@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// Handler is a workflow author's function: it receives the run's Context and the decoded
+// handler is a workflow author's function: it receives the run's Context and the decoded
 // input and returns the output or an error.
-type Handler[I, O any] func(ctx *Context, in I) (O, error)
+type handler[I, O any] func(ctx *Context, in I) (O, error)
 
 // Definition is a defined flow as a worker registers it. *Flow[I, O] implements it.
 type Definition interface {
@@ -33,7 +33,7 @@ type Definition interface {
 // Flow is a defined flow with input I and output O.
 type Flow[I, O any] struct {
 	info    WorkflowInfo
-	handler Handler[I, O]
+	handler handler[I, O]
 	err     error
 }
 
@@ -115,9 +115,9 @@ func OnBudgetExceeded(policy budget.Policy, pause time.Duration) Option {
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-/]{0,199}$`)
 
-// ValidateName reports whether name can be a flow name (a Temporal workflow type): 1–200
+// validateName reports whether name can be a flow name (a Temporal workflow type): 1–200
 // letters, digits and "_.-/", starting with a letter or digit.
-func ValidateName(name string) error {
+func validateName(name string) error {
 	if !namePattern.MatchString(name) {
 		return fmt.Errorf("flow name %q: want 1-200 letters, digits or _.-/ starting with a letter or digit", name)
 	}
@@ -140,7 +140,7 @@ func Define[I, O any](name string, handler func(ctx *Context, in I) (O, error), 
 		handler: handler,
 	}
 	var errs []error
-	if err := ValidateName(name); err != nil {
+	if err := validateName(name); err != nil {
 		errs = append(errs, err)
 	}
 	if handler == nil {

@@ -51,7 +51,7 @@ func TestValidateName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := ValidateName(tt.name)
+			err := validateName(tt.name)
 			if tt.ok {
 				assert.NoError(t, err)
 			} else {
@@ -146,7 +146,7 @@ func TestMaxCostUSDZeroIsAllowed(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
-	for _, s := range Statuses {
+	for _, s := range statuses {
 		t.Run(string(s), func(t *testing.T) {
 			got, err := ParseStatus(string(s))
 			require.NoError(t, err)
@@ -162,7 +162,7 @@ func TestParseStatus(t *testing.T) {
 				"sleeping, budget_paused, completed, warning, failed, rejected, cancelled, budget_exceeded", err.Error())
 		})
 	}
-	assert.Len(t, Statuses, 13, "every status of the design is listed")
+	assert.Len(t, statuses, 13, "every status of the design is listed")
 }
 
 func TestStatusTerminal(t *testing.T) {
@@ -170,7 +170,7 @@ func TestStatusTerminal(t *testing.T) {
 		StatusCompleted: true, StatusWarning: true, StatusFailed: true, StatusRejected: true,
 		StatusCancelled: true, StatusBudgetExceeded: true,
 	}
-	for _, s := range append(Statuses, Status(""), Status("bogus")) {
+	for _, s := range append(statuses, Status(""), Status("bogus")) {
 		t.Run(string(s), func(t *testing.T) {
 			assert.Equal(t, terminal[s], s.Terminal())
 		})

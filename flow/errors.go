@@ -48,13 +48,13 @@ func isCancellation(err error) bool {
 	return errors.As(err, &ce) || errors.Is(err, workflow.ErrCanceled)
 }
 
-// VersionError is the failure of a run picked up by a worker whose flow has another
+// versionError is the failure of a run picked up by a worker whose flow has another
 // version than the run was started with.
-type VersionError struct {
+type versionError struct {
 	Workflow, Started, Worker string
 }
 
-func (e *VersionError) Error() string {
+func (e *versionError) Error() string {
 	return fmt.Sprintf("version: run of %s was started with version %q, this worker has version %q; "+
 		"run it on a worker with version %q (or keep versions compatible with workflow.GetVersion)",
 		e.Workflow, e.Started, e.Worker, e.Started)
@@ -138,8 +138,13 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("%s refused by run %s: %s", e.What, e.Run, e.Reason)
 }
 
-// ErrNoCatalog is returned when no worker has published a catalog on the task queue.
-var ErrNoCatalog = errors.New("no worker has published a catalog on this task queue (is flow-worker running with the same --task-queue?)")
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrGuard is matched by every guard refusal (a *GuardError).
+	ErrGuard = errors.New("guard limit reached")
+	// ErrNoCatalog is returned when no worker has published a catalog on the task queue.
+	ErrNoCatalog = errors.New("no worker has published a catalog on this task queue (is flow-worker running with the same --task-queue?)")
+)
 
 // isBudgetExceeded reports a budget refusal or crossing, here or in a child run.
 func isBudgetExceeded(err error) bool {

@@ -88,12 +88,12 @@ func ExampleSchema_Check() {
 	// input: unknown field "versoin" (fields: dry_run, targets, version)
 }
 
-func ExampleValidateName() {
-	fmt.Println(flow.ValidateName("delivery/release"))
-	fmt.Println(flow.ValidateName("-oops") != nil)
+func ExampleFlow_Err() {
+	fmt.Println(flow.Define("delivery/release", release).Err())
+	fmt.Println(flow.Define("-oops", release).Err())
 	// Output:
 	// <nil>
-	// true
+	// define -oops: flow name "-oops": want 1-200 letters, digits or _.-/ starting with a letter or digit
 }
 
 func ExampleParseStatus() {

@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -44,9 +43,6 @@ func (g Guards) resolve(fallback Guards) Guards {
 		MaxWallTime:   time.Duration(pick(int64(g.MaxWallTime), int64(fallback.MaxWallTime), int64(DefaultGuards.MaxWallTime))),
 	}
 }
-
-// ErrGuard is matched (errors.Is) by every guard refusal.
-var ErrGuard = errors.New("guard limit reached")
 
 // GuardError says which limit a run reached.
 type GuardError struct {

@@ -149,7 +149,7 @@ func TestAttemptBackoff(t *testing.T) {
 
 func TestRunnerRetryable(t *testing.T) {
 	rt := &runner{}
-	verr := &VersionError{Workflow: "w", Started: "1", Worker: "2"}
+	verr := &versionError{Workflow: "w", Started: "1", Worker: "2"}
 	tests := []struct {
 		name string
 		err  error
@@ -189,7 +189,7 @@ func TestPermanent(t *testing.T) {
 }
 
 func TestVersionErrorMessage(t *testing.T) {
-	e := &VersionError{Workflow: "release", Started: "2", Worker: "3"}
+	e := &versionError{Workflow: "release", Started: "2", Worker: "3"}
 	assert.Equal(t, `version: run of release was started with version "2", this worker has version "3"; `+
 		`run it on a worker with version "2" (or keep versions compatible with workflow.GetVersion)`, e.Error())
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/signals"
 	"go.temporal.io/sdk/workflow"
@@ -54,7 +55,7 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 	st.Inputs = append(st.Inputs, in)
 	defer delete(rt.people.inputs, name)
 
-	rt.emit(ctx.wctx, EventInputRequested, name, "", req.Prompt, map[string]any{
+	rt.emit(ctx.wctx, events.InputRequested, name, "", req.Prompt, map[string]any{
 		"assignees": req.Assignees, "schema": req.Schema,
 		"command": Wait{Kind: ForInput, Name: name}.Command(ctx.RunID())})
 	wait := Wait{Kind: ForInput, Name: name}
@@ -71,7 +72,7 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 	if err := json.Unmarshal(orNull(in.Answer.Payload), &v); err != nil {
 		return fail(StepFailed, fmt.Errorf("input %s: decode the answer: %w", name, err))
 	}
-	rt.emit(ctx.wctx, EventInputReceived, name, "", "", map[string]any{"by": in.Answer.By})
+	rt.emit(ctx.wctx, events.InputReceived, name, "", "", map[string]any{"by": in.Answer.By})
 	st.endStep(i, workflow.Now(ctx.wctx), StepCompleted, 0, "", "answered by "+in.Answer.By+": "+display.Preview(string(in.Answer.Payload), 150), nil)
 	rt.publish()
 	return v, nil

@@ -48,12 +48,25 @@ func CostLimit(usd decimal.Decimal) StepOption {
 	return func(o *stepOptions) { o.costLimit = &usd }
 }
 
-// Defaults for steps.
+// Defaults and limits.
 const (
-	DefaultStepTimeout      = time.Hour
+	// DefaultTaskQueue is the task queue workers and clients use when none is given.
+	DefaultTaskQueue = "gateflow"
+	// DefaultStepTimeout bounds one attempt of a step without StepTimeout.
+	DefaultStepTimeout = time.Hour
+	// DefaultHeartbeatTimeout is a step's heartbeat timeout without HeartbeatTimeout.
 	DefaultHeartbeatTimeout = 30 * time.Second
-	DefaultStepAttempts     = 3
+	// DefaultStepAttempts is how often a step without Retry is tried for infrastructure
+	// failures.
+	DefaultStepAttempts = 3
+	// DefaultBudgetPause is how long a run with the pause policy waits for a higher cap.
+	DefaultBudgetPause = 24 * time.Hour
+	// MinPriority (highest), MaxPriority (lowest) and DefaultPriority bound
+	// StartOptions.Priority, Temporal's priority key.
+	MinPriority     = 1
+	MaxPriority     = 5
+	DefaultPriority = 3
+	// MaxLabels is the most labels a run has; MaxRunAttempts the most run attempts.
+	MaxLabels      = 20
+	MaxRunAttempts = 100
 )
-
-// DefaultBudgetPause is how long a run with the pause policy waits for a higher cap.
-const DefaultBudgetPause = 24 * time.Hour

@@ -240,7 +240,7 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 }
 
 // describeRaw describes an activity step's raw result; when the activity is a function,
-// the result is decoded into its result type so CostReporter and TokenReporter are charged
+// the result is decoded into its result type so activities.CostReporter and activities.TokenReporter are charged
 // as Step charges them.
 func describeRaw(raw *json.RawMessage, t reflect.Type) func() outcome {
 	return func() outcome {
@@ -253,10 +253,10 @@ func describeRaw(raw *json.RawMessage, t reflect.Type) func() outcome {
 			return o
 		}
 		for _, x := range []any{v.Interface(), v.Elem().Interface()} {
-			if cr, ok := x.(CostReporter); ok {
+			if cr, ok := x.(activities.CostReporter); ok {
 				o.cost = cr.StepCostUSD()
 			}
-			if tr, ok := x.(TokenReporter); ok {
+			if tr, ok := x.(activities.TokenReporter); ok {
 				o.tokens.Input, o.tokens.Output = tr.StepTokens()
 			}
 		}

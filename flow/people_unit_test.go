@@ -135,7 +135,7 @@ var gateFlow = Define("people/gate", func(ctx *Context, in gateIn) (gateOut, err
 		}
 	}
 	d, err := ctx.Approval("ship", in.Req)
-	out := gateOut{Decision: d, IsRejected: IsRejected(err)}
+	out := gateOut{Decision: d, IsRejected: errors.Is(err, approval.ErrRejected)}
 	var rej *approval.RejectedError
 	var chg *approval.ChangesRequestedError
 	var tmo *approval.TimedOutError

@@ -49,7 +49,7 @@ func RegisterActivities(r ActivityRegistry, opts WorkerOptions) error {
 	providers := opts.Providers
 	if providers == nil {
 		var err error
-		if providers, err = ProvidersFromEnv(); err != nil {
+		if providers, err = llm.ProvidersFromEnv(); err != nil {
 			return fmt.Errorf("worker: agent providers: %w", err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/shopspring/decimal"
@@ -125,7 +126,7 @@ func (c *Context) reserve(items []budget.Item) error {
 		}
 		if !c.pauseForBudget(err) {
 			rt.budget.err = err
-			rt.emit(c.wctx, EventBudgetExceeded, "", "", err.Error(), nil)
+			rt.emit(c.wctx, events.BudgetExceeded, "", "", err.Error(), nil)
 			return err
 		}
 	}
@@ -145,7 +146,7 @@ func (c *Context) settleCost(key, step string, reserved bool, cost decimal.Decim
 	}
 	for _, w := range warnings {
 		c.Logger().Warn("budget warning", "warning", w.String())
-		rt.emit(c.wctx, EventBudgetWarning, step, "", w.String(), map[string]any{"spent_usd": w.Spent.String(), "cap_usd": w.Cap.String()})
+		rt.emit(c.wctx, events.BudgetWarning, step, "", w.String(), map[string]any{"spent_usd": w.Spent.String(), "cap_usd": w.Cap.String()})
 	}
 	if cost.IsPositive() {
 		c.setStatus(rt.state.Status) // FlowCostUSD
@@ -153,7 +154,7 @@ func (c *Context) settleCost(key, step string, reserved bool, cost decimal.Decim
 	for exceeded != nil {
 		if !c.pauseForBudget(exceeded) {
 			rt.budget.err = exceeded
-			rt.emit(c.wctx, EventBudgetExceeded, step, "", exceeded.Error(), nil)
+			rt.emit(c.wctx, events.BudgetExceeded, step, "", exceeded.Error(), nil)
 			return exceeded
 		}
 		if !rt.budget.ledger.Over() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -21,9 +22,9 @@ type eventsPart struct {
 }
 
 // eventActivities deliver an event to every sink of the worker.
-type eventActivities struct{ sinks []EventSink }
+type eventActivities struct{ sinks []events.Sink }
 
-func (a eventActivities) deliver(ctx context.Context, e Event) error {
+func (a eventActivities) deliver(ctx context.Context, e events.Event) error {
 	for _, s := range a.sinks {
 		if err := s.Deliver(ctx, e); err != nil {
 			return err
@@ -34,13 +35,13 @@ func (a eventActivities) deliver(ctx context.Context, e Event) error {
 
 // emit sends an event to the worker's sinks, without holding the run up; end waits for
 // the deliveries.
-func (rt *runner) emit(wctx workflow.Context, t EventType, step, status, message string, data map[string]any) {
+func (rt *runner) emit(wctx workflow.Context, t events.Type, step, status, message string, data map[string]any) {
 	if !rt.events.on || rt.plan {
 		return
 	}
 	rt.events.seq++
 	info := workflow.GetInfo(wctx)
-	e := Event{
+	e := events.Event{
 		ID: fmt.Sprintf("%s/%d", info.WorkflowExecution.RunID, rt.events.seq), Type: t, Run: info.WorkflowExecution.ID,
 		Workflow: rt.info.Name, Step: step, Status: status, Message: message, Data: data, At: workflow.Now(wctx),
 	}

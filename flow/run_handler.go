@@ -53,7 +53,7 @@ type runner struct {
 
 // runHandler is gateflow's run wrapper around a handler: it sets the run up, runs the
 // checks that come before any step, runs the handler's attempts and records the end.
-func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfig, handler Handler[I, O], in I) (O, error) {
+func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfig, handler handler[I, O], in I) (O, error) {
 	var zero O
 	rt, opts, err := newRunner(wctx, info, cfg)
 	if err != nil {
@@ -158,7 +158,7 @@ func (rt *runner) preChecks(c *Context, cfg runConfig, opts protocol.RunOptions)
 
 // runAttempts runs the handler until an attempt succeeds, fails for good, or the run's
 // attempts are used up, waiting a growing pause between attempts.
-func runAttempts[I, O any](c *Context, handler Handler[I, O], in I) (O, error) {
+func runAttempts[I, O any](c *Context, handler handler[I, O], in I) (O, error) {
 	rt, st := c.run, c.run.state
 	for {
 		out, err := handler(c, in)
@@ -193,7 +193,7 @@ func (rt *runner) outcome(err error) error {
 // retryable reports whether a failed attempt may be followed by another.
 func (rt *runner) retryable(err error) bool {
 	var perm *permanentError
-	var verr *VersionError
+	var verr *versionError
 	switch {
 	case isCancellation(err), errors.Is(err, ErrGuard), errors.As(err, &perm), errors.As(err, &verr),
 		errors.Is(err, approval.ErrRejected), errors.Is(err, approval.ErrTimedOut), errors.Is(err, approval.ErrChangesRequested),
@@ -310,7 +310,7 @@ func (rt *runner) checkVersion() error {
 	if started == rt.info.Version {
 		return nil
 	}
-	verr := &VersionError{Workflow: rt.info.Name, Started: started, Worker: rt.info.Version}
+	verr := &versionError{Workflow: rt.info.Name, Started: started, Worker: rt.info.Version}
 	if workflow.IsReplaying(rt.root) {
 		panic(verr.Error())
 	}

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -20,7 +21,7 @@ func (c *Context) setStatus(s Status) {
 	}
 	c.run.state.Waiting = c.run.people.waitingList()
 	if cur, _ := sa.GetKeyword(searchattr.StatusKey); cur != string(s) {
-		c.run.emit(c.wctx, EventRunStatus, "", string(s), c.run.state.Error, map[string]any{"waiting": c.run.state.Waiting})
+		c.run.emit(c.wctx, events.RunStatus, "", string(s), c.run.state.Error, map[string]any{"waiting": c.run.state.Waiting})
 	}
 	if u, ok := c.run.people.waitingUpdate(sa); ok {
 		updates = append(updates, u)

@@ -9,6 +9,7 @@ import (
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/temporal"
@@ -106,7 +107,7 @@ func (c *Context) dispatch(cl call) *pending {
 	}
 	p.fut = workflow.ExecuteActivity(workflow.WithActivityOptions(c.wctx, ao), cl.activity, cl.args...)
 	c.run.publish()
-	c.run.emit(c.wctx, EventStepStarted, cl.name, string(StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group})
+	c.run.emit(c.wctx, events.StepStarted, cl.name, string(StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group})
 	return p
 }
 
@@ -140,7 +141,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
 		st.charge(p.idx, o.cost, o.tokens)
 		c.run.publish()
-		c.run.emit(c.wctx, EventStepCompleted, name, string(StepCompleted), "",
+		c.run.emit(c.wctx, events.StepCompleted, name, string(StepCompleted), "",
 			map[string]any{"kind": kind, "cost_usd": o.cost.String(), "output": o.output})
 		c.chargeQuota(key, o.cost)
 		if berr := c.settleCost(resKey, name, p.call.reserved, o.cost); berr != nil {
@@ -162,7 +163,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
 	st.charge(p.idx, fi.cost, fi.tokens)
-	c.run.emit(c.wctx, EventStepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": fi.cost.String()})
+	c.run.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": fi.cost.String()})
 	c.chargeQuota(key, fi.cost)
 	if berr := c.settleCost(resKey, name, p.call.reserved, fi.cost); berr != nil {
 		c.run.publish()

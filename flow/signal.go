@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/signals"
@@ -82,7 +83,7 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 		out = v
 		return nil
 	}
-	rt.emit(ctx.wctx, EventSignalAwaited, name, "", what, map[string]any{"key": key})
+	rt.emit(ctx.wctx, events.SignalAwaited, name, "", what, map[string]any{"key": key})
 	ctx.wait(wait)
 	defer ctx.unwait(wait)
 	for {
@@ -91,7 +92,7 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 			rt.people.refuse(ctx.wctx, "signal", step, r.Envelope.Sender, fmt.Errorf("%s (id %s): payload refused: %s", step, r.Envelope.ID, r.Error))
 		}
 		if ok {
-			rt.emit(ctx.wctx, EventSignalReceived, name, "", "", map[string]any{"key": key, "id": e.ID, "sender": e.Sender})
+			rt.emit(ctx.wctx, events.SignalReceived, name, "", "", map[string]any{"key": key, "id": e.ID, "sender": e.Sender})
 			sw.Received = &e
 			st.endStep(i, workflow.Now(ctx.wctx), StepCompleted, 0, "",
 				fmt.Sprintf("from %s: %s", e.Sender, display.Preview(string(e.Payload), 150)), nil)

@@ -31,8 +31,8 @@ const (
 	StatusBudgetExceeded   Status = "budget_exceeded"
 )
 
-// Statuses lists every run status in lifecycle order.
-var Statuses = []Status{
+// statuses lists every run status in lifecycle order.
+var statuses = []Status{
 	StatusPending, StatusRunning, StatusAwaitingApproval, StatusAwaitingInput, StatusWaitingSignal,
 	StatusSleeping, StatusBudgetPaused, StatusCompleted, StatusWarning, StatusFailed, StatusRejected,
 	StatusCancelled, StatusBudgetExceeded,
@@ -40,13 +40,13 @@ var Statuses = []Status{
 
 // ParseStatus checks that s names a run status.
 func ParseStatus(s string) (Status, error) {
-	for _, st := range Statuses {
+	for _, st := range statuses {
 		if string(st) == s {
 			return st, nil
 		}
 	}
-	names := make([]string, len(Statuses))
-	for i, st := range Statuses {
+	names := make([]string, len(statuses))
+	for i, st := range statuses {
 		names[i] = string(st)
 	}
 	return "", fmt.Errorf("want one of %s", strings.Join(names, ", "))
@@ -73,6 +73,9 @@ const (
 	KindChild    StepKind = "child"
 	KindSkip     StepKind = "skip"
 	KindSleep    StepKind = "sleep"
+	KindApproval StepKind = "approval"
+	KindInput    StepKind = "input"
+	KindSignal   StepKind = "signal"
 )
 
 // StepStatus is the status of one step.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/display"
-	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -88,20 +87,9 @@ func (c *Context) Agent(name string, a activities.Agent, opts ...StepOption) (ac
 	return res, err
 }
 
-// CostReporter is implemented by step results that know what the step cost; Step charges
-// it to the run.
-type CostReporter interface {
-	StepCostUSD() decimal.Decimal
-}
-
-// TokenReporter is implemented by step results that used agent tokens; Step counts them.
-type TokenReporter interface {
-	StepTokens() (input, output int64)
-}
-
 // Step runs any activity registered on the worker (Worker.RegisterActivity) as the step
 // name: activity is the activity function or its registered name. Results that implement
-// CostReporter or TokenReporter are charged to the run. Step options come from
+// activities.CostReporter or activities.TokenReporter are charged to the run. Step options come from
 // ctx.With(...).
 func Step[T any](ctx *Context, name string, activity any, args ...any) (T, error) {
 	var res T
@@ -124,10 +112,10 @@ func describeValue[T any](res *T) func() outcome {
 	return func() outcome {
 		var o outcome
 		v := any(*res)
-		if cr, ok := v.(CostReporter); ok {
+		if cr, ok := v.(activities.CostReporter); ok {
 			o.cost = cr.StepCostUSD()
 		}
-		if tr, ok := v.(TokenReporter); ok {
+		if tr, ok := v.(activities.TokenReporter); ok {
 			o.tokens.Input, o.tokens.Output = tr.StepTokens()
 		}
 		if b, err := json.Marshal(v); err == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/shopspring/decimal"
@@ -17,9 +18,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 )
-
-// DefaultTaskQueue is the task queue workers and clients use when none is given.
-const DefaultTaskQueue = "gateflow"
 
 // WorkerOptions configure a Worker.
 type WorkerOptions struct {
@@ -48,7 +46,7 @@ type WorkerOptions struct {
 	// WebhookSink, a LogSink, or your own. Deliveries are activities, so the workers of a
 	// task queue must agree on having sinks: adding sinks is safe for runs in progress,
 	// removing them while runs started with them go on is not (keep a LogSink instead).
-	EventSinks []EventSink
+	EventSinks []events.Sink
 	// Tags are what this worker offers (e.g. "gpu", "eu"): runs started with WorkerTags go
 	// only to workers that have every tag they need. At most protocol.MaxWorkerTags.
 	Tags []string
@@ -62,28 +60,6 @@ type WorkerOptions struct {
 	// Worker passes further options to the Temporal worker. TaskQueue, Identity and
 	// StopTimeout above take precedence over the same settings here.
 	Worker worker.Options
-}
-
-// ProvidersFromEnv configures the agent providers the environment describes: OpenAI (or
-// any compatible server) when OPENAI_API_KEY or OPENAI_BASE_URL is set, Anthropic when
-// ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set.
-func ProvidersFromEnv() (map[string]llm.Provider, error) {
-	out := map[string]llm.Provider{}
-	if os.Getenv("OPENAI_API_KEY") != "" || os.Getenv("OPENAI_BASE_URL") != "" {
-		p, err := llm.OpenAIFromEnv()
-		if err != nil {
-			return nil, err
-		}
-		out[llm.ProviderOpenAI] = p
-	}
-	if os.Getenv("ANTHROPIC_API_KEY") != "" || os.Getenv("ANTHROPIC_BASE_URL") != "" {
-		p, err := llm.AnthropicFromEnv()
-		if err != nil {
-			return nil, err
-		}
-		out[llm.ProviderAnthropic] = p
-	}
-	return out, nil
 }
 
 // Worker serves defined flows and gateflow's built-in step activities on a task queue.

@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/events"
 	"github.com/shopspring/decimal"
 
 	"github.com/gateflow/gateflow/approval"
@@ -244,10 +245,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	opts.Directory = directory
 	for _, u := range cfg.webhooks {
-		opts.EventSinks = append(opts.EventSinks, flow.WebhookSink{URL: u})
+		opts.EventSinks = append(opts.EventSinks, events.Webhook{URL: u})
 	}
 	if cfg.logEvents {
-		opts.EventSinks = append(opts.EventSinks, flow.LogSink{Logger: logging.New(stderr, "info", cfg.logFormat)})
+		opts.EventSinks = append(opts.EventSinks, events.Log{Logger: logging.New(stderr, "info", cfg.logFormat)})
 	}
 	w := flow.NewWorker(tc, opts, examples.All()...)
 	if err := w.Start(); err != nil {
@@ -316,7 +317,7 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 // agentConfig is the agent providers (the environment's, plus the scripted one the
 // examples use) and the price table (defaults, overridden by --prices).
 func agentConfig(cfg config) (map[string]llm.Provider, llm.PriceTable, error) {
-	providers, err := flow.ProvidersFromEnv()
+	providers, err := llm.ProvidersFromEnv()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,9 @@ package connect
 
 import (
 	"fmt"
+	"os"
+	"os/user"
+	"strings"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
@@ -46,4 +49,15 @@ func Options(r Request) (client.Options, error) {
 		o.Namespace = DefaultNamespace
 	}
 	return o, nil
+}
+
+// CurrentUser is the identity of the person at the keyboard: FLOW_USER, else the OS user.
+func CurrentUser() string {
+	if u := strings.TrimSpace(os.Getenv("FLOW_USER")); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
 }

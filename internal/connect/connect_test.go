@@ -62,3 +62,10 @@ func unset(t *testing.T, keys ...string) {
 		require.NoError(t, os.Unsetenv(k))
 	}
 }
+
+func TestCurrentUser(t *testing.T) {
+	t.Setenv("FLOW_USER", "  alice ")
+	assert.Equal(t, "alice", CurrentUser())
+	t.Setenv("FLOW_USER", "")
+	assert.NotEmpty(t, CurrentUser(), "falls back to the OS user")
+}

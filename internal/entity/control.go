@@ -47,7 +47,9 @@ func (s *ControlState) Resume(workflow string) []string {
 // now, the new one among them.
 func (s *ControlState) Hold(m protocol.ControlMessage) []string {
 	s.init()
-	s.Held[m.Workflow] = append(s.Held[m.Workflow], m.RunID)
+	if !contains(s.Held[m.Workflow], m.RunID) { // a retried hold lists the run once
+		s.Held[m.Workflow] = append(s.Held[m.Workflow], m.RunID)
+	}
 	if _, paused := s.Paused[m.Workflow]; paused {
 		return nil
 	}

@@ -106,11 +106,13 @@ func semaphoreWorkflow(ctx workflow.Context, st SemaphoreState) error {
 		}
 	}
 	for n := 0; ; n++ {
+		// Idle first: a semaphore that continued as new while idle would wait for ever.
+		// (A semaphore started by a signal has that signal pending in its first task.)
+		if st.Idle() && acquire.Len() == 0 && release.Len() == 0 {
+			return nil
+		}
 		if n >= semaphoreMaxSeen && acquire.Len() == 0 && release.Len() == 0 {
 			return workflow.NewContinueAsNewError(ctx, protocol.SemaphoreWorkflowType, st)
-		}
-		if st.Idle() && acquire.Len() == 0 && release.Len() == 0 && n > 0 {
-			return nil
 		}
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(acquire, func(c workflow.ReceiveChannel, _ bool) {

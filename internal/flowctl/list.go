@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/connect"
 )
 
 func (a *app) listCommand() *cobra.Command {
@@ -91,7 +92,7 @@ func (a *app) listCommand() *cobra.Command {
 // mine keeps the runs with an open gate the current user is listed on (by name; group
 // membership is resolved by the workers, so gates open to groups are kept too).
 func (a *app) mine(cmd *cobra.Command, c *flow.Client, runs []flow.RunSummary) []flow.RunSummary {
-	me := flow.CurrentUser()
+	me := connect.CurrentUser()
 	var out []flow.RunSummary
 	for _, r := range runs {
 		d, err := c.Describe(cmd.Context(), r.ID)

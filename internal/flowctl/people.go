@@ -9,6 +9,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -173,5 +174,5 @@ func identity(as string) string {
 	if strings.TrimSpace(as) != "" {
 		return strings.TrimSpace(as)
 	}
-	return flow.CurrentUser()
+	return connect.CurrentUser()
 }

@@ -54,7 +54,7 @@ func (a *app) startCommand() *cobra.Command {
 				so.ConcurrencyLimits[g] = v
 			}
 			if len(labels) > 0 {
-				l, err := flow.ParseLabels(labels)
+				l, err := parseLabels(labels)
 				if err != nil {
 					return usageErr("--label: %v", err)
 				}
@@ -177,4 +177,21 @@ func exactArgs(n int, names string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// parseLabels reads "k=v" pairs (flowctl --label) into a map; a key given twice is an
+// error.
+func parseLabels(pairs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			return nil, fmt.Errorf("label %q: want key=value", p)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("label %s given twice", k)
+		}
+		out[k] = v
+	}
+	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -24,13 +25,13 @@ import (
 // eventReceiver is a webhook endpoint that keeps every delivery.
 type eventReceiver struct {
 	mu     sync.Mutex
-	events []flow.Event
+	events []events.Event
 	keys   []string
 }
 
 func (r *eventReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	b, _ := io.ReadAll(req.Body)
-	var e flow.Event
+	var e events.Event
 	if json.Unmarshal(b, &e) != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		return
@@ -41,10 +42,10 @@ func (r *eventReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Unlock()
 }
 
-func (r *eventReceiver) forRun(run string) []flow.Event {
+func (r *eventReceiver) forRun(run string) []events.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []flow.Event
+	var out []events.Event
 	for _, e := range r.events {
 		if e.Run == run {
 			out = append(out, e)
@@ -63,7 +64,7 @@ func TestWebhookSinkGetsEachEventOnceAcrossAWorkerRestart(t *testing.T) {
 	queue := "events"
 	opts := flow.WorkerOptions{TaskQueue: queue, Directory: examples.Directory(), StopTimeout: time.Second,
 		Providers:  map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(testflows.BudgetRules()...)},
-		EventSinks: []flow.EventSink{flow.WebhookSink{URL: hook.URL}}}
+		EventSinks: []events.Sink{events.Webhook{URL: hook.URL}}}
 	w1 := flow.NewWorker(shared.tc, opts, append(examples.All(), testflows.All()...)...)
 	require.NoError(t, w1.Start())
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})

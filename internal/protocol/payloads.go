@@ -57,7 +57,8 @@ type MailboxRequest struct {
 }
 
 // ControlMessage is a signal to the control entity: pause or resume a workflow type, or
-// hold a run (RunID) until its type is resumed.
+// hold a run until its type is resumed. RunID is the held run's workflow ID (the control
+// entity signals it by that ID).
 type ControlMessage struct {
 	Workflow string `json:"workflow"`
 	By       string `json:"by,omitempty"`

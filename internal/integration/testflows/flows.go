@@ -196,7 +196,7 @@ type CountResult struct {
 	Cost decimal.Decimal `json:"cost"`
 }
 
-// StepCostUSD implements flow.CostReporter.
+// StepCostUSD implements activities.CostReporter.
 func (r CountResult) StepCostUSD() decimal.Decimal { return r.Cost }
 
 // Count is a custom activity: it counts the words of a text and costs $0.001 per word.

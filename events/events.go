@@ -1,4 +1,10 @@
-package flow
+// Package events delivers what happens in gateflow runs to the systems that want to know:
+// status changes, steps, approvals, inputs, signals and budget warnings, as Events with a
+// stable ID. A worker's sinks (WorkerOptions.EventSinks in package flow) receive them;
+// delivery is a Temporal activity, so a failed delivery is retried and a replay never
+// delivers again. Webhook POSTs each event as JSON; Log writes it to a logger; any type
+// with a Deliver method is a Sink.
+package events
 
 import (
 	"bytes"
@@ -12,31 +18,31 @@ import (
 	"go.temporal.io/sdk/log"
 )
 
-// EventType names what happened in a run.
-type EventType string
+// Type names what happened in a run.
+type Type string
 
 // Event types.
 const (
-	EventRunStatus         EventType = "run.status_changed"
-	EventStepStarted       EventType = "step.started"
-	EventStepCompleted     EventType = "step.completed"
-	EventStepFailed        EventType = "step.failed"
-	EventApprovalRequested EventType = "approval.requested"
-	EventApprovalDecided   EventType = "approval.decided"
-	EventInputRequested    EventType = "input.requested"
-	EventInputReceived     EventType = "input.received"
-	EventSignalAwaited     EventType = "signal.awaited"
-	EventSignalReceived    EventType = "signal.received"
-	EventBudgetWarning     EventType = "budget.warning"
-	EventBudgetExceeded    EventType = "budget.exceeded"
+	RunStatus         Type = "run.status_changed"
+	StepStarted       Type = "step.started"
+	StepCompleted     Type = "step.completed"
+	StepFailed        Type = "step.failed"
+	ApprovalRequested Type = "approval.requested"
+	ApprovalDecided   Type = "approval.decided"
+	InputRequested    Type = "input.requested"
+	InputReceived     Type = "input.received"
+	SignalAwaited     Type = "signal.awaited"
+	SignalReceived    Type = "signal.received"
+	BudgetWarning     Type = "budget.warning"
+	BudgetExceeded    Type = "budget.exceeded"
 )
 
-// Event is one thing that happened in a run, delivered to the worker's EventSinks. ID is
+// Event is one thing that happened in a run, delivered to the worker's sinks. ID is
 // unique and stable (the same event always has the same ID), so a receiver can drop a
 // redelivery.
 type Event struct {
 	ID       string         `json:"id"`
-	Type     EventType      `json:"type"`
+	Type     Type           `json:"type"`
 	Run      string         `json:"run"`
 	Workflow string         `json:"workflow"`
 	Step     string         `json:"step,omitempty"`
@@ -46,22 +52,22 @@ type Event struct {
 	At       time.Time      `json:"at"`
 }
 
-// EventSink receives events. Delivery runs as a Temporal activity, so a failed delivery is
+// Sink receives events. Delivery runs as a Temporal activity, so a failed delivery is
 // retried and a replay never delivers again.
-type EventSink interface {
+type Sink interface {
 	Deliver(ctx context.Context, e Event) error
 }
 
-// WebhookSink POSTs each event as JSON to URL, with the event's ID in the Idempotency-Key
+// Webhook POSTs each event as JSON to URL, with the event's ID in the Idempotency-Key
 // header; any status other than 2xx is an error (and the delivery is retried).
-type WebhookSink struct {
+type Webhook struct {
 	URL     string
 	Headers map[string]string
 	Client  *http.Client
 }
 
-// Deliver implements EventSink.
-func (s WebhookSink) Deliver(ctx context.Context, e Event) error {
+// Deliver implements Sink.
+func (s Webhook) Deliver(ctx context.Context, e Event) error {
 	body, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -92,11 +98,11 @@ func (s WebhookSink) Deliver(ctx context.Context, e Event) error {
 	return nil
 }
 
-// LogSink writes each event to a logger.
-type LogSink struct{ Logger log.Logger }
+// Log writes each event to a logger.
+type Log struct{ Logger log.Logger }
 
-// Deliver implements EventSink.
-func (s LogSink) Deliver(_ context.Context, e Event) error {
+// Deliver implements Sink.
+func (s Log) Deliver(_ context.Context, e Event) error {
 	s.Logger.Info("gateflow event", "id", e.ID, "type", e.Type, "run", e.Run, "workflow", e.Workflow,
 		"step", e.Step, "status", e.Status, "message", e.Message)
 	return nil
