@@ -28,6 +28,19 @@ const (
 	TimedOut Outcome = "timed_out"
 )
 
+// VoteStatus is how a gate stands after a vote, as the vote's sender learns it: the vote
+// was kept for a gate the run has not reached (VoteQueued), counted with more approvals
+// needed (VoteOpen), a repeat of this person's earlier vote (VoteDuplicate), or it closed
+// the gate with an Outcome (VoteStatus(outcome)).
+type VoteStatus string
+
+// Vote statuses besides the outcomes.
+const (
+	VoteQueued    VoteStatus = "queued"
+	VoteOpen      VoteStatus = "open"
+	VoteDuplicate VoteStatus = "duplicate"
+)
+
 // OnTimeout says what a gate's deadline does when it passes with the gate still open. The
 // empty value means RejectOnTimeout. It has no effect on a gate without a Timeout.
 type OnTimeout string

@@ -118,11 +118,11 @@ func errString(err error) string {
 // VoteResult is what a vote sent as an Update returns.
 type VoteResult struct {
 	Gate string `json:"gate"`
-	// Status is "queued" (the run has not reached the gate yet), "open" (counted; more
-	// approvals needed), "duplicate" (this person had already approved) or the gate's
-	// outcome when this vote closed it.
-	Status    string             `json:"status"`
-	Approvals int                `json:"approvals"`
-	Required  int                `json:"required"`
-	Decision  *approval.Decision `json:"decision,omitempty"`
+	// Status is approval.VoteQueued (the run has not reached the gate yet), VoteOpen
+	// (counted; more approvals needed), VoteDuplicate (this person had already approved) or
+	// the gate's outcome when this vote closed it.
+	Status    approval.VoteStatus `json:"status"`
+	Approvals int                 `json:"approvals"`
+	Required  int                 `json:"required"`
+	Decision  *approval.Decision  `json:"decision,omitempty"`
 }

@@ -6,30 +6,31 @@ import (
 
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/shopspring/decimal"
-	"go.temporal.io/sdk/client"
 )
 
-// RaiseBudget raises the cap of run (a run paused by its budget goes on) with the Update
-// gateflow.budget. A cap not above the current one, or below what the run has spent and
-// reserved, returns a *RefusedError.
-func (c *Client) RaiseBudget(ctx context.Context, run string, to decimal.Decimal, by string) (budget.Cap, error) {
-	if by == "" {
-		by = c.opts.Identity
-	}
-	what := "budget raise to " + budget.FormatUSD(to)
-	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: run, UpdateName: UpdateBudget, Args: []any{BudgetRaise{To: to.String(), By: by}},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err != nil {
-		return budget.Cap{}, c.refusal(ctx, run, what, err)
+// BudgetRequest asks Client.RaiseBudget to raise a run's money cap.
+type BudgetRequest struct {
+	// Run is the run's ID.
+	Run string
+	// To is the new cap; it must be above the current one and not below what the run has
+	// spent and reserved.
+	To decimal.Decimal
+	// By is who raises it; empty means the client's identity.
+	By string
+}
+
+// RaiseBudget raises the cap of run r.Run (a run paused by its budget goes on) with the
+// Update gateflow.budget and returns the new cap. A cap the run refuses returns a
+// *RefusedError.
+func (c *Client) RaiseBudget(ctx context.Context, r BudgetRequest) (budget.Cap, error) {
+	if r.By == "" {
+		r.By = c.opts.Identity
 	}
 	var cp budget.Cap
-	if err := h.Get(ctx, &cp); err != nil {
-		return budget.Cap{}, c.refusal(ctx, run, what, err)
-	}
-	return cp, nil
+	err := c.update(ctx, r.Run, "budget raise to "+budget.FormatUSD(r.To), UpdateBudget, protocol.BudgetRaise{To: r.To.String(), By: r.By}, &cp)
+	return cp, err
 }
 
 // SpendLine is one scope's spend in a month against its quota.

@@ -54,42 +54,50 @@ func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (VoteRes
 	if err := v.Validate(); err != nil {
 		return VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
 	}
-	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: run, UpdateName: UpdateApproval, Args: []any{v}, WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err != nil {
-		return VoteResult{}, c.refusal(ctx, run, what, err)
-	}
 	var res VoteResult
-	if err := h.Get(ctx, &res); err != nil {
-		return VoteResult{}, c.refusal(ctx, run, what, err)
-	}
-	return res, nil
+	err := c.update(ctx, run, what, UpdateApproval, v, &res)
+	return res, err
 }
 
-// Answer answers the input request name of run with data (JSON) as the Update
-// gateflow.input. An answer that does not fit the request's schema, comes from someone not
-// assigned, or arrives when the run does not wait for it, returns a *RefusedError.
-func (c *Client) Answer(ctx context.Context, run, name string, data json.RawMessage, by string) (signals.InputAnswer, error) {
-	if by == "" {
-		by = c.opts.Identity
+// AnswerRequest asks Client.Answer to answer a run's human input request.
+type AnswerRequest struct {
+	// Run is the run's ID; Name the input request's step name.
+	Run  string
+	Name string
+	// Data is the answer as JSON; it must fit the request's schema and the handler's type.
+	Data json.RawMessage
+	// By is who answers; empty means the client's identity.
+	By string
+}
+
+// Answer answers the input request r.Name of run r.Run with the Update gateflow.input. An
+// answer that does not fit the request's schema, comes from someone not assigned, or
+// arrives when the run does not wait for it, returns a *RefusedError and leaves no trace.
+func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnswer, error) {
+	if r.By == "" {
+		r.By = c.opts.Identity
 	}
-	what := "input " + name
-	if !json.Valid(data) {
-		return signals.InputAnswer{}, &InputError{Workflow: name, Err: errors.New("the answer is not valid JSON")}
-	}
-	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: run, UpdateName: UpdateInput, Args: []any{InputAnswerRequest{Name: name, Data: data, By: by}},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err != nil {
-		return signals.InputAnswer{}, c.refusal(ctx, run, what, err)
+	if !json.Valid(r.Data) {
+		return signals.InputAnswer{}, &InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
 	}
 	var ans signals.InputAnswer
-	if err := h.Get(ctx, &ans); err != nil {
-		return signals.InputAnswer{}, c.refusal(ctx, run, what, err)
+	err := c.update(ctx, r.Run, "input "+r.Name, UpdateInput, protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}, &ans)
+	return ans, err
+}
+
+// update sends the Update name with arg to run, waits for its result and decodes it into
+// out; a refusal is a *RefusedError about what.
+func (c *Client) update(ctx context.Context, run, what, name string, arg, out any) error {
+	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: run, UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return c.refusal(ctx, run, what, err)
 	}
-	return ans, nil
+	if err := h.Get(ctx, out); err != nil {
+		return c.refusal(ctx, run, what, err)
+	}
+	return nil
 }
 
 // Signal sends e to run, or, with no run and a key, to the mailbox of (e.Name, e.Key),

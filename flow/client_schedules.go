@@ -86,6 +86,15 @@ func (c *Client) Schedules(ctx context.Context) ([]ScheduleSummary, error) {
 // ScheduleAction is "trigger", "pause" or "unpause".
 type ScheduleAction string
 
+// Schedule actions.
+const (
+	// TriggerSchedule starts a run now, even when the schedule is paused.
+	TriggerSchedule ScheduleAction = "trigger"
+	// PauseSchedule and UnpauseSchedule stop and restart the schedule's runs.
+	PauseSchedule   ScheduleAction = "pause"
+	UnpauseSchedule ScheduleAction = "unpause"
+)
+
 // ControlSchedule triggers (a run now), pauses or unpauses the schedule id, or the first
 // schedule of the workflow named id.
 func (c *Client) ControlSchedule(ctx context.Context, id string, action ScheduleAction, note string) (string, error) {
@@ -95,11 +104,11 @@ func (c *Client) ControlSchedule(ctx context.Context, id string, action Schedule
 	h := c.tc.ScheduleClient().GetHandle(ctx, id)
 	var err error
 	switch action {
-	case "trigger":
+	case TriggerSchedule:
 		err = h.Trigger(ctx, client.ScheduleTriggerOptions{})
-	case "pause":
+	case PauseSchedule:
 		err = h.Pause(ctx, client.SchedulePauseOptions{Note: note})
-	case "unpause":
+	case UnpauseSchedule:
 		err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: note})
 	default:
 		return id, fmt.Errorf("schedule action %q: want trigger, pause or unpause", action)

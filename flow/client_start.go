@@ -18,6 +18,7 @@ import (
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/signals"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -279,14 +280,14 @@ func validJSON(b []byte) (json.RawMessage, error) {
 	return buf.Bytes(), nil
 }
 
-func checkInput(s *Schema, raw json.RawMessage) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return fmt.Errorf("input is not valid JSON: %w", err)
+// checkInput checks raw against a flow's published input schema (see typeschema.For);
+// an empty schema accepts anything.
+func checkInput(schema, raw json.RawMessage) error {
+	s, err := signals.CompileSchema(schema)
+	if err != nil {
+		return fmt.Errorf("the published input schema does not compile: %w", err)
 	}
-	return s.Check("input", v)
+	return s.Validate(raw)
 }
 
 func newRunID(name string) string {

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/internal/typeschema"
 )
 
 var temporalStatuses = []enumspb.WorkflowExecutionStatus{
@@ -174,21 +175,21 @@ func TestValidJSON(t *testing.T) {
 }
 
 func TestCheckInput(t *testing.T) {
-	schema := SchemaOf(reflect.TypeFor[stepsInput]())
+	schema := typeschema.For(reflect.TypeFor[stepsInput]())
 	tests := []struct {
 		name    string
-		schema  *Schema
+		schema  json.RawMessage
 		raw     string
 		wantErr string
 	}{
 		{"fits", schema, `{"steps":[{"name":"a","shell":{"command":"true","timeout":5}}]}`, ""},
 		{"null", schema, `null`, ""},
 		{"no schema accepts anything", nil, `[1,"x"]`, ""},
-		{"big integers stay exact", SchemaOf(reflect.TypeFor[int64]()), `9007199254740993`, ""},
-		{"wrong nested type", schema, `{"steps":[{"name":"a"},{"name":1}]}`, "input.steps[1].name: want a string, got a number"},
-		{"unknown field", schema, `{"stepz":[]}`, `input: unknown field "stepz" (fields: steps)`},
-		{"non-integer duration", schema, `{"steps":[{"shell":{"timeout":1.5}}]}`, "input.steps[0].shell.timeout: want an integer, got 1.5"},
-		{"invalid JSON", schema, `{`, "input is not valid JSON"},
+		{"big integers stay exact", typeschema.For(reflect.TypeFor[int64]()), `9007199254740993`, ""},
+		{"wrong nested type", schema, `{"steps":[{"name":"a"},{"name":1}]}`, "at /steps/1/name: "},
+		{"unknown field", schema, `{"stepz":[]}`, "stepz"},
+		{"non-integer duration", schema, `{"steps":[{"shell":{"timeout":1.5}}]}`, "at /steps/0/shell/timeout: "},
+		{"invalid JSON", schema, `{`, "not valid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/typeschema"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -135,7 +137,7 @@ func Define[I, O any](name string, handler func(ctx *Context, in I) (O, error), 
 			Name:        name,
 			InputType:   typeName(reflect.TypeOf(&in).Elem()),
 			OutputType:  typeName(reflect.TypeOf(&out).Elem()),
-			InputSchema: SchemaOf(reflect.TypeOf(&in).Elem()),
+			InputSchema: typeschema.For(reflect.TypeOf(&in).Elem()),
 		},
 		handler: handler,
 	}
@@ -225,10 +227,12 @@ type WorkflowInfo struct {
 	// Schedules are the flow's schedules (see Schedule).
 	Schedules []ScheduleInfo `json:"schedules,omitempty"`
 	// Guards are the flow's own limits; zero fields are left to the worker.
-	Guards      Guards  `json:"guards"`
-	InputType   string  `json:"input_type"`
-	OutputType  string  `json:"output_type"`
-	InputSchema *Schema `json:"input_schema,omitempty"`
+	Guards     Guards `json:"guards"`
+	InputType  string `json:"input_type"`
+	OutputType string `json:"output_type"`
+	// InputSchema is the JSON Schema of the input type, as encoding/json decodes it:
+	// clients check a start's input against it before anything starts.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// PublishedBy is the identity of the worker that last published the entry.
 	PublishedBy string    `json:"published_by,omitempty"`
 	PublishedAt time.Time `json:"published_at"`

@@ -15,6 +15,7 @@ import (
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/typeschema"
 )
 
 type someType struct {
@@ -77,7 +78,7 @@ func TestDefineInfo(t *testing.T) {
 		MaxCostUSD:  "2.5",
 		InputType:   "github.com/gateflow/gateflow/flow.someType",
 		OutputType:  "github.com/gateflow/gateflow/flow.otherType",
-		InputSchema: &Schema{Type: "object", Properties: map[string]*Schema{"name": {Type: "string"}}},
+		InputSchema: typeschema.For(reflect.TypeFor[someType]()),
 	}, info)
 	assert.NotNil(t, f.workflow(), "the Temporal workflow function")
 	var d Definition = f

@@ -42,8 +42,8 @@ func TestDetailsMarkdownWithCostGroupsAllowedFailuresAndChildren(t *testing.T) {
 		"| step | kind | status | attempt | duration | cost | detail |\n" +
 		"| --- | --- | --- | --- | --- | --- | --- |\n" +
 		"| review | agent | completed | 1 | 2s | $0.1000 | looks good |\n" +
-		"| checks › lint | shell | failed (allowed) | 3 | 1.5s | - | exit code 1: style |\n" +
-		"| checks › unit | shell | cancelled | 1 | 1s | - | cancelled |\n" +
+		"| checks/lint | shell | failed (allowed) | 3 | 1.5s | - | exit code 1: style |\n" +
+		"| checks/unit | shell | cancelled | 1 | 1s | - | cancelled |\n" +
 		"| smoke | child | completed | 1 | 1m0s | $0.0235 | rel/smoke completed |\n" +
 		"| ↳ probe | http | completed | 1 | 1s | - | 200 OK |\n" +
 		"| ↳ deep | child | completed | 1 | 1s | $0.0200 |  |\n" +

@@ -1,10 +1,7 @@
 package flow_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"reflect"
 
 	"github.com/shopspring/decimal"
 
@@ -56,36 +53,6 @@ func ExampleDefine_mistakes() {
 	// Output:
 	// define bad name: flow name "bad name": want 1-200 letters, digits or _.-/ starting with a letter or digit
 	// max cost -1 is negative
-}
-
-func ExampleSchemaOf() {
-	s := flow.SchemaOf(reflect.TypeFor[ReleaseInput]())
-	b, _ := json.Marshal(s)
-	fmt.Println(string(b))
-	// Output:
-	// {"type":"object","properties":{"dry_run":{"type":"boolean"},"targets":{"type":"array","items":{"type":"string"}},"version":{"type":"string"}}}
-}
-
-func ExampleSchema_Check() {
-	s := flow.SchemaOf(reflect.TypeFor[ReleaseInput]())
-	for _, input := range []string{
-		`{"version":"1.2.3","targets":["eu","us"]}`,
-		`{"Version":"1.2.3"}`,
-		`{"version":"1.2.3","targets":["eu","us",3]}`,
-		`{"versoin":"1.2.3"}`,
-	} {
-		// Check wants values decoded with UseNumber, as flow.Client does.
-		dec := json.NewDecoder(bytes.NewReader([]byte(input)))
-		dec.UseNumber()
-		var v any
-		_ = dec.Decode(&v)
-		fmt.Println(s.Check("input", v))
-	}
-	// Output:
-	// <nil>
-	// <nil>
-	// input.targets[2]: want a string, got a number
-	// input: unknown field "versoin" (fields: dry_run, targets, version)
 }
 
 func ExampleFlow_Err() {

@@ -9,6 +9,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/display"
+	"github.com/gateflow/gateflow/internal/typeschema"
 	"github.com/gateflow/gateflow/signals"
 	"go.temporal.io/sdk/workflow"
 )
@@ -43,9 +44,12 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 		s, _ := approval.Snapshot(dir, approval.Request{Approvers: req.Assignees})
 		return s
 	}).Get(&members)
-	schema := SchemaOf(reflect.TypeOf(&zero).Elem())
+	schema, err := typeschema.Compile(reflect.TypeOf(&zero).Elem())
+	if err != nil {
+		return fail(StepFailed, fmt.Errorf("input %s: the schema of %T: %w", name, zero, err))
+	}
 	w := &inputWait{input: in, members: members, decode: func(raw json.RawMessage) error {
-		if err := checkInput(schema, orNull(raw)); err != nil {
+		if err := schema.Validate(orNull(raw)); err != nil {
 			return err
 		}
 		var v T

@@ -107,7 +107,7 @@ func TestParallelResultsInInputOrderWithEveryKind(t *testing.T) {
 	assert.Equal(t, time.Minute, stepByName(t, st, "b").EndedAt.Sub(start))
 	assert.Equal(t, 200, stepByName(t, st, "ping").HTTPStatus)
 	assert.Equal(t, "0.25", stepByName(t, st, "review").CostUSD.String())
-	assert.Contains(t, currentDetails(t, env), "| checks › a | shell | completed | 1 | 3m0s | - | a done |")
+	assert.Contains(t, currentDetails(t, env), "| checks/a | shell | completed | 1 | 3m0s | - | a done |")
 }
 
 func TestParallelWaitAllRunsEveryStepAndReturnsTheFirstFailure(t *testing.T) {

@@ -103,7 +103,7 @@ func TestKnownBugPeopleVoteGateNameIsNotTrimmed(t *testing.T) {
 	res := voteAt(env, time.Minute, approval.Vote{Gate: "ship ", Kind: approval.Approve, By: "alice"})
 	env.ExecuteWorkflow(gateFlow.Name(), gateIn{Req: approval.Request{Approvers: []string{"alice"}, Timeout: time.Hour}, Handle: true})
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, "approved", res.vote(t).Status, "the vote counts for the open gate")
+	assert.Equal(t, approval.VoteStatus("approved"), res.vote(t).Status, "the vote counts for the open gate")
 	var out gateOut
 	require.NoError(t, env.GetWorkflowResult(&out))
 	assert.Equal(t, approval.Approved, out.Decision.Outcome)

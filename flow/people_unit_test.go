@@ -204,7 +204,7 @@ func TestApprovalQuorumCountsDistinctAllowedVoters(t *testing.T) {
 	assert.ErrorContains(t, outsider.refusal(t), "approval ship: mallory may not decide (approvers: alice, bob, group:release)")
 
 	closing := member.vote(t)
-	assert.Equal(t, "approved", closing.Status, "a member of a listed group completes the quorum")
+	assert.Equal(t, approval.VoteStatus("approved"), closing.Status, "a member of a listed group completes the quorum")
 	assert.Equal(t, 2, closing.Approvals)
 	require.NotNil(t, closing.Decision)
 	assert.Equal(t, "carol", closing.Decision.By, "identities are trimmed")
@@ -253,7 +253,7 @@ func TestApprovalRefusesMalformedVotes(t *testing.T) {
 	for i, c := range cases {
 		assert.ErrorContains(t, outcomes[i].refusal(t), c.want, "vote %d", i)
 	}
-	assert.Equal(t, "approved", closing.vote(t).Status)
+	assert.Equal(t, approval.VoteStatus("approved"), closing.vote(t).Status)
 	assert.Equal(t, []string{"alice"}, voters(out.Decision.Votes), "refused votes left nothing behind")
 	st := queryState(t, env)
 	assert.Empty(t, st.Gates[0].Refused)
@@ -284,7 +284,7 @@ func TestApprovalVoteBeforeTheGateIsQueuedAndCountsWhenItOpens(t *testing.T) {
 	assert.Equal(t, StatusAwaitingApproval, opened.Status)
 
 	res := closing.vote(t)
-	assert.Equal(t, "approved", res.Status)
+	assert.Equal(t, approval.VoteStatus("approved"), res.Status)
 	assert.Equal(t, 2, res.Approvals)
 	assert.Equal(t, 2, res.Required)
 	assert.Equal(t, approval.Approved, out.Decision.Outcome)
@@ -300,7 +300,7 @@ func TestApprovalEarlyVotesThatMeetTheQuorumCloseTheGateAtOnce(t *testing.T) {
 	statuses := statusUpserts(env)
 	early := voteAt(env, time.Minute, approve("alice"))
 	out := runGate(t, env, gateIn{Req: approval.Request{Approvers: []string{"alice"}}, Before: 10 * time.Minute})
-	assert.Equal(t, "queued", early.vote(t).Status)
+	assert.Equal(t, approval.VoteStatus("queued"), early.vote(t).Status)
 	assert.Equal(t, approval.Approved, out.Decision.Outcome)
 	st := queryState(t, env)
 	ship := stepByName(t, st, "ship")
@@ -318,7 +318,7 @@ func TestApprovalRejection(t *testing.T) {
 		voteAt(env, time.Minute, approve("alice"))
 		res := voteAt(env, 2*time.Minute, reject)
 		out := runGate(t, env, gateIn{Req: req, Handle: true})
-		assert.Equal(t, "rejected", res.vote(t).Status, "one rejection closes the gate whatever approvals came before")
+		assert.Equal(t, approval.VoteStatus("rejected"), res.vote(t).Status, "one rejection closes the gate whatever approvals came before")
 		assert.Equal(t, "rejected", out.Err, "the handler gets an *approval.RejectedError")
 		assert.True(t, out.IsRejected)
 		assert.Equal(t, approval.Rejected, out.Decision.Outcome)
@@ -348,7 +348,7 @@ func TestApprovalRequestChangesCarriesTheComment(t *testing.T) {
 	env := newPeopleEnv(t, gateFlow)
 	res := voteAt(env, time.Minute, approval.Vote{Gate: "ship", Kind: "request-changes", By: "bob", Comment: "bump the version"})
 	out := runGate(t, env, gateIn{Req: approval.Request{Approvers: []string{"alice", "bob"}}, Handle: true})
-	assert.Equal(t, "changes_requested", res.vote(t).Status)
+	assert.Equal(t, approval.VoteStatus("changes_requested"), res.vote(t).Status)
 	assert.Equal(t, "changes", out.Err, "the handler gets an *approval.ChangesRequestedError")
 	assert.Equal(t, "bump the version", out.Comment)
 	assert.False(t, out.IsRejected)
@@ -453,7 +453,7 @@ func TestApprovalVotesSentAsSignalsFollowTheSameRules(t *testing.T) {
 	}
 	for i, w := range want {
 		r := st.Refused[i]
-		assert.Equal(t, "vote", r.Kind)
+		assert.Equal(t, RefusedVote, r.Kind)
 		assert.Equal(t, "ship", r.Name)
 		assert.Equal(t, w.by, r.By)
 		assert.Contains(t, r.Reason, w.reason)
@@ -501,7 +501,7 @@ func TestApprovalGroupMembershipIsSnapshottedWhenTheGateOpens(t *testing.T) {
 	out := runGate(t, env, gateIn{Req: approval.Request{Approvers: []string{"group:release"}}})
 
 	assert.ErrorContains(t, joined.refusal(t), "dave may not decide", "membership is the one the gate opened with")
-	assert.Equal(t, "approved", left.vote(t).Status)
+	assert.Equal(t, approval.VoteStatus("approved"), left.vote(t).Status)
 	assert.Equal(t, "carol", out.Decision.By)
 	assert.Equal(t, 1, dir.count(), "the directory is read once, when the gate opens")
 }
@@ -512,6 +512,6 @@ func TestApprovalGroupWithoutDirectoryAllowsNobodyFromIt(t *testing.T) {
 	user := voteAt(env, 2*time.Minute, approve("alice"))
 	out := runGate(t, env, gateIn{Req: approval.Request{Approvers: []string{"alice", "group:release"}}})
 	assert.ErrorContains(t, member.refusal(t), "cannot tell whether carol may decide")
-	assert.Equal(t, "approved", user.vote(t).Status)
+	assert.Equal(t, approval.VoteStatus("approved"), user.vote(t).Status)
 	assert.Equal(t, "alice", out.Decision.By)
 }

@@ -1,10 +1,6 @@
 package flow
 
-import (
-	"encoding/json"
-
-	"github.com/gateflow/gateflow/internal/protocol"
-)
+import "github.com/gateflow/gateflow/internal/protocol"
 
 // The messages a run understands, for tools that talk to runs without Go (the Temporal
 // CLI, another SDK, the Web UI's "Send an Update" and "Send a Signal"). Payloads are JSON.
@@ -24,19 +20,20 @@ import (
 // refused Update leaves no trace in the run's history. A vote sent as a Signal cannot be
 // refused that way: the run records the refusal in RunState.Refused instead.
 const (
-	// UpdateApproval carries a vote (approval.Vote: gate, kind approve|reject|request_changes,
-	// by, comment) and returns a VoteResult.
+	// UpdateApproval carries a vote {"gate", "kind": "approve"|"reject"|"request_changes",
+	// "by", "comment"} (approval.Vote) and returns a VoteResult.
 	UpdateApproval = protocol.UpdateApproval
 	// SignalApproval carries the same vote as a Signal.
 	SignalApproval = protocol.SignalApproval
-	// UpdateInput answers a human input request (InputAnswerRequest) and returns the accepted
-	// signals.InputAnswer.
+	// UpdateInput answers a human input request {"name", "data", "by"} and returns the
+	// accepted signals.InputAnswer.
 	UpdateInput = protocol.UpdateInput
 	// SignalName carries a signals.Envelope {name, key, id, payload, sender} to a run.
 	// Signals that arrive before the run waits for them are kept; an ID seen before is
 	// delivered once.
 	SignalName = protocol.SignalName
-	// UpdateBudget raises a run's money cap (BudgetRaise) and returns the new budget.Cap.
+	// UpdateBudget raises a run's money cap {"to": "5.00", "by"} and returns the new
+	// budget.Cap.
 	UpdateBudget = protocol.UpdateBudget
 	// QueryState returns the run's RunState.
 	QueryState = protocol.QueryState
@@ -44,22 +41,3 @@ const (
 	// can be read without a worker.
 	MemoState = protocol.MemoState
 )
-
-// InputAnswerRequest is the argument of the Update UpdateInput.
-type InputAnswerRequest struct {
-	// Name is the input request's step name.
-	Name string `json:"name"`
-	// Data is the answer, checked against the request's JSON Schema and the handler's type.
-	Data json.RawMessage `json:"data"`
-	// By is who answers.
-	By string `json:"by"`
-}
-
-// BudgetRaise is the argument of the Update UpdateBudget.
-type BudgetRaise struct {
-	// To is the new cap in dollars ("5.00"); it must be above the current cap and not
-	// below what the run has spent and reserved.
-	To string `json:"to"`
-	// By is who raises the cap.
-	By string `json:"by"`
-}

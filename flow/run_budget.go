@@ -85,7 +85,7 @@ func newBudgetPart(rt *runner, cfg runConfig, opts protocol.RunOptions) *budgetP
 // register registers the Update that raises the cap.
 func (b *budgetPart) register(wctx workflow.Context) error {
 	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateBudget,
-		func(ctx workflow.Context, r BudgetRaise) (budget.Cap, error) {
+		func(ctx workflow.Context, r protocol.BudgetRaise) (budget.Cap, error) {
 			to, err := budget.ParseUSD(r.To)
 			if err != nil {
 				return budget.Cap{}, err
@@ -102,7 +102,7 @@ func (b *budgetPart) register(wctx workflow.Context) error {
 			return b.ledger.Cap, nil
 		},
 		workflow.UpdateHandlerOptions{
-			Validator: func(ctx workflow.Context, r BudgetRaise) error {
+			Validator: func(ctx workflow.Context, r protocol.BudgetRaise) error {
 				to, err := budget.ParseUSD(r.To)
 				if err != nil {
 					return err

@@ -38,24 +38,8 @@ func detailsMarkdown(s *RunState, now time.Time) string {
 
 func writeStepRows(b *strings.Builder, steps []StepRecord, indent string, now time.Time) {
 	for _, st := range steps {
-		detail := st.Output
-		if st.Error != "" {
-			detail = st.Error
-		}
-		status := string(st.Status)
-		if st.AllowedFailure {
-			status += " (allowed)"
-		}
-		name := st.Name
-		if st.Group != "" {
-			name = st.Group + " › " + name
-		}
-		cost := "-"
-		if !st.CostUSD.IsZero() {
-			cost = "$" + st.CostUSD.StringFixed(4)
-		}
-		fmt.Fprintf(b, "| %s%s | %s | %s | %d | %s | %s | %s |\n", indent, mdEscape(name), st.Kind, status,
-			st.Attempt, st.Duration(now).Round(time.Millisecond), cost, mdEscape(display.Preview(oneLine(detail), 80)))
+		fmt.Fprintf(b, "| %s%s | %s | %s | %d | %s | %s | %s |\n", indent, mdEscape(st.Label()), st.Kind, st.StatusText(),
+			st.Attempt, st.Duration(now).Round(time.Millisecond), st.CostText(), mdEscape(st.Detail(80)))
 		if st.Child != nil && len(st.Child.Steps) > 0 {
 			writeStepRows(b, st.Child.Steps, indent+"↳ ", now)
 		}
@@ -129,10 +113,6 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 	b.WriteString("**Waiting for people**\n\n" + strings.Join(lines, "\n") + "\n\n")
 }
 
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
+func oneLine(s string) string { return display.OneLine(s) }
 
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "`", "'", "\n", " ").Replace(s)
-}
+func mdEscape(s string) string { return display.MarkdownCell(s) }

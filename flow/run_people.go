@@ -56,11 +56,11 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 			var v approval.Vote
 			ch.Receive(gctx, &v)
 			if err := p.checkVote(gctx, v); err != nil {
-				p.refuse(gctx, "vote", v.Gate, v.By, err)
+				p.refuse(gctx, RefusedVote, v.Gate, v.By, err)
 				continue
 			}
 			if _, err := p.applyVote(gctx, v); err != nil {
-				p.refuse(gctx, "vote", v.Gate, v.By, err)
+				p.refuse(gctx, RefusedVote, v.Gate, v.By, err)
 			}
 		}
 	})
@@ -74,7 +74,7 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 // state without limit.
 const maxRefused = 100
 
-func (p *peoplePart) refuse(ctx workflow.Context, kind, name, by string, err error) {
+func (p *peoplePart) refuse(ctx workflow.Context, kind RefusalKind, name, by string, err error) {
 	rt := p.rt
 	rt.state.Refused = append(rt.state.Refused, RefusedMessage{Kind: kind, Name: name, By: by, Reason: err.Error(), At: workflow.Now(ctx)})
 	if over := len(rt.state.Refused) - maxRefused; over > 0 {
@@ -112,7 +112,7 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (VoteResul
 			return VoteResult{}, err
 		}
 		rt.publish()
-		return VoteResult{Gate: v.Gate, Status: "queued"}, nil
+		return VoteResult{Gate: v.Gate, Status: approval.VoteQueued}, nil
 	}
 	dup := g.IsDuplicate(v)
 	d, err := g.Apply(v, p.gateDirs[v.Gate])
@@ -120,12 +120,12 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (VoteResul
 		return VoteResult{}, err
 	}
 	rt.publish()
-	res := VoteResult{Gate: g.Name, Status: "open", Approvals: len(g.Approvals()), Required: g.Request.Required, Decision: d}
+	res := VoteResult{Gate: g.Name, Status: approval.VoteOpen, Approvals: len(g.Approvals()), Required: g.Request.Required, Decision: d}
 	switch {
 	case d != nil:
-		res.Status = string(d.Outcome)
+		res.Status = approval.VoteStatus(d.Outcome)
 	case dup:
-		res.Status = "duplicate"
+		res.Status = approval.VoteDuplicate
 	}
 	return res, nil
 }
@@ -150,14 +150,14 @@ func (w *inputWait) isMember(group, user string) bool {
 func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 	rt := p.rt
 	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateInput,
-		func(ctx workflow.Context, a InputAnswerRequest) (signals.InputAnswer, error) {
+		func(ctx workflow.Context, a protocol.InputAnswer) (signals.InputAnswer, error) {
 			w := p.inputs[a.Name]
 			ans, err := w.input.Accept(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember)
 			rt.publish()
 			return ans, err
 		},
 		workflow.UpdateHandlerOptions{
-			Validator: func(ctx workflow.Context, a InputAnswerRequest) error {
+			Validator: func(ctx workflow.Context, a protocol.InputAnswer) error {
 				w, ok := p.inputs[a.Name]
 				if !ok {
 					return fmt.Errorf("input %q: the run is not waiting for this input", a.Name)
@@ -182,7 +182,7 @@ func (p *peoplePart) registerSignals(wctx workflow.Context) error {
 			var e signals.Envelope
 			ch.Receive(gctx, &e)
 			if err := e.Validate(); err != nil {
-				p.refuse(gctx, "signal", e.Name, e.Sender, err)
+				p.refuse(gctx, RefusedSignal, e.Name, e.Sender, err)
 				continue
 			}
 			if e.SentAt.IsZero() {

@@ -16,9 +16,9 @@ type ScheduleInfo struct {
 	Spec string `json:"spec"`
 	// Input is the scheduled runs' input (JSON).
 	Input json.RawMessage `json:"input,omitempty"`
-	// Overlap is what happens when a run is due while the last one still runs: skip (the
-	// default), buffer_one, buffer_all, cancel_other, terminate_other or allow_all.
-	Overlap string `json:"overlap,omitempty"`
+	// Overlap is what happens when a run is due while the last one still runs (empty:
+	// OverlapSkip).
+	Overlap OverlapPolicy `json:"overlap,omitempty"`
 	// Paused creates the schedule paused.
 	Paused bool `json:"paused,omitempty"`
 }
@@ -38,8 +38,28 @@ func ScheduleInput(v any) ScheduleOption {
 	}
 }
 
-// Overlap sets the schedule's overlap policy (see ScheduleInfo.Overlap).
-func Overlap(policy string) ScheduleOption {
+// OverlapPolicy is what a schedule does when a run is due while the last one still runs
+// (Temporal's ScheduleOverlapPolicy).
+type OverlapPolicy string
+
+// Overlap policies.
+const (
+	// OverlapSkip skips the due run (the default).
+	OverlapSkip OverlapPolicy = "skip"
+	// OverlapBufferOne starts the due run when the last one ends, keeping at most one.
+	OverlapBufferOne OverlapPolicy = "buffer_one"
+	// OverlapBufferAll starts every due run in turn.
+	OverlapBufferAll OverlapPolicy = "buffer_all"
+	// OverlapCancelOther cancels the running run and starts the due one.
+	OverlapCancelOther OverlapPolicy = "cancel_other"
+	// OverlapTerminateOther terminates the running run and starts the due one.
+	OverlapTerminateOther OverlapPolicy = "terminate_other"
+	// OverlapAllowAll starts the due run alongside.
+	OverlapAllowAll OverlapPolicy = "allow_all"
+)
+
+// Overlap sets the schedule's overlap policy (see OverlapPolicy).
+func Overlap(policy OverlapPolicy) ScheduleOption {
 	return func(s *ScheduleInfo) error {
 		if _, err := overlapPolicy(policy); err != nil {
 			return err
@@ -74,17 +94,17 @@ func Schedule(spec string, opts ...ScheduleOption) Option {
 	}
 }
 
-var overlaps = map[string]enumspb.ScheduleOverlapPolicy{
-	"":                enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-	"skip":            enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-	"buffer_one":      enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE,
-	"buffer_all":      enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL,
-	"cancel_other":    enumspb.SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER,
-	"terminate_other": enumspb.SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER,
-	"allow_all":       enumspb.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL,
+var overlaps = map[OverlapPolicy]enumspb.ScheduleOverlapPolicy{
+	"":                    enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	OverlapSkip:           enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	OverlapBufferOne:      enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE,
+	OverlapBufferAll:      enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL,
+	OverlapCancelOther:    enumspb.SCHEDULE_OVERLAP_POLICY_CANCEL_OTHER,
+	OverlapTerminateOther: enumspb.SCHEDULE_OVERLAP_POLICY_TERMINATE_OTHER,
+	OverlapAllowAll:       enumspb.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL,
 }
 
-func overlapPolicy(s string) (enumspb.ScheduleOverlapPolicy, error) {
+func overlapPolicy(s OverlapPolicy) (enumspb.ScheduleOverlapPolicy, error) {
 	p, ok := overlaps[s]
 	if !ok {
 		return 0, fmt.Errorf("overlap %q: want skip, buffer_one, buffer_all, cancel_other, terminate_other or allow_all", s)

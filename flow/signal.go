@@ -10,6 +10,7 @@ import (
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/typeschema"
 	"github.com/gateflow/gateflow/signals"
 	"go.temporal.io/sdk/workflow"
 )
@@ -70,10 +71,13 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 			_ = ctx.withWorkflow(dctx).mailbox(protocol.MailboxUnsubscribeActivity, name, key, time.Time{})
 		}()
 	}
-	schema := SchemaOf(reflect.TypeOf(&zero).Elem())
+	schema, err := typeschema.Compile(reflect.TypeOf(&zero).Elem())
+	if err != nil {
+		return fail(StepFailed, fmt.Errorf("%s: the schema of %T: %w", step, zero, err))
+	}
 	var out T
 	check := func(e signals.Envelope) error {
-		if err := checkInput(schema, orNull(e.Payload)); err != nil {
+		if err := schema.Validate(orNull(e.Payload)); err != nil {
 			return err
 		}
 		var v T
@@ -89,7 +93,7 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 	for {
 		e, rejected, ok := rt.people.signals.TakeValid(name, key, check)
 		for _, r := range rejected {
-			rt.people.refuse(ctx.wctx, "signal", step, r.Envelope.Sender, fmt.Errorf("%s (id %s): payload refused: %s", step, r.Envelope.ID, r.Error))
+			rt.people.refuse(ctx.wctx, RefusedSignal, step, r.Envelope.Sender, fmt.Errorf("%s (id %s): payload refused: %s", step, r.Envelope.ID, r.Error))
 		}
 		if ok {
 			rt.emit(ctx.wctx, events.SignalReceived, name, "", "", map[string]any{"key": key, "id": e.ID, "sender": e.Sender})

@@ -124,15 +124,15 @@ func TestWaitSignalRefusesAPayloadThatDoesNotFitAndWaitsOn(t *testing.T) {
 	assert.Equal(t, []string{"signal:ping"}, during.Waiting)
 	require.Len(t, during.Refused, 2)
 	anon := during.Refused[0]
-	assert.Equal(t, "signal", anon.Kind)
+	assert.Equal(t, RefusedSignal, anon.Kind)
 	assert.Equal(t, "ping", anon.Name)
 	assert.Contains(t, anon.Reason, "sender: required", "an envelope without a sender is refused on arrival")
 	assert.Equal(t, during.StartedAt.Add(2*time.Minute), anon.At)
 	bad := during.Refused[1]
-	assert.Equal(t, "signal", bad.Kind)
+	assert.Equal(t, RefusedSignal, bad.Kind)
 	assert.Equal(t, "alice", bad.By)
 	assert.Contains(t, bad.Reason, "signal ping (id p-bad): payload refused: ")
-	assert.Contains(t, bad.Reason, "want an integer")
+	assert.Contains(t, bad.Reason, "at /n: want null or integer")
 	assert.Equal(t, during.StartedAt.Add(5*time.Minute), bad.At, "refused when the wait took it")
 
 	st := queryState(t, env)

@@ -2,11 +2,13 @@ package flow
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/signals"
 	"github.com/shopspring/decimal"
 )
@@ -273,12 +275,73 @@ func (s *RunState) clone() RunState {
 	return c
 }
 
+// RefusalKind is what kind of message a run refused.
+type RefusalKind string
+
+// Refusal kinds.
+const (
+	// RefusedVote is a vote sent as a Signal that could not count.
+	RefusedVote RefusalKind = "vote"
+	// RefusedSignal is a signal whose envelope or payload was refused.
+	RefusedSignal RefusalKind = "signal"
+)
+
 // RefusedMessage is a vote, answer or signal a run refused after it arrived as a Signal
 // (Updates are refused before they reach the run and leave no trace).
 type RefusedMessage struct {
-	Kind   string    `json:"kind"` // "vote", "signal"
-	Name   string    `json:"name"`
-	By     string    `json:"by,omitempty"`
-	Reason string    `json:"reason"`
-	At     time.Time `json:"at"`
+	Kind   RefusalKind `json:"kind"`
+	Name   string      `json:"name"`
+	By     string      `json:"by,omitempty"`
+	Reason string      `json:"reason"`
+	At     time.Time   `json:"at"`
+}
+
+// Label is the step's name as people read it: its Parallel group first ("checks/unit").
+func (r StepRecord) Label() string {
+	if r.Group != "" {
+		return r.Group + "/" + r.Name
+	}
+	return r.Name
+}
+
+// StatusText is the step's status with what qualifies it: "failed (allowed)",
+// "completed (on error)".
+func (r StepRecord) StatusText() string {
+	s := string(r.Status)
+	if r.AllowedFailure {
+		s += " (allowed)"
+	}
+	if r.OnError {
+		s += " (on error)"
+	}
+	return s
+}
+
+// CostText is what the step cost to four decimals ("$0.0150"), or "-" for nothing.
+func (r StepRecord) CostText() string {
+	if r.CostUSD.IsZero() {
+		return "-"
+	}
+	return "$" + r.CostUSD.StringFixed(4)
+}
+
+// CodeText is a shell step's exit code or an HTTP step's status, or "-".
+func (r StepRecord) CodeText() string {
+	switch {
+	case r.ExitCode != nil:
+		return strconv.Itoa(*r.ExitCode)
+	case r.HTTPStatus != 0:
+		return strconv.Itoa(r.HTTPStatus)
+	}
+	return "-"
+}
+
+// Detail is the step's error, or else its output preview, on one line and at most n
+// runes.
+func (r StepRecord) Detail(n int) string {
+	d := r.Output
+	if r.Error != "" {
+		d = r.Error
+	}
+	return display.Preview(display.OneLine(d), n)
 }

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -64,7 +65,7 @@ func TestFlowWaitingIsUpsertedWhileTheRunWaits(t *testing.T) {
 		upserts.add(saUpsert{status, waitingOf(sa)})
 	}).Return(nil)
 	voteAt(env, time.Minute, approve("alice"))
-	updateAt(env, 2*time.Minute, UpdateInput, InputAnswerRequest{Name: "notes", Data: json.RawMessage(`{"summary":"s","risk":"low"}`), By: "bob"})
+	updateAt(env, 2*time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(`{"summary":"s","risk":"low"}`), By: "bob"})
 	signalAt(env, 3*time.Minute, SignalName, signals.Envelope{Name: "ping", Key: "v1", ID: "p", Payload: json.RawMessage(`{"n":1}`), Sender: "bob"})
 	env.ExecuteWorkflow(f.Name(), none{})
 	require.NoError(t, env.GetWorkflowError())

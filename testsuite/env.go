@@ -181,7 +181,7 @@ func (e *Env) Answer(at time.Duration, name string, data any, by string) *Action
 	if err != nil {
 		e.t.Fatalf("testsuite: answer %s: %v", name, err)
 	}
-	return e.update(at, "answer "+name+" by "+by, flow.UpdateInput, flow.InputAnswerRequest{Name: name, Data: raw, By: by}, nil)
+	return e.update(at, "answer "+name+" by "+by, flow.UpdateInput, protocol.InputAnswer{Name: name, Data: raw, By: by}, nil)
 }
 
 // Signal sends the signal name (with key, if any) carrying payload (encoded as JSON) to
@@ -200,7 +200,7 @@ func (e *Env) Signal(at time.Duration, name, key, id string, payload any) *Actio
 
 // RaiseBudget raises the run's cap to usd (e.g. "5.00") as by.
 func (e *Env) RaiseBudget(at time.Duration, usd, by string) *Action {
-	return e.update(at, "raise budget to "+usd, flow.UpdateBudget, flow.BudgetRaise{To: usd, By: by}, nil)
+	return e.update(at, "raise budget to "+usd, flow.UpdateBudget, protocol.BudgetRaise{To: usd, By: by}, nil)
 }
 
 // RunOptions adjust a Run like flow.StartOptions adjust a start.

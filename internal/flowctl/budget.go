@@ -64,7 +64,7 @@ func (a *app) budgetRaiseCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cp, err := c.RaiseBudget(cmd.Context(), args[0], amount, identity(as))
+			cp, err := c.RaiseBudget(cmd.Context(), flow.BudgetRequest{Run: args[0], To: amount, By: identity(as)})
 			if err != nil {
 				return err
 			}

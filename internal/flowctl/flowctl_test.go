@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/typeschema"
 )
 
 func TestClassify(t *testing.T) {
@@ -94,20 +96,30 @@ func TestReadInput(t *testing.T) {
 }
 
 func TestInputFields(t *testing.T) {
+	type named struct {
+		Tags   []string `json:"tags"`
+		Name   string   `json:"name"`
+		DryRun bool     `json:"dry_run"`
+	}
+	type parent struct {
+		A named `json:"a"`
+		B named `json:"b"`
+	}
 	tests := []struct {
 		name   string
-		schema *flow.Schema
+		schema json.RawMessage
 		want   string
 	}{
-		{"nil", nil, "any"},
-		{"open", &flow.Schema{}, "any"},
-		{"string", &flow.Schema{Type: "string"}, "string"},
-		{"array", &flow.Schema{Type: "array", Items: &flow.Schema{Type: "integer"}}, "array"},
-		{"map", &flow.Schema{Type: "object", AdditionalProperties: &flow.Schema{Type: "string"}}, "object"},
-		{"empty struct", &flow.Schema{Type: "object", Properties: map[string]*flow.Schema{}}, "{}"},
-		{"struct fields sorted", &flow.Schema{Type: "object", Properties: map[string]*flow.Schema{
-			"tags": {Type: "array"}, "name": {Type: "string"}, "dry_run": {Type: "boolean"},
-		}}, "{dry_run, name, tags}"},
+		{"none", nil, "any"},
+		{"open", json.RawMessage(`{}`), "any"},
+		{"not JSON", json.RawMessage(`{`), "any"},
+		{"string", typeschema.For(reflect.TypeFor[string]()), "string"},
+		{"array", typeschema.For(reflect.TypeFor[[]int]()), "array"},
+		{"map", typeschema.For(reflect.TypeFor[map[string]string]()), "object"},
+		{"empty struct", typeschema.For(reflect.TypeFor[struct{}]()), "{}"},
+		{"struct fields sorted", typeschema.For(reflect.TypeFor[named]()), "{dry_run, name, tags}"},
+		{"struct used twice", typeschema.For(reflect.TypeFor[parent]()), "{a, b}"},
+		{"a reference to a definition", json.RawMessage(`{"$ref":"#/$defs/x","$defs":{"x":{"type":"object","properties":{"k":{}}}}}`), "{k}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -74,11 +74,11 @@ func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cob
 				return printJSON(a.stdout, res)
 			}
 			switch res.Status {
-			case "queued":
+			case approval.VoteQueued:
 				fmt.Fprintf(a.stdout, "Vote kept: run %s has not reached gate %s yet; it counts when the gate opens.\n", args[0], args[1])
-			case "open":
+			case approval.VoteOpen:
 				fmt.Fprintf(a.stdout, "Counted: gate %s has %d of %d approvals.\n", res.Gate, res.Approvals, res.Required)
-			case "duplicate":
+			case approval.VoteDuplicate:
 				fmt.Fprintf(a.stdout, "Already counted: gate %s has %d of %d approvals.\n", res.Gate, res.Approvals, res.Required)
 			default:
 				fmt.Fprintf(a.stdout, "Gate %s is now %s.\n", res.Gate, res.Status)
@@ -106,7 +106,7 @@ func (a *app) inputCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ans, err := c.Answer(cmd.Context(), args[0], args[1], raw, identity(as))
+			ans, err := c.Answer(cmd.Context(), flow.AnswerRequest{Run: args[0], Name: args[1], Data: raw, By: identity(as)})
 			if err != nil {
 				return err
 			}

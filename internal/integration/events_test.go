@@ -77,7 +77,7 @@ func TestWebhookSinkGetsEachEventOnceAcrossAWorkerRestart(t *testing.T) {
 	w2 := flow.NewWorker(shared.tc, opts, append(examples.All(), testflows.All()...)...)
 	require.NoError(t, w2.Start())
 	defer w2.Stop()
-	_, err = c.Answer(ctx, run.ID, "release-notes", json.RawMessage(`{"summary":"Events, once each","risk":"low"}`), "alice")
+	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Events, once each","risk":"low"}`), By: "alice"})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "approval asked", waitingFor("approval:ship"))
 	for _, by := range []string{"alice", "bob"} {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/signals"
@@ -39,7 +40,7 @@ func TestFlowctlCommandsInJSON(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	var vote flow.VoteResult
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &vote))
-	assert.Equal(t, "changes_requested", vote.Status)
+	assert.Equal(t, approval.VoteStatus("changes_requested"), vote.Status)
 
 	r = flowctlRun(t, "", "signal", "deploy-done", "--run", run.ID, "--id", "json-1", "--data", `{"environment":"qa"}`, "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/flowctl"
 )
@@ -65,7 +66,7 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	var res flow.VoteResult
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res))
-	assert.Equal(t, "approved", res.Status)
+	assert.Equal(t, approval.VoteStatus("approved"), res.Status)
 
 	eventually(t, c, "ctl-ship", "deploy awaited", waitingFor("signal:deploy-done/5.5.5"))
 	r = flowctlRun(t, "", "signal", "deploy-done", "--data", `{"environment":"prod"}`)

@@ -71,12 +71,12 @@ func TestShipExampleQuorumInputRequestChangesAndKeyedSignal(t *testing.T) {
 	assert.Equal(t, flow.StatusAwaitingInput, d.Status)
 
 	// Bad answers are refused at once and leave no trace.
-	_, err = c.Answer(ctx, run.ID, "release-notes", json.RawMessage(`{"summary":"short","risk":"extreme"}`), "alice")
+	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"short","risk":"extreme"}`), By: "alice"})
 	refused(t, err, "does not match the schema")
-	_, err = c.Answer(ctx, run.ID, "release-notes", json.RawMessage(`{"summary":"Fixes the login bug for good","risk":"low"}`), "mallory")
+	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Fixes the login bug for good","risk":"low"}`), By: "mallory"})
 	refused(t, err, `"mallory" is not among the assignees`)
 	assert.Equal(t, 0, updateEvents(t, run.ID), "refused answers are not in history")
-	ans, err := c.Answer(ctx, run.ID, "release-notes", json.RawMessage(`{"summary":"Fixes the login bug for good","risk":"low"}`), "carol")
+	ans, err := c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Fixes the login bug for good","risk":"low"}`), By: "carol"})
 	require.NoError(t, err)
 	assert.Equal(t, "carol", ans.By)
 
@@ -84,13 +84,13 @@ func TestShipExampleQuorumInputRequestChangesAndKeyedSignal(t *testing.T) {
 	assert.Equal(t, flow.StatusAwaitingApproval, d.Status)
 	res, err := c.Vote(ctx, run.ID, approval.Vote{Gate: "ship", Kind: approval.RequestChanges, By: "bob", Comment: "mention the migration"})
 	require.NoError(t, err)
-	assert.Equal(t, "changes_requested", res.Status)
+	assert.Equal(t, approval.VoteStatus("changes_requested"), res.Status)
 
 	// Round two: the prompt carries the comment.
 	d = eventually(t, c, run.ID, "asks for notes again", waitingFor("input:release-notes"))
 	require.Len(t, d.State.Inputs, 2)
 	assert.Contains(t, d.State.Inputs[1].Request.Prompt, "changes requested by bob: mention the migration")
-	_, err = c.Answer(ctx, run.ID, "release-notes", json.RawMessage(`{"summary":"Fixes login; run the migration first","risk":"medium"}`), "carol")
+	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Fixes login; run the migration first","risk":"medium"}`), By: "carol"})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "waits for approval again", waitingFor("approval:ship"))
 
@@ -106,7 +106,7 @@ func TestShipExampleQuorumInputRequestChangesAndKeyedSignal(t *testing.T) {
 	assert.Equal(t, before, updateEvents(t, run.ID), "an outsider's vote leaves nothing in history")
 	res, err = c.Vote(ctx, run.ID, approval.Vote{Gate: "ship", Kind: approval.Approve, By: "bob"})
 	require.NoError(t, err)
-	assert.Equal(t, "approved", res.Status)
+	assert.Equal(t, approval.VoteStatus("approved"), res.Status)
 	_, err = c.Vote(ctx, run.ID, approval.Vote{Gate: "ship", Kind: approval.Reject, By: "carol", Comment: "too late"})
 	refused(t, err, "already closed")
 
@@ -132,7 +132,9 @@ type VoteSummary struct {
 	Approvals, Required int
 }
 
-func summary(r flow.VoteResult) VoteSummary { return VoteSummary{r.Status, r.Approvals, r.Required} }
+func summary(r flow.VoteResult) VoteSummary {
+	return VoteSummary{string(r.Status), r.Approvals, r.Required}
+}
 
 func TestVoteBeforeTheGateIsReachedIsApplied(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
@@ -141,7 +143,7 @@ func TestVoteBeforeTheGateIsReachedIsApplied(t *testing.T) {
 	require.NoError(t, err)
 	res, err := c.Vote(ctx, run.ID, approval.Vote{Gate: "gate", Kind: approval.Approve, By: "alice", Comment: "early"})
 	require.NoError(t, err)
-	assert.Equal(t, "queued", res.Status)
+	assert.Equal(t, approval.VoteStatus("queued"), res.Status)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
@@ -290,7 +292,7 @@ func TestRunsWaitingForPeopleSurviveAWorkerRestart(t *testing.T) {
 	defer w2.Stop()
 	_, err = c.Vote(ctx, gate.ID, approval.Vote{Gate: "gate", Kind: approval.Approve, By: "alice"})
 	require.NoError(t, err)
-	_, err = c.Answer(ctx, ship.ID, "release-notes", json.RawMessage(`{"summary":"After the restart","risk":"low"}`), "bob")
+	_, err = c.Answer(ctx, flow.AnswerRequest{Run: ship.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"After the restart","risk":"low"}`), By: "bob"})
 	require.NoError(t, err)
 	eventually(t, c, ship.ID, "approval asked", waitingFor("approval:ship"))
 	for _, by := range []string{"alice", "carol"} {

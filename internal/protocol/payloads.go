@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -102,4 +103,17 @@ func IsNotFound(err error) bool {
 // IsOpen reports whether Temporal still runs the execution (running, or paused).
 func IsOpen(s enumspb.WorkflowExecutionStatus) bool {
 	return s == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || s == enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED
+}
+
+// InputAnswer is the argument of the Update UpdateInput.
+type InputAnswer struct {
+	Name string          `json:"name"`
+	Data json.RawMessage `json:"data"`
+	By   string          `json:"by"`
+}
+
+// BudgetRaise is the argument of the Update UpdateBudget: the new cap in dollars.
+type BudgetRaise struct {
+	To string `json:"to"`
+	By string `json:"by"`
 }
