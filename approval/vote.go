@@ -194,3 +194,16 @@ func (e *VoteError) Error() string {
 
 // Unwrap returns the directory error behind a CodeDirectory refusal.
 func (e *VoteError) Unwrap() error { return e.Err }
+
+// VoteResult is what a vote sent to a run returns (the Update gateflow.approval): how its
+// gate stands now.
+type VoteResult struct {
+	Gate string `json:"gate"`
+	// Status is VoteQueued (the run has not reached the gate yet), VoteOpen
+	// (counted; more approvals needed), VoteDuplicate (this person had already approved) or
+	// the gate's outcome when this vote closed it.
+	Status    VoteStatus `json:"status"`
+	Approvals int        `json:"approvals"`
+	Required  int        `json:"required"`
+	Decision  *Decision  `json:"decision,omitempty"`
+}

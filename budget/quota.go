@@ -212,3 +212,26 @@ func (q *Quota) Check() error {
 	}
 	return &QuotaError{Scope: q.Scope, Month: q.Month, Limit: q.Limit, Spent: q.Spent}
 }
+
+// Quotas are monthly spending limits (UTC months) a worker enforces on new runs: overall,
+// and per workflow. Runs already going are never stopped by a quota.
+type Quotas struct {
+	MonthlyUSD  *decimal.Decimal
+	PerWorkflow map[string]decimal.Decimal
+}
+
+// Any reports whether a quota is configured.
+func (q Quotas) Any() bool { return q.MonthlyUSD != nil || len(q.PerWorkflow) > 0 }
+
+// LimitFor is the quota of scope, and whether it has one.
+func (q Quotas) LimitFor(scope Scope) (decimal.Decimal, bool) {
+	if scope == AllScope {
+		if q.MonthlyUSD != nil {
+			return *q.MonthlyUSD, true
+		}
+		return decimal.Zero, false
+	}
+	name, _ := scope.Workflow()
+	d, ok := q.PerWorkflow[name]
+	return d, ok
+}

@@ -39,13 +39,12 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 		rt.publish()
 		return approval.Decision{}, &StepError{Step: name, Kind: KindApproval, Err: err}
 	}
-	// Group membership is read once, recorded in history, and used for this gate.
-	var snap approval.StaticDirectory
-	dir := rt.people.dir
-	_ = workflow.SideEffect(c.wctx, func(workflow.Context) any {
-		s, _ := approval.Snapshot(dir, g.Request)
-		return s
-	}).Get(&snap)
+	snap, err := c.snapshotGroups("approval "+name, g.Request.Approvers)
+	if err != nil {
+		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		rt.publish()
+		return approval.Decision{}, &StepError{Step: name, Kind: KindApproval, Err: err}
+	}
 	rt.people.gates[name] = g
 	rt.people.gateDirs[name] = snap
 	rt.people.gateAttempt[name] = st.Attempt
@@ -113,16 +112,4 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-// VoteResult is what a vote sent as an Update returns.
-type VoteResult struct {
-	Gate string `json:"gate"`
-	// Status is approval.VoteQueued (the run has not reached the gate yet), VoteOpen
-	// (counted; more approvals needed), VoteDuplicate (this person had already approved) or
-	// the gate's outcome when this vote closed it.
-	Status    approval.VoteStatus `json:"status"`
-	Approvals int                 `json:"approvals"`
-	Required  int                 `json:"required"`
-	Decision  *approval.Decision  `json:"decision,omitempty"`
 }

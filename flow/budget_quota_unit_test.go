@@ -22,7 +22,7 @@ import (
 // steps, and the ledger entity workflow.
 
 // overallQuota is a worker's overall monthly quota of $50.
-func overallQuota() Quotas { return Quotas{MonthlyUSD: decp("50")} }
+func overallQuota() budget.Quotas { return budget.Quotas{MonthlyUSD: decp("50")} }
 
 // quotaMocks logs the quota activities a run calls; check answers the check.
 type quotaMocks struct {
@@ -55,7 +55,7 @@ func exhausted() error {
 func TestBudgetQuotaCheckBeforeAnyStep(t *testing.T) {
 	tests := []struct {
 		name       string
-		quotas     Quotas
+		quotas     budget.Quotas
 		opts       protocol.RunOptions
 		check      error
 		wantChecks int
@@ -64,9 +64,9 @@ func TestBudgetQuotaCheckBeforeAnyStep(t *testing.T) {
 		{"exhausted: refused", overallQuota(), protocol.RunOptions{}, exhausted(), 1, StatusBudgetExceeded},
 		{"not exhausted: runs", overallQuota(), protocol.RunOptions{}, nil, 1, StatusCompleted},
 		{"checked by the client: not checked again", overallQuota(), protocol.RunOptions{QuotaChecked: true}, exhausted(), 0, StatusCompleted},
-		{"the flow's own quota", Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/quota": dec("5")}}, protocol.RunOptions{}, exhausted(), 1, StatusBudgetExceeded},
-		{"only another flow's quota: not checked", Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/other": dec("5")}}, protocol.RunOptions{}, exhausted(), 0, StatusCompleted},
-		{"no quotas: not checked", Quotas{}, protocol.RunOptions{}, exhausted(), 0, StatusCompleted},
+		{"the flow's own quota", budget.Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/quota": dec("5")}}, protocol.RunOptions{}, exhausted(), 1, StatusBudgetExceeded},
+		{"only another flow's quota: not checked", budget.Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/other": dec("5")}}, protocol.RunOptions{}, exhausted(), 0, StatusCompleted},
+		{"no quotas: not checked", budget.Quotas{}, protocol.RunOptions{}, exhausted(), 0, StatusCompleted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

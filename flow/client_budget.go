@@ -68,7 +68,7 @@ func (c *Client) MonthlySpend(ctx context.Context, month string) ([]SpendLine, e
 			return nil, err
 		}
 		line := SpendLine{Scope: s, Month: month, SpentUSD: spent}
-		if limit, ok := q.limitFor(s); ok {
+		if limit, ok := q.LimitFor(s); ok {
 			l := limit
 			line.QuotaUSD = &l
 			line.Exhausted = spent.GreaterThanOrEqual(limit)

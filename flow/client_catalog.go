@@ -42,8 +42,8 @@ func (c *Catalog) Names() []string {
 }
 
 // quotas are the monthly quotas the catalog's workers enforce.
-func (c *Catalog) quotas() Quotas {
-	var q Quotas
+func (c *Catalog) quotas() budget.Quotas {
+	var q budget.Quotas
 	if d, err := budget.ParseUSD(c.MonthlyQuotaUSD); c.MonthlyQuotaUSD != "" && err == nil {
 		q.MonthlyUSD = &d
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gateflow/gateflow/approval"
@@ -37,7 +36,7 @@ func (c *Client) refusal(ctx context.Context, run, what string, err error) error
 		return &RefusedError{Run: run, What: what, Reason: app.Message()}
 	}
 	var fp *serviceerror.FailedPrecondition
-	if errors.As(err, &fp) || strings.Contains(err.Error(), "workflow execution already completed") {
+	if errors.As(err, &fp) {
 		return &RefusedError{Run: run, What: what, Reason: "the run has ended"}
 	}
 	return fmt.Errorf("%s on run %s: %w", what, run, err)
@@ -46,15 +45,15 @@ func (c *Client) refusal(ctx context.Context, run, what string, err error) error
 // Vote sends a vote to the gate v.Gate of run as the Update gateflow.approval and returns
 // how the gate stands. A refused vote (not allowed, gate closed, malformed) returns a
 // *RefusedError and leaves no trace. An empty v.By is the client's identity.
-func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (VoteResult, error) {
+func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (approval.VoteResult, error) {
 	if v.By == "" {
 		v.By = c.opts.Identity
 	}
 	what := "vote on " + v.Gate
 	if err := v.Validate(); err != nil {
-		return VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
+		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
 	}
-	var res VoteResult
+	var res approval.VoteResult
 	err := c.update(ctx, run, what, UpdateApproval, v, &res)
 	return res, err
 }

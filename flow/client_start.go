@@ -94,9 +94,63 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
+	p, err := planStart(cat, c.opts, name, input, opts, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if opts.IdempotencyKey != "" {
+		if run, ok := c.existing(ctx, p.id, name); ok {
+			return run, nil
+		}
+	}
+	if !opts.plan {
+		if err := entity.CheckQuotas(ctx, c.tc, c.opts.TaskQueue, cat.quotas().LimitFor, name, p.now); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ConcurrencyKey != "" {
+		holder, err := entity.ConcurrencyHolder(ctx, c.tc, c.opts.TaskQueue, p.exclusive)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
+		if holder != "" {
+			return nil, &RunExistsError{ID: holder, Reason: "concurrency key " + opts.ConcurrencyKey + " is held by run " + holder}
+		}
+	}
+	if !opts.plan {
+		paused, err := c.Paused(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
+		if isPaused(paused, name) {
+			p.hold()
+		}
+	}
+	return c.execute(ctx, p, opts)
+}
+
+// startPlan is everything a start decided before it starts the run: the run's ID, input,
+// options for the run wrapper and for Temporal. planStart makes it without talking to the
+// server, so it is table-tested.
+type startPlan struct {
+	name    string
+	id      string
+	input   json.RawMessage
+	now     time.Time
+	runOpts protocol.RunOptions
+	// exclusive is the semaphore group of the start's concurrency key, if it has one.
+	exclusive string
+	workflow  client.StartWorkflowOptions
+	status    Status
+	sa        []temporal.SearchAttributeUpdate
+}
+
+// planStart checks name's input and opts against the catalog and plans the start: the
+// pure part of Client.Start, in its documented order.
+func planStart(cat *Catalog, copts ClientOptions, name string, input any, opts StartOptions, now time.Time) (*startPlan, error) {
 	info, ok := cat.Lookup(name)
 	if !ok {
-		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
+		return nil, &UnknownWorkflowError{Name: name, TaskQueue: copts.TaskQueue, Known: cat.Names()}
 	}
 	raw, err := encodeInput(input)
 	if err != nil {
@@ -105,7 +159,6 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	if err := checkInput(info.InputSchema, raw); err != nil {
 		return nil, &InputError{Workflow: name, Err: err}
 	}
-	now := time.Now()
 	if err := validateStart(opts, now); err != nil {
 		return nil, &InputError{Workflow: name, Err: err}
 	}
@@ -114,87 +167,63 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 			return nil, &InputError{Workflow: name, Err: err}
 		}
 	}
-	id := opts.ID
+	p := &startPlan{name: name, id: opts.ID, input: raw, now: now}
 	if opts.IdempotencyKey != "" {
-		id = idempotentRunID(name, opts.IdempotencyKey)
-		if run, ok := c.existing(ctx, id, name); ok {
-			return run, nil
-		}
+		p.id = idempotentRunID(name, opts.IdempotencyKey)
 	}
-	if !opts.plan {
-		if err := entity.CheckQuotas(ctx, c.tc, c.opts.TaskQueue, cat.quotas().limitFor, name, now); err != nil {
-			return nil, err
-		}
+	if p.id == "" {
+		p.id = newRunID(name)
 	}
-	if id == "" {
-		id = newRunID(name)
-	}
-	runOpts := protocol.RunOptions{BudgetPolicy: opts.BudgetPolicy, BudgetPause: opts.BudgetPause, QuotaChecked: true,
+	p.runOpts = protocol.RunOptions{BudgetPolicy: opts.BudgetPolicy, BudgetPause: opts.BudgetPause, QuotaChecked: true,
 		MaxAttempts: opts.MaxAttempts, Labels: opts.Labels, Plan: opts.plan}
 	if opts.ConcurrencyKey != "" || len(opts.ConcurrencyLimits) > 0 {
-		runOpts.Concurrency = map[string]int{}
+		p.runOpts.Concurrency = map[string]int{}
 		for g, n := range opts.ConcurrencyLimits {
-			runOpts.Concurrency[g] = n
+			p.runOpts.Concurrency[g] = n
 		}
 		if opts.ConcurrencyKey != "" {
-			holder, err := entity.ConcurrencyHolder(ctx, c.tc, c.opts.TaskQueue, "key:"+opts.ConcurrencyKey)
-			if err != nil {
-				return nil, fmt.Errorf("start %s: %w", name, err)
-			}
-			if holder != "" {
-				return nil, &RunExistsError{ID: holder, Reason: "concurrency key " + opts.ConcurrencyKey + " is held by run " + holder}
-			}
-			runOpts.Concurrency["key:"+opts.ConcurrencyKey] = 1
+			p.exclusive = "key:" + opts.ConcurrencyKey
+			p.runOpts.Concurrency[p.exclusive] = 1
 		}
-	}
-	if !opts.plan {
-		paused, err := c.Paused(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("start %s: %w", name, err)
-		}
-		runOpts.Paused = isPaused(paused, name)
 	}
 	if opts.MaxCostUSD != nil {
-		runOpts.MaxCostUSD = opts.MaxCostUSD.String()
+		p.runOpts.MaxCostUSD = opts.MaxCostUSD.String()
 	}
 	createdBy := opts.CreatedBy
 	if createdBy == "" {
-		createdBy = c.opts.Identity
+		createdBy = copts.Identity
 	}
 	delay := opts.Delay
 	if !opts.StartAt.IsZero() {
 		delay = max(opts.StartAt.Sub(now), 0)
 	}
-	status := StatusRunning
-	if delay > 0 || runOpts.Paused {
-		status = StatusPending
+	p.status = StatusRunning
+	if delay > 0 {
+		p.status = StatusPending
 	}
 	priority := opts.Priority
 	if priority == 0 {
 		priority = DefaultPriority
 	}
-	sa := []temporal.SearchAttributeUpdate{
+	p.sa = []temporal.SearchAttributeUpdate{
 		searchattr.CreatedByKey.ValueSet(createdBy),
 		searchattr.PriorityKey.ValueSet(int64(priority)),
 	}
-	if !opts.plan {
-		sa = append(sa, searchattr.StatusKey.ValueSet(string(status)))
-	}
 	if info.Category != "" {
-		sa = append(sa, searchattr.CategoryKey.ValueSet(info.Category))
+		p.sa = append(p.sa, searchattr.CategoryKey.ValueSet(info.Category))
 	}
 	if info.Version != "" {
-		sa = append(sa, searchattr.VersionKey.ValueSet(info.Version))
+		p.sa = append(p.sa, searchattr.VersionKey.ValueSet(info.Version))
 	}
 	if len(opts.Labels) > 0 {
-		sa = append(sa, searchattr.LabelsKey.ValueSet(labelList(opts.Labels)))
+		p.sa = append(p.sa, searchattr.LabelsKey.ValueSet(labelList(opts.Labels)))
 	}
-	capStr := runOpts.MaxCostUSD
+	capStr := p.runOpts.MaxCostUSD
 	if capStr == "" {
 		capStr = info.MaxCostUSD
 	}
 	if d, err := budget.ParseUSD(capStr); capStr != "" && err == nil {
-		sa = append(sa, searchattr.MaxCostKey.ValueSet(budget.Float64(d)))
+		p.sa = append(p.sa, searchattr.MaxCostKey.ValueSet(budget.Float64(d)))
 	}
 	summary := name
 	if info.Description != "" {
@@ -203,31 +232,54 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	if opts.plan {
 		summary = "plan of " + summary
 	}
-	we, err := c.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       id,
-		TaskQueue:                protocol.TaggedQueue(c.opts.TaskQueue, opts.WorkerTags),
+	p.workflow = client.StartWorkflowOptions{
+		ID:                       p.id,
+		TaskQueue:                protocol.TaggedQueue(copts.TaskQueue, opts.WorkerTags),
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:    reusePolicy(opts),
-		TypedSearchAttributes:    temporal.NewSearchAttributes(sa...),
 		StaticSummary:            display.Preview(summary, 200),
 		StaticDetails:            fmt.Sprintf("Started by **%s** with gateflow.\n\nInput type `%s`.", createdBy, info.InputType),
-		Memo:                     map[string]any{protocol.MemoOptions: runOpts},
 		StartDelay:               delay,
 		Priority:                 temporal.Priority{PriorityKey: priority},
-	}, name, raw)
+	}
+	return p, nil
+}
+
+// hold marks the run as held in pending because its workflow type is paused.
+func (p *startPlan) hold() {
+	p.runOpts.Paused = true
+	p.status = StatusPending
+}
+
+// options are the Temporal start options of the plan, with its status and memo.
+func (p *startPlan) options() client.StartWorkflowOptions {
+	o := p.workflow
+	sa := p.sa
+	if !p.runOpts.Plan {
+		sa = append(append([]temporal.SearchAttributeUpdate(nil), sa...), searchattr.StatusKey.ValueSet(string(p.status)))
+	}
+	o.TypedSearchAttributes = temporal.NewSearchAttributes(sa...)
+	o.Memo = map[string]any{protocol.MemoOptions: p.runOpts}
+	return o
+}
+
+// execute starts the planned run. A start whose ID a live run has is refused, unless it
+// carries an idempotency key, which returns the existing run.
+func (c *Client) execute(ctx context.Context, p *startPlan, opts StartOptions) (*Run, error) {
+	we, err := c.tc.ExecuteWorkflow(ctx, p.options(), p.name, p.input)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
 			if opts.IdempotencyKey != "" {
-				if run, ok := c.existing(ctx, id, name); ok {
+				if run, ok := c.existing(ctx, p.id, p.name); ok {
 					return run, nil
 				}
 			}
-			return nil, &RunExistsError{ID: id, RunID: started.RunId}
+			return nil, &RunExistsError{ID: p.id, RunID: started.RunId}
 		}
-		return nil, fmt.Errorf("start %s: %w", name, err)
+		return nil, fmt.Errorf("start %s: %w", p.name, err)
 	}
-	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
+	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: p.name}, nil
 }
 
 // reusePolicy keeps one run per idempotency key, even after it ended.
@@ -294,4 +346,37 @@ func newRunID(name string) string {
 	var b [5]byte
 	_, _ = rand.Read(b[:])
 	return strings.ReplaceAll(name, "/", "-") + "-" + hex.EncodeToString(b[:])
+}
+
+// FlowRun is a started run of a flow whose output is O (see StartFlow).
+type FlowRun[O any] struct {
+	*Run
+	c *Client
+}
+
+// Result waits for the run to end and returns its output. A run that did not complete
+// returns its failure (a *temporal.WorkflowExecutionError: errors.As finds the
+// application error inside, whose type says budget exceeded, rejected, ...).
+func (r *FlowRun[O]) Result(ctx context.Context) (O, error) {
+	var out O
+	if err := r.c.tc.GetWorkflow(ctx, r.ID, r.RunID).Get(ctx, &out); err != nil {
+		return out, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	return out, nil
+}
+
+// StartFlow starts a run of f with a typed input, as Client.Start starts one by name (the
+// same checks, in the same order), and returns it with a typed Result:
+//
+//	run, err := flow.StartFlow(ctx, c, examples.Hello, examples.HelloInput{Name: "Ada"}, flow.StartOptions{})
+//	out, err := run.Result(ctx) // examples.HelloOutput
+func StartFlow[I, O any](ctx context.Context, c *Client, f *Flow[I, O], in I, opts StartOptions) (*FlowRun[O], error) {
+	if err := f.Err(); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	run, err := c.Start(ctx, f.Name(), in, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &FlowRun[O]{Run: run, c: c}, nil
 }

@@ -149,12 +149,12 @@ var (
 // isBudgetExceeded reports a budget refusal or crossing, here or in a child run.
 func isBudgetExceeded(err error) bool {
 	return errors.Is(err, budget.ErrExceeded) || errors.Is(err, budget.ErrQuotaExhausted) ||
-		ErrorTypeOf(err) == ErrorBudgetExceeded || ErrorTypeOf(err) == ErrorQuotaExhausted
+		ErrorBudgetExceeded.Is(err) || ErrorQuotaExhausted.Is(err)
 }
 
 // ErrorType is the type of a Temporal application error that gateflow fails a run or a
 // step with. Callers (a parent run, a Go client, a tool reading history) branch on it with
-// ErrorTypeOf or temporal.ApplicationError.Type; the values are stable.
+// Is (or temporal.ApplicationError.Type); the values are stable.
 type ErrorType string
 
 // Application error types.
@@ -188,13 +188,10 @@ const (
 	ErrorAgentFailed      ErrorType = activities.AgentFailedErrorType
 )
 
-// ErrorTypeOf is the application error type in err's chain, or "" when it has none.
-func ErrorTypeOf(err error) ErrorType {
+// Is reports whether err's chain holds an application error of type t.
+func (t ErrorType) Is(err error) bool {
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		return ErrorType(app.Type())
-	}
-	return ""
+	return errors.As(err, &app) && app.Type() == string(t)
 }
 
 // newTypedError is a non-retryable application error of type t.

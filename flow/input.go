@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/typeschema"
@@ -38,12 +37,10 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 		rt.publish()
 		return zero, nil
 	}
-	var members approval.StaticDirectory
-	dir := rt.people.dir
-	_ = workflow.SideEffect(ctx.wctx, func(workflow.Context) any {
-		s, _ := approval.Snapshot(dir, approval.Request{Approvers: req.Assignees})
-		return s
-	}).Get(&members)
+	members, err := ctx.snapshotGroups("input "+name, req.Assignees)
+	if err != nil {
+		return fail(StepFailed, err)
+	}
 	schema, err := typeschema.Compile(reflect.TypeOf(&zero).Elem())
 	if err != nil {
 		return fail(StepFailed, fmt.Errorf("input %s: the schema of %T: %w", name, zero, err))

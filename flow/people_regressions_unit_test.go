@@ -127,3 +127,40 @@ func TestKnownBugPeopleCancelledKeyedWaitStaysSubscribed(t *testing.T) {
 	require.Len(t, subs.all(), 1)
 	assert.Equal(t, []protocol.MailboxRequest{{Name: "ping", Key: "v1", WorkflowID: "run-c"}}, unsubs.all(), "the cancelled run leaves the mailbox")
 }
+
+// TestApprovalWhoseGroupsNobodyCanResolveFails: a gate whose only approvers are groups the
+// directory cannot resolve used to open anyway and wait for a vote nobody could cast. It
+// fails with the reason; a gate that still has someone to decide opens and records the
+// problem.
+func TestApprovalWhoseGroupsNobodyCanResolveFails(t *testing.T) {
+	env := newPeopleEnv(t, gateFlow)
+	env.ExecuteWorkflow(gateFlow.Name(), gateIn{Req: approval.Request{Message: "Ship?", Approvers: []string{"group:nobody"}, Required: 1, Timeout: time.Hour}})
+	require.True(t, env.IsWorkflowCompleted())
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "approval ship: nobody can decide: resolving group:nobody")
+	st := queryState(t, env)
+	assert.Equal(t, StepFailed, stepByName(t, st, "ship").Status)
+	assert.Empty(t, st.Gates, "no gate was opened")
+	assert.Equal(t, StatusFailed, st.Status)
+}
+
+func TestApprovalWithAnUnresolvedGroupAndAPersonOpensAndSaysSo(t *testing.T) {
+	env := newPeopleEnv(t, gateFlow)
+	ok := voteAt(env, time.Minute, approve("alice"))
+	out := runGate(t, env, gateIn{Req: approval.Request{Message: "Ship?", Approvers: []string{"alice", "group:nobody"}, Required: 1}})
+	assert.Equal(t, approval.Approved, out.Decision.Outcome)
+	assert.Equal(t, approval.VoteStatus("approved"), ok.vote(t).Status)
+	st := queryState(t, env)
+	require.Len(t, st.Problems, 1)
+	assert.Contains(t, st.Problems[0], "approval ship: resolving group:nobody")
+}
+
+func TestCanDecide(t *testing.T) {
+	dir := approval.StaticDirectory{"release": {"carol"}, "empty": {}}
+	assert.True(t, canDecide(nil, dir), "anyone")
+	assert.True(t, canDecide([]string{"group:nobody", "alice"}, dir))
+	assert.True(t, canDecide([]string{"group:release"}, dir))
+	assert.False(t, canDecide([]string{"group:nobody"}, dir))
+	assert.False(t, canDecide([]string{"group:empty", " group:nobody "}, dir))
+}

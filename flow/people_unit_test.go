@@ -89,10 +89,10 @@ func (o *updateOutcome) value(t *testing.T) any {
 	return o.result
 }
 
-func (o *updateOutcome) vote(t *testing.T) VoteResult {
+func (o *updateOutcome) vote(t *testing.T) approval.VoteResult {
 	t.Helper()
-	r, ok := o.value(t).(VoteResult)
-	require.True(t, ok, "the result is a VoteResult")
+	r, ok := o.value(t).(approval.VoteResult)
+	require.True(t, ok, "the result is a approval.VoteResult")
 	return r
 }
 
@@ -193,14 +193,14 @@ func TestApprovalQuorumCountsDistinctAllowedVoters(t *testing.T) {
 	after := stateAt(t, env, 6*time.Minute)
 	out := runGate(t, env, gateIn{Req: approval.Request{Message: "Ship it?", Approvers: []string{"alice", "bob", "group:release"}, Required: 2}, After: 10 * time.Minute})
 
-	assert.Equal(t, VoteResult{Gate: "ship", Status: "open", Approvals: 1, Required: 2}, first.vote(t), "one vote of two keeps waiting")
+	assert.Equal(t, approval.VoteResult{Gate: "ship", Status: "open", Approvals: 1, Required: 2}, first.vote(t), "one vote of two keeps waiting")
 	assert.Equal(t, StatusAwaitingApproval, waiting.Status)
 	assert.Equal(t, []string{"approval:ship"}, waiting.Waiting)
 	require.Len(t, waiting.Gates, 1)
 	assert.False(t, waiting.Gates[0].Closed())
 	assert.Equal(t, StepRunning, stepByName(t, *waiting, "ship").Status)
 
-	assert.Equal(t, VoteResult{Gate: "ship", Status: "duplicate", Approvals: 1, Required: 2}, again.vote(t), "the same voter twice counts once")
+	assert.Equal(t, approval.VoteResult{Gate: "ship", Status: "duplicate", Approvals: 1, Required: 2}, again.vote(t), "the same voter twice counts once")
 	assert.ErrorContains(t, outsider.refusal(t), "approval ship: mallory may not decide (approvers: alice, bob, group:release)")
 
 	closing := member.vote(t)
@@ -269,8 +269,8 @@ func TestApprovalVoteBeforeTheGateIsQueuedAndCountsWhenItOpens(t *testing.T) {
 	closing := voteAt(env, 12*time.Minute, approve("bob"))
 	out := runGate(t, env, gateIn{Req: approval.Request{Approvers: []string{"alice", "bob"}, Required: 2}, Before: 10 * time.Minute})
 
-	assert.Equal(t, VoteResult{Gate: "ship", Status: "queued"}, early.vote(t))
-	assert.Equal(t, VoteResult{Gate: "ship", Status: "queued"}, outsider.vote(t), "the gate's rules are not known before it opens")
+	assert.Equal(t, approval.VoteResult{Gate: "ship", Status: "queued"}, early.vote(t))
+	assert.Equal(t, approval.VoteResult{Gate: "ship", Status: "queued"}, outsider.vote(t), "the gate's rules are not known before it opens")
 	assert.Empty(t, before.Gates)
 	assert.Equal(t, StatusSleeping, before.Status)
 

@@ -21,7 +21,7 @@ import "github.com/gateflow/gateflow/internal/protocol"
 // refused that way: the run records the refusal in RunState.Refused instead.
 const (
 	// UpdateApproval carries a vote {"gate", "kind": "approve"|"reject"|"request_changes",
-	// "by", "comment"} (approval.Vote) and returns a VoteResult.
+	// "by", "comment"} (approval.Vote) and returns a approval.VoteResult.
 	UpdateApproval = protocol.UpdateApproval
 	// SignalApproval carries the same vote as a Signal.
 	SignalApproval = protocol.SignalApproval

@@ -9,25 +9,14 @@ import (
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
-
-// WorkflowRegistry is what workflows are registered on: a Temporal worker, a
-// testsuite.TestWorkflowEnvironment or a worker.WorkflowReplayer.
-type WorkflowRegistry interface {
-	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
-}
-
-// ActivityRegistry is what activities are registered on: a Temporal worker or a
-// testsuite.TestWorkflowEnvironment.
-type ActivityRegistry interface {
-	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
-}
 
 // RegisterWorkflows registers flows (wrapped in gateflow's run wrapper with the defaults of
 // opts) and gateflow's entity workflows (catalog, mailbox, ledger) on r. NewWorker's Start
 // does this; testsuite uses it for unit tests and replays.
-func RegisterWorkflows(r WorkflowRegistry, opts WorkerOptions, flows ...Definition) error {
+func RegisterWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, flows ...Definition) error {
 	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
 		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0}
 	for _, f := range flows {
@@ -45,7 +34,7 @@ func RegisterWorkflows(r WorkflowRegistry, opts WorkerOptions, flows ...Definiti
 
 // RegisterActivities registers gateflow's built-in step activities (shell, HTTP, agent with
 // opts' providers and prices) and its internal ones (mailbox, monthly ledgers) on r.
-func RegisterActivities(r ActivityRegistry, opts WorkerOptions) error {
+func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	providers := opts.Providers
 	if providers == nil {
 		var err error
@@ -62,7 +51,7 @@ func RegisterActivities(r ActivityRegistry, opts WorkerOptions) error {
 	if queue == "" {
 		queue = DefaultTaskQueue
 	}
-	entity.RegisterActivities(r, queue, opts.Quotas.limitFor)
+	entity.RegisterActivities(r, queue, opts.Quotas.LimitFor)
 	r.RegisterActivityWithOptions(eventActivities{sinks: opts.EventSinks}.deliver, activity.RegisterOptions{Name: protocol.EventActivity})
 	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})

@@ -48,7 +48,7 @@ func readOptions(wctx workflow.Context) (protocol.RunOptions, error) {
 // newBudgetPart resolves the run's cap (start option, then the flow's, then the worker's,
 // never above a parent's remainder) and its policy.
 func newBudgetPart(rt *runner, cfg runConfig, opts protocol.RunOptions) *budgetPart {
-	b := &budgetPart{rt: rt, waves: map[string]int{}, quotasOn: cfg.quotas.any()}
+	b := &budgetPart{rt: rt, waves: map[string]int{}, quotasOn: cfg.quotas.Any()}
 	var start, flowCap *decimal.Decimal
 	if d, err := budget.ParseUSD(opts.MaxCostUSD); err == nil && opts.MaxCostUSD != "" {
 		start = &d
@@ -209,8 +209,8 @@ func (b *budgetPart) checkQuota(c *Context, cfg runConfig, opts protocol.RunOpti
 	if opts.QuotaChecked || rt.children.parent != nil || rt.plan {
 		return nil
 	}
-	if _, ok := cfg.quotas.limitFor(budget.AllScope); !ok {
-		if _, ok := cfg.quotas.limitFor(budget.WorkflowScope(rt.info.Name)); !ok {
+	if _, ok := cfg.quotas.LimitFor(budget.AllScope); !ok {
+		if _, ok := cfg.quotas.LimitFor(budget.WorkflowScope(rt.info.Name)); !ok {
 			return nil
 		}
 	}
@@ -222,26 +222,4 @@ func (b *budgetPart) checkQuota(c *Context, cfg runConfig, opts protocol.RunOpti
 		return fmt.Errorf("refused before any step: %w", err)
 	}
 	return nil
-}
-
-// Quotas are monthly spending limits (UTC months) a worker enforces on new runs: overall,
-// and per workflow. Runs already going are never stopped by a quota.
-type Quotas struct {
-	MonthlyUSD  *decimal.Decimal
-	PerWorkflow map[string]decimal.Decimal
-}
-
-// any reports whether a quota is configured.
-func (q Quotas) any() bool { return q.MonthlyUSD != nil || len(q.PerWorkflow) > 0 }
-
-func (q Quotas) limitFor(scope budget.Scope) (decimal.Decimal, bool) {
-	if scope == budget.AllScope {
-		if q.MonthlyUSD != nil {
-			return *q.MonthlyUSD, true
-		}
-		return decimal.Zero, false
-	}
-	name, _ := scope.Workflow()
-	d, ok := q.PerWorkflow[name]
-	return d, ok
 }

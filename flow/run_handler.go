@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/shopspring/decimal"
@@ -19,7 +20,7 @@ type runConfig struct {
 	maxAttempts int
 	directory   approval.Directory
 	maxCost     *decimal.Decimal
-	quotas      Quotas
+	quotas      budget.Quotas
 	events      bool
 }
 
@@ -220,7 +221,7 @@ func statusOf(err error, allowedFailures int) Status {
 		return StatusCancelled
 	case isBudgetExceeded(err):
 		return StatusBudgetExceeded
-	case errors.Is(err, approval.ErrRejected), ErrorTypeOf(err) == ErrorRejected:
+	case errors.Is(err, approval.ErrRejected), ErrorRejected.Is(err):
 		return StatusRejected
 	}
 	return StatusFailed

@@ -43,7 +43,7 @@ func newPeoplePart(rt *runner, dir approval.Directory) *peoplePart {
 // from the run's first workflow task, so votes sent right after the start are kept.
 func (p *peoplePart) register(wctx workflow.Context) error {
 	if err := workflow.SetUpdateHandlerWithOptions(wctx, UpdateApproval,
-		func(ctx workflow.Context, v approval.Vote) (VoteResult, error) { return p.applyVote(ctx, v) },
+		func(ctx workflow.Context, v approval.Vote) (approval.VoteResult, error) { return p.applyVote(ctx, v) },
 		workflow.UpdateHandlerOptions{
 			Validator:   func(ctx workflow.Context, v approval.Vote) error { return p.checkVote(ctx, v) },
 			Description: "Vote on an approval gate: {gate, vote: approve|reject|request_changes, by, comment}",
@@ -102,25 +102,25 @@ func (p *peoplePart) checkVote(ctx workflow.Context, v approval.Vote) error {
 }
 
 // applyVote counts a checked vote, or keeps it until its gate opens.
-func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (VoteResult, error) {
+func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (approval.VoteResult, error) {
 	rt := p.rt
 	v.At = workflow.Now(ctx)
 	v.Gate = strings.TrimSpace(v.Gate)
 	g, ok := p.gates[v.Gate]
 	if !ok {
 		if err := p.inbox.Add(v); err != nil {
-			return VoteResult{}, err
+			return approval.VoteResult{}, err
 		}
 		rt.publish()
-		return VoteResult{Gate: v.Gate, Status: approval.VoteQueued}, nil
+		return approval.VoteResult{Gate: v.Gate, Status: approval.VoteQueued}, nil
 	}
 	dup := g.IsDuplicate(v)
 	d, err := g.Apply(v, p.gateDirs[v.Gate])
 	if err != nil {
-		return VoteResult{}, err
+		return approval.VoteResult{}, err
 	}
 	rt.publish()
-	res := VoteResult{Gate: g.Name, Status: approval.VoteOpen, Approvals: len(g.Approvals()), Required: g.Request.Required, Decision: d}
+	res := approval.VoteResult{Gate: g.Name, Status: approval.VoteOpen, Approvals: len(g.Approvals()), Required: g.Request.Required, Decision: d}
 	switch {
 	case d != nil:
 		res.Status = approval.VoteStatus(d.Outcome)
@@ -253,4 +253,66 @@ func (p *peoplePart) waitingUpdate(sa temporal.SearchAttributes) (temporal.Searc
 		return searchattr.WaitingKey.ValueUnset(), true
 	}
 	return searchattr.WaitingKey.ValueSet(want), true
+}
+
+// groupSnapshot is what a gate records of its groups: their members, and why some could
+// not be resolved.
+type groupSnapshot struct {
+	Dir approval.StaticDirectory `json:"dir"`
+	Err string                   `json:"err,omitempty"`
+}
+
+// snapshotGroups reads the members of the groups among who once, records them in history
+// and returns them, for the gate what. A group that cannot be resolved is a problem of
+// the run (logged, in RunState.Problems); when it leaves nobody who could decide, the
+// gate fails with the reason instead of waiting for a vote that cannot come.
+func (c *Context) snapshotGroups(what string, who []string) (approval.StaticDirectory, error) {
+	dir := c.run.people.dir
+	req := approval.Request{Approvers: who}
+	if workflow.GetVersion(c.wctx, "gateflow.group-errors", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		// Runs recorded before group errors were kept: the snapshot alone.
+		var snap approval.StaticDirectory
+		if err := workflow.SideEffect(c.wctx, func(workflow.Context) any {
+			s, _ := approval.Snapshot(dir, req)
+			return s
+		}).Get(&snap); err != nil {
+			return nil, fmt.Errorf("%s: record group members: %w", what, err)
+		}
+		return snap, nil
+	}
+	var res groupSnapshot
+	if err := workflow.SideEffect(c.wctx, func(workflow.Context) any {
+		s, err := approval.Snapshot(dir, req)
+		r := groupSnapshot{Dir: s}
+		if err != nil {
+			r.Err = err.Error()
+		}
+		return r
+	}).Get(&res); err != nil {
+		return nil, fmt.Errorf("%s: record group members: %w", what, err)
+	}
+	if res.Err == "" {
+		return res.Dir, nil
+	}
+	if !canDecide(who, res.Dir) {
+		return res.Dir, fmt.Errorf("%s: nobody can decide: %s", what, res.Err)
+	}
+	c.Logger().Warn("a group of the gate cannot be resolved", "gate", what, "error", res.Err)
+	c.run.state.Problems = append(c.run.state.Problems, what+": "+res.Err)
+	return res.Dir, nil
+}
+
+// canDecide reports whether anyone may decide among who, once groups are resolved to dir:
+// everyone may when who is empty.
+func canDecide(who []string, dir approval.StaticDirectory) bool {
+	if len(who) == 0 {
+		return true
+	}
+	for _, w := range who {
+		group, isGroup := strings.CutPrefix(strings.TrimSpace(w), approval.GroupPrefix)
+		if !isGroup || len(dir[group]) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -15,15 +15,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// SignalWait is what a run keeps about one WaitSignal.
-type SignalWait struct {
-	Name     string            `json:"name"`
-	Key      string            `json:"key,omitempty"`
-	Since    time.Time         `json:"since"`
-	Deadline *time.Time        `json:"deadline,omitempty"`
-	Received *signals.Envelope `json:"received,omitempty"`
-}
-
 // ForSignal waits for the signal name (with key, if not empty) and returns its payload
 // decoded as T, as the step name. A signal sent before the wait is kept and delivered; the
 // same ID twice is delivered once; a payload that does not fit T is recorded as refused
@@ -52,7 +43,7 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 		rt.publish()
 		return zero, nil
 	}
-	sw := &SignalWait{Name: name, Key: key, Since: now}
+	sw := &signals.Wait{Name: name, Key: key, Since: now}
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = now.Add(timeout)

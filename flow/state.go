@@ -200,7 +200,7 @@ type RunState struct {
 	// Inputs are the human inputs the run asked for, with their answers.
 	Inputs []*signals.Input `json:"inputs,omitempty"`
 	// SignalWaits are the signals the run waited for.
-	SignalWaits []*SignalWait `json:"signal_waits,omitempty"`
+	SignalWaits []*signals.Wait `json:"signal_waits,omitempty"`
 	// Refused are votes and signals that arrived as Signals and were refused, with why.
 	Refused []RefusedMessage `json:"refused,omitempty"`
 	// Problems are failures of gateflow's own bookkeeping that did not fail the run (a

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -91,9 +92,17 @@ func (c *Context) Agent(name string, a activities.Agent, opts ...StepOption) (ac
 // name: activity is the activity function or its registered name. Results that implement
 // activities.CostReporter or activities.TokenReporter are charged to the run. Step options come from
 // ctx.With(...).
+//
+// When activity is a function, the step checks it before dispatch: args must fit its
+// parameters (after an optional context.Context) and its result must decode into T; a
+// step that does not fit fails with the reason and is not dispatched.
 func Step[T any](ctx *Context, name string, activity any, args ...any) (T, error) {
 	var res T
-	err := ctx.settle(ctx.dispatch(activityCall(ctx, name, activity, args)), &res, describeValue(&res))
+	cl := activityCall(ctx, name, activity, args)
+	if cl.invalid == nil {
+		cl.invalid = checkResult(activity, reflect.TypeFor[T]())
+	}
+	err := ctx.settle(ctx.dispatch(cl), &res, describeValue(&res))
 	return res, err
 }
 
@@ -103,9 +112,93 @@ func activityCall(ctx *Context, name string, activity any, args []any) call {
 	an := activityName(activity)
 	if an == "" {
 		cl.invalid = fmt.Errorf("activity %v is neither a function nor a name", activity)
+	} else {
+		cl.invalid = checkArgs(activity, args)
 	}
 	cl.summary = fmt.Sprintf("%s (%s)", name, an)
 	return cl
+}
+
+var (
+	contextType = reflect.TypeFor[context.Context]()
+	errorType   = reflect.TypeFor[error]()
+)
+
+// checkArgs reports how args do not fit the parameters of the activity function (nothing
+// for an activity given by name: the worker checks it).
+func checkArgs(activity any, args []any) error {
+	ft := reflect.TypeOf(activity)
+	if ft == nil || ft.Kind() != reflect.Func {
+		return nil
+	}
+	params := make([]reflect.Type, 0, ft.NumIn())
+	for i := range ft.NumIn() {
+		params = append(params, ft.In(i))
+	}
+	if len(params) > 0 && params[0] == contextType {
+		params = params[1:]
+	}
+	name := activityName(activity)
+	variadic := ft.IsVariadic()
+	switch {
+	case !variadic && len(args) != len(params):
+		return fmt.Errorf("activity %s takes %d arguments (%s), the step gives %d", name, len(params), typeList(params), len(args))
+	case variadic && len(args) < len(params)-1:
+		return fmt.Errorf("activity %s takes at least %d arguments (%s), the step gives %d", name, len(params)-1, typeList(params), len(args))
+	}
+	for i, a := range args {
+		want := params[min(i, len(params)-1)]
+		if variadic && i >= len(params)-1 {
+			want = want.Elem()
+		}
+		if a == nil {
+			switch want.Kind() {
+			case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice:
+				continue
+			}
+			return fmt.Errorf("activity %s: argument %d is nil, the activity takes %s", name, i+1, want)
+		}
+		if got := reflect.TypeOf(a); !got.AssignableTo(want) {
+			return fmt.Errorf("activity %s: argument %d is %s, the activity takes %s", name, i+1, got, want)
+		}
+	}
+	return nil
+}
+
+// checkResult reports how the activity function's result does not fit what the step
+// reads (want): it must return (R, error) with R assignable to want, or only an error.
+func checkResult(activity any, want reflect.Type) error {
+	ft := reflect.TypeOf(activity)
+	if ft == nil || ft.Kind() != reflect.Func {
+		return nil
+	}
+	name := activityName(activity)
+	switch {
+	case ft.NumOut() == 1 && ft.Out(0) == errorType:
+		return nil
+	case ft.NumOut() != 2 || ft.Out(1) != errorType:
+		return fmt.Errorf("activity %s returns (%s): an activity returns (R, error) or error", name, typeList(outs(ft)))
+	}
+	if got := ft.Out(0); !got.AssignableTo(want) && want.Kind() != reflect.Interface && want != reflect.TypeFor[json.RawMessage]() {
+		return fmt.Errorf("activity %s returns %s, the step reads %s", name, got, want)
+	}
+	return nil
+}
+
+func outs(ft reflect.Type) []reflect.Type {
+	out := make([]reflect.Type, ft.NumOut())
+	for i := range out {
+		out[i] = ft.Out(i)
+	}
+	return out
+}
+
+func typeList(ts []reflect.Type) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 func describeValue[T any](res *T) func() outcome {

@@ -126,7 +126,7 @@ func TestDetailsMarkdownWaitingForPeople(t *testing.T) {
 		Waiting: []string{"approval:anyone", "approval:ship", "input:free", "input:notes", "signal:deploy-done/v1.2"},
 		Gates:   []*approval.Gate{closed, open, anyone},
 		Inputs:  []*signals.Input{answered, notes, free},
-		SignalWaits: []*SignalWait{
+		SignalWaits: []*signals.Wait{
 			{Name: "deploy-done", Key: "v1.2", Since: t0, Deadline: &deadline},
 			{Name: "got", Since: t0, Received: &signals.Envelope{Name: "got", ID: "x", Sender: "bob"}},
 		},
@@ -148,7 +148,7 @@ func TestDetailsMarkdownWaitingForPeople(t *testing.T) {
 	assert.Contains(t, detailsMarkdown(st, t0), "`flowctl approve RUN ship`", "a placeholder when the run's ID is not known")
 
 	done := &RunState{Workflow: "release", Status: StatusRunning, Gates: []*approval.Gate{closed}, Inputs: []*signals.Input{answered},
-		SignalWaits: []*SignalWait{st.SignalWaits[1]}}
+		SignalWaits: []*signals.Wait{st.SignalWaits[1]}}
 	assert.NotContains(t, detailsMarkdown(done, t0), "Waiting for people", "nothing open, no section")
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -53,7 +54,7 @@ type WorkerOptions struct {
 	// MaxCostUSD is the default money cap of runs whose start options and flow set none.
 	MaxCostUSD *decimal.Decimal
 	// Quotas are monthly spending limits; new runs are refused once one is exhausted.
-	Quotas Quotas
+	Quotas budget.Quotas
 	// Directory resolves the "group:" names of approvers and input assignees (see
 	// approval.LoadDirectory for a file-based one). Nil: groups have no members.
 	Directory approval.Directory

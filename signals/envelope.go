@@ -148,3 +148,13 @@ func NewID(origin, name, key string, seq int) string {
 	}
 	return "sig-" + hex.EncodeToString(h.Sum(nil)[:16])
 }
+
+// Wait is what a run keeps about one wait for a signal (flow.WaitSignal): what it waits
+// for, since when, until when, and what arrived.
+type Wait struct {
+	Name     string     `json:"name"`
+	Key      string     `json:"key,omitempty"`
+	Since    time.Time  `json:"since"`
+	Deadline *time.Time `json:"deadline,omitempty"`
+	Received *Envelope  `json:"received,omitempty"`
+}

@@ -281,6 +281,16 @@ func (m mockingRegistry) RegisterActivityWithOptions(fn any, o activity.Register
 	m.e.env.RegisterActivityWithOptions(m.e.wrap(fn, o.Name), o)
 }
 
+// RegisterActivity registers fn under its function name (gateflow always names them).
+func (m mockingRegistry) RegisterActivity(fn any) {
+	m.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: funcName(fn)})
+}
+
+// RegisterDynamicActivity is not wrapped: gateflow registers no dynamic activities.
+func (m mockingRegistry) RegisterDynamicActivity(fn any, o activity.DynamicRegisterOptions) {
+	m.e.env.RegisterDynamicActivity(fn, o)
+}
+
 var (
 	ctxType = reflect.TypeOf((*context.Context)(nil)).Elem()
 	errType = reflect.TypeOf((*error)(nil)).Elem()
@@ -378,4 +388,28 @@ type errorLogger struct{ quietLogger }
 
 func (errorLogger) Error(msg string, kv ...any) {
 	fmt.Fprintln(os.Stderr, append([]any{"testsuite:", msg}, kv...)...)
+}
+
+// Run runs the flow f with input in, as Env.Run does (registering f first when it is not
+// yet), and returns its output decoded as O with the Result. A run that failed returns O's
+// zero value; r.Err says why.
+//
+//	out, r := testsuite.Run(env, examples.Hello, examples.HelloInput{Name: "Ada"})
+func Run[I, O any](e *Env, f *flow.Flow[I, O], in I, opts ...RunOptions) (O, *Result) {
+	e.t.Helper()
+	var out O
+	known := false
+	for _, d := range e.flows {
+		known = known || d.Name() == f.Name()
+	}
+	if !known {
+		e.Register(f)
+	}
+	r := e.Run(f.Name(), in, opts...)
+	if r.Err == nil && len(r.Output) > 0 {
+		if err := json.Unmarshal(r.Output, &out); err != nil {
+			e.t.Fatalf("testsuite: decode the output of %s as %T: %v", f.Name(), out, err)
+		}
+	}
+	return out, r
 }

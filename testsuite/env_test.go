@@ -98,7 +98,7 @@ func TestPeopleInVirtualTime(t *testing.T) {
 	require.Error(t, bad.Err, "a bad answer is refused")
 	assert.Contains(t, bad.Err.Error(), "does not match the schema")
 	require.NoError(t, dup.Err)
-	assert.Equal(t, approval.VoteStatus("duplicate"), dup.Result.(flow.VoteResult).Status)
+	assert.Equal(t, approval.VoteStatus("duplicate"), dup.Result.(approval.VoteResult).Status)
 	require.Error(t, outsider.Err)
 	assert.Contains(t, outsider.Err.Error(), "mallory may not decide")
 	d, ok := r.Decision("ship")

@@ -24,6 +24,16 @@ func ExampleNewEnv() {
 	// Output: completed [greet shout] HELLO, MOCK!
 }
 
+// The typed form: the output comes back as the flow's output type.
+func ExampleRun() {
+	env := testsuite.NewEnv(&testing.T{})
+	env.MockStep("greet", activities.ShellResult{Stdout: "Hello, typed!"}, nil)
+	env.MockStep("shout", activities.ShellResult{Stdout: "HELLO, TYPED!"}, nil)
+	out, r := testsuite.Run(env, examples.Hello, examples.HelloInput{Name: "typed"})
+	fmt.Println(r.Status(), out.Shouted)
+	// Output: completed HELLO, TYPED!
+}
+
 // People act at moments of virtual time: two approvals an hour apart.
 func ExampleEnv_Approve() {
 	gated := flow.Define("gated", func(ctx *flow.Context, _ struct{}) (string, error) {

@@ -151,7 +151,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := flow.WorkerOptions{TaskQueue: cfg.taskQueue, StopTimeout: cfg.stopTimeout, Providers: providers, Prices: prices,
-		Quotas: flow.Quotas{PerWorkflow: cfg.wfQuotas}}
+		Quotas: budget.Quotas{PerWorkflow: cfg.wfQuotas}}
 	if cfg.tags != "" {
 		for _, t := range strings.Split(cfg.tags, ",") {
 			opts.Tags = append(opts.Tags, strings.TrimSpace(t))

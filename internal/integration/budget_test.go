@@ -142,7 +142,7 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 	queue := "quota"
 	quota := decimal.RequireFromString("0.50")
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Directory: approval.StaticDirectory{},
-		Providers: shared.llm.providers(), Quotas: flow.Quotas{PerWorkflow: map[string]decimal.Decimal{"test.spend.wait": quota}}},
+		Providers: shared.llm.providers(), Quotas: budget.Quotas{PerWorkflow: map[string]decimal.Decimal{"test.spend.wait": quota}}},
 		testflows.All()...)
 	require.NoError(t, w.Start())
 	defer w.Stop()
@@ -230,7 +230,7 @@ func TestLedgerStaysExactWhenTheWorkerIsKilledMidRun(t *testing.T) {
 	_ = worker.Wait()
 
 	q := decimal.RequireFromString("100")
-	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Quotas: flow.Quotas{MonthlyUSD: &q},
+	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Quotas: budget.Quotas{MonthlyUSD: &q},
 		Providers: map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(testflows.BudgetRules()...)}}, testflows.All()...)
 	require.NoError(t, w.Start())
 	defer w.Stop()

@@ -38,7 +38,7 @@ func TestFlowctlCommandsInJSON(t *testing.T) {
 	eventually(t, c, run.ID, "approval", waitingFor("approval:ship"))
 	r = flowctlRun(t, "", "request-changes", run.ID, "ship", "--as", "bob", "--comment", "more", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var vote flow.VoteResult
+	var vote approval.VoteResult
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &vote))
 	assert.Equal(t, approval.VoteStatus("changes_requested"), vote.Status)
 

@@ -64,7 +64,7 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 	assert.Equal(t, "Counted: gate ship has 1 of 2 approvals.\n", r.stdout)
 	r = flowctlRun(t, "", "approve", "ctl-ship", "ship", "--as", "bob", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var res flow.VoteResult
+	var res approval.VoteResult
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res))
 	assert.Equal(t, approval.VoteStatus("approved"), res.Status)
 

@@ -116,3 +116,19 @@ func TestRunningRunAnswersStateQueryAndListShowsStatus(t *testing.T) {
 		assert.NotEqual(t, protocol.CatalogWorkflowType, r.Workflow)
 	}
 }
+
+// TestStartFlowReturnsTheTypedOutput: the typed start runs the same checks as Start and
+// its Result is the flow's output type; a run that fails returns its failure.
+func TestStartFlowReturnsTheTypedOutput(t *testing.T) {
+	ctx := ctxT(t, time.Minute)
+	run, err := flow.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{Name: "Typed"}, flow.StartOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "hello", run.Workflow)
+	out, err := run.Result(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, examples.HelloOutput{Greeting: "Hello, Typed!", Shouted: "HELLO, TYPED!"}, out)
+
+	_, err = flow.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{}, flow.StartOptions{Priority: 9})
+	var ie *flow.InputError
+	require.ErrorAs(t, err, &ie, "the options are checked as Start checks them")
+}

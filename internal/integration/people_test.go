@@ -132,7 +132,7 @@ type VoteSummary struct {
 	Approvals, Required int
 }
 
-func summary(r flow.VoteResult) VoteSummary {
+func summary(r approval.VoteResult) VoteSummary {
 	return VoteSummary{string(r.Status), r.Approvals, r.Required}
 }
 

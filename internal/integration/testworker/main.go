@@ -22,6 +22,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/logging"
@@ -84,9 +85,9 @@ func serve(tc client.Client, queue, bench string) (func(), error) {
 }
 
 // quotas are the monthly quotas the crash test's worker enforces.
-func quotas() flow.Quotas {
+func quotas() budget.Quotas {
 	q := decimal.RequireFromString("100")
-	return flow.Quotas{MonthlyUSD: &q}
+	return budget.Quotas{MonthlyUSD: &q}
 }
 
 // serveHeap serves GET /heap: after a GC, the heap in use (bytes) and the Mark count.

@@ -1,0 +1,139 @@
+package flow
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/internal/typeschema"
+)
+
+type planInput struct {
+	Name string `json:"name"`
+}
+
+func planCatalog() *Catalog {
+	return &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{
+		{Name: "hello", Description: "Say hello", InputType: "planInput", InputSchema: typeschema.For(reflect.TypeFor[planInput]())},
+		{Name: "paid", Category: "delivery", Version: "2", MaxCostUSD: "1.5"},
+	}}
+}
+
+// TestPlanStart is the pure part of Client.Start: every refusal that needs no server, and
+// what a start asks Temporal for.
+func TestPlanStart(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	copts := ClientOptions{TaskQueue: "q", Identity: "carol"}
+	cost := decimal.RequireFromString("0.75")
+	tests := []struct {
+		name    string
+		flow    string
+		input   any
+		opts    StartOptions
+		wantErr string
+		check   func(t *testing.T, p *startPlan)
+	}{
+		{name: "unknown workflow", flow: "nope", wantErr: `unknown workflow "nope" on task queue q (known: hello, paid)`},
+		{name: "input that does not fit", flow: "hello", input: map[string]any{"name": 3}, wantErr: "bad input for hello: payload does not match the schema: at /name"},
+		{name: "input that is not JSON", flow: "hello", input: []byte(`{`), wantErr: "bad input for hello: input is not valid JSON"},
+		{name: "input is checked before options", flow: "hello", input: map[string]any{"name": 3}, opts: StartOptions{Priority: 9}, wantErr: "at /name"},
+		{name: "bad option", flow: "hello", opts: StartOptions{Priority: 9}, wantErr: "bad input for hello: priority 9: want 1 (highest) to 5 (lowest)"},
+		{name: "bad budget policy", flow: "hello", opts: StartOptions{BudgetPolicy: "spend"}, wantErr: "bad input for hello:"},
+		{name: "defaults", flow: "hello", input: planInput{Name: "ada"}, check: func(t *testing.T, p *startPlan) {
+			assert.Regexp(t, `^hello-[0-9a-f]{10}$`, p.id)
+			assert.JSONEq(t, `{"name":"ada"}`, string(p.input))
+			assert.Equal(t, StatusRunning, p.status)
+			o := p.options()
+			assert.Equal(t, "q", o.TaskQueue)
+			assert.Equal(t, "hello: Say hello", o.StaticSummary)
+			assert.Contains(t, o.StaticDetails, "Started by **carol**")
+			assert.Equal(t, DefaultPriority, o.Priority.PriorityKey)
+			assert.Equal(t, enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL, o.WorkflowIDConflictPolicy)
+			by, _ := o.TypedSearchAttributes.GetKeyword(searchattr.CreatedByKey)
+			assert.Equal(t, "carol", by)
+			st, _ := o.TypedSearchAttributes.GetKeyword(searchattr.StatusKey)
+			assert.Equal(t, "running", st)
+			assert.Equal(t, protocol.RunOptions{QuotaChecked: true}, o.Memo[protocol.MemoOptions])
+		}},
+		{name: "idempotency key gives a stable ID and keeps it after the run", flow: "hello", opts: StartOptions{IdempotencyKey: "v1"}, check: func(t *testing.T, p *startPlan) {
+			assert.Equal(t, idempotentRunID("hello", "v1"), p.id)
+			assert.Equal(t, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, p.options().WorkflowIDReusePolicy)
+		}},
+		{name: "the flow's cap, category and version go to search attributes", flow: "paid", opts: StartOptions{CreatedBy: "dave", Priority: 1}, check: func(t *testing.T, p *startPlan) {
+			sa := p.options().TypedSearchAttributes
+			cp, _ := sa.GetFloat64(searchattr.MaxCostKey)
+			assert.Equal(t, 1.5, cp)
+			cat, _ := sa.GetKeyword(searchattr.CategoryKey)
+			assert.Equal(t, "delivery", cat)
+			v, _ := sa.GetKeyword(searchattr.VersionKey)
+			assert.Equal(t, "2", v)
+			by, _ := sa.GetKeyword(searchattr.CreatedByKey)
+			assert.Equal(t, "dave", by)
+			assert.Equal(t, 1, p.options().Priority.PriorityKey)
+		}},
+		{name: "the start's cap wins", flow: "paid", opts: StartOptions{MaxCostUSD: &cost, BudgetPolicy: budget.Pause}, check: func(t *testing.T, p *startPlan) {
+			cp, _ := p.options().TypedSearchAttributes.GetFloat64(searchattr.MaxCostKey)
+			assert.Equal(t, 0.75, cp)
+			assert.Equal(t, "0.75", p.runOpts.MaxCostUSD)
+			assert.Equal(t, budget.Pause, p.runOpts.BudgetPolicy)
+		}},
+		{name: "a delay holds the run in pending", flow: "hello", opts: StartOptions{StartAt: now.Add(time.Hour)}, check: func(t *testing.T, p *startPlan) {
+			assert.Equal(t, StatusPending, p.status)
+			assert.Equal(t, time.Hour, p.options().StartDelay)
+		}},
+		{name: "concurrency key and limits", flow: "hello", opts: StartOptions{ConcurrencyKey: "deploy", ConcurrencyLimits: map[string]int{"builders": 2}}, check: func(t *testing.T, p *startPlan) {
+			assert.Equal(t, "key:deploy", p.exclusive)
+			assert.Equal(t, map[string]int{"builders": 2, "key:deploy": 1}, p.runOpts.Concurrency)
+		}},
+		{name: "worker tags pick the queue", flow: "hello", opts: StartOptions{WorkerTags: []string{"gpu", "eu"}}, check: func(t *testing.T, p *startPlan) {
+			assert.Equal(t, "q@eu+gpu", p.options().TaskQueue)
+		}},
+		{name: "labels", flow: "hello", opts: StartOptions{Labels: map[string]string{"team": "web"}}, check: func(t *testing.T, p *startPlan) {
+			l, _ := p.options().TypedSearchAttributes.GetKeywordList(searchattr.LabelsKey)
+			assert.Equal(t, []string{"team=web"}, l)
+		}},
+		{name: "a plan has no status and says so", flow: "hello", opts: StartOptions{ID: "plan-x", plan: true}, check: func(t *testing.T, p *startPlan) {
+			o := p.options()
+			_, has := o.TypedSearchAttributes.GetKeyword(searchattr.StatusKey)
+			assert.False(t, has, "lists leave plans out")
+			assert.Equal(t, "plan of hello: Say hello", o.StaticSummary)
+			assert.True(t, p.runOpts.Plan)
+			assert.Equal(t, "plan-x", p.id)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := planStart(planCatalog(), copts, tt.flow, tt.input, tt.opts, now)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				assert.Nil(t, p)
+				var ie *InputError
+				var ue *UnknownWorkflowError
+				assert.True(t, errors.As(err, &ie) || errors.As(err, &ue), "a typed refusal: %T", err)
+				return
+			}
+			require.NoError(t, err)
+			tt.check(t, p)
+		})
+	}
+}
+
+func TestStartPlanHoldWhenPaused(t *testing.T) {
+	p, err := planStart(planCatalog(), ClientOptions{TaskQueue: "q"}, "hello", nil, StartOptions{}, time.Now())
+	require.NoError(t, err)
+	p.hold()
+	assert.Equal(t, StatusPending, p.status)
+	assert.True(t, p.runOpts.Paused)
+	st, _ := p.options().TypedSearchAttributes.GetKeyword(searchattr.StatusKey)
+	assert.Equal(t, "pending", st)
+}
