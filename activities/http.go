@@ -21,6 +21,8 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/gateflow/gateflow/internal/retryafter"
 )
 
 // HTTPActivity is the Temporal activity name of HTTP steps.
@@ -500,26 +502,7 @@ func httpRedactURL(u *url.URL) string {
 // httpRetryAfter parses a Retry-After header (delay seconds or an HTTP date) into a delay
 // capped at MaxRetryAfter; zero when absent, malformed or already past.
 func httpRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		if secs >= int64(MaxRetryAfter/time.Second) {
-			return MaxRetryAfter
-		}
-		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	if d <= 0 {
-		return 0
-	}
-	return min(d, MaxRetryAfter)
+	return min(retryafter.Parse(v, now), MaxRetryAfter)
 }
 
 // httpStatusExpected reports whether status counts as success: one of expect, or any 2xx when

@@ -57,8 +57,9 @@ const (
 	FailOnTimeout OnTimeout = "fail"
 )
 
-// GroupPrefix marks an approver entry that names a group rather than a user:
-// "group:release" means every member of the directory group "release".
+// GroupPrefix marks an approver entry (or an input's assignee, see signals.InputRequest)
+// that names a group rather than a user: "group:release" means every member of the
+// directory group "release".
 const GroupPrefix = "group:"
 
 // MaxNameLen is the longest identity, group name or gate name accepted, in bytes.

@@ -37,3 +37,11 @@ func (c *Client) Temporal() client.Client { return c.tc }
 
 // TaskQueue is the client's task queue.
 func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
+
+// who is by, or the client's identity when by is empty.
+func (c *Client) who(by string) string {
+	if by == "" {
+		return c.opts.Identity
+	}
+	return by
+}

@@ -25,9 +25,7 @@ type BudgetRequest struct {
 // Update gateflow.budget and returns the new cap. A cap the run refuses returns a
 // *RefusedError.
 func (c *Client) RaiseBudget(ctx context.Context, r BudgetRequest) (budget.Cap, error) {
-	if r.By == "" {
-		r.By = c.opts.Identity
-	}
+	r.By = c.who(r.By)
 	var cp budget.Cap
 	err := c.update(ctx, r.Run, "budget raise to "+budget.FormatUSD(r.To), UpdateBudget, protocol.BudgetRaise{To: r.To.String(), By: r.By}, &cp)
 	return cp, err

@@ -24,9 +24,7 @@ type CancelRequest struct {
 // run, and the run ends cancelled with "by WHO: reason" as its error. A run that has ended
 // returns a *RefusedError, an unknown one a *RunNotFoundError.
 func (c *Client) Cancel(ctx context.Context, r CancelRequest) error {
-	if r.By == "" {
-		r.By = c.opts.Identity
-	}
+	r.By = c.who(r.By)
 	d, err := c.tc.DescribeWorkflowExecution(ctx, r.Run, "")
 	if err != nil {
 		return runError("cancel", r.Run, err)
@@ -108,9 +106,7 @@ func (c *Client) control(ctx context.Context, signal string, r PauseRequest) err
 	if _, ok := cat.Lookup(r.Workflow); !ok {
 		return &UnknownWorkflowError{Name: r.Workflow, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
 	}
-	if r.By == "" {
-		r.By = c.opts.Identity
-	}
+	r.By = c.who(r.By)
 	m := protocol.ControlMessage{Workflow: r.Workflow, By: r.By, Reason: r.Reason}
 	if err := entity.SignalControl(ctx, c.tc, c.opts.TaskQueue, signal, m); err != nil {
 		return fmt.Errorf("%s %s: %w", signal, r.Workflow, err)

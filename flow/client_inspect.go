@@ -27,11 +27,14 @@ type RunDescription struct {
 	// Status is gateflow's status of the run.
 	Status Status `json:"status"`
 	// TemporalStatus is Temporal's execution status (Running, Completed, Failed, ...).
-	TemporalStatus string     `json:"temporal_status"`
-	TaskQueue      string     `json:"task_queue"`
-	CreatedBy      string     `json:"created_by,omitempty"`
-	StartTime      time.Time  `json:"start_time"`
-	CloseTime      *time.Time `json:"close_time,omitempty"`
+	TemporalStatus string `json:"temporal_status"`
+	// TaskQueue is the queue the run was started on (with its worker tags).
+	TaskQueue string `json:"task_queue"`
+	// CreatedBy is who started the run (FlowCreatedBy).
+	CreatedBy string `json:"created_by,omitempty"`
+	// StartTime and CloseTime are Temporal's; CloseTime is nil while the run is open.
+	StartTime time.Time  `json:"start_time"`
+	CloseTime *time.Time `json:"close_time,omitempty"`
 	// State is the run's state: from the Query gateflow.state while it runs, from its Memo
 	// once it has ended. Nil when neither could be read (StateError says why).
 	State      *RunState `json:"state,omitempty"`
@@ -199,11 +202,15 @@ func (c *Client) Wait(ctx context.Context, id string) (*RunDescription, error) {
 
 // RunSummary is one line of List.
 type RunSummary struct {
-	ID        string     `json:"id"`
-	RunID     string     `json:"run_id"`
-	Workflow  string     `json:"workflow"`
-	Status    Status     `json:"status"`
-	CreatedBy string     `json:"created_by,omitempty"`
+	// ID is the run's workflow ID; RunID the Temporal run ID of its latest execution.
+	ID    string `json:"id"`
+	RunID string `json:"run_id"`
+	// Workflow is the flow's name and Status the run's gateflow status (FlowStatus).
+	Workflow string `json:"workflow"`
+	Status   Status `json:"status"`
+	// CreatedBy is who started the run.
+	CreatedBy string `json:"created_by,omitempty"`
+	// StartTime and CloseTime are Temporal's; CloseTime is nil while the run is open.
 	StartTime time.Time  `json:"start_time"`
 	CloseTime *time.Time `json:"close_time,omitempty"`
 }

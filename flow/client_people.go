@@ -46,9 +46,7 @@ func (c *Client) refusal(ctx context.Context, run, what string, err error) error
 // how the gate stands. A refused vote (not allowed, gate closed, malformed) returns a
 // *RefusedError and leaves no trace. An empty v.By is the client's identity.
 func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (approval.VoteResult, error) {
-	if v.By == "" {
-		v.By = c.opts.Identity
-	}
+	v.By = c.who(v.By)
 	what := "vote on " + v.Gate
 	if err := v.Validate(); err != nil {
 		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
@@ -73,9 +71,7 @@ type AnswerRequest struct {
 // answer that does not fit the request's schema, comes from someone not assigned, or
 // arrives when the run does not wait for it, returns a *RefusedError and leaves no trace.
 func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnswer, error) {
-	if r.By == "" {
-		r.By = c.opts.Identity
-	}
+	r.By = c.who(r.By)
 	if !json.Valid(r.Data) {
 		return signals.InputAnswer{}, &InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
 	}
@@ -136,12 +132,16 @@ func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (si
 
 // PendingGate is an open approval gate of a run, as Approvals lists it.
 type PendingGate struct {
-	Run       string     `json:"run"`
-	Workflow  string     `json:"workflow"`
-	Gate      string     `json:"gate"`
-	Message   string     `json:"message"`
-	Approvers []string   `json:"approvers"`
-	Pending   []string   `json:"pending"`
+	// Run is the run's ID, Workflow its flow, Gate the gate's name.
+	Run      string `json:"run"`
+	Workflow string `json:"workflow"`
+	Gate     string `json:"gate"`
+	// Message is what the gate asks.
+	Message string `json:"message"`
+	// Approvers may decide (users and group: names); Pending are those who have not.
+	Approvers []string `json:"approvers"`
+	Pending   []string `json:"pending"`
+	// Approvals counted so far, of Required.
 	Approvals int        `json:"approvals"`
 	Required  int        `json:"required"`
 	OpenedAt  time.Time  `json:"opened_at"`

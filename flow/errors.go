@@ -54,6 +54,7 @@ type versionError struct {
 	Workflow, Started, Worker string
 }
 
+// Error implements error.
 func (e *versionError) Error() string {
 	return fmt.Sprintf("version: run of %s was started with version %q, this worker has version %q; "+
 		"run it on a worker with version %q (or keep versions compatible with workflow.GetVersion)",
@@ -62,6 +63,7 @@ func (e *versionError) Error() string {
 
 type permanentError struct{ err error }
 
+// Error implements error.
 func (e *permanentError) Error() string { return e.err.Error() }
 
 func (e *permanentError) Unwrap() error { return e.err }
@@ -75,6 +77,7 @@ func Permanent(err error) error {
 	return &permanentError{err: err}
 }
 
+// Error implements error.
 func (e *StepError) Error() string { return fmt.Sprintf("step %s: %s", e.Step, errorMessage(e.Err)) }
 
 // Unwrap returns the cause.
@@ -87,6 +90,7 @@ type UnknownWorkflowError struct {
 	Known     []string
 }
 
+// Error implements error.
 func (e *UnknownWorkflowError) Error() string {
 	known := "none"
 	if len(e.Known) > 0 {
@@ -101,6 +105,7 @@ type InputError struct {
 	Err      error
 }
 
+// Error implements error.
 func (e *InputError) Error() string { return fmt.Sprintf("bad input for %s: %v", e.Workflow, e.Err) }
 
 // Unwrap returns the cause.
@@ -114,6 +119,7 @@ type RunExistsError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *RunExistsError) Error() string {
 	if e.Reason != "" {
 		return e.Reason
@@ -124,6 +130,7 @@ func (e *RunExistsError) Error() string {
 // RunNotFoundError is returned for a run ID the server does not know.
 type RunNotFoundError struct{ ID string }
 
+// Error implements error.
 func (e *RunNotFoundError) Error() string { return fmt.Sprintf("run %s not found", e.ID) }
 
 // RefusedError is a vote, answer or signal the run (or the client, before sending) refused;
@@ -134,6 +141,7 @@ type RefusedError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("%s refused by run %s: %s", e.What, e.Run, e.Reason)
 }

@@ -54,6 +54,7 @@ type GuardError struct {
 	Step string
 }
 
+// Error implements error.
 func (e *GuardError) Error() string {
 	return fmt.Sprintf("guard: %s %s exceeds the limit of %s at step %s", e.Limit, e.Value, e.Max, e.Step)
 }

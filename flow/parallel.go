@@ -94,6 +94,7 @@ type ParallelError struct {
 	First error
 }
 
+// Error implements error.
 func (e *ParallelError) Error() string {
 	msg := fmt.Sprintf("parallel %s: %s", e.Group, e.First.Error())
 	if len(e.Failed) > 1 {

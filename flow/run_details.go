@@ -65,7 +65,8 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 	}
 	var lines []string
 	for _, g := range s.Gates {
-		if g.Closed() || !waiting["approval:"+g.Name] {
+		wait := Wait{Kind: ForApproval, Name: g.Name}
+		if g.Closed() || !waiting[wait.String()] {
 			continue
 		}
 		who := strings.Join(g.Request.Approvers, ", ")
@@ -73,12 +74,13 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 			who = "anyone"
 		}
 		lines = append(lines, fmt.Sprintf("- **Approval `%s`**: %s — %d of %d approvals from %s, %s (then %s). "+
-			"Answer: `flowctl approve %s %s` (or `reject`, `request-changes --comment ...`)",
+			"Answer: `%s` (or `reject`, `request-changes --comment ...`)",
 			g.Name, mdEscape(display.Preview(oneLine(g.Request.Message), 200)), len(g.Approvals()), g.Request.Required, who,
-			until(g.Deadline), g.Request.OnTimeout, id, g.Name))
+			until(g.Deadline), g.Request.OnTimeout, wait.Command(id)))
 	}
 	for _, in := range s.Inputs {
-		if in.Answer != nil || !waiting["input:"+in.Name] {
+		wait := Wait{Kind: ForInput, Name: in.Name}
+		if in.Answer != nil || !waiting[wait.String()] {
 			continue
 		}
 		who := strings.Join(in.Request.Assignees, ", ")
@@ -89,23 +91,20 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 		if d, ok := in.Deadline(); ok {
 			deadline = &d
 		}
-		lines = append(lines, fmt.Sprintf("- **Input `%s`**: %s — from %s, %s. Answer: `flowctl input %s %s --data '{...}'`",
-			in.Name, mdEscape(display.Preview(oneLine(in.Request.Prompt), 200)), who, until(deadline), id, in.Name))
+		lines = append(lines, fmt.Sprintf("- **Input `%s`**: %s — from %s, %s. Answer: `%s`",
+			in.Name, mdEscape(display.Preview(oneLine(in.Request.Prompt), 200)), who, until(deadline), wait.Command(id)))
 	}
 	for _, w := range s.SignalWaits {
-		what := "signal:" + w.Name
-		if w.Key != "" {
-			what += "/" + w.Key
-		}
-		if w.Received != nil || !waiting[what] {
+		wait := Wait{Kind: ForSignal, Name: w.Name, Key: w.Key}
+		if w.Received != nil || !waiting[wait.String()] {
 			continue
 		}
-		keyDesc, keyFlag := "", " --run "+id
+		keyDesc := ""
 		if w.Key != "" {
-			keyDesc, keyFlag = fmt.Sprintf(" key `%s`", w.Key), " --key "+w.Key
+			keyDesc = fmt.Sprintf(" key `%s`", w.Key)
 		}
-		lines = append(lines, fmt.Sprintf("- **Signal `%s`**%s, %s. Send: `flowctl signal %s%s --data '{...}'`",
-			w.Name, keyDesc, until(w.Deadline), w.Name, keyFlag))
+		lines = append(lines, fmt.Sprintf("- **Signal `%s`**%s, %s. Send: `%s`",
+			w.Name, keyDesc, until(w.Deadline), wait.Command(id)))
 	}
 	if len(lines) == 0 {
 		return

@@ -85,7 +85,9 @@ type StepStatus string
 
 // Step statuses.
 const (
-	StepRunning   StepStatus = "running"
+	// StepRunning: dispatched, no outcome yet.
+	StepRunning StepStatus = "running"
+	// StepCompleted, StepFailed, StepSkipped and StepCancelled are the outcomes.
 	StepCompleted StepStatus = "completed"
 	StepFailed    StepStatus = "failed"
 	StepSkipped   StepStatus = "skipped"
@@ -124,15 +126,19 @@ type ChildRecord struct {
 type StepRecord struct {
 	// Name is the step's name as the handler gave it; ActivityID is the Temporal activity
 	// ID, the name itself or, when the name was used before in the run, name#N.
-	Name       string     `json:"name"`
-	ActivityID string     `json:"activity_id"`
-	Kind       StepKind   `json:"kind"`
-	Status     StepStatus `json:"status"`
+	Name       string `json:"name"`
+	ActivityID string `json:"activity_id"`
+	// Kind is what the step does; Status how it stands or ended.
+	Kind   StepKind   `json:"kind"`
+	Status StepStatus `json:"status"`
 	// Attempt is the activity attempt that produced the outcome (1 for the first).
-	Attempt   int        `json:"attempt"`
+	Attempt int `json:"attempt"`
+	// StartedAt and EndedAt are the run's clock when the step began and ended (nil while
+	// it runs).
 	StartedAt time.Time  `json:"started_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
-	Error     string     `json:"error,omitempty"`
+	// Error is why the step failed or was cancelled.
+	Error string `json:"error,omitempty"`
 	// ExitCode is set for shell steps that ran to an exit.
 	ExitCode *int `json:"exit_code,omitempty"`
 	// Output is a short preview of what the step produced.
@@ -169,10 +175,14 @@ func (r StepRecord) Duration(now time.Time) time.Duration {
 // the run's Memo when the run ends.
 type RunState struct {
 	// ID is the run's ID (its Temporal workflow ID).
-	ID        string     `json:"id,omitempty"`
-	Workflow  string     `json:"workflow"`
-	Version   string     `json:"version,omitempty"`
-	Status    Status     `json:"status"`
+	ID string `json:"id,omitempty"`
+	// Workflow is the flow's name and Version the flow version the run started with.
+	Workflow string `json:"workflow"`
+	Version  string `json:"version,omitempty"`
+	// Status is the run's status (also the FlowStatus search attribute).
+	Status Status `json:"status"`
+	// StartedAt is when the run (for a child: its top-level run) started; EndedAt when it
+	// ended, with Error saying why it did not complete.
 	StartedAt time.Time  `json:"started_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	Error     string     `json:"error,omitempty"`

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-)
 
-// GroupPrefix marks an assignee entry that names a group ("group:release") rather than a
-// user. Group membership is resolved by the caller (see InputRequest.Check).
-const GroupPrefix = "group:"
+	"github.com/gateflow/gateflow/approval"
+)
 
 // InputRequest is what a human input step asks for: a prompt, the JSON Schema the answer
 // must match, who may answer, and how long the step waits.
@@ -18,8 +16,9 @@ type InputRequest struct {
 	Prompt string `json:"prompt"`
 	// Schema is the JSON Schema the answer must match; empty accepts any JSON value.
 	Schema json.RawMessage `json:"schema,omitempty"`
-	// Assignees are the users and "group:" names who may answer; empty means anyone
-	// with an identity.
+	// Assignees are the users and "group:" names (approval.GroupPrefix) who may answer;
+	// empty means anyone with an identity. Group membership is resolved by the caller
+	// (see Check).
 	Assignees []string `json:"assignees,omitempty"`
 	// Timeout is how long the step waits for an answer; zero waits for ever.
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -41,7 +40,7 @@ func (r InputRequest) Validate() error {
 		return requestError("schema", err.Error(), err)
 	}
 	for i, a := range r.Assignees {
-		if strings.TrimSpace(a) == "" || strings.TrimSpace(strings.TrimPrefix(a, GroupPrefix)) == "" {
+		if strings.TrimSpace(a) == "" || strings.TrimSpace(strings.TrimPrefix(a, approval.GroupPrefix)) == "" {
 			return requestError("assignees", fmt.Sprintf("entry %d is blank", i), nil)
 		}
 	}
@@ -67,7 +66,7 @@ func (r InputRequest) allowed(by string, isMember func(group, user string) bool)
 		return true
 	}
 	for _, a := range r.Assignees {
-		if group, ok := strings.CutPrefix(a, GroupPrefix); ok {
+		if group, ok := strings.CutPrefix(a, approval.GroupPrefix); ok {
 			if isMember != nil && isMember(group, by) {
 				return true
 			}

@@ -40,10 +40,7 @@ type Anthropic struct {
 
 // NewAnthropic returns an Anthropic provider.
 func NewAnthropic(cfg AnthropicConfig) *Anthropic {
-	cfg.BaseURL = strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultAnthropicBaseURL
-	}
+	cfg.BaseURL = baseURL(cfg.BaseURL, DefaultAnthropicBaseURL)
 	if cfg.Version == "" {
 		cfg.Version = DefaultAnthropicVersion
 	}

@@ -10,11 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/gateflow/gateflow/internal/retryafter"
 )
 
 // Provider names, as returned by Provider.Name and used as Router keys.
@@ -84,6 +85,7 @@ type RateLimitError struct {
 	Message    string        `json:"message"`
 }
 
+// Error implements error.
 func (e *RateLimitError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: rate limited", e.Provider)
@@ -109,6 +111,7 @@ type APIError struct {
 	Retryable bool   `json:"retryable"`
 }
 
+// Error implements error.
 func (e *APIError) Error() string {
 	if e.Status == 0 {
 		return fmt.Sprintf("%s: %s", e.Provider, e.Message)
@@ -227,30 +230,22 @@ func errorMessage(body []byte, status int) string {
 }
 
 // RetryAfter reads how long a provider asked to wait: the retry-after-ms header
-// (milliseconds) if present, else Retry-After as seconds or as an HTTP date (relative to
-// now). Zero when neither is present or parseable.
+// (milliseconds) if present, else Retry-After as seconds (fractions allowed) or as an HTTP
+// date (relative to now). Zero when neither is present or parseable.
 func RetryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
+	if d := retryafter.Millis(h.Get("retry-after-ms")); d > 0 {
+		return d
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
+	return retryafter.ParseFractional(h.Get("Retry-After"), now)
+}
+
+// baseURL is a configured API root without surrounding space or trailing slashes, or def
+// when none is configured.
+func baseURL(configured, def string) string {
+	if u := strings.TrimRight(strings.TrimSpace(configured), "/"); u != "" {
+		return u
 	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(secs * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return def
 }
 
 // isLoopback reports whether a base URL points at this machine (where a local server

@@ -32,10 +32,7 @@ type OpenAI struct {
 
 // NewOpenAI returns an OpenAI-compatible provider.
 func NewOpenAI(cfg OpenAIConfig) *OpenAI {
-	cfg.BaseURL = strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultOpenAIBaseURL
-	}
+	cfg.BaseURL = baseURL(cfg.BaseURL, DefaultOpenAIBaseURL)
 	return &OpenAI{cfg: cfg}
 }
 

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -108,11 +109,8 @@ func (t PriceTable) Merge(other PriceTable) PriceTable {
 
 // Models returns the table's model names, sorted.
 func (t PriceTable) Models() []string {
-	out := make([]string, 0, len(t))
-	for k := range t {
-		out = append(out, k)
-	}
-	sort.Strings(out)
+	out := slices.AppendSeq(make([]string, 0, len(t)), maps.Keys(t))
+	slices.Sort(out)
 	return out
 }
 
@@ -144,7 +142,7 @@ func ParsePrices(data []byte) (PriceTable, error) {
 		return nil, fmt.Errorf("not a JSON object of models")
 	}
 	t := make(PriceTable, len(raw))
-	for _, model := range sortedKeys(raw) {
+	for _, model := range slices.Sorted(maps.Keys(raw)) {
 		if strings.TrimSpace(model) == "" {
 			return nil, fmt.Errorf("empty model name")
 		}
@@ -152,7 +150,7 @@ func ParsePrices(data []byte) (PriceTable, error) {
 		if err := json.Unmarshal(raw[model], &fields); err != nil || fields == nil {
 			return nil, fmt.Errorf("model %q: want an object with input_per_mtok and output_per_mtok", model)
 		}
-		for _, f := range sortedKeys(fields) {
+		for _, f := range slices.Sorted(maps.Keys(fields)) {
 			if f != "input_per_mtok" && f != "output_per_mtok" {
 				return nil, fmt.Errorf("model %q: unknown field %q (want input_per_mtok and output_per_mtok)", model, f)
 			}
@@ -192,13 +190,4 @@ func priceField(model, name string, fields map[string]json.RawMessage) (decimal.
 		return decimal.Decimal{}, fmt.Errorf("model %q: %s %s is negative", model, name, d)
 	}
 	return d, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

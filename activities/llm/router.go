@@ -2,7 +2,8 @@ package llm
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -29,11 +30,8 @@ func (r *Router) Names() []string {
 	if r == nil {
 		return nil
 	}
-	out := make([]string, 0, len(r.providers))
-	for name := range r.providers {
-		out = append(out, name)
-	}
-	sort.Strings(out)
+	out := slices.AppendSeq(make([]string, 0, len(r.providers)), maps.Keys(r.providers))
+	slices.Sort(out)
 	return out
 }
 

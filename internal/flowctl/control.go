@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/display"
 )
 
 func (a *app) cancelCommand() *cobra.Command {
@@ -64,7 +65,7 @@ func (a *app) planCommand() *cobra.Command {
 				return printJSON(a.stdout, d.State.Steps)
 			}
 			if d.Status != flow.StatusCompleted {
-				fmt.Fprintf(a.stdout, "The plan stopped early: %s\n\n", oneLine(d.Error))
+				fmt.Fprintf(a.stdout, "The plan stopped early: %s\n\n", display.OneLine(d.Error))
 			}
 			t := newTable(a.stdout, "#", "STEP", "KIND", "WOULD")
 			for i, s := range d.State.Steps {

@@ -2,6 +2,7 @@ package flowctl
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -44,6 +45,10 @@ func TestExecuteHelp(t *testing.T) {
 				"5  with start --wait or watch: the run ended but did not complete",
 			} {
 				assert.Contains(t, stdout, line)
+			}
+			for _, e := range exitCodes {
+				first, _, _ := strings.Cut(e.meaning, "\n")
+				assert.Contains(t, stdout, fmt.Sprintf("  %d  %s\n", e.code, first))
 			}
 			for _, cmd := range []string{"workflows", "start", "show", "list"} {
 				assert.Contains(t, stdout, cmd)
@@ -113,4 +118,19 @@ func TestExecuteReadsEnvironmentDefaults(t *testing.T) {
 	code, _, stderr := run(t, "", "--connect-timeout", "300ms", "workflows")
 	assert.Equal(t, ExitUnreachable, code)
 	assert.Contains(t, stderr, "cannot reach Temporal at "+addr, "TEMPORAL_ADDRESS is the default address")
+}
+
+// TestExitCodesAreListedOnce checks the one exit code list: every code once, in order,
+// each with a meaning, and the help text built from it.
+func TestExitCodesAreListedOnce(t *testing.T) {
+	want := []int{ExitOK, ExitError, ExitUsage, ExitNotFound, ExitUnreachable, ExitRunFailed, ExitRefused}
+	var got []int
+	for _, e := range exitCodes {
+		got = append(got, e.code)
+		assert.NotEmpty(t, e.meaning, "exit %d", e.code)
+	}
+	assert.Equal(t, want, got)
+	help := exitCodesHelp()
+	assert.True(t, strings.HasPrefix(help, "Exit codes:\n  0  success\n"), help)
+	assert.Contains(t, help, " or a start\n     refused by an exhausted monthly quota", "a long meaning goes on indented")
 }

@@ -18,8 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/typeschema"
+	"github.com/gateflow/gateflow/signals"
 )
 
 func TestClassify(t *testing.T) {
@@ -167,7 +169,6 @@ func TestHelpers(t *testing.T) {
 	assert.Equal(t, "-", fmtTime(time.Time{}))
 	ts := time.Date(2025, 3, 4, 5, 6, 7, 0, time.Local)
 	assert.Equal(t, "2025-03-04 05:06:07", fmtTime(ts))
-	assert.Equal(t, "a b c", oneLine(" a\n b\t\tc \n"))
 	inner := errors.New("dial tcp: connection refused")
 	assert.Equal(t, "dial tcp: connection refused", rootCause(fmt.Errorf("a: %w", fmt.Errorf("b: %w", inner))))
 
@@ -237,4 +238,20 @@ func TestPrintRun(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out.Bytes(), &back))
 	assert.Equal(t, "release-1", back.ID)
 	assert.Len(t, back.State.Steps, 2)
+}
+
+func TestPrintWaiting(t *testing.T) {
+	in, err := signals.NewInput("release-notes", signals.InputRequest{Prompt: "Release notes\nfor 2.0.0"}, time.Now())
+	require.NoError(t, err)
+	g, err := approval.Open("ship", approval.Request{Message: "Ship?", Approvers: []string{"group:release"}, Required: 2}, time.Now())
+	require.NoError(t, err)
+	st := &flow.RunState{ID: "ship-2.0.0", Waiting: []string{"approval:ship", "input:release-notes"},
+		Gates: []*approval.Gate{g}, Inputs: []*signals.Input{in}}
+	var out bytes.Buffer
+	printWaiting(&out, st)
+	assert.Equal(t, "Waiting   approval:ship, input:release-notes\n"+
+		"  approval ship: 0 of 2 from group:release, no deadline\n"+
+		"    flowctl approve ship-2.0.0 ship\n"+
+		"  input release-notes: Release notes for 2.0.0\n"+
+		"    flowctl input ship-2.0.0 release-notes --data '{...}'\n", out.String())
 }

@@ -40,7 +40,7 @@ func (a *app) listCommand() *cobra.Command {
 				return err
 			}
 			if mine {
-				opts.WaitingFor = "approval:"
+				opts.WaitingFor = string(flow.ForApproval) + ":" // any approval (a prefix, see ListOptions)
 			}
 			runs, next, err := c.ListPage(cmd.Context(), opts)
 			if err != nil {

@@ -40,11 +40,8 @@ func (a *app) approvalsCommand() *cobra.Command {
 				if g.Deadline != nil {
 					deadline = fmtTime(*g.Deadline) + " (then " + orDash(g.OnTimeout) + ")"
 				}
-				who := strings.Join(g.Approvers, ", ")
-				if who == "" {
-					who = "anyone"
-				}
-				t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), who, deadline, display.Preview(oneLine(g.Message), 60))
+				t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), anyoneIfNone(g.Approvers), deadline,
+					display.Preview(display.OneLine(g.Message), 60))
 			}
 			return t.flush()
 		},

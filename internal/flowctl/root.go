@@ -17,10 +17,11 @@ import (
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/connect"
+	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/logging"
 )
 
-// Exit codes.
+// Exit codes. exitCodes says what each means; `flowctl --help` lists them from it.
 const (
 	ExitOK          = 0
 	ExitError       = 1
@@ -31,15 +32,31 @@ const (
 	ExitRefused     = 6
 )
 
-const exitCodesHelp = `Exit codes:
-  0  success
-  1  an error not listed below
-  2  bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input)
-  3  not found (the run does not exist)
-  4  the Temporal server cannot be reached
-  5  with start --wait or watch: the run ended but did not complete
-  6  refused: a vote, an answer, a signal or a budget raise the run refused, or a start
-     refused by an exhausted monthly quota (the reason is printed)`
+// exitCodes is the one list of flowctl's exit codes and their meanings, in order. A
+// meaning may run over lines.
+var exitCodes = []struct {
+	code    int
+	meaning string
+}{
+	{ExitOK, "success"},
+	{ExitError, "an error not listed below"},
+	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input)"},
+	{ExitNotFound, "not found (the run does not exist)"},
+	{ExitUnreachable, "the Temporal server cannot be reached"},
+	{ExitRunFailed, "with start --wait or watch: the run ended but did not complete"},
+	{ExitRefused, "refused: a vote, an answer, a signal or a budget raise the run refused, or a start\n" +
+		"refused by an exhausted monthly quota (the reason is printed)"},
+}
+
+// exitCodesHelp is the exit code section of `flowctl --help`.
+func exitCodesHelp() string {
+	var b strings.Builder
+	b.WriteString("Exit codes:")
+	for _, e := range exitCodes {
+		fmt.Fprintf(&b, "\n  %d  %s", e.code, strings.ReplaceAll(e.meaning, "\n", "\n     "))
+	}
+	return b.String()
+}
 
 // exitError carries an exit code with the error to print.
 type exitError struct {
@@ -84,7 +101,7 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	code := classify(err)
-	fmt.Fprintf(stderr, "flowctl: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(stderr, "flowctl: %s\n", display.OneLine(err.Error()))
 	return code
 }
 
@@ -96,7 +113,7 @@ func (a *app) rootCommand() *cobra.Command {
 			"It connects like the Temporal CLI: a profile of the Temporal config file\n" +
 			"(--profile, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE), then TEMPORAL_ADDRESS,\n" +
 			"TEMPORAL_NAMESPACE, TEMPORAL_API_KEY and TEMPORAL_TLS_*, then the flags.\n" +
-			"--task-queue defaults to TEMPORAL_TASK_QUEUE.\n\n" + exitCodesHelp,
+			"--task-queue defaults to TEMPORAL_TASK_QUEUE.\n\n" + exitCodesHelp(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -191,8 +208,6 @@ func rootCause(err error) string {
 		err = next
 	}
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func envOr(key, def string) string {
 	if v := strings.TrimSpace(os.Getenv(key)); v != "" {

@@ -55,11 +55,11 @@ func (a *app) printRun(d *flow.RunDescription) error {
 		fmt.Fprintf(w, "Result    %s\n", display.Preview(string(d.Result), 400))
 	}
 	if d.Error != "" {
-		fmt.Fprintf(w, "Error     %s\n", oneLine(d.Error))
+		fmt.Fprintf(w, "Error     %s\n", display.OneLine(d.Error))
 	}
 	if d.State == nil {
 		if d.StateError != "" {
-			fmt.Fprintf(w, "\nSteps unavailable: %s\n", oneLine(d.StateError))
+			fmt.Fprintf(w, "\nSteps unavailable: %s\n", display.OneLine(d.StateError))
 		}
 		return nil
 	}
@@ -87,37 +87,12 @@ func (a *app) printRun(d *flow.RunDescription) error {
 	return t.flush()
 }
 
-// addStepRows adds one row per step; a child's steps follow its step, indented.
+// addStepRows adds one row per step; a child's steps follow its step, indented. The cells
+// are the step's own display helpers, as in the Web UI's details.
 func addStepRows(t *table, steps []flow.StepRecord, indent string, now time.Time) {
 	for _, s := range steps {
-		detail := s.Output
-		if s.Error != "" {
-			detail = s.Error
-		}
-		exit := "-"
-		switch {
-		case s.ExitCode != nil:
-			exit = strconv.Itoa(*s.ExitCode)
-		case s.HTTPStatus != 0:
-			exit = strconv.Itoa(s.HTTPStatus)
-		}
-		status := string(s.Status)
-		if s.AllowedFailure {
-			status += " (allowed)"
-		}
-		if s.OnError {
-			status += " (on error)"
-		}
-		name := s.Name
-		if s.Group != "" {
-			name = s.Group + "/" + name
-		}
-		cost := "-"
-		if !s.CostUSD.IsZero() {
-			cost = "$" + s.CostUSD.StringFixed(4)
-		}
-		t.row(indent+name, string(s.Kind), status, strconv.Itoa(s.Attempt), fmtDuration(s.Duration(now)),
-			cost, exit, display.Preview(oneLine(detail), 60))
+		t.row(indent+s.Label(), string(s.Kind), s.StatusText(), strconv.Itoa(s.Attempt), fmtDuration(s.Duration(now)),
+			s.CostText(), s.CodeText(), s.Detail(60))
 		if s.Child != nil && len(s.Child.Steps) > 0 {
 			addStepRows(t, s.Child.Steps, indent+"  ", now)
 		}
@@ -134,26 +109,29 @@ func printWaiting(w io.Writer, st *flow.RunState) {
 		if g.Closed() {
 			continue
 		}
-		who, deadline := gateWhoAndDeadline(g)
-		fmt.Fprintf(w, "  approval %s: %d of %d from %s, %s\n    flowctl approve %s %s\n",
-			g.Name, len(g.Approvals()), g.Request.Required, who, deadline, st.ID, g.Name)
+		fmt.Fprintf(w, "  approval %s: %d of %d from %s, %s\n    %s\n", g.Name, len(g.Approvals()), g.Request.Required,
+			anyoneIfNone(g.Request.Approvers), gateDeadline(g), flow.Wait{Kind: flow.ForApproval, Name: g.Name}.Command(st.ID))
 	}
 	for _, in := range st.Inputs {
 		if in.Answer == nil {
-			fmt.Fprintf(w, "  input %s: %s\n    flowctl input %s %s --data '{...}'\n", in.Name, oneLine(in.Request.Prompt), st.ID, in.Name)
+			fmt.Fprintf(w, "  input %s: %s\n    %s\n", in.Name, display.OneLine(in.Request.Prompt),
+				flow.Wait{Kind: flow.ForInput, Name: in.Name}.Command(st.ID))
 		}
 	}
 }
 
-// gateWhoAndDeadline says who may decide at a gate and until when.
-func gateWhoAndDeadline(g *approval.Gate) (who, deadline string) {
-	who = strings.Join(g.Request.Approvers, ", ")
-	if who == "" {
-		who = "anyone"
+// anyoneIfNone lists the people (and "group:" entries) who may answer: "anyone" for none.
+func anyoneIfNone(who []string) string {
+	if s := strings.Join(who, ", "); s != "" {
+		return s
 	}
-	deadline = "no deadline"
-	if g.Deadline != nil {
-		deadline = "until " + fmtTime(*g.Deadline)
+	return "anyone"
+}
+
+// gateDeadline says until when people may decide at a gate.
+func gateDeadline(g *approval.Gate) string {
+	if g.Deadline == nil {
+		return "no deadline"
 	}
-	return who, deadline
+	return "until " + fmtTime(*g.Deadline)
 }

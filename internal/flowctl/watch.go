@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -45,8 +46,8 @@ type watchEvent struct {
 	Steps *stepCounts `json:"steps,omitempty"`
 	// CostUSD is what the run spent so far (progress, waiting, ended).
 	CostUSD *decimal.Decimal `json:"cost_usd,omitempty"`
-	// Waiting is what the run waits for (progress, waiting): approval:GATE, input:NAME,
-	// signal:NAME[/KEY] or budget.
+	// Waiting is what the run waits for (progress, waiting), each a flow.Wait in its
+	// String form: approval:GATE, input:NAME, signal:NAME[/KEY], budget, ...
 	Waiting []string `json:"waiting,omitempty"`
 	// Requests are what people are asked for and the commands that answer (waiting).
 	Requests []watchRequest `json:"requests,omitempty"`
@@ -58,8 +59,9 @@ type watchEvent struct {
 	Error      string          `json:"error,omitempty"`
 }
 
-// watchStep is a step in a watch event. Name is its path: a parallel group's steps are
-// GROUP/NAME, a child run's steps CHILDSTEP/NAME.
+// watchStep is a step in a watch event, made from its flow.StepRecord by
+// watchedStep.event. Name is its path: a parallel group's steps are GROUP/NAME, a child
+// run's steps CHILDSTEP/NAME; Detail is the step's error, else its output, on one line.
 type watchStep struct {
 	Name           string          `json:"name"`
 	Kind           flow.StepKind   `json:"kind"`
@@ -75,6 +77,25 @@ type watchStep struct {
 	Detail         string          `json:"detail,omitempty"`
 	AllowedFailure bool            `json:"allowed_failure,omitempty"`
 	OnError        bool            `json:"on_error,omitempty"`
+}
+
+// watchedStep is a step as watch follows it: its record, its path, a key that stays the
+// same from one description to the next, and how long it took (or has been running).
+type watchedStep struct {
+	flow.StepRecord
+	path string
+	key  string
+	took time.Duration
+}
+
+// event is the step as watch -o json prints it.
+func (s watchedStep) event() *watchStep {
+	return &watchStep{
+		Name: s.path, Kind: s.Kind, Status: s.Status, Attempt: s.Attempt, RunAttempt: s.RunAttempt,
+		StartedAt: s.StartedAt, EndedAt: s.EndedAt, DurationMS: s.took.Milliseconds(), CostUSD: s.CostUSD,
+		ExitCode: s.ExitCode, HTTPStatus: s.HTTPStatus, Detail: s.Detail(math.MaxInt), // the whole detail
+		AllowedFailure: s.AllowedFailure, OnError: s.OnError,
+	}
 }
 
 type stepCounts struct {
@@ -180,21 +201,20 @@ func (w *watcher) update(ctx context.Context, d *flow.RunDescription, interval t
 		}
 	}
 	st := d.State
-	var steps []watchStep
-	var keys []string
+	var steps []watchedStep
 	if st != nil {
-		steps, keys = w.flatten(ctx, st.Steps, "", "", 0)
+		steps = w.flatten(ctx, st.Steps, "", "", 0)
 	}
 	counts := stepCounts{}
-	for i, s := range steps {
-		prev, ok := w.seen[keys[i]]
+	for _, s := range steps {
+		prev, ok := w.seen[s.key]
 		if !ok {
 			w.emitStep(d, eventStepStarted, s)
 		}
 		if s.Status != flow.StepRunning && (!ok || prev == flow.StepRunning) {
 			w.emitStep(d, eventStepFinished, s)
 		}
-		w.seen[keys[i]] = s.Status
+		w.seen[s.key] = s.Status
 		if s.Status == flow.StepRunning {
 			counts.Running++
 		} else {
@@ -219,34 +239,19 @@ func (w *watcher) update(ctx context.Context, d *flow.RunDescription, interval t
 	return false, nil
 }
 
-// flatten lists the steps in order, with the steps of child runs after their step, and
-// a key per step that stays the same from one description to the next.
-func (w *watcher) flatten(ctx context.Context, steps []flow.StepRecord, prefix, keyPrefix string, depth int) ([]watchStep, []string) {
-	var out []watchStep
-	var keys []string
+// flatten lists the steps in order, with the steps of child runs after their step.
+func (w *watcher) flatten(ctx context.Context, steps []flow.StepRecord, prefix, keyPrefix string, depth int) []watchedStep {
+	var out []watchedStep
 	now := w.now()
 	for _, s := range steps {
-		name := s.Name
-		if s.Group != "" {
-			name = s.Group + "/" + name
-		}
-		name = prefix + name
-		key := fmt.Sprintf("%s%s/%s@%d", keyPrefix, s.Group, s.ActivityID, s.RunAttempt)
-		detail := s.Output
-		if s.Error != "" {
-			detail = s.Error
-		}
-		ws := watchStep{
-			Name: name, Kind: s.Kind, Status: s.Status, Attempt: s.Attempt, RunAttempt: s.RunAttempt,
-			StartedAt: s.StartedAt, EndedAt: s.EndedAt, DurationMS: s.Duration(now).Milliseconds(), CostUSD: s.CostUSD,
-			ExitCode: s.ExitCode, HTTPStatus: s.HTTPStatus, Detail: oneLine(detail),
-			AllowedFailure: s.AllowedFailure, OnError: s.OnError,
-		}
+		ws := watchedStep{StepRecord: s, path: prefix + s.Label(),
+			key: fmt.Sprintf("%s%s/%s@%d", keyPrefix, s.Group, s.ActivityID, s.RunAttempt)}
+		ms := s.Duration(now).Milliseconds()
 		if s.EndedAt != nil {
-			ws.DurationMS = s.DurationMS
+			ms = s.DurationMS
 		}
+		ws.took = time.Duration(ms) * time.Millisecond
 		out = append(out, ws)
-		keys = append(keys, key)
 		if s.Child == nil || depth >= watchChildDepth {
 			continue
 		}
@@ -257,11 +262,9 @@ func (w *watcher) flatten(ctx context.Context, steps []flow.StepRecord, prefix, 
 				childSteps = cd.State.Steps
 			}
 		}
-		cs, ck := w.flatten(ctx, childSteps, name+"/", key+">", depth+1)
-		out = append(out, cs...)
-		keys = append(keys, ck...)
+		out = append(out, w.flatten(ctx, childSteps, ws.path+"/", ws.key+">", depth+1)...)
 	}
-	return out, keys
+	return out
 }
 
 // personRequests lists what the run waits for from people (approvals, inputs, a budget
@@ -269,39 +272,37 @@ func (w *watcher) flatten(ctx context.Context, steps []flow.StepRecord, prefix, 
 func personRequests(id string, st *flow.RunState) []watchRequest {
 	var out []watchRequest
 	for _, what := range st.Waiting {
-		switch {
-		case strings.HasPrefix(what, "approval:"):
-			name := strings.TrimPrefix(what, "approval:")
-			detail := "approval " + name
-			for _, g := range st.Gates {
-				if g.Name != name || g.Closed() {
-					continue
-				}
-				who, deadline := gateWhoAndDeadline(g)
-				detail = fmt.Sprintf("approval %s: %s (%d of %d from %s, %s)", name, display.Preview(oneLine(g.Request.Message), 80),
-					len(g.Approvals()), g.Request.Required, who, deadline)
-			}
-			out = append(out, watchRequest{What: what, Detail: detail,
-				Command: fmt.Sprintf("flowctl approve %s %s", id, name)})
-		case strings.HasPrefix(what, "input:"):
-			name := strings.TrimPrefix(what, "input:")
-			detail := "input " + name
-			for _, in := range st.Inputs {
-				if in.Name != name || in.Answer != nil {
-					continue
-				}
-				who := strings.Join(in.Request.Assignees, ", ")
-				if who == "" {
-					who = "anyone"
-				}
-				detail = fmt.Sprintf("input %s: %s (from %s)", name, display.Preview(oneLine(in.Request.Prompt), 80), who)
-			}
-			out = append(out, watchRequest{What: what, Detail: detail,
-				Command: fmt.Sprintf("flowctl input %s %s --data '{...}'", id, name)})
-		case what == "budget":
-			out = append(out, watchRequest{What: what, Detail: "budget paused: " + budgetLine(st),
-				Command: fmt.Sprintf("flowctl budget raise %s --to USD", id)})
+		wait, err := flow.ParseWait(what)
+		if err != nil {
+			continue
 		}
+		var detail string
+		switch wait.Kind {
+		case flow.ForApproval:
+			detail = "approval " + wait.Name
+			for _, g := range st.Gates {
+				if g.Name != wait.Name || g.Closed() {
+					continue
+				}
+				detail = fmt.Sprintf("approval %s: %s (%d of %d from %s, %s)", wait.Name,
+					display.Preview(display.OneLine(g.Request.Message), 80), len(g.Approvals()), g.Request.Required,
+					anyoneIfNone(g.Request.Approvers), gateDeadline(g))
+			}
+		case flow.ForInput:
+			detail = "input " + wait.Name
+			for _, in := range st.Inputs {
+				if in.Name != wait.Name || in.Answer != nil {
+					continue
+				}
+				detail = fmt.Sprintf("input %s: %s (from %s)", wait.Name, display.Preview(display.OneLine(in.Request.Prompt), 80),
+					anyoneIfNone(in.Request.Assignees))
+			}
+		case flow.ForBudget:
+			detail = "budget paused: " + budgetLine(st)
+		default:
+			continue
+		}
+		out = append(out, watchRequest{What: what, Detail: detail, Command: wait.Command(id)})
 	}
 	return out
 }
@@ -315,32 +316,21 @@ func (w *watcher) emit(e watchEvent) {
 	fmt.Fprintf(w.out, "%s\n", b)
 }
 
-func (w *watcher) emitStep(d *flow.RunDescription, event string, s watchStep) {
+func (w *watcher) emitStep(d *flow.RunDescription, event string, s watchedStep) {
 	at := s.StartedAt
 	if event == eventStepFinished && s.EndedAt != nil {
 		at = *s.EndedAt
 	}
 	if w.json {
-		w.emit(watchEvent{Event: event, Run: d.ID, Time: at, Status: d.Status, Step: &s})
+		w.emit(watchEvent{Event: event, Run: d.ID, Time: at, Status: d.Status, Step: s.event()})
 		return
 	}
 	if event == eventStepStarted {
-		fmt.Fprintf(w.out, "%s  started   %-16s %s\n", clock(at), s.Name, s.Kind)
+		fmt.Fprintf(w.out, "%s  started   %-16s %s\n", clock(at), s.path, s.Kind)
 		return
 	}
-	status := string(s.Status)
-	if s.AllowedFailure {
-		status += " (allowed)"
-	}
-	if s.OnError {
-		status += " (on error)"
-	}
-	cost := "-"
-	if !s.CostUSD.IsZero() {
-		cost = "$" + s.CostUSD.StringFixed(4)
-	}
-	line := fmt.Sprintf("%s  finished  %-16s %-8s %-10s %-7s %-7s %s", clock(at), s.Name, s.Kind, status,
-		fmtDuration(time.Duration(s.DurationMS)*time.Millisecond), cost, display.Preview(s.Detail, 60))
+	line := fmt.Sprintf("%s  finished  %-16s %-8s %-10s %-7s %-7s %s", clock(at), s.path, s.Kind, s.StatusText(),
+		fmtDuration(s.took), s.CostText(), s.Detail(60))
 	fmt.Fprintln(w.out, strings.TrimRight(line, " "))
 }
 
@@ -358,7 +348,7 @@ func (w *watcher) emitProgress(d *flow.RunDescription, counts stepCounts) {
 		line += ", waiting for " + strings.Join(waiting, ", ")
 	}
 	if stateErr != "" {
-		line += ", steps unavailable: " + oneLine(stateErr)
+		line += ", steps unavailable: " + display.OneLine(stateErr)
 	}
 	if line == w.last {
 		return
@@ -411,7 +401,7 @@ func (w *watcher) emitEnded(d *flow.RunDescription, counts stepCounts) {
 		fmt.Fprintf(w.out, "  result %s\n", display.Preview(string(d.Result), 400))
 	}
 	if d.Error != "" {
-		fmt.Fprintf(w.out, "  error  %s\n", oneLine(d.Error))
+		fmt.Fprintf(w.out, "  error  %s\n", display.OneLine(d.Error))
 	}
 }
 

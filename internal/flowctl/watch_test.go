@@ -308,3 +308,46 @@ func TestWatchFlags(t *testing.T) {
 	code, _, stderr = run(t, "", "--address", addr, "--connect-timeout", "300ms", "watch", "r1")
 	assert.Equal(t, ExitUnreachable, code, stderr)
 }
+
+// TestWatchRendersStepsAsShowDoes checks that a finished step reads the same in watch as
+// in show and the Web UI (flow.StepRecord's display helpers), and that the step object of
+// watch -o json keeps its fields.
+func TestWatchRendersStepsAsShowDoes(t *testing.T) {
+	lint := done("lint", 0, 16, "")
+	lint.Group, lint.Status, lint.AllowedFailure, lint.ExitCode = "checks", flow.StepFailed, true, exit(1)
+	lint.Error, lint.CostUSD = "exit code 1:\n  lint: 2 problems", decimal.RequireFromString("0.015")
+	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {ended(flow.StatusWarning, "", lint)}}}
+
+	out, err := watchWith(t, false, f, "hello-1")
+	require.NoError(t, err)
+	assert.Regexp(t, `finished  checks/lint\s+shell\s+failed \(allowed\)\s+16ms\s+\$0\.0150\s+exit code 1: lint: 2 problems\n`, out)
+
+	var table bytes.Buffer
+	tb := newTable(&table, "STEP", "KIND", "STATUS", "ATTEMPT", "DURATION", "COST", "EXIT", "DETAIL")
+	addStepRows(tb, []flow.StepRecord{lint}, "", at(100))
+	require.NoError(t, tb.flush())
+	assert.Regexp(t, `(?m)^checks/lint\s+shell\s+failed \(allowed\)\s+1\s+16ms\s+\$0\.0150\s+1\s+exit code 1: lint: 2 problems$`, table.String())
+
+	out, err = watchWith(t, true, f, "hello-1")
+	require.NoError(t, err)
+	var e struct {
+		Step map[string]any `json:"step"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(strings.Split(out, "\n")[1]), &e))
+	var keys []string
+	for k := range e.Step {
+		keys = append(keys, k)
+	}
+	assert.ElementsMatch(t, []string{"name", "kind", "status", "attempt", "run_attempt", "started_at", "ended_at",
+		"duration_ms", "cost_usd", "exit_code", "detail", "allowed_failure"}, keys)
+	assert.Equal(t, "checks/lint", e.Step["name"])
+	assert.Equal(t, "exit code 1: lint: 2 problems", e.Step["detail"], "the whole detail, on one line")
+}
+
+func TestPersonRequestsSkipWhatItCannotRead(t *testing.T) {
+	st := shipWaiting().State
+	st.Waiting = []string{"approval:", "budget:x", "nonsense", "resume:release", "permit:deploys", "input:release-notes"}
+	reqs := personRequests("ship-2.0.0", st)
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "input:release-notes", reqs[0].What)
+}

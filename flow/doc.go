@@ -1,0 +1,136 @@
+/*
+Package flow is gateflow's authoring API and its runtime on Temporal: you write a plain Go
+function, flow runs it as a Temporal workflow whose steps are activities, whose people
+decide through Updates and Signals, and whose money is kept under a budget.
+
+# Defining a flow
+
+A flow is a handler, a function of a *Context and an input, defined once with Define. The
+name given to Define is the Temporal workflow type; inputs and outputs are JSON.
+
+	var Release = flow.Define("release", release,
+		flow.Description("Build, review and ship"), flow.Category("delivery/web"),
+		flow.MaxCostUSD(decimal.RequireFromString("2.00")), flow.Version("3"))
+
+	func release(ctx *flow.Context, in ReleaseInput) (ReleaseOutput, error) {
+		build, err := ctx.Shell("build", activities.Shell{Command: "make build"})
+		if err != nil {
+			return ReleaseOutput{}, err
+		}
+		...
+	}
+
+Define never panics: a bad name or option is kept and reported by Flow.Err, by
+Worker.Validate and by the worker binary. Options set the flow's description and category
+(shown by `flowctl workflows` and stored in the FlowCategory search attribute), its version
+(recorded at start; a worker with another version fails the run rather than replaying it
+wrongly), its default money cap, run attempts (MaxAttempts), guards (WithGuards), budget
+policy (OnBudgetExceeded) and schedules (Schedule).
+
+A handler is workflow code and follows Temporal's determinism rules: no goroutines,
+channels, select, clocks, randomness, map iteration order or I/O outside steps. Use
+ctx.Now, ctx.Sleep and steps instead; `make lint` runs flowvet (package analyzer), which
+finds handlers by their type and reports these constructs in them and in what they call.
+ctx.Workflow gives the underlying workflow.Context for Temporal APIs flow does not wrap.
+
+# Steps
+
+Every step is a Temporal activity whose ActivityID and Summary are the step's name, so the
+Web UI's timeline reads like the handler, and every step is recorded in the run's
+RunState (status, attempt, duration, output preview, cost, tokens).
+
+	ctx.Shell(name, activities.Shell{...})  // a process; cancellation kills its process group
+	ctx.HTTP(name, activities.HTTP{...})    // a request; secrets resolve on the worker only
+	ctx.Agent(name, activities.Agent{...})  // an AI-agent call that costs money
+	flow.Step[T](ctx, name, fn, args...)    // any activity registered on the worker
+	ctx.Skip(name, reason); ctx.Sleep(name, d); ctx.OnError(name, spec)
+
+Step options (StepTimeout, HeartbeatTimeout, Retry, AllowFailure, CostLimit) go after a
+built-in step's spec, or on a derived context for typed steps: ctx.With(opts...). Step
+checks a custom activity function's arguments and result before dispatch. A custom result
+that implements activities.CostReporter or activities.TokenReporter is charged to the run.
+
+# Parallel steps and children
+
+ctx.Parallel runs steps at once (FailFast cancels the rest at the first failure, WaitAll
+runs them all) and returns their results in input order; ResultAs reads a custom step's
+result. Child runs another defined flow as a Temporal child workflow: its steps, status,
+cost and tokens show under the parent's step, its spend counts for the parent, it gets the
+parent's guards and what is left of its budget, and cancelling the parent cancels it.
+
+# People
+
+	d, err := ctx.Approval("ship", approval.Request{Approvers: []string{"alice", "group:release"}, Required: 1})
+	notes, err := flow.Input[Notes](ctx, "release-notes", signals.InputRequest{Prompt: "Release notes"})
+	ev, err := flow.WaitSignal[Deployed](ctx, "deploy-done", in.Version, time.Hour)
+
+An approval gate counts votes sent as the Update gateflow.approval; its Validator refuses
+votes that may not count, and a refused vote leaves no trace in history. Votes that arrive
+before the run reaches the gate are kept and checked when it opens; group membership is
+read once and recorded. A rejection is an error the handler may handle (errors.Is with
+approval.ErrRejected); returned, it ends the run as rejected. Input asks for an answer of
+type T checked against a JSON Schema and T; WaitSignal waits for a signal, buffered before
+the wait and deduplicated by ID, keyed signals reaching every run waiting on the key. While
+it waits the run's status says for what (awaiting_approval, awaiting_input,
+waiting_signal) and RunState.Waiting and the FlowWaiting search attribute list each Wait,
+whose Command is the flowctl command that answers it.
+
+# Budgets
+
+Money is decimal. A run's cap resolves from the start options, then the flow, then the
+worker; a cost-bearing step reserves its limit first and is not dispatched when spend plus
+the reservation would pass the cap. Crossing the cap ends the run budget_exceeded (children
+cancelled, OnError steps run) or, with the pause policy, waits in budget_paused for
+`flowctl budget raise`. Monthly quotas (WorkerOptions.Quotas) refuse new runs once spent.
+
+# Errors
+
+A step's error is a *StepError naming the step; errors.As and errors.Is see through it to
+the Temporal error, a *GuardError (ErrGuard) or an approval error. Runs and steps fail with
+Temporal application errors of stable types (ErrorType: ErrorBudgetExceeded,
+ErrorRejected, ErrorShellExit, ...); branch on them with ErrorType.Is. Permanent marks a
+handler's error as final so the run is not attempted again. Client calls refuse bad input
+with typed errors (*InputError, *UnknownWorkflowError, *RunExistsError, *RefusedError,
+*RunNotFoundError) before anything starts.
+
+# Workers and clients
+
+	w := flow.NewWorker(temporalClient, flow.WorkerOptions{TaskQueue: "gateflow"}, examples.All()...)
+	c := flow.NewClient(temporalClient, flow.ClientOptions{TaskQueue: "gateflow"})
+	run, err := c.Start(ctx, "release", input, flow.StartOptions{IdempotencyKey: "v1.2.3"})
+	typed, err := flow.StartFlow(ctx, c, Release, ReleaseInput{...}, flow.StartOptions{})
+
+A Worker serves flows and gateflow's built-in activities on a task queue and publishes
+their catalog, so clients list them and refuse unknown names and ill-shaped input before
+anything starts. RegisterWorkflows and RegisterActivities do the same registration on any
+Temporal registry (a test environment, a replayer). Client starts runs (IDs, idempotency
+keys, labels, priority, worker tags, concurrency, delays, caps), inspects them (Describe,
+List, Wait, History), and sends people's decisions (Vote, Answer, Signal, RaiseBudget),
+cancellations and pauses; flowctl is built on it. Events go to the worker's sinks
+(package events).
+
+# Testing
+
+Package testsuite runs flows in virtual time with mocked steps and scripted people
+(testsuite.NewEnv, testsuite.Run), replays recorded histories (testsuite.Replay) and starts
+an embedded Temporal server for integration tests (testsuite/server).
+
+# Talking to runs without Go
+
+protocol.go lists the few names other tools send: the Updates gateflow.approval,
+gateflow.input and gateflow.budget, the Signal gateflow.signal, the Query gateflow.state and
+the Memo key of a closed run's state, with their JSON payloads. Everything else on the wire
+(entity workflows, start options, parent and child messages) is internal.
+
+# Where things are
+
+The files of this package say which side runs them: authoring (define.go, context.go,
+options.go, steps.go, parallel.go, child.go, approval.go, input.go, signal.go, timers.go,
+wait.go, errors.go, state.go, guards.go, schedule.go, protocol.go), the run wrapper that
+turns a handler into a workflow (run_*.go: run_handler.go is the table of contents, one
+part per concern in run_budget.go, run_people.go, run_children.go, run_events.go and
+run_permits.go), the worker (worker.go, register.go, worker_schedules.go) and the client
+(client_*.go). The entity workflows (catalog, ledger, mailbox, semaphore, control) live in
+internal/entity, the wire names and payloads in internal/protocol.
+*/
+package flow
