@@ -4,8 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,7 +40,7 @@ func validateStart(o StartOptions, now time.Time) error {
 	if len(o.Labels) > MaxLabels {
 		return fmt.Errorf("%d labels: at most %d", len(o.Labels), MaxLabels)
 	}
-	for _, k := range sortedKeys(o.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(o.Labels)) {
 		if !labelKeyPattern.MatchString(k) {
 			return fmt.Errorf("label %q: keys are 1-63 lower-case letters, digits and _.- (starting and ending with a letter or digit)", k)
 		}
@@ -56,7 +57,7 @@ func validateStart(o StartOptions, now time.Time) error {
 	if o.ConcurrencyKey != "" && !protocol.TagPattern.MatchString(o.ConcurrencyKey) {
 		return fmt.Errorf("concurrency key %q: want 1-63 lower-case letters, digits and _.-", o.ConcurrencyKey)
 	}
-	for _, g := range sortedKeys(o.ConcurrencyLimits) {
+	for _, g := range slices.Sorted(maps.Keys(o.ConcurrencyLimits)) {
 		if !protocol.TagPattern.MatchString(g) {
 			return fmt.Errorf("concurrency group %q: want 1-63 lower-case letters, digits and _.-", g)
 		}
@@ -88,19 +89,10 @@ func validateStart(o StartOptions, now time.Time) error {
 // labelList is the FlowLabels search attribute's value: "k=v", sorted.
 func labelList(labels map[string]string) []string {
 	out := make([]string, 0, len(labels))
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		out = append(out, k+"="+labels[k])
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // idempotentRunID is the run ID of a start with an idempotency key: the same key (for the

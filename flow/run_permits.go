@@ -2,6 +2,8 @@ package flow
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -55,7 +57,7 @@ func (p *permitsPart) acquire(c *Context, limits map[string]int) error {
 			granted[g] = true
 		}
 	})
-	groups := sortedKeys(limits)
+	groups := slices.Sorted(maps.Keys(limits))
 	p.groups = groups
 	actx := workflow.WithActivityOptions(c.wctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second,
 		Summary: "acquire concurrency permits", RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 10}})

@@ -59,7 +59,10 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 		defer func() {
 			// Also when the wait was cancelled: leave the mailbox on a disconnected context.
 			dctx, _ := workflow.NewDisconnectedContext(ctx.wctx)
-			_ = ctx.withWorkflow(dctx).mailbox(protocol.MailboxUnsubscribeActivity, name, key, time.Time{})
+			if err := ctx.withWorkflow(dctx).mailbox(protocol.MailboxUnsubscribeActivity, name, key, time.Time{}); err != nil {
+				// The mailbox drops a subscriber whose run is gone when it next delivers.
+				ctx.Logger().Warn("leave the mailbox", "signal", what, "error", err)
+			}
 		}()
 	}
 	schema, err := typeschema.Compile(reflect.TypeOf(&zero).Elem())

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -192,6 +194,9 @@ func (s *Schema) Validate(payload json.RawMessage) error {
 	if s == nil || s.compiled == nil {
 		return nil
 	}
+	if path, ok := outsizedNumber(v, ""); ok {
+		return &SchemaError{Errors: []string{"at " + orRoot(path) + ": number too large to check"}}
+	}
 	err = s.compiled.Validate(v)
 	if err == nil {
 		return nil
@@ -356,4 +361,54 @@ func number(r *big.Rat) string {
 	}
 	f, _ := r.Float64()
 	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// maxNumberLen and maxExponent bound the numbers Validate checks: the validator cannot
+// parse exponents far beyond float64's (it panicked on 1e-9999999 against a minimum), and
+// a number with thousands of digits costs time and a message as long.
+const (
+	maxNumberLen = 100
+	maxExponent  = 400
+)
+
+// outsizedNumber finds a number in v (decoded with json.Number) beyond the bounds and
+// returns its JSON Pointer.
+func outsizedNumber(v any, path string) (string, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if len(s) > maxNumberLen {
+			return path, true
+		}
+		if i := strings.IndexAny(s, "eE"); i >= 0 {
+			exp, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+			if err != nil || exp > maxExponent || exp < -maxExponent {
+				return path, true
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if p, ok := outsizedNumber(x[k], path+"/"+pointerEscape(k)); ok {
+				return p, true
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if p, ok := outsizedNumber(e, path+"/"+strconv.Itoa(i)); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+func pointerEscape(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "(root)"
+	}
+	return path
 }
