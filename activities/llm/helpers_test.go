@@ -43,12 +43,6 @@ func newFakeServer(t *testing.T, status int, headers map[string]string, body str
 	return f
 }
 
-func (f *fakeServer) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.reqs)
-}
-
 // only returns the one request received, failing the test if there was not exactly one.
 func (f *fakeServer) only(t *testing.T) received {
 	t.Helper()
