@@ -18,7 +18,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	rt := c.run
 	st := rt.state
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(name, KindApproval, now)
+	i := st.beginStep(c.scope, name, KindApproval, now)
 	// An approval is carried by the run, not by the attempt: a retried run does not ask
 	// people again for a gate they approved.
 	if prev, ok := rt.people.gates[name]; ok && prev.Closed() && prev.Decision.Outcome == approval.Approved &&

@@ -23,7 +23,7 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	rt := ctx.run
 	st := rt.state
 	now := workflow.Now(ctx.wctx)
-	i := st.beginStep(name, KindChild, now)
+	i := st.beginStep(ctx.scope, name, KindChild, now)
 	fail := func(err error) (O, error) {
 		st.endStep(i, workflow.Now(ctx.wctx), StepFailed, 0, err.Error(), "", nil)
 		rt.publish()

@@ -16,6 +16,8 @@ type Context struct {
 	wctx     workflow.Context
 	run      *runner
 	defaults []StepOption
+	// scope is the path of the branch or fan-out item the context runs in ("" at the top).
+	scope string
 }
 
 // Workflow returns the underlying Temporal workflow context, for Temporal APIs gateflow

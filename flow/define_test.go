@@ -184,7 +184,7 @@ func TestRunStateSteps(t *testing.T) {
 	names := []string{"build", "test", "build", "deploy", "build", "test"}
 	wantIDs := []string{"build", "test", "build#2", "deploy", "build#3", "test#2"}
 	for i, n := range names {
-		idx := st.beginStep(n, KindShell, t0.Add(time.Duration(i)*time.Second))
+		idx := st.beginStep("", n, KindShell, t0.Add(time.Duration(i)*time.Second))
 		assert.Equal(t, i, idx)
 	}
 	for i, rec := range st.Steps {

@@ -22,7 +22,7 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 	rt := ctx.run
 	st := rt.state
 	now := workflow.Now(ctx.wctx)
-	i := st.beginStep(name, KindInput, now)
+	i := st.beginStep(ctx.scope, name, KindInput, now)
 	fail := func(status StepStatus, err error) (T, error) {
 		st.endStep(i, workflow.Now(ctx.wctx), status, 0, err.Error(), "", nil)
 		rt.publish()

@@ -32,6 +32,20 @@ type ParallelStep struct {
 	activity any
 	args     []any
 	opts     []StepOption
+	// branch, when set, runs the step as a branch (BranchStep, ChildStep).
+	branch func(*Context) (any, error)
+}
+
+// BranchStep runs fn as a branch of a Parallel call (see Async): any sequence of steps,
+// children and waits, recorded under the group. Its result is nil.
+func BranchStep(name string, fn func(*Context) error) ParallelStep {
+	return ParallelStep{name: name, branch: func(c *Context) (any, error) { return nil, fn(c) }}
+}
+
+// ChildStep runs the flow f as a child run of a Parallel call (see Child); read its
+// output with ResultAs.
+func ChildStep[I, O any](name string, f *Flow[I, O], in I, opts ...StepOption) ParallelStep {
+	return ParallelStep{name: name, branch: func(c *Context) (any, error) { return Child(c, name, f, in, opts...) }}
 }
 
 // ShellStep is a shell step for Parallel.
@@ -90,18 +104,30 @@ type ParallelError struct {
 	// because of it.
 	Failed    []string
 	Cancelled []string
+	// Skipped lists the fan-out items not run because an item they depend on failed
+	// (ForEach with SkipDependents).
+	Skipped []string
 	// First is the first failure.
 	First error
+	// what is "parallel" or "foreach", for the message.
+	what string
 }
 
 // Error implements error.
 func (e *ParallelError) Error() string {
-	msg := fmt.Sprintf("parallel %s: %s", e.Group, e.First.Error())
+	what := e.what
+	if what == "" {
+		what = "parallel"
+	}
+	msg := fmt.Sprintf("%s %s: %s", what, e.Group, e.First.Error())
 	if len(e.Failed) > 1 {
 		msg += fmt.Sprintf(" (also failed: %s)", strings.Join(e.Failed[1:], ", "))
 	}
 	if len(e.Cancelled) > 0 {
 		msg += fmt.Sprintf(" (cancelled: %s)", strings.Join(e.Cancelled, ", "))
+	}
+	if len(e.Skipped) > 0 {
+		msg += fmt.Sprintf(" (skipped: %s)", strings.Join(e.Skipped, ", "))
 	}
 	return msg
 }
@@ -134,6 +160,10 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	for i, s := range steps {
 		var cl call
 		b := branch{}
+		if s.branch != nil {
+			results[i].Name, results[i].Kind = s.name, KindBranch
+			continue
+		}
 		if s.spec != nil {
 			cl = pc.builtinCall(s.name, s.spec, s.opts)
 			switch cl.kind {
@@ -167,7 +197,7 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 		group = fmt.Sprintf("%s#%d", name, n)
 	}
 	for i := range calls {
-		if calls[i].costLimit != nil {
+		if steps[i].branch == nil && calls[i].costLimit != nil {
 			calls[i].reserveKey = fmt.Sprintf("%s/%s#%d", group, calls[i].name, i)
 			items = append(items, budget.Item{Key: calls[i].reserveKey, Amount: *calls[i].costLimit})
 		}
@@ -181,7 +211,17 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 		}
 	}
 	for i := range calls {
-		branches[i].p = pc.dispatch(calls[i])
+		if steps[i].branch == nil {
+			branches[i].p = pc.dispatch(calls[i])
+		}
+	}
+	// Branches (and children) run as branches of the group.
+	futures := make([]*Future[any], len(steps))
+	inGroup := pc.branch(pctx, name) // branch records read "group/branch"
+	for i, s := range steps {
+		if s.branch != nil {
+			futures[i] = Async(inGroup, s.name, s.branch)
+		}
 	}
 
 	perr := &ParallelError{Group: name}
@@ -207,8 +247,35 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 			cancel()
 		}
 	}
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		waiting++
+		sel.AddFuture(f.fut, func(workflow.Future) {
+			v, err := f.Get(c)
+			if err == nil {
+				results[i].raw, err = json.Marshal(v)
+			}
+			if err == nil {
+				return
+			}
+			results[i].Err = err
+			if isCancellation(err) && perr.First != nil {
+				perr.Cancelled = append(perr.Cancelled, steps[i].name)
+				return
+			}
+			perr.Failed = append(perr.Failed, steps[i].name)
+			if perr.First == nil {
+				perr.First = err
+			}
+			if mode == FailFast {
+				cancel()
+			}
+		})
+	}
 	for i, b := range branches {
-		if b.p.planned {
+		if b.p == nil || b.p.planned {
 			continue
 		}
 		if b.p.err != nil {

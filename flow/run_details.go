@@ -32,9 +32,18 @@ func detailsMarkdown(s *RunState, now time.Time) string {
 	}
 	b.WriteString("| step | kind | status | attempt | duration | cost | detail |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
-	writeStepRows(&b, s.Steps, "", now)
+	steps := s.Steps
+	if over := len(steps) - maxDetailRows; over > 0 {
+		// A large fan-out: the newest rows, so the details stay small and quick to write.
+		fmt.Fprintf(&b, "| … %d earlier steps (`flowctl show %s` lists them all) | | | | | | |\n", over, s.ID)
+		steps = steps[over:]
+	}
+	writeStepRows(&b, steps, "", now)
 	return b.String()
 }
+
+// maxDetailRows bounds the step rows of the Web UI details.
+const maxDetailRows = 200
 
 func writeStepRows(b *strings.Builder, steps []StepRecord, indent string, now time.Time) {
 	for _, st := range steps {

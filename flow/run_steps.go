@@ -60,7 +60,7 @@ type outcome struct {
 func (c *Context) dispatch(cl call) *pending {
 	st := c.run.state
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(cl.name, cl.kind, now)
+	i := st.beginStep(c.scope, cl.name, cl.kind, now)
 	st.Steps[i].Group = cl.group
 	st.Steps[i].OnError = cl.onError
 	p := &pending{idx: i, call: cl}

@@ -29,7 +29,7 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 	wait := Wait{Kind: ForSignal, Name: name, Key: key}
 	what := wait.String()
 	step := "signal " + strings.TrimPrefix(what, "signal:")
-	i := st.beginStep(name, KindSignal, now)
+	i := st.beginStep(ctx.scope, name, KindSignal, now)
 	fail := func(status StepStatus, err error) (T, error) {
 		st.endStep(i, workflow.Now(ctx.wctx), status, 0, err.Error(), "", nil)
 		rt.publish()

@@ -75,6 +75,7 @@ const (
 	KindChild    StepKind = "child"
 	KindSkip     StepKind = "skip"
 	KindSleep    StepKind = "sleep"
+	KindBranch   StepKind = "branch"
 	KindApproval StepKind = "approval"
 	KindInput    StepKind = "input"
 	KindSignal   StepKind = "signal"
@@ -147,6 +148,9 @@ type StepRecord struct {
 	RunAttempt int `json:"run_attempt"`
 	// Group is the name of the Parallel call the step ran in.
 	Group string `json:"group,omitempty"`
+	// Branch is the path of the branch or fan-out item the step ran in ("review",
+	// "deploy/eu"), empty outside branches.
+	Branch string `json:"branch,omitempty"`
 	// DurationMS is how long the step took, once it ended.
 	DurationMS int64 `json:"duration_ms"`
 	// CostUSD is what the step cost (agent calls, steps that report a cost, children).
@@ -221,22 +225,27 @@ type RunState struct {
 	Budget *budget.Ledger `json:"budget,omitempty"`
 }
 
-// beginStep appends a running step and returns its index. Names used before in the run get
-// a #N suffix in their activity ID so every activity of the run has its own ID.
-func (s *RunState) beginStep(name string, kind StepKind, now time.Time) int {
+// beginStep appends a running step in the branch scope ("" outside branches) and returns
+// its index. Its activity ID is its name (prefixed by the scope inside a branch); a name
+// used before in the same scope gets a #N suffix, so every activity of the run has its own
+// ID.
+func (s *RunState) beginStep(scope, name string, kind StepKind, now time.Time) int {
 	uses := 0
 	for _, st := range s.Steps {
-		if st.Name == name {
+		if st.Name == name && st.Branch == scope {
 			uses++
 		}
 	}
 	id := name
+	if scope != "" {
+		id = scope + "/" + name
+	}
 	if uses > 0 {
-		id = fmt.Sprintf("%s#%d", name, uses+1)
+		id = fmt.Sprintf("%s#%d", id, uses+1)
 	}
 	s.Steps = append(s.Steps, StepRecord{
 		Name: name, ActivityID: id, Kind: kind, Status: StepRunning, Attempt: 1, StartedAt: now,
-		RunAttempt: max(s.Attempt, 1),
+		RunAttempt: max(s.Attempt, 1), Branch: scope,
 	})
 	return len(s.Steps) - 1
 }
@@ -306,12 +315,16 @@ type RefusedMessage struct {
 	At     time.Time   `json:"at"`
 }
 
-// Label is the step's name as people read it: its Parallel group first ("checks/unit").
+// Label is the step's name as people read it: its branch and Parallel group first
+// ("checks/unit", "deploy/eu/smoke").
 func (r StepRecord) Label() string {
-	if r.Group != "" {
-		return r.Group + "/" + r.Name
+	parts := make([]string, 0, 3)
+	for _, p := range []string{r.Branch, r.Group, r.Name} {
+		if p != "" {
+			parts = append(parts, p)
+		}
 	}
-	return r.Name
+	return strings.Join(parts, "/")
 }
 
 // StatusText is the step's status with what qualifies it: "failed (allowed)",

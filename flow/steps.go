@@ -236,7 +236,7 @@ func activityName(activity any) string {
 func (c *Context) Skip(name, reason string) {
 	st := c.run.state
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(name, KindSkip, now)
+	i := st.beginStep(c.scope, name, KindSkip, now)
 	st.endStep(i, now, StepSkipped, 0, "", reason, nil)
 	c.run.publish()
 }

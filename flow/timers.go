@@ -13,7 +13,7 @@ import (
 func (c *Context) Sleep(name string, d time.Duration) error {
 	st := c.run.state
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(name, KindSleep, now)
+	i := st.beginStep(c.scope, name, KindSleep, now)
 	if d < 0 {
 		err := fmt.Errorf("sleep %s is negative", d)
 		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)

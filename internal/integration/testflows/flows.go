@@ -16,7 +16,7 @@ import (
 // All returns every test flow.
 func All() []flow.Definition {
 	return append([]flow.Definition{Failing, Steps, Crashy, FailFast, Allowed, Retried, Attempts, Cancellable,
-		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent, Busy}, append(PeopleFlows(), BudgetFlows()...)...)
+		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent, Busy}, append(append(PeopleFlows(), BudgetFlows()...), FanoutFlows()...)...)
 }
 
 // Failing runs a step that writes to stderr and exits 3.
