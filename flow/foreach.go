@@ -42,12 +42,13 @@ type ForEachOptions struct {
 
 // ForEach runs fn for each item, concurrently up to opts.MaxParallel, as the fan-out name,
 // and returns the results in input order. Each item is a branch ("name/3"; see Async)
-// whose steps are recorded under it; fn gets the item's position and value. A fan-out with
+// whose steps are recorded under it; fn gets the item's position and value. Over []Item
+// (from Items), items are named by their IDs and follow their DependsOn. A fan-out with
 // more items than the fan-out guard allows starts none of them. When items fail, the error
 // is a *ParallelError listing them (and the items cancelled or skipped because of them);
 // the results of the items that completed are returned with it.
 func ForEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, int, T) (O, error), opts ForEachOptions) ([]O, error) {
-	return forEach(ctx, name, items, fn, opts, true)
+	return forEach(ctx, name, items, fn, itemOptions(items, opts), true)
 }
 
 // ForEachChild runs the flow f once per input as child runs of the fan-out name, with IDs
@@ -163,7 +164,7 @@ func forEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, i
 			running--
 			err := f.Get(ctx.wctx, &results[i])
 			switch {
-			case err == nil:
+			case err == nil || onlyAllowed(err): // an allowed failure does not fail the item
 				state[i] = itemDone
 			case isCancellation(err) && (halted || perr.First != nil):
 				state[i] = itemCancelled

@@ -53,6 +53,7 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	}
 	entity.RegisterActivities(r, queue, opts.Quotas.LimitFor)
 	r.RegisterActivityWithOptions(eventActivities{sinks: opts.EventSinks}.deliver, activity.RegisterOptions{Name: protocol.EventActivity})
+	r.RegisterActivityWithOptions(newItemActivities(opts.ItemProviders).items, activity.RegisterOptions{Name: protocol.ItemsActivity})
 	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})

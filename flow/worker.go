@@ -48,6 +48,8 @@ type WorkerOptions struct {
 	// task queue must agree on having sinks: adding sinks is safe for runs in progress,
 	// removing them while runs started with them go on is not (keep a LogSink instead).
 	EventSinks []events.Sink
+	// ItemProviders list the items of fan-outs (see Items), by their names.
+	ItemProviders []ItemProvider
 	// Tags are what this worker offers (e.g. "gpu", "eu"): runs started with WorkerTags go
 	// only to workers that have every tag they need. At most protocol.MaxWorkerTags.
 	Tags []string

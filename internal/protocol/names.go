@@ -14,6 +14,8 @@ const (
 	SignalName = signals.SignalName
 	// UpdateBudget raises a run's money cap (BudgetRaise).
 	UpdateBudget = "gateflow.budget"
+	// UpdatePause pauses or resumes one run (RunPause).
+	UpdatePause = "gateflow.pause"
 	// QueryState answers a run's state (flow.RunState).
 	QueryState = "gateflow.state"
 	// MemoState is the Memo key of a closed run's final state (flow.RunState).
@@ -37,6 +39,8 @@ const (
 	SignalPermit = "gateflow.permit"
 	// EventActivity delivers a run event to the worker's event sinks.
 	EventActivity = "gateflow.event"
+	// ItemsActivity lists a fan-out's items with the worker's item provider (ItemsRequest).
+	ItemsActivity = "gateflow.items"
 )
 
 // The catalog entity: one per task queue, holding what its workers serve in its Memo.

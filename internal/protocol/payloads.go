@@ -117,3 +117,18 @@ type BudgetRaise struct {
 	To string `json:"to"`
 	By string `json:"by"`
 }
+
+// RunPause is the argument of the Update UpdatePause: Action is ControlPause or
+// ControlResume; Reason (for a pause) says why.
+type RunPause struct {
+	Action string `json:"action"`
+	By     string `json:"by"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ItemsRequest asks ItemsActivity for the items of Provider in Scope matching Filter.
+type ItemsRequest struct {
+	Provider string            `json:"provider"`
+	Scope    string            `json:"scope,omitempty"`
+	Filter   map[string]string `json:"filter,omitempty"`
+}
