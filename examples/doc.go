@@ -7,11 +7,13 @@
 //   - smoke: two shell steps; release runs it as a child.
 //   - ship: release notes (human input with a JSON Schema), an approval by two of
 //     group:release (request-changes loops back), then a keyed signal from the deploy.
+//   - rollout: a fan-out over regions two at a time (flow.ForEach), a branch waiting for a
+//     sign-off (flow.Async with an approval inside), and an Always step.
 package examples
 
 import "github.com/gateflow/gateflow/flow"
 
 // All returns every example flow, for flow.NewWorker.
 func All() []flow.Definition {
-	return []flow.Definition{Hello, Release, Smoke, Ship}
+	return []flow.Definition{Hello, Release, Smoke, Ship, Rollout}
 }

@@ -18,7 +18,9 @@ type Future[T any] struct {
 }
 
 // Get waits for the branch to finish and returns its result. A branch that failed
-// returns its error (a *StepError naming the branch, wrapping what the branch returned).
+// returns its error (a *StepError naming the branch, wrapping what the branch returned);
+// a branch that returned only allowed failures (*AllowedFailure) completed, and Get
+// returns them as they are.
 func (f *Future[T]) Get(ctx *Context) (T, error) {
 	var out T
 	err := f.fut.Get(ctx.wctx, &out)
@@ -58,6 +60,10 @@ func Async[T any](ctx *Context, name string, fn func(*Context) (T, error)) *Futu
 		case err == nil:
 			st.endStep(i, end, StepCompleted, 0, "", "", nil)
 			set.Set(out, nil)
+		case onlyAllowed(err):
+			// Only allowed failures (AllowFailure steps): the branch completed.
+			st.endStep(i, end, StepCompleted, 0, "", "", nil)
+			set.Set(out, err)
 		case isCancellation(err):
 			st.endStep(i, end, StepCancelled, 0, errorMessage(err), "", nil)
 			set.Set(out, &StepError{Step: name, Kind: KindBranch, Err: err})

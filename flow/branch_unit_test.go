@@ -288,3 +288,19 @@ func TestForEachRefusesMoreItemsThanTheFanOutGuard(t *testing.T) {
 	assert.ErrorContains(t, env.GetWorkflowError(), "guard: fan-out")
 	assert.Empty(t, tl.events, "no item started")
 }
+
+func TestNestedListsABranchsStepsAfterIt(t *testing.T) {
+	st := RunState{Steps: []StepRecord{
+		{Name: "sign-off", Kind: KindBranch, ActivityID: "sign-off"},
+		{Name: "eu", Kind: KindBranch, Branch: "regions", ActivityID: "regions/eu"},
+		{Name: "approve", Kind: KindApproval, Branch: "sign-off", ActivityID: "sign-off/approve"},
+		{Name: "deploy", Kind: KindShell, Branch: "regions/eu", ActivityID: "regions/eu/deploy"},
+		{Name: "build", Kind: KindShell, ActivityID: "build"},
+	}}
+	var labels []string
+	for _, s := range st.Nested() {
+		labels = append(labels, s.Label())
+	}
+	assert.Equal(t, []string{"sign-off", "sign-off/approve", "regions/eu", "regions/eu/deploy", "build"}, labels,
+		"a branch's steps follow it, the rest in the order they started")
+}

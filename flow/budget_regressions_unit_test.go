@@ -4,6 +4,7 @@ package flow
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,9 +73,16 @@ func TestKnownBugFailFastLosesMonthlyCharges(t *testing.T) {
 	env := newUnitEnv(t, runConfig{quotas: overallQuota()}, f)
 	startWith(t, env, protocol.RunOptions{QuotaChecked: true})
 	q := mockQuotas(env, nil)
-	// Both calls fail at the same moment, each after spending $0.30.
+	// Both calls fail at the same moment, each after spending $0.30: each waits for the
+	// other to have started, so both failures reach the run together (the test
+	// environment's activities are goroutines; without the barrier one failure could
+	// cancel the other before it was reported, which a real server would not do).
+	var started sync.WaitGroup
+	started.Add(2)
 	env.OnActivity(activities.AgentActivity, mock.Anything, mock.Anything).After(time.Minute).Return(
 		func(_ context.Context, a activities.Agent) (activities.AgentResult, error) {
+			started.Done()
+			started.Wait()
 			return activities.AgentResult{}, temporal.NewNonRetryableApplicationError("boom "+a.Prompt, "test", nil,
 				failureDetailsJSON{Attempt: 1, CostUSD: dec("0.30")})
 		})

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -76,11 +77,15 @@ func (c *Client) Paused(ctx context.Context) ([]PausedType, error) {
 }
 
 // PauseRequest asks Client.Pause to hold new runs of a workflow type, or Client.Resume to
-// let them go.
+// let them go; or Client.PauseRun to pause one run, and Client.ResumeRun to resume it.
 type PauseRequest struct {
-	// Workflow is the flow's name; it must be in the task queue's catalog.
+	// Workflow is the flow's name; it must be in the task queue's catalog. Pause and
+	// Resume read it; PauseRun and ResumeRun need it empty.
 	Workflow string
-	// Reason says why (shown by flowctl workflows); Resume ignores it.
+	// Run is the run's ID, for PauseRun and ResumeRun; Pause and Resume need it empty.
+	Run string
+	// Reason says why (shown by flowctl workflows, and in the paused run's state); Resume
+	// and ResumeRun ignore it.
 	Reason string
 	// By is who pauses or resumes; empty means the client's identity.
 	By string
@@ -99,6 +104,9 @@ func (c *Client) Resume(ctx context.Context, r PauseRequest) error {
 }
 
 func (c *Client) control(ctx context.Context, signal string, r PauseRequest) error {
+	if r.Run != "" {
+		return &InputError{Workflow: signal + " " + r.Workflow, Err: errors.New("give a workflow type or a run, not both (PauseRun and ResumeRun take a run)")}
+	}
 	cat, err := c.Workflows(ctx)
 	if err != nil {
 		return err

@@ -39,8 +39,13 @@ type RunDescription struct {
 	// once it has ended. Nil when neither could be read (StateError says why).
 	State      *RunState `json:"state,omitempty"`
 	StateError string    `json:"state_error,omitempty"`
-	// Result is the handler's output of a completed run, as JSON.
+	// Result is the handler's output of a completed run (also one that ended warning), as
+	// JSON.
 	Result json.RawMessage `json:"result,omitempty"`
+	// Output is what the handler returned next to its error, as JSON, for a run that ended
+	// without completing (failed, rejected, cancelled, budget exceeded): State.Output. Nil
+	// when the handler never returned (the run ended before it ran, or was terminated).
+	Output json.RawMessage `json:"output,omitempty"`
 	// Error is why the run failed.
 	Error string `json:"error,omitempty"`
 }
@@ -49,7 +54,8 @@ type RunDescription struct {
 // answer).
 const queryTimeout = 5 * time.Second
 
-// Describe returns a run's status, steps and, once it ended, its result or error.
+// Describe returns a run's status, steps and, once it ended, its result or error (and the
+// output a run that did not complete returned with its error, in Output).
 func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, error) {
 	if strings.TrimSpace(id) == "" {
 		return nil, errors.New("describe: run ID is empty")
@@ -96,6 +102,9 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 
 	if !running {
 		c.fillOutcome(ctx, d, info.GetStatus())
+		if d.State != nil && info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+			d.Output = d.State.Output
+		}
 	}
 	return d, nil
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -162,6 +164,10 @@ func planStart(cat *Catalog, copts ClientOptions, name string, input any, opts S
 	if err := validateStart(opts, now); err != nil {
 		return nil, &InputError{Workflow: name, Err: err}
 	}
+	opts, err = withFlowDefaults(info, opts)
+	if err != nil {
+		return nil, &InputError{Workflow: name, Err: err}
+	}
 	if opts.BudgetPolicy != "" {
 		if _, err := budget.ParsePolicy(string(opts.BudgetPolicy)); err != nil {
 			return nil, &InputError{Workflow: name, Err: err}
@@ -201,10 +207,7 @@ func planStart(cat *Catalog, copts ClientOptions, name string, input any, opts S
 	if delay > 0 {
 		p.status = StatusPending
 	}
-	priority := opts.Priority
-	if priority == 0 {
-		priority = DefaultPriority
-	}
+	priority := opts.Priority // with the flow's default, clamped to 1..5 (withFlowDefaults)
 	p.sa = []temporal.SearchAttributeUpdate{
 		searchattr.CreatedByKey.ValueSet(createdBy),
 		searchattr.PriorityKey.ValueSet(int64(priority)),
@@ -243,6 +246,37 @@ func planStart(cat *Catalog, copts ClientOptions, name string, input any, opts S
 		Priority:                 temporal.Priority{PriorityKey: priority},
 	}
 	return p, nil
+}
+
+// withFlowDefaults merges the flow's start defaults (StartDefaults) into the start's
+// options: labels are the union, the start's value winning for the same key; worker tags
+// the union, sorted; the priority the start's if it gives one, else the flow's, else
+// DefaultPriority, clamped to 1..5. A merge with too many labels or tags is refused.
+func withFlowDefaults(info WorkflowInfo, opts StartOptions) (StartOptions, error) {
+	if len(info.Labels) > 0 {
+		labels := maps.Clone(info.Labels)
+		maps.Copy(labels, opts.Labels)
+		opts.Labels = labels
+		if len(labels) > MaxLabels {
+			return opts, fmt.Errorf("%d labels with the flow's defaults: at most %d", len(labels), MaxLabels)
+		}
+	}
+	if len(info.WorkerTags) > 0 {
+		tags := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(opts.WorkerTags), info.WorkerTags...))))
+		opts.WorkerTags = tags
+		if len(tags) > protocol.MaxWorkerTags {
+			return opts, fmt.Errorf("%d worker tags with the flow's (%s): a worker has at most %d, so no worker could take the run",
+				len(tags), strings.Join(tags, ", "), protocol.MaxWorkerTags)
+		}
+	}
+	if opts.Priority == 0 {
+		opts.Priority = info.Priority
+	}
+	if opts.Priority == 0 {
+		opts.Priority = DefaultPriority
+	}
+	opts.Priority = min(max(opts.Priority, MinPriority), MaxPriority)
+	return opts, nil
 }
 
 // hold marks the run as held in pending because its workflow type is paused.

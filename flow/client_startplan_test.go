@@ -2,6 +2,8 @@ package flow
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"reflect"
 	"testing"
 	"time"
@@ -25,6 +27,9 @@ func planCatalog() *Catalog {
 	return &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{
 		{Name: "hello", Description: "Say hello", InputType: "planInput", InputSchema: typeschema.For(reflect.TypeFor[planInput]())},
 		{Name: "paid", Category: "delivery", Version: "2", MaxCostUSD: "1.5"},
+		{Name: "tagged", Priority: 2, Labels: map[string]string{"team": "ml", "tier": "batch"}, WorkerTags: []string{"gpu"}},
+		// rogue was published by a worker that did not check its defaults.
+		{Name: "rogue", Priority: 9},
 	}}
 }
 
@@ -42,7 +47,7 @@ func TestPlanStart(t *testing.T) {
 		wantErr string
 		check   func(t *testing.T, p *startPlan)
 	}{
-		{name: "unknown workflow", flow: "nope", wantErr: `unknown workflow "nope" on task queue q (known: hello, paid)`},
+		{name: "unknown workflow", flow: "nope", wantErr: `unknown workflow "nope" on task queue q (known: hello, paid, tagged, rogue)`},
 		{name: "input that does not fit", flow: "hello", input: map[string]any{"name": 3}, wantErr: "bad input for hello: payload does not match the schema: at /name"},
 		{name: "input that is not JSON", flow: "hello", input: []byte(`{`), wantErr: "bad input for hello: input is not valid JSON"},
 		{name: "input is checked before options", flow: "hello", input: map[string]any{"name": 3}, opts: StartOptions{Priority: 9}, wantErr: "at /name"},
@@ -101,6 +106,33 @@ func TestPlanStart(t *testing.T) {
 			l, _ := p.options().TypedSearchAttributes.GetKeywordList(searchattr.LabelsKey)
 			assert.Equal(t, []string{"team=web"}, l)
 		}},
+		{name: "the flow's defaults without start options", flow: "tagged", check: func(t *testing.T, p *startPlan) {
+			o := p.options()
+			assert.Equal(t, 2, o.Priority.PriorityKey)
+			pr, _ := o.TypedSearchAttributes.GetInt64(searchattr.PriorityKey)
+			assert.Equal(t, int64(2), pr)
+			l, _ := o.TypedSearchAttributes.GetKeywordList(searchattr.LabelsKey)
+			assert.Equal(t, []string{"team=ml", "tier=batch"}, l)
+			assert.Equal(t, map[string]string{"team": "ml", "tier": "batch"}, p.runOpts.Labels)
+			assert.Equal(t, "q@gpu", o.TaskQueue, "the flow's worker tags pick the queue")
+		}},
+		{name: "start options over the flow's defaults", flow: "tagged", opts: StartOptions{Priority: 4,
+			Labels: map[string]string{"team": "web", "env": "prod"}, WorkerTags: []string{"gpu", "eu"}}, check: func(t *testing.T, p *startPlan) {
+			o := p.options()
+			assert.Equal(t, 4, o.Priority.PriorityKey, "the start's priority wins")
+			l, _ := o.TypedSearchAttributes.GetKeywordList(searchattr.LabelsKey)
+			assert.Equal(t, []string{"env=prod", "team=web", "tier=batch"}, l, "the union, the start's value for team")
+			assert.Equal(t, "q@eu+gpu", o.TaskQueue, "the union of the tags")
+		}},
+		{name: "a flow's priority out of range is clamped", flow: "rogue", check: func(t *testing.T, p *startPlan) {
+			assert.Equal(t, MaxPriority, p.options().Priority.PriorityKey)
+		}},
+		{name: "too many tags with the flow's", flow: "tagged", opts: StartOptions{WorkerTags: []string{"a", "b", "c", "d"}},
+			wantErr: "bad input for tagged: 5 worker tags with the flow's (a, b, c, d, gpu): a worker has at most 4"},
+		{name: "too many labels with the flow's", flow: "tagged", opts: StartOptions{Labels: manyLabels(19)},
+			wantErr: "bad input for tagged: 21 labels with the flow's defaults: at most 20"},
+		{name: "the start's own options are checked before the merge", flow: "tagged", opts: StartOptions{WorkerTags: []string{"GPU"}},
+			wantErr: `bad input for tagged: tag "GPU"`},
 		{name: "a plan has no status and says so", flow: "hello", opts: StartOptions{ID: "plan-x", plan: true}, check: func(t *testing.T, p *startPlan) {
 			o := p.options()
 			_, has := o.TypedSearchAttributes.GetKeyword(searchattr.StatusKey)
@@ -136,4 +168,43 @@ func TestStartPlanHoldWhenPaused(t *testing.T) {
 	assert.True(t, p.runOpts.Paused)
 	st, _ := p.options().TypedSearchAttributes.GetKeyword(searchattr.StatusKey)
 	assert.Equal(t, "pending", st)
+}
+
+func manyLabels(n int) map[string]string {
+	m := map[string]string{}
+	for i := range n {
+		m[fmt.Sprintf("k%d", i)] = "v"
+	}
+	return m
+}
+
+// TestWithFlowDefaults is the merge of a flow's start defaults with a start's options.
+func TestWithFlowDefaults(t *testing.T) {
+	flowInfo := WorkflowInfo{Priority: 2, Labels: map[string]string{"team": "ml", "tier": "batch"}, WorkerTags: []string{"gpu", "eu"}}
+	tests := []struct {
+		name string
+		info WorkflowInfo
+		opts StartOptions
+		want StartOptions
+	}{
+		{name: "no defaults, no options", want: StartOptions{Priority: DefaultPriority}},
+		{name: "no defaults keep the start's", opts: StartOptions{Priority: 1, Labels: map[string]string{"a": "1"}, WorkerTags: []string{"x"}},
+			want: StartOptions{Priority: 1, Labels: map[string]string{"a": "1"}, WorkerTags: []string{"x"}}},
+		{name: "the flow's", info: flowInfo,
+			want: StartOptions{Priority: 2, Labels: map[string]string{"team": "ml", "tier": "batch"}, WorkerTags: []string{"eu", "gpu"}}},
+		{name: "the start's win", info: flowInfo, opts: StartOptions{Priority: 5, Labels: map[string]string{"team": "web"}, WorkerTags: []string{"gpu", "arm"}},
+			want: StartOptions{Priority: 5, Labels: map[string]string{"team": "web", "tier": "batch"}, WorkerTags: []string{"arm", "eu", "gpu"}}},
+		{name: "priority clamped", info: WorkflowInfo{Priority: -3}, want: StartOptions{Priority: MinPriority}},
+		{name: "other options untouched", info: flowInfo, opts: StartOptions{ID: "r-1", MaxAttempts: 2},
+			want: StartOptions{ID: "r-1", MaxAttempts: 2, Priority: 2, Labels: map[string]string{"team": "ml", "tier": "batch"}, WorkerTags: []string{"eu", "gpu"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			startLabels := maps.Clone(tt.opts.Labels)
+			got, err := withFlowDefaults(tt.info, tt.opts)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, startLabels, tt.opts.Labels, "the caller's labels are not changed")
+		})
+	}
 }

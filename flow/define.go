@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/gateflow/gateflow/budget"
@@ -111,6 +113,34 @@ func OnBudgetExceeded(policy budget.Policy, pause time.Duration) Option {
 			return fmt.Errorf("budget pause %s is negative", pause)
 		}
 		i.BudgetPolicy, i.BudgetPause = p, pause
+		return nil
+	}
+}
+
+// StartDefaults sets what a run of the flow gets when its start does not say otherwise:
+// Priority (1 highest to 5 lowest), Labels and WorkerTags (the worker tags a run of the
+// flow needs). Client.Start merges them with the start's options: labels are the union
+// (the start's value wins for the same key), worker tags the union, and the priority the
+// start's when it gives one. Only these three fields may be set; they are checked as
+// start options are. Given twice, the last wins.
+//
+//	flow.Define("train", train, flow.StartDefaults(flow.StartOptions{
+//		Priority: 2, Labels: map[string]string{"team": "ml"}, WorkerTags: []string{"gpu"}}))
+func StartDefaults(o StartOptions) Option {
+	return func(i *WorkflowInfo) error {
+		d := StartOptions{Priority: o.Priority, Labels: o.Labels, WorkerTags: o.WorkerTags}
+		if !reflect.DeepEqual(o, d) {
+			return errors.New("start defaults: only Priority, Labels and WorkerTags can be given")
+		}
+		if err := validateStart(d, time.Time{}); err != nil {
+			return fmt.Errorf("start defaults: %w", err)
+		}
+		i.Priority = o.Priority
+		i.Labels = maps.Clone(o.Labels)
+		i.WorkerTags = slices.Sorted(slices.Values(o.WorkerTags))
+		if len(i.WorkerTags) == 0 {
+			i.WorkerTags = nil
+		}
 		return nil
 	}
 }
@@ -226,6 +256,11 @@ type WorkflowInfo struct {
 	OverallQuotaUSD string `json:"overall_quota_usd,omitempty"`
 	// Schedules are the flow's schedules (see Schedule).
 	Schedules []ScheduleInfo `json:"schedules,omitempty"`
+	// Priority, Labels and WorkerTags are the flow's start defaults (see StartDefaults):
+	// 0, none and none without them.
+	Priority   int               `json:"priority,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	WorkerTags []string          `json:"worker_tags,omitempty"`
 	// Guards are the flow's own limits; zero fields are left to the worker.
 	Guards     Guards `json:"guards"`
 	InputType  string `json:"input_type"`

@@ -43,20 +43,45 @@ RunState (status, attempt, duration, output preview, cost, tokens).
 	ctx.HTTP(name, activities.HTTP{...})    // a request; secrets resolve on the worker only
 	ctx.Agent(name, activities.Agent{...})  // an AI-agent call that costs money
 	flow.Step[T](ctx, name, fn, args...)    // any activity registered on the worker
-	ctx.Skip(name, reason); ctx.Sleep(name, d); ctx.OnError(name, spec)
+	ctx.Skip(name, reason); ctx.Sleep(name, d); ctx.OnError(name, spec); ctx.Always(name, spec)
+
+OnError steps run once when the run fails, Always steps once when it ends, whatever the
+outcome (after a cancellation too). ctx.OnStepError(fn) runs fn after each failed step,
+allowed failures included, before the handler goes on; ctx.ClearErrorHandlers removes it.
 
 Step options (StepTimeout, HeartbeatTimeout, Retry, AllowFailure, CostLimit) go after a
 built-in step's spec, or on a derived context for typed steps: ctx.With(opts...). Step
 checks a custom activity function's arguments and result before dispatch. A custom result
 that implements activities.CostReporter or activities.TokenReporter is charged to the run.
 
-# Parallel steps and children
+# Parallel steps, branches, fan-out and children
 
 ctx.Parallel runs steps at once (FailFast cancels the rest at the first failure, WaitAll
 runs them all) and returns their results in input order; ResultAs reads a custom step's
-result. Child runs another defined flow as a Temporal child workflow: its steps, status,
-cost and tokens show under the parent's step, its spend counts for the parent, it gets the
-parent's guards and what is left of its budget, and cancelling the parent cancels it.
+result; BranchStep and ChildStep put a branch or a child run into the group.
+
+	review := flow.Async(ctx, "review", func(c *flow.Context) (approval.Outcome, error) { ... })
+	i, out, err := flow.Race(ctx, "first", fastPath, slowPath)
+	results, err := flow.ForEach(ctx, "regions", regions, deploy, flow.ForEachOptions{MaxParallel: 2})
+	outputs, err := flow.ForEachChild(ctx, "shards", Shard, inputs, flow.ForEachOptions{OnItemFail: flow.Continue})
+
+A branch (Async, ctx.Go) runs any steps, children and waits concurrently with the rest of
+the handler, on Temporal's deterministic coroutines; its steps are recorded under its name
+("review/approve"). Race returns the first branch to finish and cancels the others.
+ForEach runs a branch per item, ForEachChild a child run per item (IDs
+"<run>/<name>/<item>"), both at most MaxParallel at once, results in input order; a failed
+item halts the fan-out (the items in flight are cancelled), or with Continue the others go
+on, or with SkipDependents the items that depend on it (DependsOn) are skipped. Items lists
+a fan-out's items through an ItemProvider registered on the worker. A child of a fan-out
+costs the parent about five history events: keep one run's fan-out under about 8,000
+children (Temporal's limit is 51,200 events) and split larger lists across child runs.
+
+Child runs another defined flow as a Temporal child workflow: its steps, status, cost and
+tokens show under the parent's step, its spend counts for the parent, it gets the parent's
+guards and what is left of its budget, and cancelling the parent cancels it unless the step
+is Detached. ChildTags sends it to workers with those tags; a child of a flow no worker
+serves fails its step at once. Send signals another run or a keyed mailbox, CancelRun
+cancels another run; both are steps of the sending run.
 
 # People
 
@@ -86,7 +111,10 @@ cancelled, OnError steps run) or, with the pause policy, waits in budget_paused 
 # Errors
 
 A step's error is a *StepError naming the step; errors.As and errors.Is see through it to
-the Temporal error, a *GuardError (ErrGuard) or an approval error. Runs and steps fail with
+the Temporal error, a *GuardError (ErrGuard) or an approval error. A step allowed to fail
+(AllowFailure) returns an *AllowedFailure around it; a handler that returns only allowed
+failures ends the run warning. What a handler returns with its error is kept
+(RunState.Output, RunDescription.Output). Runs and steps fail with
 Temporal application errors of stable types (ErrorType: ErrorBudgetExceeded,
 ErrorRejected, ErrorShellExit, ...); branch on them with ErrorType.Is. Permanent marks a
 handler's error as final so the run is not attempted again. Client calls refuse bad input

@@ -16,6 +16,10 @@ type stepOptions struct {
 	retry            *temporal.RetryPolicy
 	allowFailure     bool
 	costLimit        *decimal.Decimal
+	// detached and childTags are for Child steps (Detached, ChildTags).
+	detached     bool
+	childTags    []string
+	childTagsSet bool
 }
 
 // StepTimeout bounds one attempt of the step (the activity's StartToCloseTimeout).
@@ -36,8 +40,9 @@ func Retry(p temporal.RetryPolicy) StepOption {
 }
 
 // AllowFailure lets the step fail without failing the run: the step is recorded as failed
-// (allowed), the handler gets the zero result and a nil error, and a run that otherwise
-// completes ends with status warning.
+// (allowed), the handler gets the zero result and an *AllowedFailure wrapping the step's
+// error, and a run that otherwise completes ends with status warning. A handler may return
+// that error: a run whose handler returns only allowed failures ends warning, not failed.
 func AllowFailure() StepOption { return func(o *stepOptions) { o.allowFailure = true } }
 
 // CostLimit declares what the step may cost at most: the step reserves it against the
@@ -46,6 +51,22 @@ func AllowFailure() StepOption { return func(o *stepOptions) { o.allowFailure = 
 // Agent steps reserve their MaxBudgetUSD without it.
 func CostLimit(usd decimal.Decimal) StepOption {
 	return func(o *stepOptions) { o.costLimit = &usd }
+}
+
+// Detached makes a Child step's run outlive its parent: cancelling the parent, or the
+// parent ending, does not cancel it (Temporal's parent close policy ABANDON). While the
+// parent waits for it, it reports to the parent as any child does; a cancelled parent
+// records the step as cancelled and the child goes on. To start a child and not wait for
+// it, run the Child step in a branch (Async) that the handler never waits for. Other steps
+// ignore it.
+func Detached() StepOption { return func(o *stepOptions) { o.detached = true } }
+
+// ChildTags sends a Child step's run to the workers that have all of tags (see
+// WorkerOptions.Tags and StartOptions.WorkerTags) instead of its parent's queue; with no
+// tags, to any worker of the task queue. Tags are checked as start tags are: a bad tag, or
+// more than a worker can have, fails the step. Other steps ignore it.
+func ChildTags(tags ...string) StepOption {
+	return func(o *stepOptions) { o.childTags, o.childTagsSet = append([]string(nil), tags...), true }
 }
 
 // Defaults and limits.

@@ -235,6 +235,9 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 			return
 		}
 		results[i].Err = rerr
+		if onlyAllowed(rerr) {
+			return // allowed to fail: its siblings go on
+		}
 		if isCancellation(err) && perr.First != nil {
 			perr.Cancelled = append(perr.Cancelled, steps[i].name) // stopped by an earlier failure
 			return
@@ -261,6 +264,9 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 				return
 			}
 			results[i].Err = err
+			if onlyAllowed(err) {
+				return
+			}
 			if isCancellation(err) && perr.First != nil {
 				perr.Cancelled = append(perr.Cancelled, steps[i].name)
 				return
@@ -296,6 +302,7 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	for ; waiting > 0; waiting-- {
 		sel.Select(c.wctx)
 	}
+	c.afterParallel(name) // the step error handler, for each failed step
 	for i := range results {
 		if results[i].Err != nil {
 			results[i].Shell, results[i].HTTP, results[i].Agent = nil, nil, nil

@@ -13,6 +13,7 @@ import "github.com/gateflow/gateflow/internal/protocol"
 //	temporal workflow signal --workflow-id RUN --name gateflow.signal \
 //	    --input '{"name":"deploy-done","key":"v1.2.3","id":"d-1","payload":{"ok":true},"sender":"ci"}'
 //	temporal workflow update execute --workflow-id RUN --name gateflow.budget --input '{"to":"5.00","by":"alice"}'
+//	temporal workflow update execute --workflow-id RUN --name gateflow.pause --input '{"action":"pause","by":"alice"}'
 //	temporal workflow query --workflow-id RUN --type gateflow.state
 //
 // An Update's Validator refuses what may not count (a vote from someone not allowed, an
@@ -35,6 +36,10 @@ const (
 	// UpdateBudget raises a run's money cap {"to": "5.00", "by"} and returns the new
 	// budget.Cap.
 	UpdateBudget = protocol.UpdateBudget
+	// UpdatePause pauses one run {"action": "pause", "by", "reason"} or resumes it
+	// {"action": "resume", "by"} and returns the run's status. A paused run finishes the
+	// steps in flight and starts no new one until resumed.
+	UpdatePause = protocol.UpdatePause
 	// QueryState returns the run's RunState.
 	QueryState = protocol.QueryState
 	// MemoState is the Memo key under which a closed run keeps its final RunState, so it

@@ -33,6 +33,8 @@ type childrenPart struct {
 	// reports are the children's reports by child workflow ID: a child sends its record
 	// (status, cost, tokens, steps) to its parent just before it ends.
 	reports map[string]ChildRecord
+	// served are the child flows (by "flow@queue") a worker was found to serve (child.go).
+	served map[string]bool
 }
 
 // readParent reads what the parent of a child run put in its Memo; nil for a top-level run.

@@ -32,7 +32,7 @@ func detailsMarkdown(s *RunState, now time.Time) string {
 	}
 	b.WriteString("| step | kind | status | attempt | duration | cost | detail |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
-	steps := s.Steps
+	steps := s.Nested()
 	if over := len(steps) - maxDetailRows; over > 0 {
 		// A large fan-out: the newest rows, so the details stay small and quick to write.
 		fmt.Fprintf(&b, "| … %d earlier steps (`flowctl show %s` lists them all) | | | | | | |\n", over, s.ID)

@@ -39,6 +39,8 @@ type runner struct {
 	pendingSA []temporal.SearchAttributeUpdate
 	// onError are the cleanup steps registered with OnError.
 	onError []onErrorStep
+	// after: Always steps, the step error handler, the handler's output (run_always.go).
+	after afterPart
 	// cancelReason says who cancelled the run and why (flowctl cancel --reason).
 	cancelReason string
 	// optionsErr is why the start options in the Memo could not be read; the run fails
@@ -50,6 +52,7 @@ type runner struct {
 	children *childrenPart // run_children.go: the parent, child runs and their reports
 	events   *eventsPart   // run_events.go: deliveries to the worker's event sinks
 	permits  *permitsPart  // run_permits.go: paused workflow types and concurrency permits
+	pause    *pausePart    // run_pause.go: one run paused and resumed (the Update gateflow.pause)
 }
 
 // runHandler is gateflow's run wrapper around a handler: it sets the run up, runs the
@@ -65,11 +68,13 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 		return zero, rt.end(c, err)
 	}
 	out, err := runAttempts(c, handler, in)
+	rt.keepOutput(out)
 	return out, rt.end(c, rt.outcome(err))
 }
 
 // newRunner builds the run's state and parts and registers the run's message handlers
-// (the state Query, people's Updates and Signals, the budget Update, the cancel reason).
+// (the state Query, people's Updates and Signals, the pause Update, the budget Update, the
+// cancel reason).
 func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner, protocol.RunOptions, error) {
 	parent, parentErr := readParent(wctx)
 	guards := info.Guards.resolve(cfg.guards)
@@ -115,6 +120,10 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 		return nil, protocol.RunOptions{}, fmt.Errorf("register query %s: %w", QueryState, err)
 	}
 	if err := rt.people.register(wctx); err != nil {
+		return nil, protocol.RunOptions{}, err
+	}
+	rt.pause = &pausePart{rt: rt}
+	if err := rt.pause.register(wctx); err != nil {
 		return nil, protocol.RunOptions{}, err
 	}
 	opts, optsErr := readOptions(wctx)
@@ -163,6 +172,9 @@ func runAttempts[I, O any](c *Context, handler handler[I, O], in I) (O, error) {
 	rt, st := c.run, c.run.state
 	for {
 		out, err := handler(c, in)
+		if onlyAllowed(err) {
+			err = nil // the handler passed an allowed failure on: the run ends warning
+		}
 		if err == nil || !rt.retryable(err) || st.Attempt >= st.MaxAttempts {
 			return out, err
 		}
@@ -227,13 +239,15 @@ func statusOf(err error, allowedFailures int) Status {
 	return StatusFailed
 }
 
-// end records the run's outcome: it runs the OnError steps of a failed run, upserts
-// FlowStatus, keeps the final state in the Memo and reports to the parent run.
+// end records the run's outcome: it runs the OnError steps of a failed run, then the
+// Always steps, upserts FlowStatus, keeps the final state in the Memo and reports to the
+// parent run.
 func (rt *runner) end(c *Context, err error) error {
 	status := statusOf(err, rt.state.AllowedFailures)
 	if err != nil {
 		rt.runOnError(c, err)
 	}
+	rt.runAlways(c, err, status)
 	msg := ""
 	switch {
 	case err == nil:

@@ -22,34 +22,47 @@ func (rt *runner) runOnError(c *Context, cause error) {
 		wctx, _ = workflow.NewDisconnectedContext(rt.root)
 	}
 	cc := c.withWorkflow(wctx)
-	failedStep, msg := "", errorMessage(cause)
-	var se *StepError
-	if errors.As(cause, &se) {
-		failedStep, msg = se.Step, errorMessage(se.Err)
-	}
+	failedStep, msg := failureOf(cause)
 	for _, s := range steps {
 		spec := withFailure(s.spec, failedStep, msg)
-		cl := cc.builtinCall(s.name, spec, s.opts)
-		cl.onError = true
-		var raw any
-		var describe func() outcome
-		switch spec.(type) {
-		case activities.Shell:
-			r := &activities.ShellResult{}
-			raw, describe = r, describeShell(r)
-		case activities.HTTP:
-			r := &activities.HTTPResult{}
-			raw, describe = r, describeHTTP(r)
-		case activities.Agent:
-			r := &activities.AgentResult{}
-			raw, describe = r, describeAgent(r)
-		default:
-			raw, describe = new(any), func() outcome { return outcome{} }
-		}
-		if err := cc.settle(cc.dispatch(cl), raw, describe); err != nil {
+		if err := cc.runCleanup(s.name, spec, s.opts, false); err != nil {
 			cc.Logger().Warn("on-error step failed", "step", s.name, "error", err)
 		}
 	}
+}
+
+// failureOf is the failed step (empty when the run failed outside a step) and the message
+// of a run's error.
+func failureOf(cause error) (step, msg string) {
+	msg = errorMessage(cause)
+	var se *StepError
+	if errors.As(cause, &se) {
+		step, msg = se.Step, errorMessage(se.Err)
+	}
+	return step, msg
+}
+
+// runCleanup runs an OnError step, or with always an Always step: no guard stops it, its
+// failure is recorded and returned, and it calls no step error handler.
+func (c *Context) runCleanup(name string, spec activities.Spec, opts []StepOption, always bool) error {
+	cl := c.builtinCall(name, spec, opts)
+	cl.onError, cl.always = true, always
+	var raw any
+	var describe func() outcome
+	switch spec.(type) {
+	case activities.Shell:
+		r := &activities.ShellResult{}
+		raw, describe = r, describeShell(r)
+	case activities.HTTP:
+		r := &activities.HTTPResult{}
+		raw, describe = r, describeHTTP(r)
+	case activities.Agent:
+		r := &activities.AgentResult{}
+		raw, describe = r, describeAgent(r)
+	default:
+		raw, describe = new(any), func() outcome { return outcome{} }
+	}
+	return c.settle(c.dispatch(cl), raw, describe)
 }
 
 // withFailure gives a cleanup step the failure it cleans up after.

@@ -31,7 +31,9 @@ func (p *permitsPart) holdIfPaused(c *Context, opts protocol.RunOptions) error {
 		ch.Receive(gctx, nil)
 		resumed = true
 	})
-	queue := workflow.GetInfo(c.wctx).TaskQueueName
+	// The control entity of the base queue: flowctl resume signals that one, also for a
+	// run sent to a tagged queue.
+	queue := protocol.BaseQueue(workflow.GetInfo(c.wctx).TaskQueueName)
 	actx := workflow.WithActivityOptions(c.wctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second, Summary: "hold while paused"})
 	msg := protocol.ControlMessage{Workflow: rt.info.Name, RunID: c.RunID()}
 	if err := workflow.ExecuteActivity(actx, protocol.ControlHoldActivity, queue, msg).Get(c.wctx, nil); err != nil {

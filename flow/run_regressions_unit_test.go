@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/activities"
@@ -58,4 +59,27 @@ func TestFailedPermitReleaseIsRecorded(t *testing.T) {
 	require.Len(t, st.Problems, 1)
 	assert.Contains(t, st.Problems[0], "release the permit of concurrency group deploys: semaphore unreachable")
 	assert.Equal(t, StatusCompleted, st.Status)
+}
+
+// TestHeldRunOnATaggedQueueAsksTheBaseQueuesControl: a run started on a tagged queue
+// while its type was paused used to ask the control entity of its tagged queue to hold
+// it, which flowctl resume never signals; it asks the base queue's.
+func TestHeldRunOnATaggedQueueAsksTheBaseQueuesControl(t *testing.T) {
+	env := newEnv(t)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{TaskQueue: "q@gpu"})
+	startWith(t, env, protocol.RunOptions{QuotaChecked: true, Paused: true})
+	var queues []string
+	env.RegisterActivityWithOptions(func(context.Context, string, protocol.ControlMessage) error { return nil },
+		activity.RegisterOptions{Name: protocol.ControlHoldActivity})
+	env.OnActivity(protocol.ControlHoldActivity, mock.Anything, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, queue string, _ protocol.ControlMessage) error {
+			queues = append(queues, queue)
+			return nil
+		})
+	env.OnActivity(activities.ShellActivity, mock.Anything, mock.Anything).Return(activities.ShellResult{}, nil)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(protocol.SignalResume, stepsFlow.Name()) }, time.Minute)
+	env.ExecuteWorkflow(stepsFlow.Name(), stepsInput{Steps: []testStep{{Name: "build", Shell: activities.Shell{Command: "true"}}}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []string{"q"}, queues)
 }

@@ -10,6 +10,7 @@ import (
 // setStatus records the run status and upserts FlowStatus (and the cost attributes) when
 // they changed.
 func (c *Context) setStatus(s Status) {
+	s = c.run.pause.statusFor(s) // run_pause.go: a paused run stays paused until resumed
 	c.run.state.Status = s
 	if c.run.plan {
 		return // a plan is not a run: no FlowStatus, so lists leave it out

@@ -28,6 +28,8 @@ type call struct {
 	summary      string
 	group        string
 	onError      bool
+	// always marks an Always step (onError is set too: no guard stops either).
+	always bool
 	// costLimit is the step's own cost limit: a cost-bearing step reserves it before it is
 	// dispatched. reserved says Parallel reserved it already.
 	costLimit  *decimal.Decimal
@@ -58,11 +60,15 @@ type outcome struct {
 // dispatch records the step as running and schedules its activity, or records it as
 // failed when it is invalid or the run's wall time is used up.
 func (c *Context) dispatch(cl call) *pending {
+	if err := c.holdWhilePaused(cl.onError); err != nil && cl.invalid == nil {
+		cl.invalid = err // run_pause.go: cancelled while the run was paused
+	}
 	st := c.run.state
 	now := workflow.Now(c.wctx)
 	i := st.beginStep(c.scope, cl.name, cl.kind, now)
 	st.Steps[i].Group = cl.group
-	st.Steps[i].OnError = cl.onError
+	st.Steps[i].OnError = cl.onError && !cl.always
+	st.Steps[i].Always = cl.always
 	p := &pending{idx: i, call: cl}
 	err := cl.invalid
 	if err == nil && strings.TrimSpace(cl.name) == "" {
@@ -95,6 +101,7 @@ func (c *Context) dispatch(cl call) *pending {
 		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
 		p.err = &StepError{Step: cl.name, Kind: cl.kind, Err: err}
 		c.run.publish()
+		c.onStepFailed(i, cl.group, cl.onError)
 		return p
 	}
 	ao := activityOptions(st.Steps[i].ActivityID, cl.name, cl.kind, cl.opts, cl.nonRetryable)
@@ -124,7 +131,9 @@ func (c *Context) settle(p *pending, result any, describe func() outcome) error 
 	return c.record(p, err, describe)
 }
 
-// record keeps a finished step's outcome and returns the error the handler sees.
+// record keeps a finished step's outcome and returns the error the handler sees: nil, a
+// *StepError, or for a step allowed to fail an *AllowedFailure. A failed step calls the
+// step error handler (OnStepError) first.
 func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st := c.run.state
 	end := workflow.Now(c.wctx)
@@ -165,18 +174,20 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st.charge(p.idx, fi.cost, fi.tokens)
 	c.run.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": fi.cost.String()})
 	c.chargeQuota(key, fi.cost)
+	serr := &StepError{Step: name, Kind: kind, Err: err}
+	var rerr error = serr
 	if berr := c.settleCost(resKey, name, p.call.reserved, fi.cost); berr != nil {
-		c.run.publish()
-		return &StepError{Step: name, Kind: kind, Err: berr}
-	}
-	if status == StepFailed && p.call.opts.allowFailure {
+		rerr = &StepError{Step: name, Kind: kind, Err: berr}
+	} else if status == StepFailed && p.call.opts.allowFailure {
 		st.Steps[p.idx].AllowedFailure = true
 		st.AllowedFailures++
-		c.run.publish()
-		return nil
+		rerr = c.allowedFailure(serr)
 	}
 	c.run.publish()
-	return &StepError{Step: name, Kind: kind, Err: err}
+	if status == StepFailed {
+		c.onStepFailed(p.idx, p.call.group, p.call.onError)
+	}
+	return rerr
 }
 
 func activityOptions(id, name string, kind StepKind, o stepOptions, nonRetryable []string) workflow.ActivityOptions {

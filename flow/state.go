@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ const (
 	StatusWaitingSignal    Status = "waiting_signal"
 	StatusSleeping         Status = "sleeping"
 	StatusBudgetPaused     Status = "budget_paused"
+	StatusPaused           Status = "paused" // paused by someone (Client.PauseRun): no new step until resumed
 	StatusCompleted        Status = "completed"
 	StatusWarning          Status = "warning"
 	StatusFailed           Status = "failed"
@@ -36,7 +38,7 @@ const (
 // statuses lists every run status in lifecycle order.
 var statuses = []Status{
 	StatusPending, StatusRunning, StatusAwaitingApproval, StatusAwaitingInput, StatusWaitingSignal,
-	StatusSleeping, StatusBudgetPaused, StatusCompleted, StatusWarning, StatusFailed, StatusRejected,
+	StatusSleeping, StatusBudgetPaused, StatusPaused, StatusCompleted, StatusWarning, StatusFailed, StatusRejected,
 	StatusCancelled, StatusBudgetExceeded,
 }
 
@@ -79,6 +81,7 @@ const (
 	KindApproval StepKind = "approval"
 	KindInput    StepKind = "input"
 	KindSignal   StepKind = "signal"
+	KindSend     StepKind = "send" // Send and CancelRun: a message to another run or a mailbox
 )
 
 // StepStatus is the status of one step.
@@ -163,6 +166,8 @@ type StepRecord struct {
 	AllowedFailure bool `json:"allowed_failure,omitempty"`
 	// OnError marks a cleanup step registered with OnError, run because the run failed.
 	OnError bool `json:"on_error,omitempty"`
+	// Always marks a step registered with Always, run because the run ended.
+	Always bool `json:"always,omitempty"`
 	// Child describes the child run of a child step.
 	Child *ChildRecord `json:"child,omitempty"`
 }
@@ -190,6 +195,10 @@ type RunState struct {
 	StartedAt time.Time  `json:"started_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	Error     string     `json:"error,omitempty"`
+	// Output is the JSON of what the handler returned (with its error, for a run that did
+	// not complete), once it returned; an output over 64 KiB is replaced by a JSON string
+	// saying so. Runs ended before the handler ran have none.
+	Output json.RawMessage `json:"output,omitempty"`
 	// Attempt is the current run attempt (1 for the first) of MaxAttempts.
 	Attempt     int `json:"attempt"`
 	MaxAttempts int `json:"max_attempts"`
@@ -217,6 +226,9 @@ type RunState struct {
 	SignalWaits []*signals.Wait `json:"signal_waits,omitempty"`
 	// Refused are votes and signals that arrived as Signals and were refused, with why.
 	Refused []RefusedMessage `json:"refused,omitempty"`
+	// Paused says who paused the run, why and since when, while it is paused (Workflow is
+	// the run's workflow).
+	Paused *PausedType `json:"paused,omitempty"`
 	// Problems are failures of gateflow's own bookkeeping that did not fail the run (a
 	// concurrency permit that could not be given back), each saying what and why.
 	Problems []string `json:"problems,omitempty"`
@@ -328,7 +340,7 @@ func (r StepRecord) Label() string {
 }
 
 // StatusText is the step's status with what qualifies it: "failed (allowed)",
-// "completed (on error)".
+// "completed (on error)", "completed (always)".
 func (r StepRecord) StatusText() string {
 	s := string(r.Status)
 	if r.AllowedFailure {
@@ -336,6 +348,9 @@ func (r StepRecord) StatusText() string {
 	}
 	if r.OnError {
 		s += " (on error)"
+	}
+	if r.Always {
+		s += " (always)"
 	}
 	return s
 }
@@ -367,4 +382,36 @@ func (r StepRecord) Detail(n int) string {
 		d = r.Error
 	}
 	return display.Preview(display.OneLine(d), n)
+}
+
+// Nested is the run's steps in reading order: each branch (or fan-out item) followed by
+// the steps recorded inside it, the rest in the order they started. Tables (the Web UI
+// details, flowctl show) list steps this way.
+func (s *RunState) Nested() []StepRecord {
+	children := map[string][]int{}
+	for i, st := range s.Steps {
+		children[st.Branch] = append(children[st.Branch], i)
+	}
+	out := make([]StepRecord, 0, len(s.Steps))
+	seen := make([]bool, len(s.Steps))
+	var emit func(i int)
+	emit = func(i int) {
+		if seen[i] {
+			return
+		}
+		seen[i] = true
+		st := s.Steps[i]
+		out = append(out, st)
+		if st.Kind == KindBranch {
+			for _, j := range children[strings.TrimPrefix(st.Branch+"/"+st.Name, "/")] {
+				emit(j)
+			}
+		}
+	}
+	// Top-level steps, and steps whose branch has no record of its own (a fan-out's
+	// items, a Parallel group's branches), each followed by what ran inside it.
+	for i := range s.Steps {
+		emit(i)
+	}
+	return out
 }

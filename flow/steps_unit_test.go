@@ -117,7 +117,7 @@ func stepByName(t *testing.T, st RunState, name string) StepRecord {
 	return StepRecord{}
 }
 
-func TestAllowFailureGivesTheHandlerNilAndTheZeroValue(t *testing.T) {
+func TestAllowFailureGivesTheHandlerAnAllowedFailureAndTheZeroValue(t *testing.T) {
 	var lint activities.ShellResult
 	lintErr := errors.New("not called")
 	f := Define("unit/allow", func(ctx *Context, _ none) (string, error) {
@@ -139,7 +139,7 @@ func TestAllowFailureGivesTheHandlerNilAndTheZeroValue(t *testing.T) {
 	var out string
 	require.NoError(t, env.GetWorkflowResult(&out))
 	assert.Equal(t, "built", out, "the run goes on after the allowed failure")
-	assert.NoError(t, lintErr)
+	assertAllowedFailure(t, lintErr, "lint")
 	assert.Equal(t, activities.ShellResult{}, lint, "the handler gets the zero result")
 
 	st := queryState(t, env)
@@ -421,7 +421,7 @@ func TestFailedAgentCallIsCharged(t *testing.T) {
 			calls := mockAgent(env, func(activities.Agent) (activities.AgentResult, error) { return activities.AgentResult{}, tt.err })
 			env.ExecuteWorkflow(f.Name(), none{})
 			require.NoError(t, env.GetWorkflowError())
-			assert.NoError(t, handlerErr)
+			assertAllowedFailure(t, handlerErr, "think")
 			assert.Len(t, calls.all(), 1)
 			st := queryState(t, env)
 			s := stepByName(t, st, "think")

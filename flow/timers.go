@@ -11,6 +11,9 @@ import (
 // The run's status is sleeping meanwhile; the timer's summary in the Web UI is the name.
 // It returns an error only when the run is cancelled during the wait.
 func (c *Context) Sleep(name string, d time.Duration) error {
+	if err := c.holdWhilePaused(false); err != nil { // run_pause.go: no new sleep while paused
+		return &StepError{Step: name, Kind: KindSleep, Err: err}
+	}
 	st := c.run.state
 	now := workflow.Now(c.wctx)
 	i := st.beginStep(c.scope, name, KindSleep, now)

@@ -18,7 +18,8 @@ const (
 	ForSignal WaitKind = "signal"
 	// ForBudget: a higher money cap for a run paused by its budget.
 	ForBudget WaitKind = "budget"
-	// ForResume: its paused workflow type to be resumed (Name is the type).
+	// ForResume: its paused workflow type to be resumed (Name is the type), or, without a
+	// Name, the run itself, paused with Client.PauseRun.
 	ForResume WaitKind = "resume"
 	// ForPermit: a permit of a concurrency group (Name is the group).
 	ForPermit WaitKind = "permit"
@@ -27,8 +28,8 @@ const (
 // Wait is one thing a run waits for. Its String form is what RunState.Waiting and the
 // FlowWaiting search attribute hold: "approval:ship", "input:release-notes",
 // "signal:deploy-done", "signal:deploy-done/v1.2.3", "budget", "resume:release",
-// "permit:deploys". Filter runs with it in `flowctl list --waiting-for` or a visibility
-// query such as FlowWaiting = 'approval:ship'.
+// "resume" (the run itself is paused), "permit:deploys". Filter runs with it in
+// `flowctl list --waiting-for` or a visibility query such as FlowWaiting = 'approval:ship'.
 type Wait struct {
 	Kind WaitKind `json:"kind"`
 	Name string   `json:"name,omitempty"`
@@ -52,6 +53,11 @@ func ParseWait(s string) (Wait, error) {
 	kind, rest, _ := strings.Cut(s, ":")
 	w := Wait{Kind: WaitKind(kind)}
 	switch w.Kind {
+	case ForResume:
+		if s == string(ForResume) {
+			return w, nil // the run itself is paused
+		}
+		w.Name = rest
 	case ForBudget:
 		if rest != "" {
 			return Wait{}, fmt.Errorf("wait %q: budget takes no name", s)
@@ -59,10 +65,10 @@ func ParseWait(s string) (Wait, error) {
 		return w, nil
 	case ForSignal:
 		w.Name, w.Key, _ = strings.Cut(rest, "/")
-	case ForApproval, ForInput, ForResume, ForPermit:
+	case ForApproval, ForInput, ForPermit:
 		w.Name = rest
 	default:
-		return Wait{}, fmt.Errorf("wait %q: want approval:GATE, input:NAME, signal:NAME[/KEY], budget, resume:WORKFLOW or permit:GROUP", s)
+		return Wait{}, fmt.Errorf("wait %q: want approval:GATE, input:NAME, signal:NAME[/KEY], budget, resume, resume:WORKFLOW or permit:GROUP", s)
 	}
 	if w.Name == "" {
 		return Wait{}, fmt.Errorf("wait %q: the name is empty", s)
@@ -81,6 +87,10 @@ func (w Wait) Status() Status {
 		return StatusWaitingSignal
 	case ForBudget:
 		return StatusBudgetPaused
+	case ForResume:
+		if w.Name == "" {
+			return StatusPaused
+		}
 	}
 	return StatusPending
 }
@@ -101,6 +111,9 @@ func (w Wait) Command(run string) string {
 	case ForBudget:
 		return fmt.Sprintf("flowctl budget raise %s --to USD", run)
 	case ForResume:
+		if w.Name == "" {
+			return "flowctl resume " + run
+		}
 		return "flowctl resume " + w.Name
 	}
 	return ""

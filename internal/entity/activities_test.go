@@ -369,7 +369,7 @@ func TestRegister(t *testing.T) {
 	assert.ElementsMatch(t, []string{protocol.CatalogWorkflowType, protocol.MailboxWorkflowType, protocol.LedgerWorkflowType,
 		protocol.ControlWorkflowType, protocol.SemaphoreWorkflowType}, r.workflows)
 	assert.ElementsMatch(t, []string{protocol.QuotaChargeActivity, protocol.QuotaCheckActivity, protocol.MailboxSubscribeActivity,
-		protocol.MailboxUnsubscribeActivity, protocol.ControlHoldActivity, protocol.SemaphoreSignalActivity, protocol.SemaphoreCheckActivity},
+		protocol.MailboxUnsubscribeActivity, protocol.MailboxPostActivity, protocol.ControlHoldActivity, protocol.SemaphoreSignalActivity, protocol.SemaphoreCheckActivity},
 		r.activities)
 	for _, name := range r.workflows {
 		assert.True(t, Reserved(name), name)

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -98,6 +99,16 @@ func (m mailboxActivities) subscribe(ctx context.Context, r protocol.MailboxRequ
 
 func (m mailboxActivities) unsubscribe(ctx context.Context, r protocol.MailboxRequest) error {
 	return SignalMailbox(ctx, activity.GetClient(ctx), m.queue, r.Name, r.Key, protocol.MailboxUnsubscribe, r)
+}
+
+// post posts the envelope a run sends (flow.Send) to the mailbox of (e.Name, e.Key). A
+// retried post is delivered once: the mailbox keeps each envelope ID once.
+func (m mailboxActivities) post(ctx context.Context, e signals.Envelope) error {
+	tc := activity.GetClient(ctx)
+	if tc == nil {
+		return temporal.NewNonRetryableApplicationError("no Temporal client to reach the mailbox (a test environment: mock the step)", "gateflow.NoClient", nil)
+	}
+	return SignalMailbox(ctx, tc, m.queue, e.Name, e.Key, protocol.MailboxPost, e)
 }
 
 // SignalMailbox sends signal (protocol.MailboxPost with a signals.Envelope, or a

@@ -55,7 +55,7 @@ func RegisterWorkflows(r WorkflowRegistry) {
 type QuotaLimit func(budget.Scope) (decimal.Decimal, bool)
 
 // RegisterActivities registers the activities runs use to reach the entities of queue:
-// ledger charges and quota checks (against limit), mailbox subscriptions, holds while
+// ledger charges and quota checks (against limit), mailbox subscriptions and posts, holds while
 // paused, and semaphore messages and holder checks.
 func RegisterActivities(r ActivityRegistry, queue string, limit QuotaLimit) {
 	qa := quotaActivities{queue: queue, limit: limit}
@@ -64,6 +64,7 @@ func RegisterActivities(r ActivityRegistry, queue string, limit QuotaLimit) {
 	mb := mailboxActivities{queue: queue}
 	r.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: protocol.MailboxSubscribeActivity})
 	r.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: protocol.MailboxUnsubscribeActivity})
+	r.RegisterActivityWithOptions(mb.post, activity.RegisterOptions{Name: protocol.MailboxPostActivity})
 	r.RegisterActivityWithOptions(controlActivities{}.hold, activity.RegisterOptions{Name: protocol.ControlHoldActivity})
 	sa := semaphoreActivities{queue: queue}
 	r.RegisterActivityWithOptions(sa.signal, activity.RegisterOptions{Name: protocol.SemaphoreSignalActivity})

@@ -54,6 +54,9 @@ func (a *app) printRun(d *flow.RunDescription) error {
 	if len(d.Result) > 0 && string(d.Result) != "null" {
 		fmt.Fprintf(w, "Result    %s\n", display.Preview(string(d.Result), 400))
 	}
+	if len(d.Output) > 0 && string(d.Output) != "null" {
+		fmt.Fprintf(w, "Output    %s\n", display.Preview(string(d.Output), 400))
+	}
 	if d.Error != "" {
 		fmt.Fprintf(w, "Error     %s\n", display.OneLine(d.Error))
 	}
@@ -83,7 +86,7 @@ func (a *app) printRun(d *flow.RunDescription) error {
 		return nil
 	}
 	t := newTable(w, "STEP", "KIND", "STATUS", "ATTEMPT", "DURATION", "COST", "EXIT", "DETAIL")
-	addStepRows(t, st.Steps, "", time.Now())
+	addStepRows(t, st.Nested(), "", time.Now())
 	return t.flush()
 }
 

@@ -131,7 +131,7 @@ func TestFlowctlBadInput(t *testing.T) {
 		{"malformed JSON", []string{"start", "hello", "--input", `{"name":`, "--id", "bad-json"},
 			flowctl.ExitUsage, "flowctl: --input is not valid JSON: unexpected end of JSON input", "bad-json"},
 		{"unknown workflow", []string{"start", "nope", "--id", "bad-wf"},
-			flowctl.ExitUsage, `flowctl: unknown workflow "nope" on task queue integration (known: hello, release, ship, smoke, test.agents,`, "bad-wf"},
+			flowctl.ExitUsage, `flowctl: unknown workflow "nope" on task queue integration (known: hello, release, rollout, ship, smoke, test.agents,`, "bad-wf"},
 		{"input of the wrong shape", []string{"start", "hello", "--input", `{"nmae":"x"}`, "--id", "bad-field"},
 			flowctl.ExitUsage, `flowctl: bad input for hello: payload does not match the schema: at (root): property "nmae" not allowed`, "bad-field"},
 		{"input of the wrong type", []string{"start", "hello", "--input", `{"name":42}`, "--id", "bad-type"},

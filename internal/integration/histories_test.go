@@ -3,10 +3,12 @@ package integration
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -66,9 +68,18 @@ func TestExampleHistoriesRecordAndReplay(t *testing.T) {
 	_, err = c.Signal(ctx, "", signals.Envelope{Name: "deploy-done", Key: "3.0.0", ID: "history-deploy", Payload: json.RawMessage(`{"environment":"prod"}`)})
 	require.NoError(t, err)
 
+	start("rollout", examples.RolloutInput{Version: "4.0.0"}, "history-rollout")
+	runs["rollout"] = "history-rollout"
+	eventually(t, c, "history-rollout", "sign-off", waitingFor("approval:sign-off"))
+	_, err = c.Vote(ctx, "history-rollout", approval.Vote{Gate: "sign-off", Kind: approval.Approve, By: "carol"})
+	require.NoError(t, err)
+
 	dir := t.TempDir()
 	update := os.Getenv("GATEFLOW_UPDATE_HISTORIES") == "1"
-	for file, id := range runs {
+	// Sorted, so release is waited for before its child smoke exists to be waited for
+	// (waiting for smoke first failed now and then with "not found").
+	for _, file := range slices.Sorted(maps.Keys(runs)) {
+		id := runs[file]
 		_, err := c.Wait(ctx, id)
 		require.NoError(t, err)
 		path := filepath.Join(dir, file+".json")

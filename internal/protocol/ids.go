@@ -52,6 +52,21 @@ func TaggedQueue(base string, tags []string) string {
 	return base + "@" + strings.Join(t, "+")
 }
 
+// BaseQueue is the queue a tagged queue (TaggedQueue) was made from: queue without its
+// "@t1+t2" suffix of tags; a queue without that suffix is its own base.
+func BaseQueue(queue string) string {
+	i := strings.LastIndexByte(queue, '@')
+	if i <= 0 {
+		return queue
+	}
+	for _, t := range strings.Split(queue[i+1:], "+") {
+		if !TagPattern.MatchString(t) {
+			return queue
+		}
+	}
+	return queue[:i]
+}
+
 // TaggedQueues lists the queues a worker with tags polls: base and one per non-empty
 // combination of its tags.
 func TaggedQueues(base string, tags []string) ([]string, error) {

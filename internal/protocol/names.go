@@ -87,6 +87,8 @@ const (
 	// (MailboxRequest).
 	MailboxSubscribeActivity   = "gateflow.mailbox.subscribe"
 	MailboxUnsubscribeActivity = "gateflow.mailbox.unsubscribe"
+	// MailboxPostActivity posts a signals.Envelope a run sends (flow.Send) to its mailbox.
+	MailboxPostActivity = "gateflow.mailbox.post"
 	// MailboxPost, MailboxSubscribe and MailboxUnsubscribe are the mailbox's signals.
 	MailboxPost        = "post"
 	MailboxSubscribe   = "subscribe"

@@ -41,6 +41,9 @@ func TestIDsKeepTheirRecordedValues(t *testing.T) {
 func TestTaggedQueues(t *testing.T) {
 	assert.Equal(t, "q", TaggedQueue("q", nil))
 	assert.Equal(t, "q@eu+gpu", TaggedQueue("q", []string{"gpu", "eu"}))
+	for queue, base := range map[string]string{"q": "q", "q@eu+gpu": "q", "q@gpu": "q", "team@x@gpu": "team@x", "q@GPU": "q@GPU", "@gpu": "@gpu", "q@": "q@"} {
+		assert.Equal(t, base, BaseQueue(queue), queue)
+	}
 	qs, err := TaggedQueues("q", []string{"gpu", "eu"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"q", "q@eu", "q@gpu", "q@eu+gpu"}, qs)

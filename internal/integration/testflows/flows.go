@@ -3,6 +3,7 @@
 package testflows
 
 import (
+	"errors"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -16,7 +17,7 @@ import (
 // All returns every test flow.
 func All() []flow.Definition {
 	return append([]flow.Definition{Failing, Steps, Crashy, FailFast, Allowed, Retried, Attempts, Cancellable,
-		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent, Busy}, append(append(PeopleFlows(), BudgetFlows()...), FanoutFlows()...)...)
+		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent, Busy}, append(append(append(append(append(PeopleFlows(), SendFlows()...), PauseFlows()...), BudgetFlows()...), FanoutFlows()...), AlwaysFlows()...)...)
 }
 
 // Failing runs a step that writes to stderr and exits 3.
@@ -79,7 +80,8 @@ var FailFast = flow.Define("test.failfast", func(ctx *flow.Context, in FileInput
 
 // Allowed has a step that fails and is allowed to.
 var Allowed = flow.Define("test.allowed", func(ctx *flow.Context, _ struct{}) (string, error) {
-	if _, err := ctx.Shell("flaky", activities.Shell{Command: "exit 4"}, flow.AllowFailure()); err != nil {
+	var allowed *flow.AllowedFailure
+	if _, err := ctx.Shell("flaky", activities.Shell{Command: "exit 4"}, flow.AllowFailure()); err != nil && !errors.As(err, &allowed) {
 		return "", err
 	}
 	res, err := ctx.Shell("main", activities.Shell{Command: "echo done"})
