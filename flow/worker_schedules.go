@@ -73,6 +73,16 @@ func scheduleOptions(id string, info WorkflowInfo, s ScheduleInfo, queue string)
 	if info.Version != "" {
 		sa = append(sa, searchattr.VersionKey.ValueSet(info.Version))
 	}
+	// The flow's start defaults apply to scheduled runs as to started ones.
+	def, err := withFlowDefaults(info, StartOptions{})
+	if err != nil {
+		return client.ScheduleOptions{}, fmt.Errorf("schedule of %s: %w", info.Name, err)
+	}
+	sa = append(sa, searchattr.PriorityKey.ValueSet(int64(def.Priority)))
+	if len(def.Labels) > 0 {
+		sa = append(sa, searchattr.LabelsKey.ValueSet(labelList(def.Labels)))
+	}
+	queue = protocol.TaggedQueue(queue, def.WorkerTags)
 	return client.ScheduleOptions{
 		ID:      id,
 		Spec:    client.ScheduleSpec{CronExpressions: []string{s.Spec}},
@@ -84,9 +94,10 @@ func scheduleOptions(id string, info WorkflowInfo, s ScheduleInfo, queue string)
 			Workflow:              info.Name,
 			Args:                  []any{input},
 			TaskQueue:             queue,
-			Memo:                  map[string]any{protocol.MemoOptions: protocol.RunOptions{}},
+			Memo:                  map[string]any{protocol.MemoOptions: protocol.RunOptions{Labels: def.Labels}},
 			TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
 			StaticSummary:         display.Preview(info.Name+" (scheduled "+s.Spec+")", 200),
+			Priority:              temporal.Priority{PriorityKey: def.Priority},
 		},
 	}, nil
 }

@@ -89,8 +89,9 @@ func (e *Env) RegisterActivity(fn any, name string) {
 // ScriptAgent adds answers for agent steps on the "scripted" model (see llm.ScriptRule).
 func (e *Env) ScriptAgent(rules ...llm.ScriptRule) { e.rules = append(e.rules, rules...) }
 
-// MockStep makes the step named step (every run of it, or one with its activity ID such as
-// "build#2") return result and err instead of running. result is the step's result type
+// MockStep makes the step named step (every run of it, in every branch, or one with its
+// activity ID such as "build#2" or "regions/eu/deploy") return result and err instead of
+// running. result is the step's result type
 // (activities.ShellResult, activities.HTTPResult, activities.AgentResult, or a custom
 // activity's result), or anything that encodes to it as JSON.
 func (e *Env) MockStep(step string, result any, err error) {
@@ -310,14 +311,23 @@ func (e *Env) wrap(fn any, name string) any {
 		if i := strings.LastIndexByte(id, '#'); i > 0 {
 			step = id[:i]
 		}
+		// Inside a branch or fan-out item the ID is its path ("regions/eu/deploy"): the
+		// step's own name is its last element.
+		name0 := step[strings.LastIndexByte(step, '/')+1:]
 		e.mu.Lock()
 		e.calls[step]++
 		if id != step {
 			e.calls[id]++
 		}
+		if name0 != step {
+			e.calls[name0]++
+		}
 		m, ok := e.byStep[id]
 		if !ok {
 			m, ok = e.byStep[step]
+		}
+		if !ok {
+			m, ok = e.byStep[name0]
 		}
 		if !ok {
 			m, ok = e.byName[name]

@@ -1,0 +1,54 @@
+package testsuite_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/examples"
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/testsuite"
+)
+
+// The fan-out primitives in virtual time through the rollout example: ForEach over the
+// regions, a branch waiting for the sign-off, and an Always step, with steps mocked by name
+// and the sign-off given an hour in.
+func TestRolloutInVirtualTime(t *testing.T) {
+	env := testsuite.NewEnv(t, flow.WorkerOptions{Directory: examples.Directory()})
+	env.MockStep("deploy", activities.ShellResult{Stdout: "deployed"}, nil)
+	env.MockStep("check", activities.ShellResult{Stdout: "healthy\n"}, nil)
+	env.MockStep("report", activities.ShellResult{}, nil)
+	vote := env.Approve(time.Hour, "sign-off", "carol")
+	out, r := testsuite.Run(env, examples.Rollout, examples.RolloutInput{Version: "9.9.9", Regions: []string{"eu", "us", "ap", "sa"}})
+	require.NoError(t, r.Err)
+	require.NoError(t, vote.Err)
+	assert.Equal(t, []string{"healthy", "healthy", "healthy", "healthy"}, out.Regions)
+	assert.Equal(t, approval.Approved, out.SignOff)
+	assert.Equal(t, "1h0m0s", out.Duration, "the run waited for the sign-off, in virtual time")
+	assert.Equal(t, 4, env.Calls("deploy"), "every region deployed once")
+	assert.Equal(t, 1, env.Calls("report"), "the Always step ran once")
+	labels := map[string]flow.StepStatus{}
+	for _, s := range r.State.Nested() {
+		labels[s.Label()] = s.Status
+	}
+	assert.Equal(t, flow.StepCompleted, labels["regions/sa/check"])
+	assert.Equal(t, flow.StepCompleted, labels["sign-off/sign-off"])
+}
+
+// A failed region halts the rollout and cancels the sign-off branch; Always still runs.
+func TestRolloutHaltsOnAFailedRegion(t *testing.T) {
+	env := testsuite.NewEnv(t, flow.WorkerOptions{Directory: examples.Directory()})
+	env.MockStep("deploy", activities.ShellResult{}, nil)
+	env.MockStep("check", activities.ShellResult{}, temporal.NewNonRetryableApplicationError("exit code 1: region unhealthy", activities.ShellExitErrorType, nil))
+	env.MockStep("report", activities.ShellResult{}, nil)
+	_, r := testsuite.Run(env, examples.Rollout, examples.RolloutInput{Version: "9.9.9", Regions: []string{"eu"}})
+	require.Error(t, r.Err)
+	assert.Equal(t, flow.StatusFailed, r.Status())
+	assert.Contains(t, r.Err.Error(), "region unhealthy")
+	assert.Equal(t, 1, env.Calls("report"), "Always runs on a failure too")
+}
