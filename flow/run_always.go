@@ -99,25 +99,8 @@ func (rt *runner) runAlways(c *Context, cause error, status Status) {
 
 // withStatus gives an Always step the run's status.
 func withStatus(spec activities.Spec, status Status) activities.Spec {
-	switch s := spec.(type) {
-	case activities.Shell:
-		env := make(map[string]string, len(s.Env)+1)
-		for k, v := range s.Env {
-			env[k] = v
-		}
-		env["GATEFLOW_RUN_STATUS"] = string(status)
-		s.Env = env
-		return s
-	case activities.HTTP:
-		h := make(map[string]string, len(s.Headers)+1)
-		for k, v := range s.Headers {
-			h[k] = v
-		}
-		h["X-Gateflow-Run-Status"] = string(status)
-		s.Headers = h
-		return s
-	}
-	return spec
+	return withContext(spec, map[string]string{"GATEFLOW_RUN_STATUS": string(status)},
+		map[string]string{"X-Gateflow-Run-Status": string(status)})
 }
 
 // allowedFailure is what a step allowed to fail returns to the handler: an

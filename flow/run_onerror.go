@@ -3,6 +3,7 @@ package flow
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/display"
@@ -67,25 +68,33 @@ func (c *Context) runCleanup(name string, spec activities.Spec, opts []StepOptio
 
 // withFailure gives a cleanup step the failure it cleans up after.
 func withFailure(spec activities.Spec, step, msg string) activities.Spec {
+	if a, ok := spec.(activities.Agent); ok {
+		a.Prompt = fmt.Sprintf("[Error context]\nStep %q failed: %s\n\n%s", step, msg, a.Prompt)
+		return a
+	}
+	return withContext(spec,
+		map[string]string{"GATEFLOW_ERROR_STEP": step, "GATEFLOW_ERROR_MESSAGE": msg},
+		map[string]string{"X-Gateflow-Error-Step": step, "X-Gateflow-Error-Message": display.Preview(oneLine(msg), 500)})
+}
+
+// withContext adds env to a shell step's environment and headers to an HTTP step's
+// headers (copies: the registered spec is not changed); other steps are returned as they
+// are.
+func withContext(spec activities.Spec, env, headers map[string]string) activities.Spec {
 	switch s := spec.(type) {
 	case activities.Shell:
-		env := map[string]string{}
-		for k, v := range s.Env {
-			env[k] = v
+		s.Env = maps.Clone(s.Env)
+		if s.Env == nil {
+			s.Env = map[string]string{}
 		}
-		env["GATEFLOW_ERROR_STEP"], env["GATEFLOW_ERROR_MESSAGE"] = step, msg
-		s.Env = env
+		maps.Copy(s.Env, env)
 		return s
 	case activities.HTTP:
-		h := map[string]string{}
-		for k, v := range s.Headers {
-			h[k] = v
+		s.Headers = maps.Clone(s.Headers)
+		if s.Headers == nil {
+			s.Headers = map[string]string{}
 		}
-		h["X-Gateflow-Error-Step"], h["X-Gateflow-Error-Message"] = step, display.Preview(oneLine(msg), 500)
-		s.Headers = h
-		return s
-	case activities.Agent:
-		s.Prompt = fmt.Sprintf("[Error context]\nStep %q failed: %s\n\n%s", step, msg, s.Prompt)
+		maps.Copy(s.Headers, headers)
 		return s
 	}
 	return spec
