@@ -204,6 +204,17 @@ func (e *Env) RaiseBudget(at time.Duration, usd, by string) *Action {
 	return e.update(at, "raise budget to "+usd, flow.UpdateBudget, protocol.BudgetRaise{To: usd, By: by}, nil)
 }
 
+// PauseRun pauses the run at the virtual time at, as `flowctl pause RUN` does (the Update
+// gateflow.pause): steps in flight finish, nothing new starts until ResumeRun.
+func (e *Env) PauseRun(at time.Duration, by, reason string) *Action {
+	return e.update(at, "pause by "+by, protocol.UpdatePause, protocol.RunPause{Action: protocol.ControlPause, By: by, Reason: reason}, nil)
+}
+
+// ResumeRun resumes a run paused by PauseRun at the virtual time at.
+func (e *Env) ResumeRun(at time.Duration, by string) *Action {
+	return e.update(at, "resume by "+by, protocol.UpdatePause, protocol.RunPause{Action: protocol.ControlResume, By: by}, nil)
+}
+
 // RunOptions adjust a Run like flow.StartOptions adjust a start.
 type RunOptions struct {
 	MaxCostUSD   string

@@ -1,6 +1,7 @@
 package testsuite_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -51,4 +52,53 @@ func TestRolloutHaltsOnAFailedRegion(t *testing.T) {
 	assert.Equal(t, flow.StatusFailed, r.Status())
 	assert.Contains(t, r.Err.Error(), "region unhealthy")
 	assert.Equal(t, 1, env.Calls("report"), "Always runs on a failure too")
+}
+
+// Race, an error handler after an allowed failure, and pausing one run, in virtual time.
+func TestRaceErrorHandlersAndPauseInVirtualTime(t *testing.T) {
+	var failures []string
+	f := flow.Define("composed", func(ctx *flow.Context, _ struct{}) (string, error) {
+		ctx.OnStepError(func(c *flow.Context, sf flow.StepFailure) {
+			failures = append(failures, sf.Step)
+		})
+		if _, err := ctx.Shell("lint", activities.Shell{Command: "lint"}, flow.AllowFailure()); err != nil {
+			var af *flow.AllowedFailure
+			if !errors.As(err, &af) {
+				return "", err
+			}
+		}
+		_, out, err := flow.Race(ctx, "first",
+			func(c *flow.Context) (string, error) { return "timer", c.Sleep("wait", time.Hour) },
+			func(c *flow.Context) (string, error) {
+				r, err := c.Shell("probe", activities.Shell{Command: "probe"})
+				return r.Stdout, err
+			})
+		if err != nil {
+			return "", err
+		}
+		if err := ctx.Sleep("cool-down", 10*time.Minute); err != nil {
+			return "", err
+		}
+		_, err = ctx.Shell("after", activities.Shell{Command: "after"})
+		return out, err
+	})
+	env := testsuite.NewEnv(t)
+	env.MockStep("lint", activities.ShellResult{}, temporal.NewNonRetryableApplicationError("exit code 1: style", activities.ShellExitErrorType, nil))
+	env.MockStep("probe", activities.ShellResult{Stdout: "probed"}, nil)
+	env.MockStep("after", activities.ShellResult{}, nil)
+	pause := env.PauseRun(5*time.Minute, "alice", "freeze")
+	resume := env.ResumeRun(3*time.Hour, "alice")
+	out, r := testsuite.Run(env, f, struct{}{})
+	require.NoError(t, r.Err)
+	require.NoError(t, pause.Err)
+	require.NoError(t, resume.Err)
+	assert.Equal(t, "probed", out, "the probe won the race")
+	assert.Equal(t, flow.StatusWarning, r.Status(), "the allowed failure leaves a warning")
+	assert.Equal(t, []string{"lint"}, failures, "the error handler saw the allowed failure")
+	after, ok := r.Step("after")
+	require.True(t, ok)
+	assert.False(t, after.StartedAt.Before(r.State.StartedAt.Add(3*time.Hour)), "nothing new started while paused")
+	wait, ok := r.Step("wait")
+	require.True(t, ok)
+	assert.Equal(t, flow.StepCancelled, wait.Status, "the losing branch was cancelled")
 }
