@@ -59,3 +59,19 @@ func TestMillis(t *testing.T) {
 		assert.Equal(t, want, Millis(v), "%q", v)
 	}
 }
+
+// FuzzParse: a provider's header is outside input. No value panics, and no delay is
+// negative.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"", "0", "3", "1.5", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", "1e3", "99999999999999999999", "120ms"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		for _, d := range []time.Duration{Parse(v, now), ParseFractional(v, now), Millis(v)} {
+			if d < 0 {
+				t.Fatalf("%q gave a negative delay %s", v, d)
+			}
+		}
+	})
+}
