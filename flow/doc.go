@@ -72,9 +72,12 @@ ForEach runs a branch per item, ForEachChild a child run per item (IDs
 "<run>/<name>/<item>"), both at most MaxParallel at once, results in input order; a failed
 item halts the fan-out (the items in flight are cancelled), or with Continue the others go
 on, or with SkipDependents the items that depend on it (DependsOn) are skipped. Items lists
-a fan-out's items through an ItemProvider registered on the worker. A child of a fan-out
-costs the parent about five history events: keep one run's fan-out under about 8,000
-children (Temporal's limit is 51,200 events) and split larger lists across child runs.
+a fan-out's items through an ItemProvider registered on the worker. Past 1,000 items
+ForEachChild starts its children through a fan-out runner that continues as new every
+1,000 items, so no history grows with the number of items (Temporal's limits are 51,200
+events and 50 MB per history); the runner carries every item's input and output across
+continue-as-new and returns the outputs to the parent, so keep them small (a few hundred
+bytes each).
 
 Child runs another defined flow as a Temporal child workflow: its steps, status, cost and
 tokens show under the parent's step, its spend counts for the parent, it gets the parent's

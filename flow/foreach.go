@@ -56,7 +56,15 @@ func ForEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, i
 // input order. Children get the parent's guards and share what is left of its budget
 // (each reserves its part as Child does); their steps, status and cost show in the
 // parent's record.
+//
+// Past 1,000 inputs (without Ordered, DependsOn or SkipDependents) the items are started
+// by a fan-out runner, a child run of the parent that continues as new every 1,000
+// items: the parent records the fan-out as one child step (with the items' cost and
+// tokens together), and no history grows with the number of items.
 func ForEachChild[I, O any](ctx *Context, name string, f *Flow[I, O], inputs []I, opts ForEachOptions, stepOpts ...StepOption) ([]O, error) {
+	if f != nil && f.Err() == nil && runnerFits(len(inputs), opts) && !ctx.run.plan {
+		return forEachChildByRunner(ctx, name, f, inputs, opts, stepOpts)
+	}
 	item := func(c *Context, i int, in I) (O, error) {
 		return Child(c, itemName(opts, i), f, in, stepOpts...)
 	}

@@ -367,7 +367,7 @@ func TestRegister(t *testing.T) {
 	RegisterWorkflows(&r)
 	RegisterActivities(&r, "unit", nil)
 	assert.ElementsMatch(t, []string{protocol.CatalogWorkflowType, protocol.MailboxWorkflowType, protocol.LedgerWorkflowType,
-		protocol.ControlWorkflowType, protocol.SemaphoreWorkflowType}, r.workflows)
+		protocol.ControlWorkflowType, protocol.SemaphoreWorkflowType, protocol.FanoutWorkflowType}, r.workflows)
 	assert.ElementsMatch(t, []string{protocol.QuotaChargeActivity, protocol.QuotaCheckActivity, protocol.MailboxSubscribeActivity,
 		protocol.MailboxUnsubscribeActivity, protocol.MailboxPostActivity, protocol.ControlHoldActivity, protocol.SemaphoreSignalActivity, protocol.SemaphoreCheckActivity},
 		r.activities)

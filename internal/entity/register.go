@@ -32,6 +32,7 @@ var Workflows = []struct {
 	{protocol.LedgerWorkflowType, ledgerWorkflow},
 	{protocol.ControlWorkflowType, controlWorkflow},
 	{protocol.SemaphoreWorkflowType, semaphoreWorkflow},
+	{protocol.FanoutWorkflowType, fanoutWorkflow},
 }
 
 // Reserved reports whether name is the workflow type of an entity.

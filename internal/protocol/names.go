@@ -95,6 +95,10 @@ const (
 	MailboxUnsubscribe = "unsubscribe"
 )
 
+// The fan-out runner: one per large ForEachChild, holding its bookkeeping across
+// continue-as-new.
+const FanoutWorkflowType = "gateflow.fanout"
+
 // The ledger entity: one per budget scope, month and task queue.
 const (
 	LedgerWorkflowType = "gateflow.ledger"
