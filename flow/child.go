@@ -71,19 +71,9 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	}
 	rt.children.count++
 	key := st.Steps[i].ActivityID
-	var capUSD string
-	reserved := false
-	if cc := rt.budget.ledger.ChildCap(); cc.Set {
-		amount := cc.Amount
-		if o.costLimit != nil && o.costLimit.LessThan(amount) {
-			amount = *o.costLimit
-		}
-		if err := ctx.reserve([]budget.Item{{Key: key, Amount: amount}}); err != nil {
-			return fail(err)
-		}
-		capUSD, reserved = amount.String(), true
-	} else if o.costLimit != nil {
-		capUSD = o.costLimit.String()
+	capUSD, reserved, err := ctx.reserveChild(key, o)
+	if err != nil {
+		return fail(err)
 	}
 	info := workflow.GetInfo(ctx.wctx)
 	childID := info.WorkflowExecution.ID + "/" + st.Steps[i].ActivityID
@@ -307,4 +297,26 @@ func childServed(ctx context.Context, tc client.Client, q servedQuery) (servedAn
 		}
 	}
 	return servedAnswer{}, nil
+}
+
+// reserveChild sets money aside for a child step before its run starts: what the parent
+// has left (or the step's CostLimit, when lower), which becomes the child's cap. Without a
+// parent cap the child's cap is the CostLimit, if any. reserved says whether money was set
+// aside (and must be settled).
+func (c *Context) reserveChild(key string, o stepOptions) (capUSD string, reserved bool, err error) {
+	cc := c.run.budget.ledger.ChildCap()
+	if !cc.Set {
+		if o.costLimit != nil {
+			return o.costLimit.String(), false, nil
+		}
+		return "", false, nil
+	}
+	amount := cc.Amount
+	if o.costLimit != nil && o.costLimit.LessThan(amount) {
+		amount = *o.costLimit
+	}
+	if err := c.reserve([]budget.Item{{Key: key, Amount: amount}}); err != nil {
+		return "", false, err
+	}
+	return amount.String(), true, nil
 }

@@ -7,7 +7,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
@@ -61,17 +60,9 @@ func forEachChildByRunner[I, O any](ctx *Context, name string, f *Flow[I, O], in
 	}
 	rt.children.count += len(inputs)
 	key := st.Steps[i].ActivityID
-	var capUSD string
-	reserved := false
-	if cc := rt.budget.ledger.ChildCap(); cc.Set {
-		amount := cc.Amount
-		if o.costLimit != nil && o.costLimit.LessThan(amount) {
-			amount = *o.costLimit
-		}
-		if err := ctx.reserve([]budget.Item{{Key: key, Amount: amount}}); err != nil {
-			return fail(err)
-		}
-		capUSD, reserved = amount.String(), true
+	capUSD, reserved, err := ctx.reserveChild(key, o)
+	if err != nil {
+		return fail(err)
 	}
 	raw := make([]json.RawMessage, len(inputs))
 	names := make([]string, len(inputs))
