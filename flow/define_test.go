@@ -160,10 +160,10 @@ func TestParseStatus(t *testing.T) {
 			require.Error(t, err)
 			assert.Equal(t, Status(""), got)
 			assert.Equal(t, "want one of pending, running, awaiting_approval, awaiting_input, waiting_signal, "+
-				"sleeping, budget_paused, paused, completed, warning, failed, rejected, cancelled, budget_exceeded", err.Error())
+				"sleeping, budget_paused, awaiting_gate, waiting_capacity, paused, completed, warning, failed, rejected, cancelled, budget_exceeded", err.Error())
 		})
 	}
-	assert.Len(t, statuses, 14, "every status of the design is listed")
+	assert.Len(t, statuses, 16, "every status of the design is listed")
 }
 
 func TestStatusTerminal(t *testing.T) {

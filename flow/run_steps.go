@@ -119,8 +119,15 @@ func (c *Context) dispatch(cl call) *pending {
 }
 
 // settle waits for a dispatched step, decodes its result into result and records the
-// outcome; describe turns the decoded result into the record's outcome.
+// outcome; describe turns the decoded result into the record's outcome. A failed step's
+// error routing (OnFailure, OnTimeout; run_routing.go) decides what the handler sees.
 func (c *Context) settle(p *pending, result any, describe func() outcome) error {
+	err := c.settleStep(p, result, describe)
+	return c.route(p, result, describe, err)
+}
+
+// settleStep is settle without the error routing.
+func (c *Context) settleStep(p *pending, result any, describe func() outcome) error {
 	if p.err != nil {
 		return p.err
 	}
@@ -164,11 +171,9 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 		return nil
 	}
 	fi := failureInfo(err)
-	status := StepFailed
-	if isCancellation(err) {
-		status = StepCancelled
-	}
+	status, timeout := failureStatus(err)
 	st.endStep(p.idx, end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
+	st.Steps[p.idx].Timeout = timeout
 	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
 	st.charge(p.idx, fi.cost, fi.tokens)
@@ -178,13 +183,13 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	var rerr error = serr
 	if berr := c.settleCost(resKey, name, p.call.reserved, fi.cost); berr != nil {
 		rerr = &StepError{Step: name, Kind: kind, Err: berr}
-	} else if status == StepFailed && p.call.opts.allowFailure {
+	} else if status != StepCancelled && p.call.opts.allowFailure {
 		st.Steps[p.idx].AllowedFailure = true
 		st.AllowedFailures++
 		rerr = c.allowedFailure(serr)
 	}
 	c.run.publish()
-	if status == StepFailed {
+	if status != StepCancelled {
 		c.onStepFailed(p.idx, p.call.group, p.call.onError)
 	}
 	return rerr

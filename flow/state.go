@@ -26,7 +26,9 @@ const (
 	StatusWaitingSignal    Status = "waiting_signal"
 	StatusSleeping         Status = "sleeping"
 	StatusBudgetPaused     Status = "budget_paused"
-	StatusPaused           Status = "paused" // paused by someone (Client.PauseRun): no new step until resumed
+	StatusAwaitingGate     Status = "awaiting_gate"    // a polled gate (ctx.Gate) has not decided yet
+	StatusWaitingCapacity  Status = "waiting_capacity" // a provider rate limited a step; it waits without using attempts
+	StatusPaused           Status = "paused"           // paused by someone (Client.PauseRun): no new step until resumed
 	StatusCompleted        Status = "completed"
 	StatusWarning          Status = "warning"
 	StatusFailed           Status = "failed"
@@ -38,7 +40,7 @@ const (
 // statuses lists every run status in lifecycle order.
 var statuses = []Status{
 	StatusPending, StatusRunning, StatusAwaitingApproval, StatusAwaitingInput, StatusWaitingSignal,
-	StatusSleeping, StatusBudgetPaused, StatusPaused, StatusCompleted, StatusWarning, StatusFailed, StatusRejected,
+	StatusSleeping, StatusBudgetPaused, StatusAwaitingGate, StatusWaitingCapacity, StatusPaused, StatusCompleted, StatusWarning, StatusFailed, StatusRejected,
 	StatusCancelled, StatusBudgetExceeded,
 }
 
@@ -81,7 +83,10 @@ const (
 	KindApproval StepKind = "approval"
 	KindInput    StepKind = "input"
 	KindSignal   StepKind = "signal"
-	KindSend     StepKind = "send" // Send and CancelRun: a message to another run or a mailbox
+	KindSend     StepKind = "send"         // Send and CancelRun: a message to another run or a mailbox
+	KindGate     StepKind = "gate"         // a polled gate (ctx.Gate)
+	KindQuality  StepKind = "quality_gate" // a quality gate (ctx.QualityGate)
+	KindDecision StepKind = "decision"     // a decision (Decide)
 )
 
 // StepStatus is the status of one step.
@@ -98,6 +103,14 @@ const (
 	StepCancelled StepStatus = "cancelled"
 	// StepPlanned is a step of a plan (Client.Plan): it would run; nothing ran.
 	StepPlanned StepStatus = "planned"
+	// StepTimedOut: a timeout ended the step (StepRecord.Timeout says which).
+	StepTimedOut StepStatus = "timed_out"
+	// StepRefused: the step was not dispatched because its money did not fit the cap
+	// (a Parallel wave reserved together); StepRecord.Error says why.
+	StepRefused StepStatus = "refused"
+	// StepWaitingCapacity: the provider rate limited the step; it waits for the provider's
+	// Retry-After without using an attempt.
+	StepWaitingCapacity StepStatus = "waiting_capacity"
 )
 
 // Tokens counts agent tokens.
@@ -170,6 +183,40 @@ type StepRecord struct {
 	Always bool `json:"always,omitempty"`
 	// Child describes the child run of a child step.
 	Child *ChildRecord `json:"child,omitempty"`
+	// Attempts lists each attempt of a cost-bearing step (agents, decisions, steps with a
+	// CostLimit), which the run retries itself one activity attempt at a time: what each
+	// cost and why it failed.
+	Attempts []AttemptRecord `json:"attempts,omitempty"`
+	// CostLimitUSD is the step's own cost limit, when it has one; Overshoot marks a step
+	// that cost more than that.
+	CostLimitUSD *decimal.Decimal `json:"cost_limit_usd,omitempty"`
+	Overshoot    bool             `json:"overshoot,omitempty"`
+	// Timeout names the timeout that ended a timed_out step: "start_to_close",
+	// "schedule_to_start", "schedule_to_close" or "heartbeat".
+	Timeout string `json:"timeout,omitempty"`
+	// Route says what the step's error routing (OnFailure, OnTimeout) did with its
+	// failure: "continue", "fallback", "goto build (2 of 3)".
+	Route string `json:"route,omitempty"`
+	// Gate is a polled gate's type, polls and decision.
+	Gate *GateRecord `json:"gate,omitempty"`
+	// Quality is a quality gate's score and threshold.
+	Quality *QualityRecord `json:"quality,omitempty"`
+	// Decision is a decision step's options and choice.
+	Decision *DecisionRecord `json:"decision,omitempty"`
+}
+
+// AttemptRecord is one attempt of a cost-bearing step.
+type AttemptRecord struct {
+	// Attempt counts from 1.
+	Attempt int `json:"attempt"`
+	// CostUSD and Tokens are what the attempt cost, paid whether or not it succeeded.
+	CostUSD decimal.Decimal `json:"cost_usd"`
+	Tokens  Tokens          `json:"tokens"`
+	// Error is why the attempt failed; empty for the attempt that succeeded.
+	Error string `json:"error,omitempty"`
+	// WaitedMS is how long the attempt waited for provider capacity (rate limits) before it
+	// was made.
+	WaitedMS int64 `json:"waited_ms,omitempty"`
 }
 
 // Duration is how long the step took, or has been running until now.

@@ -23,12 +23,17 @@ const (
 	ForResume WaitKind = "resume"
 	// ForPermit: a permit of a concurrency group (Name is the group).
 	ForPermit WaitKind = "permit"
+	// ForGate: a polled gate to decide (Name is the gate, Key its resolver type).
+	ForGate WaitKind = "gate"
+	// ForCapacity: a rate-limited provider to have room again (Name is the step).
+	ForCapacity WaitKind = "capacity"
 )
 
 // Wait is one thing a run waits for. Its String form is what RunState.Waiting and the
 // FlowWaiting search attribute hold: "approval:ship", "input:release-notes",
 // "signal:deploy-done", "signal:deploy-done/v1.2.3", "budget", "resume:release",
-// "resume" (the run itself is paused), "permit:deploys". Filter runs with it in
+// "resume" (the run itself is paused), "permit:deploys", "gate:checks/http",
+// "capacity:summarize". Filter runs with it in
 // `flowctl list --waiting-for` or a visibility query such as FlowWaiting = 'approval:ship'.
 type Wait struct {
 	Kind WaitKind `json:"kind"`
@@ -63,12 +68,12 @@ func ParseWait(s string) (Wait, error) {
 			return Wait{}, fmt.Errorf("wait %q: budget takes no name", s)
 		}
 		return w, nil
-	case ForSignal:
+	case ForSignal, ForGate:
 		w.Name, w.Key, _ = strings.Cut(rest, "/")
-	case ForApproval, ForInput, ForPermit:
+	case ForApproval, ForInput, ForPermit, ForCapacity:
 		w.Name = rest
 	default:
-		return Wait{}, fmt.Errorf("wait %q: want approval:GATE, input:NAME, signal:NAME[/KEY], budget, resume, resume:WORKFLOW or permit:GROUP", s)
+		return Wait{}, fmt.Errorf("wait %q: want approval:GATE, input:NAME, signal:NAME[/KEY], budget, resume, resume:WORKFLOW, permit:GROUP, gate:NAME[/TYPE] or capacity:STEP", s)
 	}
 	if w.Name == "" {
 		return Wait{}, fmt.Errorf("wait %q: the name is empty", s)
@@ -87,6 +92,10 @@ func (w Wait) Status() Status {
 		return StatusWaitingSignal
 	case ForBudget:
 		return StatusBudgetPaused
+	case ForGate:
+		return StatusAwaitingGate
+	case ForCapacity:
+		return StatusWaitingCapacity
 	case ForResume:
 		if w.Name == "" {
 			return StatusPaused
@@ -110,6 +119,8 @@ func (w Wait) Command(run string) string {
 		return fmt.Sprintf("flowctl signal %s --run %s --data '{...}'", w.Name, run)
 	case ForBudget:
 		return fmt.Sprintf("flowctl budget raise %s --to USD", run)
+	case ForGate:
+		return fmt.Sprintf("flowctl approve %s %s", run, w.Name) // when the gate allows a manual decision
 	case ForResume:
 		if w.Name == "" {
 			return "flowctl resume " + run
@@ -120,7 +131,8 @@ func (w Wait) Command(run string) string {
 }
 
 // statusWhile is the run's status while it waits for all of waits: approvals first, then
-// inputs, then signals; running when it waits for none of those.
+// inputs, then polled gates, then signals, then provider capacity; running when it waits
+// for none of those.
 func statusWhile(waits []Wait) Status {
 	next := StatusRunning
 	for _, w := range waits {
@@ -129,8 +141,12 @@ func statusWhile(waits []Wait) Status {
 			next = StatusAwaitingApproval
 		case w.Kind == ForInput && next != StatusAwaitingApproval:
 			next = StatusAwaitingInput
-		case w.Kind == ForSignal && next == StatusRunning:
+		case w.Kind == ForGate && (next == StatusRunning || next == StatusWaitingSignal || next == StatusWaitingCapacity):
+			next = StatusAwaitingGate
+		case w.Kind == ForSignal && (next == StatusRunning || next == StatusWaitingCapacity):
 			next = StatusWaitingSignal
+		case w.Kind == ForCapacity && next == StatusRunning:
+			next = StatusWaitingCapacity
 		}
 	}
 	return next
