@@ -2,6 +2,7 @@ package flow
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,7 +78,13 @@ func TestBudgetParallelWaveReservesTogether(t *testing.T) {
 				assert.Equal(t, tt.wantErr, budgetError(t, env))
 				assert.ErrorIs(t, got.err, budget.ErrExceeded)
 				assert.Nil(t, got.results, "no results: no step of the wave was dispatched")
-				assert.Len(t, st.Steps, len(tt.pre), "no record for a step never dispatched")
+				require.Len(t, st.Steps, len(tt.pre)+3, "each step of the wave is recorded as refused")
+				for _, s := range st.Steps[len(tt.pre):] {
+					assert.Equal(t, StepRefused, s.Status, s.Name)
+					assert.Equal(t, "wave", s.Group)
+					assert.Equal(t, strings.TrimPrefix(tt.wantErr, "step wave: "), s.Error, s.Name)
+					assert.True(t, s.CostUSD.IsZero(), "a refused step cost nothing")
+				}
 				return
 			}
 			require.NoError(t, env.GetWorkflowError())

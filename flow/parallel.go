@@ -204,6 +204,7 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	}
 	if len(items) > 0 && !c.run.plan {
 		if err := c.reserve(items); err != nil {
+			pc.refuseWave(name, steps, calls, err)
 			return nil, &StepError{Step: name, Kind: "parallel", Err: err}
 		}
 		for i := range calls {
@@ -229,7 +230,7 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	waiting := 0
 	onDone := func(i int) {
 		b := branches[i]
-		err := b.p.fut.Get(c.wctx, b.result)
+		err := b.p.get(c.wctx, b.result)
 		rerr := pc.record(b.p, err, b.describe)
 		if rerr == nil {
 			return
@@ -346,4 +347,25 @@ func resultType(activity any) reflect.Type {
 		return nil
 	}
 	return t.Out(0)
+}
+
+// refuseWave records every step of a wave whose money did not fit the cap as refused,
+// with the reason: none of them ran.
+func (c *Context) refuseWave(group string, steps []ParallelStep, calls []call, err error) {
+	st := c.run.state
+	now := workflow.Now(c.wctx)
+	for i, s := range steps {
+		kind := calls[i].kind
+		if s.branch != nil {
+			kind = KindBranch
+		}
+		j := st.beginStep(c.scope, s.name, kind, now)
+		st.Steps[j].Group = group
+		if calls[i].costLimit != nil {
+			limit := *calls[i].costLimit
+			st.Steps[j].CostLimitUSD = &limit
+		}
+		st.endStep(j, now, StepRefused, 0, err.Error(), "", nil)
+	}
+	c.run.publish()
 }

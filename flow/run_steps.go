@@ -44,6 +44,15 @@ type pending struct {
 	fut     workflow.Future
 	err     error // refused before dispatch
 	planned bool  // a plan's step: recorded, not run
+	// raw: fut is a cost-bearing step's attempts (run_paid.go), whose value is the last
+	// attempt's raw result; attempt is the attempt being made and waited how long it
+	// waited for provider capacity.
+	raw     bool
+	attempt int
+	waited  time.Duration
+	// notMade: the next attempt was not made (its money did not fit the cap); the last
+	// attempt made is already charged and recorded.
+	notMade bool
 }
 
 // outcome is what a finished step reports for its record: filled by the step kind from
@@ -112,7 +121,13 @@ func (c *Context) dispatch(cl call) *pending {
 		ao.StartToCloseTimeout = left
 		ao.ScheduleToCloseTimeout = left
 	}
-	p.fut = workflow.ExecuteActivity(workflow.WithActivityOptions(c.wctx, ao), cl.activity, cl.args...)
+	if cl.costLimit != nil {
+		limit := *cl.costLimit
+		st.Steps[i].CostLimitUSD = &limit
+	}
+	if cl.costLimit == nil || !c.dispatchPaid(p, ao) {
+		p.fut = workflow.ExecuteActivity(workflow.WithActivityOptions(c.wctx, ao), cl.activity, cl.args...)
+	}
 	c.run.publish()
 	c.run.emit(c.wctx, events.StepStarted, cl.name, string(StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group})
 	return p
@@ -134,7 +149,7 @@ func (c *Context) settleStep(p *pending, result any, describe func() outcome) er
 	if p.planned {
 		return nil
 	}
-	err := p.fut.Get(c.wctx, result)
+	err := p.get(c.wctx, result)
 	return c.record(p, err, describe)
 }
 
@@ -150,12 +165,17 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	if p.call.reserveKey != "" {
 		resKey = p.call.reserveKey
 	}
+	if p.raw && p.attempt > 1 && !p.notMade {
+		// A later attempt of a cost-bearing step has keys of its own (run_paid.go).
+		key, resKey = paidActivityID(key, p.attempt), paidActivityID(resKey, p.attempt)
+	}
 	if err == nil {
 		o := describe()
 		st.endStep(p.idx, end, StepCompleted, o.attempt, "", o.output, o.exitCode)
 		c.stepMetric(kind, StepCompleted, st.Steps[p.idx].Duration(end))
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
 		st.charge(p.idx, o.cost, o.tokens)
+		c.lastAttempt(p, o.cost, o.tokens, "")
 		c.run.publish()
 		c.run.emit(c.wctx, events.StepCompleted, name, string(StepCompleted), "",
 			map[string]any{"kind": kind, "cost_usd": o.cost.String(), "output": o.output})
@@ -177,6 +197,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
 	st.charge(p.idx, fi.cost, fi.tokens)
+	c.lastAttempt(p, fi.cost, fi.tokens, errorMessage(err))
 	c.run.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": fi.cost.String()})
 	c.chargeQuota(key, fi.cost)
 	serr := &StepError{Step: name, Kind: kind, Err: err}

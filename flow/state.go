@@ -402,12 +402,17 @@ func (r StepRecord) StatusText() string {
 	return s
 }
 
-// CostText is what the step cost to four decimals ("$0.0150"), or "-" for nothing.
+// CostText is what the step cost to four decimals ("$0.0150"), or "-" for nothing; a
+// step that cost more than its own limit says so: "$0.4500 > $0.25 limit".
 func (r StepRecord) CostText() string {
 	if r.CostUSD.IsZero() {
 		return "-"
 	}
-	return "$" + r.CostUSD.StringFixed(4)
+	s := "$" + r.CostUSD.StringFixed(4)
+	if r.Overshoot && r.CostLimitUSD != nil {
+		s += " > " + budget.FormatUSD(*r.CostLimitUSD) + " limit"
+	}
+	return s
 }
 
 // CodeText is a shell step's exit code or an HTTP step's status, or "-".

@@ -389,7 +389,8 @@ func TestAgentStepRecordsCostAndTokensExactly(t *testing.T) {
 	assert.True(t, dec("0.1").Equal(first.CostUSD))
 	assert.Equal(t, &Tokens{Input: 100, Output: 20}, first.Tokens)
 	assert.True(t, dec("0.2").Equal(second.CostUSD))
-	assert.Equal(t, 2, second.Attempt, "the attempt the result reports")
+	assert.Equal(t, 1, second.Attempt, "the run makes an agent step's attempts itself: one attempt, whatever the activity reports")
+	assert.Len(t, second.Attempts, 1)
 	assert.Equal(t, "0.3", st.CostUSD.String(), "exact decimal sum, not 0.30000000000000004")
 	assert.Equal(t, Tokens{Input: 101, Output: 22}, st.Tokens)
 	assert.Contains(t, currentDetails(t, env), "Cost **$0.3000** · 123 tokens (101 in, 22 out)")
@@ -405,7 +406,7 @@ func TestFailedAgentCallIsCharged(t *testing.T) {
 		wantTry    int
 	}{
 		{"map details", temporal.NewApplicationErrorWithOptions("agent: provider said no", activities.AgentFailedErrorType,
-			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{mapDetails}}), "0.002", &Tokens{Input: 10, Output: 5}, 2},
+			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{mapDetails}}), "0.002", &Tokens{Input: 10, Output: 5}, 1},
 		{"an AgentResult as the agent activity attaches it", temporal.NewNonRetryableApplicationError("agent: the answer is not JSON", activities.AgentBadJSONErrorType, nil,
 			activities.AgentResult{CostUSD: dec("0.05"), Usage: llm.Usage{InputTokens: 40, OutputTokens: 8}, Attempt: 1}), "0.05", &Tokens{Input: 40, Output: 8}, 1},
 		{"no details", temporal.NewNonRetryableApplicationError("agent: down", activities.AgentAPIErrorType, nil), "0", nil, 1},

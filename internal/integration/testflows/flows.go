@@ -4,6 +4,7 @@ package testflows
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -16,8 +17,11 @@ import (
 
 // All returns every test flow.
 func All() []flow.Definition {
-	return append([]flow.Definition{Failing, Steps, Crashy, FailFast, Allowed, Retried, Attempts, Cancellable,
-		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent, Busy}, append(append(append(append(append(PeopleFlows(), SendFlows()...), PauseFlows()...), BudgetFlows()...), FanoutFlows()...), AlwaysFlows()...)...)
+	return slices.Concat([]flow.Definition{Failing, Steps, Crashy, FailFast, Allowed, Retried, Attempts, Cancellable,
+		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent, Busy},
+		PeopleFlows(), SendFlows(), PauseFlows(), BudgetFlows(), FanoutFlows(), AlwaysFlows(),
+		PaidFlows(),
+	)
 }
 
 // Failing runs a step that writes to stderr and exits 3.

@@ -1,0 +1,233 @@
+package flow
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/backoff"
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Cost-bearing steps (agents, decisions, any step with a CostLimit) are retried by the run
+// itself, one activity attempt at a time: Temporal's own retries would pay for every
+// attempt but report only the last one's cost. Each attempt's cost and tokens are charged
+// to the step, the run and the month as soon as it ends, the money for the next attempt
+// is reserved again (so an attempt the cap cannot pay for is not made), and the backoff
+// between attempts is a durable timer with deterministic jitter. A provider's rate limit
+// (429 with Retry-After) is waited out in waiting_capacity without using an attempt, for
+// at most the step's timeout.
+
+// paidAttemptsChange is the workflow.GetVersion change of cost-bearing steps retried by
+// the run: runs that recorded a step before it keep Temporal's retries on replay.
+const paidAttemptsChange = "gateflow.paid-attempts"
+
+// paidActivityID is the activity ID of the n-th activity (1 for the first) a cost-bearing
+// step schedules: its step's ID, then ID@2, ID@3 ... for retries and capacity waits.
+func paidActivityID(id string, n int) string {
+	if n <= 1 {
+		return id
+	}
+	return fmt.Sprintf("%s@%d", id, n)
+}
+
+// dispatchPaid schedules a cost-bearing step's attempts in a coroutine of the run and
+// returns the future of its last attempt's raw result; ok is false for runs recorded
+// before paid attempts existed, which dispatch as before.
+func (c *Context) dispatchPaid(p *pending, ao workflow.ActivityOptions) bool {
+	if workflow.GetVersion(c.wctx, paidAttemptsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return false
+	}
+	fut, set := workflow.NewFuture(c.wctx)
+	p.fut, p.raw = fut, true
+	workflow.Go(c.wctx, func(gctx workflow.Context) {
+		var raw json.RawMessage
+		err := c.paidAttempts(gctx, p, ao, &raw)
+		set.Set(raw, err)
+	})
+	return true
+}
+
+// get waits for the step's activity (or, for a cost-bearing step, its last attempt) and
+// decodes its result into result.
+func (p *pending) get(ctx workflow.Context, result any) error {
+	if !p.raw {
+		return p.fut.Get(ctx, result)
+	}
+	var raw json.RawMessage
+	if err := p.fut.Get(ctx, &raw); err != nil {
+		return err
+	}
+	if len(raw) == 0 || result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("decode the result of step %s: %v", p.call.name, err), string(ErrorInvalidStep), err)
+	}
+	return nil
+}
+
+// paidAttempts runs the attempts of a cost-bearing step and returns the last one's result
+// or error. Every attempt but the last is charged here; the last is charged by record,
+// like any step's outcome. An attempt the cap cannot pay for is not made: the step then
+// fails with the *budget.ExceededError (and the run ends budget_exceeded unless the cap
+// is raised while it is paused).
+func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.ActivityOptions, raw *json.RawMessage) error {
+	st := c.run.state
+	i := p.idx
+	id := ao.ActivityID
+	policy := ao.RetryPolicy
+	if policy == nil {
+		policy = &temporal.RetryPolicy{MaximumAttempts: DefaultStepAttempts}
+	}
+	bo := backoff.Policy{InitialInterval: policy.InitialInterval, BackoffCoefficient: policy.BackoffCoefficient,
+		MaximumInterval: policy.MaximumInterval}
+	ao.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
+	capacityBudget := stepTimeout(p.call.opts)
+	var waited time.Duration
+	seed := workflow.GetInfo(ctx).WorkflowExecution.RunID + "/" + id
+	n := 0
+	for attempt := 1; ; attempt++ {
+		p.attempt = attempt
+		var attemptWait time.Duration
+		var err error
+		for {
+			n++
+			ao.ActivityID = paidActivityID(id, n)
+			*raw = nil
+			err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), p.call.activity, p.call.args...).Get(ctx, raw)
+			delay, limited := rateLimited(err)
+			if !limited {
+				break
+			}
+			if waited+delay > capacityBudget {
+				var app *temporal.ApplicationError
+				errors.As(err, &app)
+				return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+					"the provider is still rate limiting after %s of waiting (the step timeout is %s): %s",
+					waited, capacityBudget, app.Message()), app.Type(), err)
+			}
+			if werr := c.waitForCapacity(ctx, i, delay); werr != nil {
+				return werr
+			}
+			waited += delay
+			attemptWait += delay
+		}
+		p.waited = attemptWait
+		if err == nil || !retryablePaid(err, policy) || (policy.MaximumAttempts > 0 && attempt >= int(policy.MaximumAttempts)) {
+			return err
+		}
+		// The attempt failed and another one may be made: charge it now.
+		fi := failureInfo(err)
+		st.charge(i, fi.cost, fi.tokens)
+		st.Steps[i].Attempts = append(st.Steps[i].Attempts, AttemptRecord{Attempt: attempt, CostUSD: fi.cost,
+			Tokens: fi.tokens, Error: errorMessage(err), WaitedMS: attemptWait.Milliseconds()})
+		c.chargeQuota(paidActivityID(st.Steps[i].ActivityID, attempt), fi.cost)
+		baseKey := st.Steps[i].ActivityID
+		if p.call.reserveKey != "" {
+			baseKey = p.call.reserveKey
+		}
+		resKey := paidActivityID(baseKey, attempt)
+		if berr := c.settleCost(resKey, p.call.name, p.call.reserved, fi.cost); berr != nil {
+			p.call.reserved, p.notMade = false, true
+			return fmt.Errorf("attempt %d not made: %w", attempt+1, berr)
+		}
+		p.call.reserved = false
+		c.run.publish()
+		delay := bo.Next(seed, attempt+1)
+		var app *temporal.ApplicationError
+		if errors.As(err, &app) && app.NextRetryDelay() > 0 {
+			delay = app.NextRetryDelay()
+		}
+		if serr := workflow.NewTimerWithOptions(ctx, delay, workflow.TimerOptions{
+			Summary: fmt.Sprintf("%s: attempt %d in %s", p.call.name, attempt+1, delay.Round(time.Millisecond)),
+		}).Get(ctx, nil); serr != nil {
+			return serr
+		}
+		if p.call.costLimit != nil {
+			if rerr := c.reserve([]budget.Item{{Key: paidActivityID(baseKey, attempt+1), Amount: *p.call.costLimit}}); rerr != nil {
+				p.notMade = true
+				return fmt.Errorf("attempt %d not made: %w", attempt+1, rerr)
+			}
+			p.call.reserved = true
+		}
+	}
+}
+
+// waitForCapacity waits, durably, for a rate-limited provider: the step is
+// waiting_capacity and the run waits for capacity:STEP until the delay has passed.
+func (c *Context) waitForCapacity(ctx workflow.Context, i int, delay time.Duration) error {
+	st := c.run.state
+	w := Wait{Kind: ForCapacity, Name: st.Steps[i].Label()}
+	st.Steps[i].Status = StepWaitingCapacity
+	c.wait(w)
+	err := workflow.NewTimerWithOptions(ctx, delay, workflow.TimerOptions{
+		Summary: fmt.Sprintf("%s: rate limited, waiting %s", st.Steps[i].Name, delay.Round(time.Millisecond)),
+	}).Get(ctx, nil)
+	st.Steps[i].Status = StepRunning
+	c.unwait(w)
+	return err
+}
+
+// rateLimited reports whether err is a provider's rate limit (an agent's 429 or 529, an
+// HTTP step's 429) and how long the provider asked to wait.
+func rateLimited(err error) (time.Duration, bool) {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) {
+		return 0, false
+	}
+	switch {
+	case app.Type() == activities.AgentRateLimitedErrorType:
+	case app.Type() == activities.HTTPStatusErrorType && failureInfo(err).httpStatus == 429:
+	default:
+		return 0, false
+	}
+	d := app.NextRetryDelay()
+	if d <= 0 {
+		d = activities.DefaultAgentRetryAfter
+	}
+	return d, true
+}
+
+// retryablePaid reports whether a failed attempt may be retried under policy, as
+// Temporal would decide: not a cancellation, not non-retryable, not a listed type.
+func retryablePaid(err error, policy *temporal.RetryPolicy) bool {
+	if isCancellation(err) {
+		return false
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return !app.NonRetryable() && !slices.Contains(policy.NonRetryableErrorTypes, app.Type())
+	}
+	return true // timeouts and other failures are retried, as Temporal retries them
+}
+
+// stepTimeout is the step's timeout (StepTimeout, or DefaultStepTimeout).
+func stepTimeout(o stepOptions) time.Duration {
+	if o.timeout > 0 {
+		return o.timeout
+	}
+	return DefaultStepTimeout
+}
+
+// lastAttempt completes the record of a cost-bearing step made attempt by attempt: its
+// last attempt (cost, tokens, error, capacity wait), the attempt count, and whether the
+// step cost more than its limit.
+func (c *Context) lastAttempt(p *pending, cost decimal.Decimal, tokens Tokens, errMsg string) {
+	st := &c.run.state.Steps[p.idx]
+	if p.raw && p.attempt > 0 && !p.notMade {
+		st.Attempt = p.attempt
+		st.Attempts = append(st.Attempts, AttemptRecord{Attempt: p.attempt, CostUSD: cost, Tokens: tokens,
+			Error: errMsg, WaitedMS: p.waited.Milliseconds()})
+	}
+	if st.CostLimitUSD != nil && st.CostUSD.GreaterThan(*st.CostLimitUSD) {
+		st.Overshoot = true
+	}
+}
