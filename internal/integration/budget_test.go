@@ -72,7 +72,10 @@ func TestParallelAgentStepsReserveTogether(t *testing.T) {
 	d := runWith(t, "test.spend.parallel", testflows.SpendInput{Steps: steps}, flow.StartOptions{MaxCostUSD: usd("0.50")})
 	assert.Equal(t, flow.StatusBudgetExceeded, d.Status)
 	assert.Equal(t, 0, shared.llm.scripted.Calls()-before, "no step of the wave was dispatched")
-	assert.Empty(t, d.State.Steps)
+	require.Len(t, d.State.Steps, 3, "each step of the wave is recorded, as refused")
+	for _, s := range d.State.Steps {
+		assert.Equal(t, flow.StepRefused, s.Status, s.Name)
+	}
 	assert.True(t, d.State.CostUSD.IsZero())
 	assert.Contains(t, d.Error, "$0.75")
 }
