@@ -111,6 +111,16 @@ the reservation would pass the cap. Crossing the cap ends the run budget_exceede
 cancelled, OnError steps run) or, with the pause policy, waits in budget_paused for
 `flowctl budget raise`. Monthly quotas (WorkerOptions.Quotas) refuse new runs once spent.
 
+Cost-bearing steps (agents, decisions, any step with a CostLimit) are retried by the run,
+not by Temporal: each attempt is one activity (ID, ID@2, ID@3 ...) whose cost and tokens are
+charged as soon as it ends, paid or not, and listed in StepRecord.Attempts; the limit is
+reserved again before the next attempt, so an attempt the cap cannot pay for is not made;
+the backoff between attempts is a durable timer with a deterministic ±20% jitter. A
+provider's rate limit (429 with Retry-After) is waited out in waiting_capacity without
+using an attempt, for at most the step's timeout. A Parallel wave whose limits do not fit
+together records each of its steps as refused; a step that cost more than its own limit is
+flagged (StepRecord.Overshoot; "$0.45 > $0.25 limit" in flowctl show and the Web UI).
+
 # Errors
 
 A step's error is a *StepError naming the step; errors.As and errors.Is see through it to
