@@ -87,7 +87,36 @@ func (a *app) printRun(d *flow.RunDescription) error {
 	}
 	t := newTable(w, "STEP", "KIND", "STATUS", "ATTEMPT", "DURATION", "COST", "EXIT", "DETAIL")
 	addStepRows(t, st.Nested(), "", time.Now())
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	printAttempts(w, st.Nested())
+	return nil
+}
+
+// printAttempts lists what each attempt of a step retried attempt by attempt cost, and why
+// it failed: "summarize  attempt 1  $0.0002  agent: the answer is not JSON ...".
+func printAttempts(w io.Writer, steps []flow.StepRecord) {
+	first := true
+	for _, s := range steps {
+		if len(s.Attempts) < 2 {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nAttempts")
+			first = false
+		}
+		for _, a := range s.Attempts {
+			line := fmt.Sprintf("  %s  attempt %d  $%s", s.Label(), a.Attempt, a.CostUSD.StringFixed(4))
+			if a.WaitedMS > 0 {
+				line += fmt.Sprintf("  waited %s for capacity", fmtDuration(time.Duration(a.WaitedMS)*time.Millisecond))
+			}
+			if a.Error != "" {
+				line += "  " + display.Preview(display.OneLine(a.Error), 80)
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
 }
 
 // addStepRows adds one row per step; a child's steps follow its step, indented. The cells

@@ -141,6 +141,10 @@ func TestPaidAgentChargesEveryAttemptAndStopsAtTheCap(t *testing.T) {
 	events := historyEvents(t, run.ID)
 	assert.Equal(t, 3, countEvents(events, "ActivityTaskScheduled"), "one activity attempt each")
 	assert.GreaterOrEqual(t, countEvents(events, "TimerStarted"), 2, "a durable backoff between attempts")
+	out := flowctlRunOn(t, "paid", "show", run.ID)
+	require.Equal(t, 0, out.code, out.stderr)
+	assert.Contains(t, out.stdout, "\nAttempts\n  summarize  attempt 1  $0.0002  agent: the answer is not JSON", out.stdout)
+	assert.Contains(t, out.stdout, "  summarize  attempt 3  $0.0003\n", out.stdout)
 
 	// A cap that pays for two attempts of $0.001 but not a third: the third is not made.
 	run, err = c.Start(ctx, "test.paid", testflows.PaidInput{Prompt: "summarize capped", Model: "gpt-4o-mini", JSON: true, LimitUSD: "0.001"},
