@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/signals"
 )
 
 // AgentActivity is the Temporal activity name of agent steps.
@@ -28,6 +29,11 @@ const (
 	// AgentBadJSONErrorType: the step has a ResponseSchema and the answer is not JSON.
 	// Retryable; the details are the AgentResult of the paid call.
 	AgentBadJSONErrorType = "gateflow.AgentBadJSON"
+	// AgentSchemaErrorType: the step has a ResponseSchema and the answer is JSON that does
+	// not match it (a field missing, a value outside an enum). Retryable, so the model is
+	// asked again; the details are the AgentResult of the paid call, and the message says
+	// what did not match.
+	AgentSchemaErrorType = "gateflow.AgentSchema"
 	// AgentRateLimitedErrorType: the provider rate limited the call (429, or Anthropic's
 	// 529). Retryable, with NextRetryDelay set from the provider's Retry-After.
 	AgentRateLimitedErrorType = "gateflow.AgentRateLimited"
@@ -71,34 +77,52 @@ type Agent struct {
 	// before it reaches the provider when its worst case (WorstCaseUsage, priced) exceeds
 	// it. A call that costs more than estimated still returns, with Overshoot set.
 	MaxBudgetUSD decimal.Decimal `json:"max_budget_usd"`
-	// ResponseSchema, when set, is a JSON Schema (an object) the answer must follow; the
-	// answer must then be JSON and is parsed into AgentResult.JSON.
+	// ResponseSchema, when set, is a JSON Schema (an object) the answer must follow: the
+	// answer must then be JSON, is parsed into AgentResult.JSON and is validated against
+	// the schema (signals.CompileSchema: draft 2020-12 unless "$schema" says otherwise, no
+	// references outside the schema). An answer that is not JSON fails the attempt with
+	// AgentBadJSONErrorType, one that does not match with AgentSchemaErrorType; both are
+	// paid for and retried.
 	ResponseSchema json.RawMessage `json:"response_schema,omitempty"`
 }
 
-// Validate reports what is wrong with an agent step before it is dispatched.
+// Validate reports what is wrong with an agent step before it is dispatched: a blank
+// prompt or model, negative limits, or a ResponseSchema that is not a JSON object or does
+// not compile as a JSON Schema.
 func (a Agent) Validate() error {
+	_, err := a.validate()
+	return err
+}
+
+// validate is Validate returning the compiled response schema (nil without one), so a
+// call compiles it once.
+func (a Agent) validate() (*signals.Schema, error) {
 	if strings.TrimSpace(a.Prompt) == "" {
-		return errors.New("agent: prompt is empty")
+		return nil, errors.New("agent: prompt is empty")
 	}
 	if strings.TrimSpace(a.Model) == "" {
-		return errors.New("agent: model is empty")
+		return nil, errors.New("agent: model is empty")
 	}
 	if a.MaxTokens < 0 {
-		return fmt.Errorf("agent: max tokens %d is negative", a.MaxTokens)
+		return nil, fmt.Errorf("agent: max tokens %d is negative", a.MaxTokens)
 	}
 	if a.MaxBudgetUSD.IsNegative() {
-		return fmt.Errorf("agent: max budget $%s is negative", a.MaxBudgetUSD)
+		return nil, fmt.Errorf("agent: max budget $%s is negative", a.MaxBudgetUSD)
 	}
-	if len(a.ResponseSchema) > 0 {
-		if !json.Valid(a.ResponseSchema) {
-			return errors.New("agent: response schema is not valid JSON")
-		}
-		if trimmed := bytes.TrimSpace(a.ResponseSchema); len(trimmed) == 0 || trimmed[0] != '{' {
-			return errors.New("agent: response schema must be a JSON object")
-		}
+	if len(a.ResponseSchema) == 0 {
+		return nil, nil
 	}
-	return nil
+	if !json.Valid(a.ResponseSchema) {
+		return nil, errors.New("agent: response schema is not valid JSON")
+	}
+	if trimmed := bytes.TrimSpace(a.ResponseSchema); len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, errors.New("agent: response schema must be a JSON object")
+	}
+	schema, err := signals.CompileSchema(a.ResponseSchema)
+	if err != nil {
+		return nil, fmt.Errorf("agent: response schema: %w", err)
+	}
+	return schema, nil
 }
 
 // WorstCaseUsage is the most tokens the step can use as far as its budget check is
@@ -154,11 +178,13 @@ type AgentActivities struct {
 // RunAgent is the agent step activity. It refuses a step whose worst case exceeds its
 // budget (AgentBudgetErrorType) without calling the provider, heartbeats every second
 // while the call is in flight, prices the answer and, with a ResponseSchema, parses it as
-// JSON. Provider failures become application errors: AgentRateLimitedErrorType (with the
+// JSON (AgentBadJSONErrorType) and validates it against the schema
+// (AgentSchemaErrorType); both failures are retryable and carry the paid AgentResult. Provider failures become application errors: AgentRateLimitedErrorType (with the
 // provider's retry delay), AgentAPIErrorType, AgentFailedErrorType; an unknown provider
 // or model is a non-retryable "gateflow.InvalidStep".
 func (a *AgentActivities) RunAgent(ctx context.Context, in Agent) (AgentResult, error) {
-	if err := in.Validate(); err != nil {
+	schema, err := in.validate()
+	if err != nil {
 		return AgentResult{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidStepErrorType, nil)
 	}
 	res := AgentResult{Model: in.Model, Attempt: 1}
@@ -233,6 +259,10 @@ func (a *AgentActivities) RunAgent(ctx context.Context, in Agent) (AgentResult, 
 				err, agentHead(res.Text, 200)), AgentBadJSONErrorType, res)
 		}
 		res.JSON = js
+		if err := schema.Validate(js); err != nil {
+			return res, temporal.NewApplicationError(fmt.Sprintf("agent: the answer does not match the response schema (%s): %s",
+				agentSchemaProblem(err), httpOneLine(res.Text, 200)), AgentSchemaErrorType, res)
+		}
 	}
 	return res, nil
 }
@@ -327,4 +357,18 @@ func agentHead(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// agentSchemaProblem is a schema mismatch on one short line: the first few problems.
+func agentSchemaProblem(err error) string {
+	var se *signals.SchemaError
+	if !errors.As(err, &se) || len(se.Errors) == 0 {
+		return httpOneLine(err.Error(), 300)
+	}
+	const most = 3
+	msgs := se.Errors
+	if len(msgs) > most {
+		msgs = append(append([]string(nil), msgs[:most]...), fmt.Sprintf("and %d more", len(se.Errors)-most))
+	}
+	return httpOneLine(strings.Join(msgs, "; "), 300)
 }

@@ -131,6 +131,8 @@ func TestAgentValidate(t *testing.T) {
 		{"negative budget", Agent{Prompt: "hi", Model: "m", MaxBudgetUSD: agentUSD("-0.01")}, "agent: max budget $-0.01 is negative"},
 		{"schema not JSON", Agent{Prompt: "hi", Model: "m", ResponseSchema: json.RawMessage(`{"type":`)}, "agent: response schema is not valid JSON"},
 		{"schema not an object", Agent{Prompt: "hi", Model: "m", ResponseSchema: json.RawMessage(`true`)}, "agent: response schema must be a JSON object"},
+		{"schema does not compile", Agent{Prompt: "hi", Model: "m", ResponseSchema: json.RawMessage(`{"required":"choice"}`)},
+			"agent: response schema: signals: invalid schema: at /required: want array, got string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { assertValidation(t, tt.in.Validate(), tt.wantErr) })
@@ -346,7 +348,7 @@ func TestAgentResponseSchema(t *testing.T) {
 		{"plain JSON", `{"ok": true}`, `{"ok":true}`},
 		{"white space", "\n  {\"ok\": false}\n", `{"ok":false}`},
 		{"code fence", "```json\n{\"ok\": true}\n```", `{"ok":true}`},
-		{"bare fence", "```\n[1, 2]\n```", `[1,2]`},
+		{"bare fence", "```\n{\"ok\": true, \"note\": [1, 2]}\n```", `{"ok":true,"note":[1,2]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -368,6 +370,79 @@ func TestAgentResponseSchema(t *testing.T) {
 		require.NoError(t, app.Details(&partial))
 		assert.Equal(t, "0.00012", partial.CostUSD.String(), "100 × $1/M + 10 × $2/M: the call was paid for")
 		assert.Equal(t, 1, partial.Attempt)
+	})
+}
+
+func TestAgentResponseSchemaValidation(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"choice":{"enum":["ship","hold"]},"reason":{"type":"string"}},"required":["choice"]}`)
+	tests := []struct {
+		name, answer, wantMsg string
+	}{
+		{"value outside the enum", `{"choice": "maybe"}`, `at /choice: want one of "ship", "hold", got "maybe"`},
+		{"required property missing", `{"reason": "no idea"}`, `at (root): missing property "choice"`},
+		{"wrong type", `{"choice": "ship", "reason": 3}`, `at /reason: want string, got number`},
+		{"not an object", `["ship"]`, `at (root): want object, got array`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, s := agentScriptedActivities(llm.ScriptRule{Text: tt.answer, InputTokens: 100, OutputTokens: 10})
+			env, _ := agentTestEnv(a)
+			_, err := env.ExecuteActivity(AgentActivity, Agent{Prompt: "p", Model: "scripted", ResponseSchema: schema})
+			app := agentAppError(t, err, AgentSchemaErrorType)
+			assert.False(t, app.NonRetryable(), "a mismatch is retried: the model may answer better")
+			assert.Contains(t, app.Message(), "agent: the answer does not match the response schema ("+tt.wantMsg+")")
+			assert.Contains(t, app.Message(), tt.answer, "the message shows the answer")
+			assert.NotContains(t, app.Message(), "\n")
+			var paid AgentResult
+			require.NoError(t, app.Details(&paid))
+			assert.Equal(t, "0.00012", paid.CostUSD.String(), "100 × $1/M + 10 × $2/M: the call was paid for")
+			assert.Equal(t, llm.Usage{InputTokens: 100, OutputTokens: 10}, paid.Usage)
+			assert.Equal(t, tt.answer, paid.Text)
+			assert.Equal(t, 1, s.Calls())
+		})
+	}
+	t.Run("a matching answer passes", func(t *testing.T) {
+		a, _ := agentScriptedActivities(llm.ScriptRule{Text: `{"choice": "hold", "reason": "tests are red"}`})
+		res, err := a.RunAgent(context.Background(), Agent{Prompt: "p", Model: "scripted", ResponseSchema: schema})
+		require.NoError(t, err)
+		assert.Equal(t, `{"choice":"hold","reason":"tests are red"}`, string(res.JSON))
+	})
+	t.Run("a long or multi-line answer is cut to one line", func(t *testing.T) {
+		long := "{\"choice\":\n\"" + strings.Repeat("x", 500) + "\"}"
+		a, _ := agentScriptedActivities(llm.ScriptRule{Text: long})
+		_, err := a.RunAgent(context.Background(), Agent{Prompt: "p", Model: "scripted", ResponseSchema: schema})
+		app := agentAppError(t, err, AgentSchemaErrorType)
+		assert.NotContains(t, app.Message(), "\n")
+		assert.Less(t, len(app.Message()), 700)
+		assert.Contains(t, app.Message(), "…")
+	})
+	t.Run("a schema that does not compile is an invalid step, the provider is not called", func(t *testing.T) {
+		a, s := agentScriptedActivities(llm.ScriptRule{Text: `{}`})
+		_, err := a.RunAgent(context.Background(), Agent{Prompt: "p", Model: "scripted", ResponseSchema: json.RawMessage(`{"$ref":"other.json"}`)})
+		app := agentAppError(t, err, InvalidStepErrorType)
+		assert.True(t, app.NonRetryable())
+		assert.Contains(t, app.Message(), `refers to "other.json"`)
+		assert.Zero(t, s.Calls())
+	})
+	t.Run("over the OpenAI wire: a mismatching answer, then a matching one", func(t *testing.T) {
+		var calls atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			answer := `{"choice":"later"}`
+			if calls.Add(1) > 1 {
+				answer = `{"choice":"ship"}`
+			}
+			_, _ = io.WriteString(w, agentOpenAIAnswer(answer, 1000, 20, ""))
+		}))
+		t.Cleanup(srv.Close)
+		a := &AgentActivities{Router: llm.NewRouter(map[string]llm.Provider{"openai": llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "k"})}),
+			Prices: llm.DefaultPrices()}
+		step := Agent{Prompt: "Ship?", Model: "gpt-4o-mini", ResponseSchema: schema}
+		_, err := a.RunAgent(context.Background(), step)
+		agentAppError(t, err, AgentSchemaErrorType)
+		res, err := a.RunAgent(context.Background(), step)
+		require.NoError(t, err)
+		assert.Equal(t, `{"choice":"ship"}`, string(res.JSON))
+		assert.Equal(t, int32(2), calls.Load())
 	})
 }
 

@@ -103,6 +103,22 @@ it waits the run's status says for what (awaiting_approval, awaiting_input,
 waiting_signal) and RunState.Waiting and the FlowWaiting search attribute list each Wait,
 whose Command is the flowctl command that answers it.
 
+# Quality gates and decisions
+
+	rec, err := ctx.QualityGate("review-quality", review, flow.Quality{Threshold: 80, Field: "review.score"})
+	choice, err := flow.Decide[Verdict](ctx, "ship-or-hold", flow.DecisionRequest{
+		Options: []string{"ship", "hold"}, Prompt: "Ship " + in.Version + "?", Model: "gpt-4o-mini"})
+
+A quality gate reads a 0–100 score at a dotted path of a step's output (an agent's JSON,
+raw JSON, a map or a struct) and passes at or above the threshold; below it fails the step
+with ErrorQualityGate, or with QualityContinue records an allowed failure and goes on. It
+runs in the workflow, costs nothing and records the score and threshold
+(StepRecord.Quality). Decide returns one of a list of options: an agent picks it (an agent
+step whose ResponseSchema enumerates the options, so an answer outside them is refused
+with activities.AgentSchemaErrorType and asked again, and which costs money like any agent
+step), or with AssignTo a person answers it as an input (`flowctl input RUN NAME --data
+'"ship"'`); StepRecord.Decision keeps the options, the choice, the reason and who decided.
+
 # Budgets
 
 Money is decimal. A run's cap resolves from the start options, then the flow, then the

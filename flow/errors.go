@@ -186,10 +186,12 @@ const (
 	// answer at all.
 	ErrorHTTPStatus    ErrorType = activities.HTTPStatusErrorType
 	ErrorHTTPTransport ErrorType = activities.HTTPTransportErrorType
-	// ErrorAgentBudget, ErrorAgentBadJSON, ErrorAgentRateLimited, ErrorAgentAPI,
-	// ErrorAgentUnpriced and ErrorAgentFailed fail agent steps (see package activities).
+	// ErrorAgentBudget, ErrorAgentBadJSON, ErrorAgentSchema, ErrorAgentRateLimited,
+	// ErrorAgentAPI, ErrorAgentUnpriced and ErrorAgentFailed fail agent steps (see package
+	// activities).
 	ErrorAgentBudget      ErrorType = activities.AgentBudgetErrorType
 	ErrorAgentBadJSON     ErrorType = activities.AgentBadJSONErrorType
+	ErrorAgentSchema      ErrorType = activities.AgentSchemaErrorType
 	ErrorAgentRateLimited ErrorType = activities.AgentRateLimitedErrorType
 	ErrorAgentAPI         ErrorType = activities.AgentAPIErrorType
 	ErrorAgentUnpriced    ErrorType = activities.AgentUnpricedErrorType

@@ -18,24 +18,35 @@ import (
 // req.Schema or T, or come from people not among req.Assignees. It returns an
 // *signals.TimedOutError-like error when req.Timeout passes first.
 func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error) {
+	v, _, err := askInput[T](ctx, name, KindInput, req, nil)
+	return v, err
+}
+
+// askInput is Input recording a step of kind (Decide asks people through it); begun, when
+// set, gets the step's index once the step is recorded. It returns the accepted answer
+// too (nil when there is none).
+func askInput[T any](ctx *Context, name string, kind StepKind, req signals.InputRequest, begun func(int)) (T, *signals.InputAnswer, error) {
 	var zero T
 	rt := ctx.run
 	st := rt.state
 	now := workflow.Now(ctx.wctx)
-	i := st.beginStep(ctx.scope, name, KindInput, now)
-	fail := func(status StepStatus, err error) (T, error) {
+	i := st.beginStep(ctx.scope, name, kind, now)
+	if begun != nil {
+		begun(i)
+	}
+	fail := func(status StepStatus, err error) (T, *signals.InputAnswer, error) {
 		st.endStep(i, workflow.Now(ctx.wctx), status, 0, err.Error(), "", nil)
 		rt.publish()
-		return zero, &StepError{Step: name, Kind: KindInput, Err: err}
+		return zero, nil, &StepError{Step: name, Kind: kind, Err: err}
 	}
 	in, err := signals.NewInput(name, req, now)
 	if err != nil {
 		return fail(StepFailed, fmt.Errorf("input %s: %w", name, err))
 	}
 	if rt.plan {
-		st.endStep(i, now, StepPlanned, 0, "", "input: "+display.Preview(oneLine(req.Prompt), 100), nil)
+		st.endStep(i, now, StepPlanned, 0, "", string(kind)+": "+display.Preview(oneLine(req.Prompt), 100), nil)
 		rt.publish()
-		return zero, nil
+		return zero, nil, nil
 	}
 	members, err := ctx.snapshotGroups("input "+name, req.Assignees)
 	if err != nil {
@@ -76,7 +87,7 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 	rt.emit(ctx.wctx, events.InputReceived, name, "", "", map[string]any{"by": in.Answer.By})
 	st.endStep(i, workflow.Now(ctx.wctx), StepCompleted, 0, "", "answered by "+in.Answer.By+": "+display.Preview(string(in.Answer.Payload), 150), nil)
 	rt.publish()
-	return v, nil
+	return v, in.Answer, nil
 }
 
 func orNull(raw json.RawMessage) json.RawMessage {

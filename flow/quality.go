@@ -1,8 +1,156 @@
 package flow
 
-// QualityRecord is what a run keeps about a quality gate (ctx.QualityGate).
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gateflow/gateflow/events"
+	"go.temporal.io/sdk/workflow"
+)
+
+// QualityOnFail says what a quality gate does with a score below its threshold.
+type QualityOnFail string
+
+// What a quality gate does with a score below its threshold.
+const (
+	// QualityFail (the default, also the zero value "") fails the gate's step: QualityGate
+	// returns a *StepError around an application error of type ErrorQualityGate.
+	QualityFail QualityOnFail = "fail"
+	// QualityContinue records the step as failed and allowed (StepRecord.AllowedFailure),
+	// as a step with AllowFailure is: QualityGate returns an *AllowedFailure, the handler
+	// goes on, and a run whose handler returns only allowed failures ends warning.
+	QualityContinue QualityOnFail = "continue"
+)
+
+// Quality is a quality gate's settings (ctx.QualityGate).
+type Quality struct {
+	// Threshold is the least score that passes, from 0 to 100: a score equal to the
+	// threshold passes.
+	Threshold float64 `json:"threshold"`
+	// Field is the dotted path of the score in the source: "score", "review.score",
+	// "reviews.0.score" (a number segment indexes an array). Keys match exactly, else
+	// ignoring case, as encoding/json matches struct fields. Empty reads the source itself
+	// when it is a number, else its "score" field.
+	Field string `json:"field,omitempty"`
+	// OnFail is what a score below the threshold does: QualityFail (default) or
+	// QualityContinue.
+	OnFail QualityOnFail `json:"on_fail,omitempty"`
+}
+
+// QualityRecord is what a run keeps about a quality gate (ctx.QualityGate), in
+// StepRecord.Quality; QualityGate returns it too.
 type QualityRecord struct {
 	// Score is the score read from the output (0–100); Threshold the least that passes.
 	Score     float64 `json:"score"`
 	Threshold float64 `json:"threshold"`
+	// Field is the path the score was read from ("" when the source was the number itself).
+	Field string `json:"field,omitempty"`
+	// Passed reports Score >= Threshold.
+	Passed bool `json:"passed"`
+	// OnFail is what a failing score did: "fail" or "continue".
+	OnFail QualityOnFail `json:"on_fail"`
 }
+
+// ErrorQualityGate is the application error type of a quality gate whose score is below
+// its threshold (with QualityFail). It is not retried by Temporal; the run's own attempts
+// (MaxAttempts) may run the handler again.
+const ErrorQualityGate ErrorType = "gateflow.QualityGate"
+
+// QualityGate checks the score in source against q.Threshold as the step name, of kind
+// quality_gate: the step passes when the score is at least the threshold. source is the
+// structured output of an earlier step or any value: an activities.AgentResult (its JSON,
+// which a ResponseSchema gives it, or else its text when that is JSON), a json.RawMessage,
+// a []byte or string holding JSON, or a map or struct (marshalled to JSON). q.Field is the
+// dotted path of the score in it (see Quality). The score must be a number from 0 to 100;
+// a boolean counts as 100 (true) or 0 (false).
+//
+// The gate runs in the workflow itself (no activity, no cost) and is recorded like any
+// step, with StepRecord.Quality holding the score, the threshold and whether it passed;
+// the returned QualityRecord is the same. A score below the threshold fails the step with
+// an application error of type ErrorQualityGate inside the *StepError, or with
+// QualityContinue returns an *AllowedFailure and the run goes on. Settings that are wrong
+// (a threshold outside 0–100, an unknown OnFail) and a score that cannot be read (a missing
+// field, a value that is not a number, a number outside 0–100) fail the step whatever
+// OnFail says, with an error naming the field and the value.
+func (c *Context) QualityGate(name string, source any, q Quality) (QualityRecord, error) {
+	if err := c.holdWhilePaused(false); err != nil { // run_pause.go: no new step while paused
+		return QualityRecord{}, &StepError{Step: name, Kind: KindQuality, Err: err}
+	}
+	st := c.run.state
+	now := workflow.Now(c.wctx)
+	i := st.beginStep(c.scope, name, KindQuality, now)
+	rec := QualityRecord{Threshold: q.Threshold, Field: q.Field, OnFail: q.OnFail}
+	if rec.OnFail == "" {
+		rec.OnFail = QualityFail
+	}
+	fail := func(err error) (QualityRecord, error) {
+		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		c.run.publish()
+		c.run.emit(c.wctx, events.StepFailed, name, string(StepFailed), err.Error(), map[string]any{"kind": KindQuality})
+		c.onStepFailed(i, "", false)
+		return rec, &StepError{Step: name, Kind: KindQuality, Err: err}
+	}
+	if strings.TrimSpace(name) == "" {
+		return fail(errors.New("step name is empty"))
+	}
+	if err := checkQuality(q); err != nil {
+		return fail(fmt.Errorf("quality gate %s: %w", name, err))
+	}
+	if c.run.plan {
+		st.endStep(i, now, StepPlanned, 0, "", "quality gate: "+qualityWant(q), nil)
+		c.run.publish()
+		return rec, nil
+	}
+	score, field, err := qualityScore(source, q.Field)
+	rec.Field = field
+	if err != nil {
+		return fail(fmt.Errorf("quality gate %s: %w", name, err))
+	}
+	rec.Score = score
+	rec.Passed = score >= q.Threshold
+	st.Steps[i].Quality = &rec
+	summary := fmt.Sprintf("score %s, threshold %s", formatScore(score), formatScore(q.Threshold))
+	if rec.Passed {
+		st.endStep(i, now, StepCompleted, 0, "", summary+": passed", nil)
+		c.run.publish()
+		c.run.emit(c.wctx, events.StepCompleted, name, string(StepCompleted), "",
+			map[string]any{"kind": KindQuality, "score": score, "threshold": q.Threshold})
+		return rec, nil
+	}
+	msg := fmt.Sprintf("quality gate %s: %s is below the threshold %s", name, scoreName(field, score), formatScore(q.Threshold))
+	serr := &StepError{Step: name, Kind: KindQuality, Err: newTypedError(msg, ErrorQualityGate, nil)}
+	st.endStep(i, now, StepFailed, 0, msg, summary+": failed", nil)
+	var out error = serr
+	if rec.OnFail == QualityContinue {
+		st.Steps[i].AllowedFailure = true
+		st.AllowedFailures++
+		out = c.allowedFailure(serr)
+	}
+	c.run.publish()
+	c.run.emit(c.wctx, events.StepFailed, name, string(StepFailed), msg,
+		map[string]any{"kind": KindQuality, "score": score, "threshold": q.Threshold, "on_fail": rec.OnFail})
+	c.onStepFailed(i, "", false)
+	return rec, out
+}
+
+// qualityWant is what a planned gate would check: "score >= 80 at review.score".
+func qualityWant(q Quality) string {
+	s := "score >= " + formatScore(q.Threshold)
+	if q.Field != "" {
+		s += " at " + q.Field
+	}
+	return s
+}
+
+// scoreName is "score 79 (at review.score)", or "score 79" for a bare number.
+func scoreName(field string, score float64) string {
+	if field == "" {
+		return "score " + formatScore(score)
+	}
+	return "score " + formatScore(score) + " (at " + field + ")"
+}
+
+// formatScore writes a score as short as it reads exactly: 80, 79.5.
+func formatScore(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

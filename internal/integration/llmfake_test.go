@@ -63,6 +63,7 @@ func (f *llmFakes) received() []fakeRequest {
 func (f *llmFakes) providers() map[string]llm.Provider {
 	rules := append(examples.ScriptedRules(), llm.ScriptRule{Match: "count tokens", Text: "ok", InputTokens: 500, OutputTokens: 100})
 	rules = append(rules, testflows.BudgetRules()...)
+	rules = append(rules, testflows.QualityRules()...)
 	f.scripted = llm.NewScripted(rules...)
 	return map[string]llm.Provider{
 		llm.ProviderOpenAI:    llm.NewOpenAI(llm.OpenAIConfig{BaseURL: f.openai.URL + "/v1", APIKey: "sk-test-openai"}),

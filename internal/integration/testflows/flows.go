@@ -21,6 +21,7 @@ func All() []flow.Definition {
 		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent, Busy},
 		PeopleFlows(), SendFlows(), PauseFlows(), BudgetFlows(), FanoutFlows(), AlwaysFlows(),
 		PaidFlows(),
+		QualityFlows(),
 	)
 }
 
