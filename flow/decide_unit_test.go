@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/activities"
@@ -79,7 +78,8 @@ func TestDecideByAgentRetriesAnAnswerOutsideTheOptions(t *testing.T) {
 	var attempts []int32
 	env.OnActivity(activities.AgentActivity, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, a activities.Agent) (activities.AgentResult, error) {
-			n := activity.GetInfo(ctx).Attempt
+			// The run makes each attempt of a cost-bearing step as its own activity.
+			n := int32(len(attempts) + 1)
 			attempts = append(attempts, n)
 			if n == 1 {
 				// What RunAgent returns when the answer does not match the schema.
@@ -102,7 +102,9 @@ func TestDecideByAgentRetriesAnAnswerOutsideTheOptions(t *testing.T) {
 	assert.Equal(t, 2, d.Attempt)
 	require.NotNil(t, d.Decision)
 	assert.Equal(t, "ship", d.Decision.Choice)
-	assert.True(t, d.CostUSD.GreaterThanOrEqual(dec("0.002")), "at least the attempt that decided is charged: %s", d.CostUSD)
+	assert.Equal(t, "0.003", d.CostUSD.String(), "both paid calls are charged: the refused one and the one that decided")
+	require.Len(t, d.Attempts, 2)
+	assert.Contains(t, d.Attempts[0].Error, "does not match the response schema")
 }
 
 func TestDecideByAgentRefusesAChoiceThatIsNoOption(t *testing.T) {
