@@ -24,8 +24,8 @@ type polledGate struct {
 	open bool
 	// manual is a person's decision, set by a vote (AllowManual); the loop ends with it.
 	manual *gates.Result
-	// outcome is how the gate ended, once it did.
-	outcome gates.Outcome
+	// ended says how the gate ended, once it did (an outcome, failed or cancelled).
+	ended string
 }
 
 func (g *polledGate) decided() bool { return g.manual != nil }
@@ -40,7 +40,7 @@ func (p *peoplePart) polledFor(name string) (*polledGate, bool) {
 	return g, true
 }
 
-// checkPolledVote is the vote Validator for a polled gate: only with AllowManual, only
+// check is the vote Validator for a polled gate: only with AllowManual, only
 // while the gate is open and undecided, and only approve or reject.
 func (g *polledGate) check(v approval.Vote) error {
 	if err := v.Validate(); err != nil {
@@ -57,7 +57,7 @@ func (g *polledGate) check(v approval.Vote) error {
 	case g.manual != nil:
 		return refuse(approval.CodeClosed, fmt.Sprintf("the gate was already %s by %s", g.manual.Outcome, g.manual.By))
 	case !g.open:
-		return refuse(approval.CodeClosed, fmt.Sprintf("the gate has closed (%s)", g.outcome))
+		return refuse(approval.CodeClosed, fmt.Sprintf("the gate has closed (%s)", g.ended))
 	case kind == approval.RequestChanges:
 		return refuse(approval.CodeUnknownKind, "a polled gate is approved or rejected; request_changes does not apply")
 	}
@@ -164,7 +164,7 @@ func (c *Context) runGate(name string, req GateRequest) (GateResult, error) {
 		if isCancellation(err) {
 			status = StepCancelled
 		}
-		g.outcome = gates.Outcome(status)
+		g.ended = string(status)
 		st.endStep(i, end, status, 0, errorMessage(err), "", nil)
 		c.stepMetric(KindGate, status, st.Steps[i].Duration(end))
 		rt.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": KindGate, "polls": rec.Polls})
@@ -174,7 +174,7 @@ func (c *Context) runGate(name string, req GateRequest) (GateResult, error) {
 	if timedOut {
 		res = timeoutResult(req, res)
 	}
-	g.outcome = res.Outcome
+	g.ended = string(res.Outcome)
 	res.Polls, res.DecidedAt = rec.Polls, end
 	if res.Message == "" {
 		res.Message = rec.Message

@@ -227,11 +227,13 @@ func (r Result) Describe() string {
 	return s
 }
 
+// text is the comment of an approval, the reason of a rejection, or what the last poll
+// said for a gate that timed out.
 func (r Result) text() string {
-	switch {
-	case r.Outcome == OutcomeApproved && r.Comment != "":
+	switch r.Outcome {
+	case OutcomeApproved:
 		return r.Comment
-	case r.Reason != "":
+	case OutcomeRejected:
 		return r.Reason
 	}
 	return r.Message
