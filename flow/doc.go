@@ -103,6 +103,21 @@ it waits the run's status says for what (awaiting_approval, awaiting_input,
 waiting_signal) and RunState.Waiting and the FlowWaiting search attribute list each Wait,
 whose Command is the flowctl command that answers it.
 
+# Polled gates
+
+	res, err := ctx.Gate("ci-green", flow.GateRequest{Type: "http", PollInterval: 30 * time.Second,
+		Params: gates.HTTPParams{URL: ciURL, Field: "status", Equals: "success", RejectValues: []any{"failure"}},
+		Timeout: 2 * time.Hour, OnTimeout: gates.RejectOnTimeout, AllowManual: true})
+
+A polled gate waits until a GateResolver (package gates; "http" and "command" are built in,
+WorkerOptions.GateResolvers adds yours) approves or rejects it. Each poll is one activity,
+gateflow.gate.poll, and between polls the run sleeps on a durable timer, with the status
+awaiting_gate and the wait "gate:NAME/TYPE". A rejection is a *gates.RejectedError (it ends
+the run as rejected when returned), a deadline does what OnTimeout says (fail, approve,
+reject, continue), and with AllowManual `flowctl approve` or `flowctl reject --reason`
+decides the gate early, recording who did. A type the worker has no resolver for fails the
+step at once.
+
 # Quality gates and decisions
 
 	rec, err := ctx.QualityGate("review-quality", review, flow.Quality{Threshold: 80, Field: "review.score"})
@@ -182,11 +197,11 @@ the Memo key of a closed run's state, with their JSON payloads. Everything else 
 # Where things are
 
 The files of this package say which side runs them: authoring (define.go, context.go,
-options.go, steps.go, parallel.go, child.go, approval.go, input.go, signal.go, timers.go,
+options.go, steps.go, parallel.go, child.go, approval.go, gate.go, input.go, signal.go, timers.go,
 wait.go, errors.go, state.go, guards.go, schedule.go, protocol.go), the run wrapper that
 turns a handler into a workflow (run_*.go: run_handler.go is the table of contents, one
-part per concern in run_budget.go, run_people.go, run_children.go, run_events.go and
-run_permits.go), the worker (worker.go, register.go, worker_schedules.go) and the client
+part per concern in run_budget.go, run_people.go, run_gate.go, run_children.go, run_events.go and
+run_permits.go), the worker (worker.go, register.go, worker_gates.go, worker_schedules.go) and the client
 (client_*.go). The entity workflows (catalog, ledger, mailbox, semaphore, control) live in
 internal/entity, the wire names and payloads in internal/protocol.
 */

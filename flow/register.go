@@ -19,6 +19,11 @@ import (
 func RegisterWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, flows ...Definition) error {
 	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
 		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0}
+	gateActs, err := newGateActivities(opts.GateResolvers)
+	if err != nil {
+		return fmt.Errorf("register: %w", err)
+	}
+	cfg.gateTypes = gateActs.types
 	for _, f := range flows {
 		if f == nil {
 			return errors.New("register: a flow is nil")
@@ -33,7 +38,8 @@ func RegisterWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, flows ...D
 }
 
 // RegisterActivities registers gateflow's built-in step activities (shell, HTTP, agent with
-// opts' providers and prices) and its internal ones (mailbox, monthly ledgers) on r.
+// opts' providers and prices, the gate poll with opts' gate resolvers) and its internal
+// ones (mailbox, monthly ledgers) on r.
 func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	providers := opts.Providers
 	if providers == nil {
@@ -54,6 +60,11 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	entity.RegisterActivities(r, queue, opts.Quotas.LimitFor)
 	r.RegisterActivityWithOptions(eventActivities{sinks: opts.EventSinks}.deliver, activity.RegisterOptions{Name: protocol.EventActivity})
 	r.RegisterActivityWithOptions(newItemActivities(opts.ItemProviders).items, activity.RegisterOptions{Name: protocol.ItemsActivity})
+	gateActs, err := newGateActivities(opts.GateResolvers)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	r.RegisterActivityWithOptions(gateActs.poll, activity.RegisterOptions{Name: protocol.GatePollActivity})
 	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})

@@ -115,6 +115,7 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 		lines = append(lines, fmt.Sprintf("- **Signal `%s`**%s, %s. Send: `%s`",
 			w.Name, keyDesc, until(w.Deadline), wait.Command(id)))
 	}
+	lines = append(lines, gateWaitLines(s, waiting, id)...)
 	if len(lines) == 0 {
 		return
 	}
@@ -124,3 +125,23 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 func oneLine(s string) string { return display.OneLine(s) }
 
 func mdEscape(s string) string { return display.MarkdownCell(s) }
+
+// gateWaitLines are the lines of writeWaiting for the polled gates the run waits for.
+func gateWaitLines(s *RunState, waiting map[string]bool, id string) []string {
+	var lines []string
+	for _, st := range s.Steps {
+		if st.Gate == nil || st.Status != StepRunning {
+			continue
+		}
+		wait := Wait{Kind: ForGate, Name: st.Name, Key: st.Gate.Type}
+		if !waiting[wait.String()] {
+			continue
+		}
+		line := fmt.Sprintf("- **Polled gate `%s`**: %s.", st.Name, mdEscape(st.Gate.Text()))
+		if st.Gate.AllowManual {
+			line += fmt.Sprintf(" Decide early: `%s` (or `reject ... --reason ...`)", wait.Command(id))
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}

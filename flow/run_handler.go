@@ -7,6 +7,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/shopspring/decimal"
@@ -22,6 +23,8 @@ type runConfig struct {
 	maxCost     *decimal.Decimal
 	quotas      budget.Quotas
 	events      bool
+	// gateTypes are the types of the worker's gate resolvers, sorted (run_gate.go).
+	gateTypes []string
 }
 
 // runner is one run's wrapper: the state every part shares, and the parts. Each part owns
@@ -46,6 +49,8 @@ type runner struct {
 	// optionsErr is why the start options in the Memo could not be read; the run fails
 	// with it before any step.
 	optionsErr error
+	// gateTypes are the worker's gate resolver types (run_gate.go).
+	gateTypes []string
 
 	budget   *budgetPart   // run_budget.go: cap, reservations, pause and raise, quotas
 	people   *peoplePart   // run_people.go: approvals, inputs, signals, what the run waits for
@@ -98,7 +103,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	if info.MaxAttempts > 0 {
 		st.MaxAttempts = info.MaxAttempts
 	}
-	rt := &runner{root: wctx, info: info, state: st, guards: guards}
+	rt := &runner{root: wctx, info: info, state: st, guards: guards, gateTypes: cfg.gateTypes}
 	rt.children = &childrenPart{parent: parent, reports: map[string]ChildRecord{}}
 	rt.people = newPeoplePart(rt, cfg.directory)
 	rt.events = &eventsPart{}
@@ -210,6 +215,7 @@ func (rt *runner) retryable(err error) bool {
 	switch {
 	case isCancellation(err), errors.Is(err, ErrGuard), errors.As(err, &perm), errors.As(err, &verr),
 		errors.Is(err, approval.ErrRejected), errors.Is(err, approval.ErrTimedOut), errors.Is(err, approval.ErrChangesRequested),
+		errors.Is(err, gates.ErrRejected), errors.Is(err, gates.ErrTimedOut),
 		rt.people != nil && rt.people.failRun != nil,
 		isBudgetExceeded(err), rt.budget != nil && rt.budget.err != nil:
 		return false
@@ -233,7 +239,7 @@ func statusOf(err error, allowedFailures int) Status {
 		return StatusCancelled
 	case isBudgetExceeded(err):
 		return StatusBudgetExceeded
-	case errors.Is(err, approval.ErrRejected), ErrorRejected.Is(err):
+	case errors.Is(err, approval.ErrRejected), errors.Is(err, gates.ErrRejected), ErrorRejected.Is(err):
 		return StatusRejected
 	}
 	return StatusFailed

@@ -32,6 +32,8 @@ type peoplePart struct {
 	failRun error
 	// signals are the signals that arrived and were not taken yet.
 	signals *signals.Buffer
+	// polled are the run's polled gates (ctx.Gate), by name, for manual votes (run_gate.go).
+	polled map[string]*polledGate
 }
 
 func newPeoplePart(rt *runner, dir approval.Directory) *peoplePart {
@@ -89,6 +91,9 @@ func (p *peoplePart) refuse(ctx workflow.Context, kind RefusalKind, name, by str
 func (p *peoplePart) checkVote(ctx workflow.Context, v approval.Vote) error {
 	rt := p.rt
 	v.Gate = strings.TrimSpace(v.Gate)
+	if pg, ok := p.polledFor(v.Gate); ok {
+		return pg.check(v)
+	}
 	if g, ok := p.gates[v.Gate]; ok {
 		return g.Check(v, p.gateDirs[v.Gate])
 	}
@@ -106,6 +111,9 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (approval.
 	rt := p.rt
 	v.At = workflow.Now(ctx)
 	v.Gate = strings.TrimSpace(v.Gate)
+	if pg, ok := p.polledFor(v.Gate); ok {
+		return p.decidePolled(ctx, pg, v)
+	}
 	g, ok := p.gates[v.Gate]
 	if !ok {
 		if err := p.inbox.Add(v); err != nil {

@@ -50,6 +50,11 @@ type WorkerOptions struct {
 	EventSinks []events.Sink
 	// ItemProviders list the items of fan-outs (see Items), by their names.
 	ItemProviders []ItemProvider
+	// GateResolvers decide polled gates (Context.Gate), by their types, besides the
+	// built-in "http" and "command" (package gates). An empty or repeated type is an
+	// error of Start. Every worker of a task queue must have the same resolvers: a run
+	// refuses a gate type its worker lacks.
+	GateResolvers []GateResolver
 	// Tags are what this worker offers (e.g. "gpu", "eu"): runs started with WorkerTags go
 	// only to workers that have every tag they need. At most protocol.MaxWorkerTags.
 	Tags []string
@@ -133,6 +138,9 @@ func (w *Worker) Validate() error {
 			errs = append(errs, fmt.Errorf("flow name %s is reserved for gateflow's own workflows", f.Name()))
 		}
 		seen[f.Name()] = true
+	}
+	if _, err := newGateActivities(w.opts.GateResolvers); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -85,6 +85,9 @@ func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cob
 	}
 	cmd.Flags().StringVar(&as, "as", "", "who votes (default: FLOW_USER, else the OS user)")
 	cmd.Flags().StringVarP(&comment, "comment", "m", "", "a comment kept with the vote (required for request-changes)")
+	if kind == approval.Reject {
+		cmd.Flags().StringVar(&comment, "reason", "", "why it is rejected (the same as --comment)")
+	}
 	return cmd
 }
 

@@ -134,8 +134,8 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.DurationVar(&a.timeout, "connect-timeout", 5*time.Second, "how long to try reaching the server")
 	root.AddCommand(a.workflowsCommand(), a.startCommand(), a.showCommand(), a.listCommand(),
 		a.approvalsCommand(),
-		a.voteCommand("approve", approval.Approve, "Approve an approval gate of a run"),
-		a.voteCommand("reject", approval.Reject, "Reject an approval gate of a run"),
+		a.voteCommand("approve", approval.Approve, "Approve an approval gate of a run (or a polled gate that allows a manual decision)"),
+		a.voteCommand("reject", approval.Reject, "Reject an approval gate of a run (or a polled gate that allows a manual decision)"),
 		a.voteCommand("request-changes", approval.RequestChanges, "Ask for changes at an approval gate (needs --comment)"),
 		a.inputCommand(), a.signalCommand(), a.budgetCommand(),
 		a.watchCommand(), a.historyCommand(), a.setupCommand(), a.completionCommand())

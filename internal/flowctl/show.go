@@ -150,6 +150,15 @@ func printWaiting(w io.Writer, st *flow.RunState) {
 				flow.Wait{Kind: flow.ForInput, Name: in.Name}.Command(st.ID))
 		}
 	}
+	for _, s := range st.Steps {
+		if s.Gate == nil || s.Status != flow.StepRunning {
+			continue
+		}
+		fmt.Fprintf(w, "  gate %s: %s\n", s.Name, s.Gate.Text())
+		if s.Gate.AllowManual {
+			fmt.Fprintf(w, "    %s (or reject --reason ...)\n", flow.Wait{Kind: flow.ForGate, Name: s.Name, Key: s.Gate.Type}.Command(st.ID))
+		}
+	}
 }
 
 // anyoneIfNone lists the people (and "group:" entries) who may answer: "anyone" for none.

@@ -41,6 +41,8 @@ const (
 	EventActivity = "gateflow.event"
 	// ItemsActivity lists a fan-out's items with the worker's item provider (ItemsRequest).
 	ItemsActivity = "gateflow.items"
+	// GatePollActivity polls a gate with the worker's resolver of its type (gates.Params).
+	GatePollActivity = "gateflow.gate.poll"
 )
 
 // The catalog entity: one per task queue, holding what its workers serve in its Memo.

@@ -22,6 +22,7 @@ func All() []flow.Definition {
 		PeopleFlows(), SendFlows(), PauseFlows(), BudgetFlows(), FanoutFlows(), AlwaysFlows(),
 		PaidFlows(),
 		QualityFlows(),
+		GateFlows(),
 	)
 }
 
