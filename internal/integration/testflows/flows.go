@@ -17,7 +17,7 @@ import (
 // All returns every test flow.
 func All() []flow.Definition {
 	return append([]flow.Definition{Failing, Steps, Crashy, FailFast, Allowed, Retried, Attempts, Cancellable,
-		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent, Busy}, append(append(append(append(append(PeopleFlows(), SendFlows()...), PauseFlows()...), BudgetFlows()...), FanoutFlows()...), AlwaysFlows()...)...)
+		Agents, Deep, Wide, Tokens, WallTime, Counting, CancelChild, CancelParent, Busy}, append(append(append(append(append(PeopleFlows(), SendFlows()...), PauseFlows()...), BudgetFlows()...), FanoutFlows()...), append(AlwaysFlows(), RoutingFlows()...)...)...)
 }
 
 // Failing runs a step that writes to stderr and exits 3.
