@@ -181,6 +181,8 @@ type HTTPFailure struct {
 	BodyTail string `json:"body_tail"`
 	// Attempt is the activity attempt that failed (1 for the first).
 	Attempt int `json:"attempt"`
+	// TimedOut marks a request that got no answer within the step's Timeout.
+	TimedOut bool `json:"timed_out,omitempty"`
 }
 
 // RunHTTP is the HTTP step activity. It sends one request and reads the response, within
@@ -256,11 +258,12 @@ func RunHTTP(ctx context.Context, in HTTP) (HTTPResult, error) {
 			return res, fmt.Errorf("%s: %w", where, ctxErr)
 		}
 		msg := scrub(httpUnwrapURLError(got.err).Error())
-		if errors.Is(reqCtx.Err(), context.DeadlineExceeded) {
+		timedOut := errors.Is(reqCtx.Err(), context.DeadlineExceeded)
+		if timedOut {
 			msg = "timed out after " + timeout.String()
 		}
 		return res, temporal.NewApplicationErrorWithOptions(where+": "+httpValidUTF8(msg), HTTPTransportErrorType,
-			temporal.ApplicationErrorOptions{Details: []any{HTTPFailure{Status: got.status, Attempt: attempt}}})
+			temporal.ApplicationErrorOptions{Details: []any{HTTPFailure{Status: got.status, Attempt: attempt, TimedOut: timedOut}}})
 	}
 
 	res.Status = got.status

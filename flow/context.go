@@ -18,6 +18,8 @@ type Context struct {
 	defaults []StepOption
 	// scope is the path of the branch or fan-out item the context runs in ("" at the top).
 	scope string
+	// labels are the labels (Label) the context runs inside, innermost first.
+	labels *labelFrame
 }
 
 // Workflow returns the underlying Temporal workflow context, for Temporal APIs gateflow

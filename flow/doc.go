@@ -45,12 +45,26 @@ RunState (status, attempt, duration, output preview, cost, tokens).
 	flow.Step[T](ctx, name, fn, args...)    // any activity registered on the worker
 	ctx.Skip(name, reason); ctx.Sleep(name, d); ctx.OnError(name, spec); ctx.Always(name, spec)
 
+A failed step's route (OnFailure, and OnTimeout for a step that timed out, recorded
+timed_out with the timeout's type) says what happens next: Continue lets it fail, Fallback
+runs another step of its kind whose result is the step's, Goto sends the failure back to a
+label, which runs its body again at most MaxVisits times:
+
+	err := ctx.Label("build", func(c *flow.Context) error {
+		_, err := c.Shell("build", activities.Shell{Command: "make"}, flow.OnFailure(flow.Goto("build")))
+		return err
+	}, flow.MaxVisits(3))
+
+Workers spread Temporal's retries of failed steps by a deterministic ±20% jitter of the
+retry policy's backoff, seeded by the run and the step.
+
 OnError steps run once when the run fails, Always steps once when it ends, whatever the
 outcome (after a cancellation too). ctx.OnStepError(fn) runs fn after each failed step,
 allowed failures included, before the handler goes on; ctx.ClearErrorHandlers removes it.
 
-Step options (StepTimeout, HeartbeatTimeout, Retry, AllowFailure, CostLimit) go after a
-built-in step's spec, or on a derived context for typed steps: ctx.With(opts...). Step
+Step options (StepTimeout, QueueTimeout, HeartbeatTimeout, Retry, AllowFailure, CostLimit,
+OnFailure, OnTimeout) go after a built-in step's spec, or on a derived context for typed
+steps: ctx.With(opts...). Step
 checks a custom activity function's arguments and result before dispatch. A custom result
 that implements activities.CostReporter or activities.TokenReporter is charged to the run.
 

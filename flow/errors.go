@@ -35,7 +35,7 @@ func errorMessage(err error) string {
 	}
 	var to *temporal.TimeoutError
 	if errors.As(err, &to) {
-		return "timed out (" + strings.ToLower(strings.TrimPrefix(to.TimeoutType().String(), "TIMEOUT_TYPE_")) + ")"
+		return "timed out (" + timeoutName(to.TimeoutType()) + ")" // run_routing.go: start_to_close, ...
 	}
 	if isCancellation(err) {
 		return "cancelled"
@@ -196,6 +196,9 @@ const (
 	ErrorAgentAPI         ErrorType = activities.AgentAPIErrorType
 	ErrorAgentUnpriced    ErrorType = activities.AgentUnpricedErrorType
 	ErrorAgentFailed      ErrorType = activities.AgentFailedErrorType
+	// ErrorGoto fails a run whose handler returned a *GotoError: a label that gave up
+	// after MaxVisits, or a Goto no enclosing label caught (see Context.Label).
+	ErrorGoto ErrorType = "GotoError"
 )
 
 // Is reports whether err's chain holds an application error of type t.

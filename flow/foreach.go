@@ -16,7 +16,7 @@ const (
 	// more; ForEach returns that failure.
 	Halt ItemFailPolicy = iota
 	// Continue runs every item; ForEach returns the results with the first failure and
-	// the list of failed items.
+	// the list of failed items. Halt and Continue are step routes too (see Route).
 	Continue
 	// SkipDependents skips the items that depend (ForEachOptions.DependsOn), directly or
 	// through others, on a failed item, and runs the rest.

@@ -16,6 +16,10 @@ type stepOptions struct {
 	retry            *temporal.RetryPolicy
 	allowFailure     bool
 	costLimit        *decimal.Decimal
+	// queueTimeout, onFailure and onTimeout: QueueTimeout, OnFailure, OnTimeout (routing.go).
+	queueTimeout time.Duration
+	onFailure    *routeSpec
+	onTimeout    *routeSpec
 	// detached and childTags are for Child steps (Detached, ChildTags).
 	detached     bool
 	childTags    []string
@@ -90,4 +94,10 @@ const (
 	// MaxLabels is the most labels a run has; MaxRunAttempts the most run attempts.
 	MaxLabels      = 20
 	MaxRunAttempts = 100
+	// DefaultMaxVisits is how often ctx.Label runs its body without MaxVisits (the first
+	// visit included); MaxLabelVisits is the most MaxVisits may allow, and MaxRunReentries
+	// the most re-entries of labels one run may make in all.
+	DefaultMaxVisits = 3
+	MaxLabelVisits   = 100
+	MaxRunReentries  = 1000
 )

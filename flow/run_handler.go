@@ -177,6 +177,7 @@ func runAttempts[I, O any](c *Context, handler handler[I, O], in I) (O, error) {
 	rt, st := c.run, c.run.state
 	for {
 		out, err := handler(c, in)
+		err = strayGoto(err) // run_routing.go: a Goto no label caught names the label
 		if onlyAllowed(err) {
 			err = nil // the handler passed an allowed failure on: the run ends warning
 		}

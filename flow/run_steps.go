@@ -69,6 +69,9 @@ type outcome struct {
 // dispatch records the step as running and schedules its activity, or records it as
 // failed when it is invalid or the run's wall time is used up.
 func (c *Context) dispatch(cl call) *pending {
+	if cl.invalid == nil {
+		cl.invalid = checkRoutes(cl) // run_routing.go: a route that cannot apply to the step
+	}
 	if err := c.holdWhilePaused(cl.onError); err != nil && cl.invalid == nil {
 		cl.invalid = err // run_pause.go: cancelled while the run was paused
 	}
@@ -117,6 +120,7 @@ func (c *Context) dispatch(cl call) *pending {
 	if cl.summary != "" {
 		ao.Summary = cl.summary
 	}
+	ao.ScheduleToStartTimeout = cl.opts.queueTimeout // QueueTimeout (routing.go)
 	if left, limited := c.run.wallTimeLeft(now); limited && !cl.onError && left < ao.StartToCloseTimeout {
 		ao.StartToCloseTimeout = left
 		ao.ScheduleToCloseTimeout = left
@@ -204,7 +208,10 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	var rerr error = serr
 	if berr := c.settleCost(resKey, name, p.call.reserved, fi.cost); berr != nil {
 		rerr = &StepError{Step: name, Kind: kind, Err: berr}
-	} else if status != StepCancelled && p.call.opts.allowFailure {
+	} else if p.call.opts.allowed(status) { // AllowFailure, or the route Continue (routing.go)
+		if _, routed := p.call.opts.routeFor(status); routed {
+			st.Steps[p.idx].Route = "continue"
+		}
 		st.Steps[p.idx].AllowedFailure = true
 		st.AllowedFailures++
 		rerr = c.allowedFailure(serr)
@@ -263,6 +270,7 @@ type failureDetailsJSON struct {
 	Status   int             `json:"status"`
 	CostUSD  decimal.Decimal `json:"cost_usd"`
 	Usage    llm.Usage       `json:"usage"`
+	TimedOut bool            `json:"timed_out"`
 }
 
 func failureInfo(err error) failure {
@@ -297,7 +305,7 @@ func decodeDetails(app *temporal.ApplicationError) (failureDetailsJSON, bool) {
 		return failureDetailsJSON{Attempt: sf.Attempt, ExitCode: &code}, true
 	}
 	if hf, ok := tryDetails[activities.HTTPFailure](app); ok {
-		return failureDetailsJSON{Attempt: hf.Attempt, Status: hf.Status}, true
+		return failureDetailsJSON{Attempt: hf.Attempt, Status: hf.Status, TimedOut: hf.TimedOut}, true
 	}
 	return failureDetailsJSON{}, false
 }

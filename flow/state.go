@@ -282,6 +282,8 @@ type RunState struct {
 	// Budget is the run's money: cap (and where it came from), spent, reserved, charges
 	// and warnings, all exact decimals.
 	Budget *budget.Ledger `json:"budget,omitempty"`
+	// Labels are the labels (Context.Label) the run entered, with their visits.
+	Labels []LabelRecord `json:"labels,omitempty"`
 }
 
 // beginStep appends a running step in the branch scope ("" outside branches) and returns
@@ -350,6 +352,7 @@ func (s *RunState) clone() RunState {
 	c.Steps = append([]StepRecord(nil), s.Steps...)
 	c.Refused = append([]RefusedMessage(nil), s.Refused...)
 	c.Problems = append([]string(nil), s.Problems...)
+	c.Labels = append([]LabelRecord(nil), s.Labels...)
 	return c
 }
 
@@ -387,11 +390,14 @@ func (r StepRecord) Label() string {
 }
 
 // StatusText is the step's status with what qualifies it: "failed (allowed)",
-// "completed (on error)", "completed (always)".
+// "timed_out (allowed)", "completed (on error)", "completed (always)", and where its
+// failure went: "failed, fallback build/fallback", "failed, goto build (2 of 3)".
 func (r StepRecord) StatusText() string {
 	s := string(r.Status)
 	if r.AllowedFailure {
 		s += " (allowed)"
+	} else if r.Route != "" {
+		s += ", " + r.Route
 	}
 	if r.OnError {
 		s += " (on error)"

@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 )
 
@@ -153,6 +154,8 @@ func (w *Worker) Start() error {
 	}
 	o := w.opts.Worker
 	o.WorkerStopTimeout = w.opts.StopTimeout
+	// Retries of failed steps are spread by a deterministic jitter (worker_jitter.go).
+	o.Interceptors = append([]interceptor.WorkerInterceptor{&jitterInterceptor{}}, o.Interceptors...)
 	if o.MaxHeartbeatThrottleInterval == 0 {
 		// Steps learn of a cancellation on their next heartbeat: keep that prompt.
 		o.MaxHeartbeatThrottleInterval = 2 * time.Second

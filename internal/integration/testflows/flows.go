@@ -23,6 +23,7 @@ func All() []flow.Definition {
 		PaidFlows(),
 		QualityFlows(),
 		GateFlows(),
+		RoutingFlows(),
 	)
 }
 
