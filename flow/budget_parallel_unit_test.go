@@ -156,7 +156,7 @@ func TestBudgetCustomStepWithCostLimitReserves(t *testing.T) {
 			if tt.wantErr != "" {
 				assert.Equal(t, tt.wantErr, budgetError(t, env))
 				assert.ErrorIs(t, stepErr, budget.ErrExceeded)
-				assert.Equal(t, StepFailed, stepByName(t, st, "price").Status)
+				assert.Equal(t, StepRefused, stepByName(t, st, "price").Status)
 				assert.Equal(t, StatusBudgetExceeded, st.Status)
 				return
 			}

@@ -211,7 +211,7 @@ func TestBudgetReservationsToTheCent(t *testing.T) {
 			assert.Equal(t, wantMsg, st.Error)
 			assert.Equal(t, 1, st.Attempt)
 			e := stepByName(t, st, "e")
-			assert.Equal(t, StepFailed, e.Status)
+			assert.Equal(t, StepRefused, e.Status, "its money did not fit: not dispatched")
 			assert.Equal(t, refusedE, e.Error)
 			assert.True(t, e.CostUSD.IsZero())
 			for _, n := range []string{"a", "b", "c", "d"} {

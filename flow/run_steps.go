@@ -110,7 +110,11 @@ func (c *Context) dispatch(cl call) *pending {
 				c.run.budget.ledger.Release(r)
 			}
 		}
-		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		status := StepFailed
+		if errors.Is(err, budget.ErrExceeded) {
+			status = StepRefused // its money did not fit the cap: not dispatched
+		}
+		st.endStep(i, now, status, 0, err.Error(), "", nil)
 		p.err = &StepError{Step: cl.name, Kind: cl.kind, Err: err}
 		c.run.publish()
 		c.onStepFailed(i, cl.group, cl.onError)

@@ -53,7 +53,7 @@ func TestBudgetBoundariesToTheCent(t *testing.T) {
 	assert.Equal(t, "1", d.State.CostUSD.String())
 	assert.Equal(t, flow.StepCompleted, stepNamed(t, d.State.Steps, "exact").Status)
 	over := stepNamed(t, d.State.Steps, "over")
-	assert.Equal(t, flow.StepFailed, over.Status)
+	assert.Equal(t, flow.StepRefused, over.Status)
 	assert.Contains(t, over.Error, "budget: step over needs $0.01 but only $0.00 of the $1.00 cap is left")
 	assert.Contains(t, d.Error, "budget:")
 	require.NotNil(t, d.State.Budget)
