@@ -33,6 +33,16 @@ type RunOptions struct {
 	Paused bool `json:"paused,omitempty"`
 	// Concurrency are the run's concurrency groups and their limits.
 	Concurrency map[string]int `json:"concurrency,omitempty"`
+	// Reservation is what Client.Start reserved against the monthly quotas for the run;
+	// the run's charges draw on it and the run releases the rest when it ends.
+	Reservation *RunReservation `json:"reservation,omitempty"`
+}
+
+// RunReservation names a run's reservation in the monthly ledgers of Month.
+type RunReservation struct {
+	Key    string          `json:"key"`
+	Month  string          `json:"month"`
+	Amount decimal.Decimal `json:"amount"`
 }
 
 // CancelReason is the payload of SignalCancel.
@@ -42,11 +52,34 @@ type CancelReason struct {
 }
 
 // QuotaCharge is one cost for the monthly ledgers (LedgerCharge, QuotaChargeActivity).
+// Reservation, when set, names the run's reservation the charge draws on.
 type QuotaCharge struct {
+	Key         string          `json:"key"`
+	Amount      decimal.Decimal `json:"amount"`
+	Workflow    string          `json:"workflow"`
+	Month       string          `json:"month"`
+	Reservation string          `json:"reservation,omitempty"`
+}
+
+// QuotaReserve asks the monthly ledgers of Workflow in Month to admit a run and reserve
+// Amount under Key (LedgerReserve, QuotaReserveActivity). Limit is the quota of the ledger
+// it is sent to (filled per ledger); TTL is how long the ledger keeps the reservation if
+// the run never releases it (0: budget.DefaultReservationTTL).
+type QuotaReserve struct {
 	Key      string          `json:"key"`
-	Amount   decimal.Decimal `json:"amount"`
 	Workflow string          `json:"workflow"`
 	Month    string          `json:"month"`
+	Amount   decimal.Decimal `json:"amount"`
+	Limit    decimal.Decimal `json:"limit"`
+	TTL      time.Duration   `json:"ttl,omitempty"`
+}
+
+// QuotaRelease drops the reservation Key from the monthly ledgers of Workflow in Month
+// (LedgerRelease, QuotaReleaseActivity).
+type QuotaRelease struct {
+	Key      string `json:"key"`
+	Workflow string `json:"workflow"`
+	Month    string `json:"month"`
 }
 
 // MailboxRequest asks the mailbox of (Name, Key) to add or drop a subscriber run.
