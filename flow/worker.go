@@ -227,6 +227,9 @@ func (w *Worker) publish(ctx context.Context) error {
 		if w.opts.Quotas.MonthlyUSD != nil {
 			entries[i].OverallQuotaUSD = w.opts.Quotas.MonthlyUSD.String()
 		}
+		if w.opts.MaxCostUSD != nil {
+			entries[i].WorkerMaxCostUSD = w.opts.MaxCostUSD.String()
+		}
 	}
 	raw := make([]json.RawMessage, len(entries))
 	for i, e := range entries {
