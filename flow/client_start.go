@@ -117,10 +117,11 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 		}
 	}
 	if !opts.plan {
-		hold, err := c.reserveQuotas(ctx, cat, p)
-		if err != nil {
-			return nil, err
+		hold, rerr := c.reserveQuotas(ctx, cat, p)
+		if rerr != nil {
+			return nil, rerr
 		}
+		// err is the named result: a start refused from here on gives the reservation back.
 		defer func() {
 			if err != nil || (run != nil && run.Existing) {
 				err = errors.Join(err, hold.release(ctx, c))
