@@ -20,8 +20,9 @@ type RunOptions struct {
 	MaxCostUSD   string        `json:"max_cost_usd,omitempty"`
 	BudgetPolicy budget.Policy `json:"budget_policy,omitempty"`
 	BudgetPause  time.Duration `json:"budget_pause,omitempty"`
-	// QuotaChecked is set by Client.Start, which refuses runs whose quota is exhausted;
-	// runs started otherwise (schedules, other tools) check it themselves before any step.
+	// QuotaChecked is set by Client.Start, which admits runs under the monthly quotas (and
+	// reserves their cap); runs started otherwise (schedules, other tools) reserve it
+	// themselves before any step.
 	QuotaChecked bool `json:"quota_checked,omitempty"`
 	// MaxAttempts overrides the flow's run attempts; Labels are the run's labels.
 	MaxAttempts int               `json:"max_attempts,omitempty"`
