@@ -55,7 +55,9 @@ func reservationKey(runID string) string {
 // and reserves its cap in each ledger with a quota (overall and the workflow's): atomically
 // per ledger, so concurrent starts cannot take a month over its quota. A run without a cap
 // is admitted while spent + reserved is below each quota and reserves nothing. The refusal
-// is a *budget.QuotaError with the ledger's figures; nil, nil when no quota applies.
+// is a *budget.QuotaError with the ledger's figures; nil, nil when no quota applies. Against
+// workers that predate reservations (WorkflowInfo.QuotaReservations unset) it only checks
+// that spent has not reached the quotas, as those workers did.
 //
 // The reservation's deadline is budget.DefaultReservationTTL after the run's start time
 // (its delay included): the run releases it when it ends, the deadline only covers a run
@@ -68,6 +70,10 @@ func (c *Client) reserveQuotas(ctx context.Context, cat *Catalog, p *startPlan) 
 		return nil, nil
 	}
 	info, _ := cat.Lookup(p.name)
+	if !info.QuotaReservations {
+		// Workers from before reservations: their ledgers only know charges.
+		return nil, entity.CheckQuotas(ctx, c.tc, c.opts.TaskQueue, q.LimitFor, p.name, p.now)
+	}
 	h := &quotaHold{req: protocol.QuotaReserve{
 		Key:      reservationKey(p.id),
 		Workflow: p.name,

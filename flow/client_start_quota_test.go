@@ -131,9 +131,11 @@ func (s *quotaServer) ledger(scope budget.Scope) *budget.Quota {
 
 func quotaCatalog() Catalog {
 	return Catalog{TaskQueue: "q", MonthlyQuotaUSD: "10", Workflows: []WorkflowInfo{
-		{Name: "paid", MaxCostUSD: "0.50", MonthlyQuotaUSD: "1.00", OverallQuotaUSD: "10"},
-		{Name: "defaulted", WorkerMaxCostUSD: "0.30", OverallQuotaUSD: "10"},
-		{Name: "open", OverallQuotaUSD: "10"},
+		{Name: "paid", MaxCostUSD: "0.50", MonthlyQuotaUSD: "1.00", OverallQuotaUSD: "10", QuotaReservations: true},
+		{Name: "defaulted", WorkerMaxCostUSD: "0.30", OverallQuotaUSD: "10", QuotaReservations: true},
+		{Name: "open", OverallQuotaUSD: "10", QuotaReservations: true},
+		// old was published by a worker from before reservations.
+		{Name: "old", MaxCostUSD: "0.50", MonthlyQuotaUSD: "1.00", OverallQuotaUSD: "10"},
 	}}
 }
 
@@ -252,4 +254,14 @@ func TestStartCap(t *testing.T) {
 			assert.Equal(t, tt.want, got.String())
 		})
 	}
+}
+
+func TestStartAgainstWorkersFromBeforeReservationsOnlyChecks(t *testing.T) {
+	srv := newQuotaServer(quotaCatalog())
+	c := NewClient(srv, ClientOptions{TaskQueue: "q", Identity: "carol"})
+	_, err := c.Start(context.Background(), "old", nil, StartOptions{ID: "old-1"})
+	require.NoError(t, err)
+	assert.Zero(t, srv.updates, "their ledgers know no reservation Update")
+	require.Len(t, srv.started, 1)
+	assert.Nil(t, runReservation(t, srv.started[0]))
 }

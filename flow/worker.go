@@ -231,6 +231,7 @@ func (w *Worker) publish(ctx context.Context) error {
 		if w.opts.MaxCostUSD != nil {
 			entries[i].WorkerMaxCostUSD = w.opts.MaxCostUSD.String()
 		}
+		entries[i].QuotaReservations = true
 	}
 	raw := make([]json.RawMessage, len(entries))
 	for i, e := range entries {
