@@ -37,8 +37,12 @@
 // Monthly quotas live in a ledger entity workflow per scope (AllScope, or WorkflowScope of a
 // workflow type) and UTC month (MonthOf); LedgerID names it. Its state is a Quota, whose
 // charges are idempotent by key (ChargeKey: run and step), so a retried activity or a
-// replayed signal is counted once. An exhausted quota (spent >= limit) refuses new runs with
-// a *QuotaError; runs already going are never stopped by it.
+// replayed signal is counted once. A Quota also holds reservations: Reserve admits a run
+// only when Spent + Reserved + its cap fits the limit (a run without a cap while Spent +
+// Reserved is below it) and sets the cap aside; ChargeReserved moves a charge from the run's
+// reservation to Spent; Release and Expire (past DefaultReservationTTL, or the run's own
+// deadline) drop it. A refusal is a *QuotaError with both figures; runs already going are
+// never stopped by a quota.
 //
 // Errors callers branch on are typed and match sentinels with errors.Is: *ExceededError
 // (ErrExceeded), *QuotaError (ErrQuotaExhausted), *AmountError (ErrInvalidAmount), *KeyError

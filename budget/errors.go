@@ -122,7 +122,11 @@ func (e *RaiseError) Error() string {
 // Is makes errors.Is(err, ErrInvalidRaise) true.
 func (e *RaiseError) Is(target error) bool { return target == ErrInvalidRaise }
 
-// QuotaError refuses a new run because a monthly quota is exhausted (spent >= limit).
+// QuotaError refuses a new run because of a monthly quota. Without Requested (a run with
+// no cap, or the spent-only check) it says the quota is used up: Spent + Reserved >= Limit.
+// With Requested (the run's cap, reserved at admission) it says the run's possible cost does
+// not fit: Spent + Reserved + Requested > Limit. Callers branch with errors.As, or
+// errors.Is(err, ErrQuotaExhausted).
 type QuotaError struct {
 	// Scope is the quota's scope.
 	Scope Scope `json:"scope"`
@@ -131,13 +135,28 @@ type QuotaError struct {
 	// Limit and Spent are the quota's at the time.
 	Limit decimal.Decimal `json:"limit"`
 	Spent decimal.Decimal `json:"spent"`
+	// Reserved is what admitted runs that have not ended still hold (see Quota.Reserve).
+	Reserved decimal.Decimal `json:"reserved"`
+	// Requested is what the refused run asked to reserve; zero for a run without a cap.
+	Requested decimal.Decimal `json:"requested"`
 }
 
-// Error reads "monthly quota of workflow release is exhausted: $50.00 of $50.00 spent in
-// 2026-11" ("of all workflows" for AllScope).
+// Error reads, for a run whose cap does not fit, "monthly quota of workflow release: $0.45
+// spent + $0.50 reserved + $0.50 for this run > $1.00 in 2026-11"; for a quota used up,
+// "monthly quota of workflow release is exhausted: $50.00 of $50.00 spent in 2026-11"
+// (", $0.20 reserved" after "spent" when runs hold reservations). "of all workflows" names
+// AllScope.
 func (e *QuotaError) Error() string {
-	return fmt.Sprintf("monthly quota of %s is exhausted: %s of %s spent in %s",
-		e.Scope.Describe(), FormatUSD(e.Spent), FormatUSD(e.Limit), e.Month)
+	if e.Requested.IsPositive() {
+		return fmt.Sprintf("monthly quota of %s: %s spent + %s reserved + %s for this run > %s in %s",
+			e.Scope.Describe(), FormatUSD(e.Spent), FormatUSD(e.Reserved), FormatUSD(e.Requested), FormatUSD(e.Limit), e.Month)
+	}
+	reserved := ""
+	if e.Reserved.IsPositive() {
+		reserved = ", " + FormatUSD(e.Reserved) + " reserved"
+	}
+	return fmt.Sprintf("monthly quota of %s is exhausted: %s of %s spent%s in %s",
+		e.Scope.Describe(), FormatUSD(e.Spent), FormatUSD(e.Limit), reserved, e.Month)
 }
 
 // Is makes errors.Is(err, ErrQuotaExhausted) true.

@@ -156,6 +156,12 @@ type Quota struct {
 	Spent decimal.Decimal `json:"spent"`
 	// Charges maps each charge's key to its amount.
 	Charges map[string]decimal.Decimal `json:"charges"`
+	// Reserved is the sum of what Reservations still hold: money set aside for admitted
+	// runs that have not ended (see Reserve). Admission counts it as if spent.
+	Reserved decimal.Decimal `json:"reserved,omitzero"`
+	// Reservations maps each reservation's key (one per admitted run) to what it still
+	// holds and when the ledger drops it.
+	Reservations map[string]QuotaReservation `json:"reservations,omitempty"`
 }
 
 // NewQuota opens an empty quota for a scope and month, with no limit set.

@@ -31,18 +31,35 @@ func (c *Client) RaiseBudget(ctx context.Context, r BudgetRequest) (budget.Cap, 
 	return cp, err
 }
 
-// SpendLine is one scope's spend in a month against its quota.
+// SpendLine is one scope's spend in a month, with what admitted runs still hold reserved,
+// against its quota if it has one.
 type SpendLine struct {
-	Scope    budget.Scope     `json:"scope"`
-	Month    string           `json:"month"`
-	SpentUSD decimal.Decimal  `json:"spent_usd"`
+	Scope    budget.Scope    `json:"scope"`
+	Month    string          `json:"month"`
+	SpentUSD decimal.Decimal `json:"spent_usd"`
+	// ReservedUSD is what runs that were admitted under a quota and have not ended hold
+	// (their caps, less what they spent).
+	ReservedUSD decimal.Decimal `json:"reserved_usd"`
+	// QuotaUSD is the scope's monthly quota; nil when it has none.
 	QuotaUSD *decimal.Decimal `json:"quota_usd,omitempty"`
-	// Exhausted is set when new runs in the scope are refused.
+	// Exhausted is set when new runs in the scope are refused whatever their cap: spent
+	// plus reserved has reached the quota.
 	Exhausted bool `json:"exhausted"`
 }
 
+// LeftUSD is what the quota still admits: quota - spent - reserved, never below zero; false
+// without a quota.
+func (l SpendLine) LeftUSD() (decimal.Decimal, bool) {
+	if l.QuotaUSD == nil {
+		return decimal.Zero, false
+	}
+	return decimal.Max(decimal.Zero, l.QuotaUSD.Sub(l.SpentUSD).Sub(l.ReservedUSD)), true
+}
+
 // MonthlySpend is the spend of month ("2026-11"; empty: the current UTC month) overall and
-// per workflow of the catalog, against the workers' quotas.
+// per workflow of the catalog, read from the month's ledgers. Every run's cost is charged
+// to them whether or not a quota is configured, so the lines show the spend without any
+// quota (QuotaUSD nil); with the workers' quotas they also say what is left.
 func (c *Client) MonthlySpend(ctx context.Context, month string) ([]SpendLine, error) {
 	if month == "" {
 		month = budget.MonthOf(time.Now())
@@ -61,15 +78,15 @@ func (c *Client) MonthlySpend(ctx context.Context, month string) ([]SpendLine, e
 	}
 	var out []SpendLine
 	for _, s := range scopes {
-		spent, err := entity.ReadQuota(ctx, c.tc, c.opts.TaskQueue, s, month)
+		sum, err := entity.ReadLedger(ctx, c.tc, c.opts.TaskQueue, s, month)
 		if err != nil {
 			return nil, err
 		}
-		line := SpendLine{Scope: s, Month: month, SpentUSD: spent}
+		line := SpendLine{Scope: s, Month: month, SpentUSD: sum.Spent, ReservedUSD: sum.Reserved}
 		if limit, ok := q.LimitFor(s); ok {
 			l := limit
 			line.QuotaUSD = &l
-			line.Exhausted = spent.GreaterThanOrEqual(limit)
+			line.Exhausted = sum.Spent.Add(sum.Reserved).GreaterThanOrEqual(limit)
 		}
 		out = append(out, line)
 	}

@@ -83,12 +83,23 @@ type Run struct {
 // worker tags, start time, max cost and budget policy, max attempts), the monthly quotas
 // (*budget.QuotaError), and an ID in use (*RunExistsError).
 //
+// Under a monthly quota (WorkerOptions.Quotas) the start reserves the run's possible cost,
+// its cap (the start's MaxCostUSD, else the flow's, else the worker's default), in the
+// month's ledger of each scope with a quota, overall and the workflow's, atomically per
+// ledger: a run whose cap does not fit (spent + reserved + cap > quota) is refused with a
+// *budget.QuotaError giving both figures, so concurrent starts cannot take the month over.
+// A run without a cap is admitted while spent + reserved is below the quota and reserves
+// nothing. The run's charges draw on its reservation and the run releases what is left
+// when it ends, however it ends; a reservation a run never releases (a terminated run) is
+// dropped after budget.DefaultReservationTTL. A start refused after its reservation (an ID
+// in use, a held concurrency key) releases it.
+//
 // With an IdempotencyKey a second start with the same key returns the existing run, with
 // Run.Existing set, instead of starting another.
 //
 // input is the run's input: a value to encode as JSON, or JSON itself as json.RawMessage
 // or []byte. nil means no input (the handler gets its input type's zero value).
-func (c *Client) Start(ctx context.Context, name string, input any, opts StartOptions) (*Run, error) {
+func (c *Client) Start(ctx context.Context, name string, input any, opts StartOptions) (run *Run, err error) {
 	if err := validateName(name); err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}
@@ -106,9 +117,16 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 		}
 	}
 	if !opts.plan {
-		if err := entity.CheckQuotas(ctx, c.tc, c.opts.TaskQueue, cat.quotas().LimitFor, name, p.now); err != nil {
-			return nil, err
+		hold, rerr := c.reserveQuotas(ctx, cat, p)
+		if rerr != nil {
+			return nil, rerr
 		}
+		// err is the named result: a start refused from here on gives the reservation back.
+		defer func() {
+			if err != nil || (run != nil && run.Existing) {
+				err = errors.Join(err, hold.release(ctx, c))
+			}
+		}()
 	}
 	if opts.ConcurrencyKey != "" {
 		holder, err := entity.ConcurrencyHolder(ctx, c.tc, c.opts.TaskQueue, p.exclusive)

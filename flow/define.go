@@ -254,6 +254,13 @@ type WorkflowInfo struct {
 	// OverallQuotaUSD the worker's overall monthly quota (the same on every entry).
 	MonthlyQuotaUSD string `json:"monthly_quota_usd,omitempty"`
 	OverallQuotaUSD string `json:"overall_quota_usd,omitempty"`
+	// WorkerMaxCostUSD is the worker's default money cap (WorkerOptions.MaxCostUSD), if
+	// any: a Client resolves a run's cap from it to reserve it against the monthly quotas.
+	WorkerMaxCostUSD string `json:"worker_max_cost_usd,omitempty"`
+	// QuotaReservations is set by workers whose monthly ledgers take reservations (the
+	// Update gateflow.ledger.reserve); a Client facing older workers only checks that the
+	// quotas are not used up.
+	QuotaReservations bool `json:"quota_reservations,omitempty"`
 	// Schedules are the flow's schedules (see Schedule).
 	Schedules []ScheduleInfo `json:"schedules,omitempty"`
 	// Priority, Labels and WorkerTags are the flow's start defaults (see StartDefaults):

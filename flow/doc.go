@@ -154,7 +154,9 @@ Money is decimal. A run's cap resolves from the start options, then the flow, th
 worker; a cost-bearing step reserves its limit first and is not dispatched when spend plus
 the reservation would pass the cap. Crossing the cap ends the run budget_exceeded (children
 cancelled, OnError steps run) or, with the pause policy, waits in budget_paused for
-`flowctl budget raise`. Monthly quotas (WorkerOptions.Quotas) refuse new runs once spent.
+`flowctl budget raise`. Every run's cost is charged to the month's ledgers (overall and per
+workflow) with or without quotas. Monthly quotas (WorkerOptions.Quotas) admit a new run only
+when its cap fits what the month has not spent or reserved (see Client.Start).
 
 Cost-bearing steps (agents, decisions, any step with a CostLimit) are retried by the run,
 not by Temporal: each attempt is one activity (ID, ID@2, ID@3 ...) whose cost and tokens are

@@ -26,8 +26,17 @@ type budgetPart struct {
 	err    error
 	// capVersion counts raises, so a paused step sees a new cap.
 	capVersion int
-	// quotasOn: the worker has monthly quotas, so costs are charged to its ledgers.
+	// quotasOn: the worker has monthly quotas. Costs were charged to the monthly ledgers
+	// only then before spendAlwaysVersion; now they always are.
 	quotasOn bool
+	// spendAlways is the run's spendAlwaysVersion, read at its first positive cost
+	// (spendKnown).
+	spendAlways workflow.Version
+	spendKnown  bool
+	// reservation is the run's reservation in the monthly ledgers (made by Client.Start, or
+	// by the run itself at its start): its charges draw on it and the run releases the rest
+	// when it ends. nil when nothing is reserved.
+	reservation *protocol.RunReservation
 	// waves counts Parallel calls per group name, for unique reservation keys.
 	waves map[string]int
 }
@@ -48,7 +57,7 @@ func readOptions(wctx workflow.Context) (protocol.RunOptions, error) {
 // newBudgetPart resolves the run's cap (start option, then the flow's, then the worker's,
 // never above a parent's remainder) and its policy.
 func newBudgetPart(rt *runner, cfg runConfig, opts protocol.RunOptions) *budgetPart {
-	b := &budgetPart{rt: rt, waves: map[string]int{}, quotasOn: cfg.quotas.Any()}
+	b := &budgetPart{rt: rt, waves: map[string]int{}, quotasOn: cfg.quotas.Any(), reservation: opts.Reservation}
 	var start, flowCap *decimal.Decimal
 	if d, err := budget.ParseUSD(opts.MaxCostUSD); err == nil && opts.MaxCostUSD != "" {
 		start = &d
@@ -179,10 +188,34 @@ func (c *Context) pauseForBudget(cause error) bool {
 	return err == nil && raised
 }
 
-// chargeQuota adds a step's cost to the monthly ledgers (overall and the workflow's). The
-// charge is keyed by run and step, so a retried activity or a replay counts it once.
+// Workflow versions of the monthly ledgers' behaviour (workflow.GetVersion), so runs that
+// started before a change replay as they ran.
+const (
+	// spendAlwaysVersion: every run's costs are charged to the month's ledgers, with or
+	// without quotas (before it, only under quotas). Read at the run's first positive cost.
+	spendAlwaysVersion = "gateflow.spend-always"
+	// quotaReserveVersion: a run not started by a Client reserves its cap against the
+	// monthly quotas at its start (before it, it only checked that they were not used up).
+	quotaReserveVersion = "gateflow.quota-reserve"
+)
+
+// recordsSpend says whether the run charges its costs to the monthly ledgers: always for
+// runs at spendAlwaysVersion, and under quotas for older ones. The version is read once,
+// at the first positive cost, so a run that never spends records no marker.
+func (b *budgetPart) recordsSpend(wctx workflow.Context) bool {
+	if !b.spendKnown {
+		b.spendAlways = workflow.GetVersion(wctx, spendAlwaysVersion, workflow.DefaultVersion, 1)
+		b.spendKnown = true
+	}
+	return b.quotasOn || b.spendAlways >= 1
+}
+
+// chargeQuota adds a step's cost to the monthly ledgers (overall and the workflow's),
+// whether or not a quota is configured, so the month's spend is always known (flowctl
+// budget). The charge is keyed by run and step, so a retried activity or a replay counts it
+// once, and draws on the run's reservation when it has one.
 func (c *Context) chargeQuota(stepKey string, cost decimal.Decimal) {
-	if !cost.IsPositive() || !c.run.budget.quotasOn {
+	if !cost.IsPositive() || !c.run.budget.recordsSpend(c.wctx) {
 		return
 	}
 	// Money spent is charged even when the step's context was cancelled (fail-fast).
@@ -197,13 +230,41 @@ func (c *Context) chargeQuota(stepKey string, cost decimal.Decimal) {
 		Key: budget.ChargeKey(workflow.GetInfo(c.wctx).WorkflowExecution.RunID, stepKey), Amount: cost, Workflow: c.run.info.Name,
 		Month: budget.MonthOf(workflow.Now(c.wctx)),
 	}
+	if r := c.run.budget.reservation; r != nil {
+		ch.Reservation = r.Key
+	}
 	if err := workflow.ExecuteActivity(actx, protocol.QuotaChargeActivity, ch).Get(dctx, nil); err != nil {
 		c.Logger().Error("charge the monthly ledgers", "key", ch.Key, "error", err)
 	}
 }
 
-// checkQuota refuses, before any step, a run not started by a Client (which checks
-// quotas itself) when a monthly quota of the worker is exhausted.
+// releaseQuota gives back, when the run ends (completed, failed, cancelled), what is left
+// of its reservation in the monthly ledgers. It runs on a disconnected context, so a
+// cancelled run releases too; a release that fails is logged, and the ledger drops the
+// reservation at its deadline.
+func (b *budgetPart) releaseQuota(wctx workflow.Context) {
+	r := b.reservation
+	if r == nil || !r.Amount.IsPositive() {
+		return
+	}
+	dctx, _ := workflow.NewDisconnectedContext(wctx)
+	actx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		Summary:             "release the monthly quota reservation of " + budget.FormatUSD(r.Amount),
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
+	})
+	rel := protocol.QuotaRelease{Key: r.Key, Workflow: b.rt.info.Name, Month: r.Month}
+	if err := workflow.ExecuteActivity(actx, protocol.QuotaReleaseActivity, rel).Get(dctx, nil); err != nil {
+		workflow.GetLogger(wctx).Error("release the monthly quota reservation (the ledger drops it at its deadline)", "key", r.Key, "error", err)
+	}
+}
+
+// checkQuota admits, before any step, a run not started by a Client (a schedule, another
+// tool; a Client reserves itself) under the worker's monthly quotas: it reserves the run's
+// cap as Client.Start does (an activity sending the same Update), keyed by the run, with
+// the run's execution timeout as the deadline when it has one (else
+// budget.DefaultReservationTTL). A refusal ends the run budget_exceeded before any step.
+// Runs older than quotaReserveVersion only check that the quotas are not used up.
 func (b *budgetPart) checkQuota(c *Context, cfg runConfig, opts protocol.RunOptions) error {
 	rt := b.rt
 	if opts.QuotaChecked || rt.children.parent != nil || rt.plan {
@@ -218,8 +279,28 @@ func (b *budgetPart) checkQuota(c *Context, cfg runConfig, opts protocol.RunOpti
 		StartToCloseTimeout: 30 * time.Second, Summary: "monthly quota check",
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
-	if err := workflow.ExecuteActivity(actx, protocol.QuotaCheckActivity, rt.info.Name).Get(c.wctx, nil); err != nil {
+	if workflow.GetVersion(c.wctx, quotaReserveVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		if err := workflow.ExecuteActivity(actx, protocol.QuotaCheckActivity, rt.info.Name).Get(c.wctx, nil); err != nil {
+			return fmt.Errorf("refused before any step: %w", err)
+		}
+		return nil
+	}
+	info := workflow.GetInfo(c.wctx)
+	req := protocol.QuotaReserve{
+		Key:      info.WorkflowExecution.ID + "#" + info.WorkflowExecution.RunID,
+		Workflow: rt.info.Name,
+		Month:    budget.MonthOf(workflow.Now(c.wctx)),
+		TTL:      info.WorkflowExecutionTimeout,
+	}
+	if b.ledger.Cap.Set {
+		req.Amount = b.ledger.Cap.Amount
+	}
+	var reserved bool
+	if err := workflow.ExecuteActivity(actx, protocol.QuotaReserveActivity, req).Get(c.wctx, &reserved); err != nil {
 		return fmt.Errorf("refused before any step: %w", err)
+	}
+	if reserved {
+		b.reservation = &protocol.RunReservation{Key: req.Key, Month: req.Month, Amount: req.Amount}
 	}
 	return nil
 }

@@ -278,6 +278,7 @@ func (rt *runner) end(c *Context, err error) error {
 		c.Logger().Warn("keep final state in memo", "error", merr)
 	}
 	rt.permits.release(c)
+	rt.budget.releaseQuota(wctx)
 	rt.children.reportToParent(wctx, rt.state)
 	rt.events.await(wctx)
 	if !rt.plan {

@@ -77,7 +77,7 @@ func SchedulePaused() ScheduleOption {
 // Schedule runs the flow on a schedule: spec is a cron expression ("*/15 * * * *") or
 // "@every 10m". An invalid expression is refused at Define (see Flow.Err). The worker that
 // serves the flow creates or updates one Temporal Schedule per declared schedule when it
-// starts; scheduled runs check the monthly quotas before any step.
+// starts; scheduled runs reserve their cap against the monthly quotas before any step.
 func Schedule(spec string, opts ...ScheduleOption) Option {
 	return func(i *WorkflowInfo) error {
 		if _, err := cron.ParseStandard(spec); err != nil {

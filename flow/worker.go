@@ -61,7 +61,8 @@ type WorkerOptions struct {
 	Tags []string
 	// MaxCostUSD is the default money cap of runs whose start options and flow set none.
 	MaxCostUSD *decimal.Decimal
-	// Quotas are monthly spending limits; new runs are refused once one is exhausted.
+	// Quotas are monthly spending limits: a new run is admitted only when its cap fits what
+	// the month has not spent or reserved (see Client.Start); runs going are never stopped.
 	Quotas budget.Quotas
 	// Directory resolves the "group:" names of approvers and input assignees (see
 	// approval.LoadDirectory for a file-based one). Nil: groups have no members.
@@ -238,6 +239,10 @@ func (w *Worker) publish(ctx context.Context) error {
 		if w.opts.Quotas.MonthlyUSD != nil {
 			entries[i].OverallQuotaUSD = w.opts.Quotas.MonthlyUSD.String()
 		}
+		if w.opts.MaxCostUSD != nil {
+			entries[i].WorkerMaxCostUSD = w.opts.MaxCostUSD.String()
+		}
+		entries[i].QuotaReservations = true
 	}
 	raw := make([]json.RawMessage, len(entries))
 	for i, e := range entries {

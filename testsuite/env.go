@@ -66,7 +66,8 @@ func NewEnv(t testing.TB, opts ...flow.WorkerOptions) *Env {
 	}
 	// No server here: keyed signals go straight to the run (Signal), and the mailbox and
 	// monthly-ledger activities, which talk to the server, do nothing.
-	for _, name := range []string{protocol.MailboxSubscribeActivity, protocol.MailboxUnsubscribeActivity, protocol.MailboxPostActivity, protocol.QuotaChargeActivity, protocol.QuotaCheckActivity} {
+	for _, name := range []string{protocol.MailboxSubscribeActivity, protocol.MailboxUnsubscribeActivity, protocol.MailboxPostActivity, protocol.QuotaChargeActivity, protocol.QuotaCheckActivity,
+		protocol.QuotaReserveActivity, protocol.QuotaReleaseActivity} {
 		e.byName[name] = mockResult{}
 	}
 	var s temporalsuite.WorkflowTestSuite

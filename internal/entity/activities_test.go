@@ -368,7 +368,8 @@ func TestRegister(t *testing.T) {
 	RegisterActivities(&r, "unit", nil)
 	assert.ElementsMatch(t, []string{protocol.CatalogWorkflowType, protocol.MailboxWorkflowType, protocol.LedgerWorkflowType,
 		protocol.ControlWorkflowType, protocol.SemaphoreWorkflowType, protocol.FanoutWorkflowType}, r.workflows)
-	assert.ElementsMatch(t, []string{protocol.QuotaChargeActivity, protocol.QuotaCheckActivity, protocol.MailboxSubscribeActivity,
+	assert.ElementsMatch(t, []string{protocol.QuotaChargeActivity, protocol.QuotaCheckActivity, protocol.QuotaReserveActivity, protocol.QuotaReleaseActivity,
+		protocol.MailboxSubscribeActivity,
 		protocol.MailboxUnsubscribeActivity, protocol.MailboxPostActivity, protocol.ControlHoldActivity, protocol.SemaphoreSignalActivity, protocol.SemaphoreCheckActivity},
 		r.activities)
 	for _, name := range r.workflows {

@@ -1,14 +1,11 @@
 package entity
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -23,106 +20,177 @@ type LedgerState struct {
 	Quota *budget.Quota `json:"quota,omitempty"`
 }
 
-// QuotaSummary is what a monthly ledger shows in its Memo (protocol.MemoQuota).
+// QuotaSummary is what a monthly ledger shows in its Memo (protocol.MemoQuota): the
+// month's spend and what admitted runs still hold in reservations.
 type QuotaSummary struct {
 	Scope   budget.Scope    `json:"scope"`
 	Month   string          `json:"month"`
 	Spent   decimal.Decimal `json:"spent"`
 	Charges int             `json:"charges"`
+	// Reserved is what Reservations runs hold (see budget.Quota.Reserve).
+	Reserved     decimal.Decimal `json:"reserved,omitzero"`
+	Reservations int             `json:"reservations,omitempty"`
 }
 
+// ledgerMaxCharges is how many messages (charges, releases, reservations) a ledger run
+// takes before it continues as new.
 const ledgerMaxCharges = 1000
 
-// ledgerWorkflow keeps one scope's spend in one month, idempotent by charge key.
+// ledger is one run of the ledger workflow: the quota and what the message handlers share.
+type ledger struct {
+	q *budget.Quota
+	// msgs counts the messages this run took, for continue-as-new.
+	msgs int
+	// wake tells the main loop that a reservation was made (its timer may have to move).
+	wake workflow.Channel
+}
+
+// ledgerWorkflow keeps one scope's spend in one month, idempotent by charge key, and the
+// reservations of admitted runs: the Update LedgerReserve admits a run atomically (spent +
+// reserved + its cap must fit the quota), charges draw on the run's reservation, the
+// signal LedgerRelease drops it, and a timer drops reservations past their deadline. The
+// state (spend, charge keys, reservations) is carried across continue-as-new.
 func ledgerWorkflow(ctx workflow.Context, in LedgerState) error {
 	q := in.Quota
 	if q == nil {
 		q = budget.NewQuota(in.Scope, in.Month)
 	}
-	ch := workflow.GetSignalChannel(ctx, protocol.LedgerCharge)
-	for n := 0; ; n++ {
-		if n >= ledgerMaxCharges || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-			if ch.Len() == 0 {
+	l := &ledger{q: q, wake: workflow.NewBufferedChannel(ctx, 1)}
+	if err := l.register(ctx); err != nil {
+		return err
+	}
+	charges := workflow.GetSignalChannel(ctx, protocol.LedgerCharge)
+	releases := workflow.GetSignalChannel(ctx, protocol.LedgerRelease)
+	var (
+		timer       workflow.Future
+		timerAt     time.Time
+		cancelTimer workflow.CancelFunc
+	)
+	for {
+		if l.msgs >= ledgerMaxCharges || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			if charges.Len() == 0 && releases.Len() == 0 {
+				if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+					return err
+				}
 				return workflow.NewContinueAsNewError(ctx, protocol.LedgerWorkflowType, LedgerState{Scope: in.Scope, Month: in.Month, Quota: q})
 			}
 		}
-		var c protocol.QuotaCharge
-		ch.Receive(ctx, &c)
-		if q.Charge(c.Key, c.Amount) {
-			if err := workflow.UpsertMemo(ctx, map[string]any{protocol.MemoQuota: QuotaSummary{
-				Scope: q.Scope, Month: q.Month, Spent: q.Spent, Charges: len(q.Charges),
-			}}); err != nil {
+		if dropped := q.Expire(workflow.Now(ctx)); len(dropped) > 0 {
+			workflow.GetLogger(ctx).Info("monthly quota reservations expired", "keys", dropped)
+			if err := l.publish(ctx); err != nil {
 				return err
 			}
 		}
-	}
-}
-
-// quotaActivities talk to the monthly ledgers.
-type quotaActivities struct {
-	queue string
-	limit QuotaLimit
-}
-
-// charge adds a cost to the overall ledger and the workflow's, starting them if needed.
-func (q quotaActivities) charge(ctx context.Context, ch protocol.QuotaCharge) error {
-	tc := activity.GetClient(ctx)
-	for _, scope := range []budget.Scope{budget.AllScope, budget.WorkflowScope(ch.Workflow)} {
-		id := protocol.LedgerID(q.queue, scope, ch.Month)
-		if _, err := tc.SignalWithStartWorkflow(ctx, id, protocol.LedgerCharge, ch, client.StartWorkflowOptions{
-			ID: id, TaskQueue: q.queue, StaticSummary: "gateflow monthly spend of " + scope.Describe() + " in " + ch.Month,
-		}, protocol.LedgerWorkflowType, LedgerState{Scope: scope, Month: ch.Month}); err != nil {
-			return fmt.Errorf("charge %s: %w", id, err)
+		if next, ok := q.NextExpiry(); ok && (timer == nil || next.Before(timerAt)) {
+			if cancelTimer != nil {
+				cancelTimer()
+			}
+			var tctx workflow.Context
+			tctx, cancelTimer = workflow.WithCancel(ctx)
+			timer, timerAt = workflow.NewTimerWithOptions(tctx, next.Sub(workflow.Now(ctx)), workflow.TimerOptions{
+				Summary: "drop reservations past their deadline",
+			}), next
 		}
-	}
-	return nil
-}
-
-// check refuses a run of workflow whose monthly quota (or the overall one) is exhausted.
-func (q quotaActivities) check(ctx context.Context, workflowName string) error {
-	err := CheckQuotas(ctx, activity.GetClient(ctx), q.queue, q.limit, workflowName, time.Now())
-	var qe *budget.QuotaError
-	if errors.As(err, &qe) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), protocol.ErrorQuotaExhausted, err)
-	}
-	return err
-}
-
-// CheckQuotas reads the month's ledgers of queue and returns a *budget.QuotaError when the
-// overall quota or workflow's is exhausted.
-func CheckQuotas(ctx context.Context, tc client.Client, queue string, limit QuotaLimit, workflowName string, now time.Time) error {
-	if limit == nil {
-		return nil
-	}
-	month := budget.MonthOf(now)
-	for _, scope := range []budget.Scope{budget.AllScope, budget.WorkflowScope(workflowName)} {
-		max, ok := limit(scope)
-		if !ok {
-			continue
+		var err error
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(charges, func(ch workflow.ReceiveChannel, _ bool) {
+			var c protocol.QuotaCharge
+			ch.Receive(ctx, &c)
+			l.msgs++
+			if q.ChargeReserved(c.Key, c.Reservation, c.Amount) {
+				err = l.publish(ctx)
+			}
+		})
+		sel.AddReceive(releases, func(ch workflow.ReceiveChannel, _ bool) {
+			var r protocol.QuotaRelease
+			ch.Receive(ctx, &r)
+			l.msgs++
+			if _, ok := q.Release(r.Key); ok {
+				err = l.publish(ctx)
+			}
+		})
+		sel.AddReceive(l.wake, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil) })
+		if timer != nil {
+			sel.AddFuture(timer, func(f workflow.Future) {
+				if terr := f.Get(ctx, nil); terr != nil && !temporal.IsCanceledError(terr) {
+					err = terr
+				}
+				timer, cancelTimer = nil, nil
+			})
 		}
-		spent, err := ReadQuota(ctx, tc, queue, scope, month)
+		sel.Select(ctx)
 		if err != nil {
 			return err
 		}
-		if spent.GreaterThanOrEqual(max) {
-			return &budget.QuotaError{Scope: scope, Month: month, Limit: max, Spent: spent}
-		}
+	}
+}
+
+// register sets up the ledger's Update LedgerReserve and Query LedgerQuery.
+func (l *ledger) register(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandlerWithOptions(ctx, protocol.LedgerQuery, func() (budget.Quota, error) {
+		return *l.q, nil
+	}, workflow.QueryHandlerOptions{Description: "The month's spend, charge keys and reservations"}); err != nil {
+		return fmt.Errorf("register query %s: %w", protocol.LedgerQuery, err)
+	}
+	err := workflow.SetUpdateHandlerWithOptions(ctx, protocol.LedgerReserve,
+		func(ctx workflow.Context, r protocol.QuotaReserve) (QuotaSummary, error) {
+			ttl := r.TTL
+			if ttl <= 0 {
+				ttl = budget.DefaultReservationTTL
+			}
+			if err := l.q.Reserve(r.Key, r.Amount, r.Limit, workflow.Now(ctx).Add(ttl)); err != nil {
+				return QuotaSummary{}, quotaRefusal(err)
+			}
+			l.msgs++
+			if err := l.publish(ctx); err != nil {
+				return QuotaSummary{}, err
+			}
+			l.wake.SendAsync(true)
+			return l.summary(), nil
+		},
+		workflow.UpdateHandlerOptions{
+			// The validator refuses without a trace in history; the handler checks again,
+			// in the same workflow task, so two admissions never both take the last room.
+			Validator: func(ctx workflow.Context, r protocol.QuotaReserve) error {
+				if r.Key == "" || r.Amount.IsNegative() {
+					return fmt.Errorf("a reservation needs a key and an amount not below zero, got %q and %s", r.Key, r.Amount)
+				}
+				if _, ok := l.q.Reservations[r.Key]; ok {
+					return nil
+				}
+				return quotaRefusal(l.q.Admit(r.Limit, r.Amount))
+			},
+			Description: "Admit a run under the monthly quota and reserve its possible cost. Payload: " +
+				`{"key": "run#id", "amount": "0.50", "limit": "10.00", "ttl": 86400000000000}; refused when spent + reserved + amount > limit.`,
+		})
+	if err != nil {
+		return fmt.Errorf("register update %s: %w", protocol.LedgerReserve, err)
 	}
 	return nil
 }
 
-// ReadQuota is a scope's spend in a month on queue (zero when nothing was charged).
-func ReadQuota(ctx context.Context, tc client.Client, queue string, scope budget.Scope, month string) (decimal.Decimal, error) {
-	resp, err := tc.DescribeWorkflowExecution(ctx, protocol.LedgerID(queue, scope, month), "")
-	if err != nil {
-		if protocol.IsNotFound(err) {
-			return decimal.Zero, nil
-		}
-		return decimal.Zero, fmt.Errorf("read the monthly ledger of %s: %w", scope.Describe(), err)
+// summary is the ledger's QuotaSummary.
+func (l *ledger) summary() QuotaSummary {
+	return QuotaSummary{Scope: l.q.Scope, Month: l.q.Month, Spent: l.q.Spent, Charges: len(l.q.Charges),
+		Reserved: l.q.Reserved, Reservations: len(l.q.Reservations)}
+}
+
+// publish keeps the summary in the Memo, where clients read it.
+func (l *ledger) publish(ctx workflow.Context) error {
+	if err := workflow.UpsertMemo(ctx, map[string]any{protocol.MemoQuota: l.summary()}); err != nil {
+		return fmt.Errorf("keep the monthly ledger's summary in memo: %w", err)
 	}
-	var s QuotaSummary
-	if ok, err := protocol.DecodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), protocol.MemoQuota, &s); err != nil || !ok {
-		return decimal.Zero, err
+	return nil
+}
+
+// quotaRefusal turns a *budget.QuotaError into a non-retryable application error of type
+// protocol.ErrorQuotaExhausted carrying it as details, so a client can read it back
+// (AsQuotaError); nil stays nil and other errors pass through.
+func quotaRefusal(err error) error {
+	var qe *budget.QuotaError
+	if errors.As(err, &qe) {
+		return temporal.NewApplicationErrorWithOptions(qe.Error(), protocol.ErrorQuotaExhausted,
+			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{*qe}})
 	}
-	return s.Spent, nil
+	return err
 }

@@ -56,12 +56,14 @@ func RegisterWorkflows(r WorkflowRegistry) {
 type QuotaLimit func(budget.Scope) (decimal.Decimal, bool)
 
 // RegisterActivities registers the activities runs use to reach the entities of queue:
-// ledger charges and quota checks (against limit), mailbox subscriptions and posts, holds while
+// ledger charges, quota checks, reservations and releases (against limit), mailbox subscriptions and posts, holds while
 // paused, and semaphore messages and holder checks.
 func RegisterActivities(r ActivityRegistry, queue string, limit QuotaLimit) {
 	qa := quotaActivities{queue: queue, limit: limit}
 	r.RegisterActivityWithOptions(qa.charge, activity.RegisterOptions{Name: protocol.QuotaChargeActivity})
 	r.RegisterActivityWithOptions(qa.check, activity.RegisterOptions{Name: protocol.QuotaCheckActivity})
+	r.RegisterActivityWithOptions(qa.reserve, activity.RegisterOptions{Name: protocol.QuotaReserveActivity})
+	r.RegisterActivityWithOptions(qa.release, activity.RegisterOptions{Name: protocol.QuotaReleaseActivity})
 	mb := mailboxActivities{queue: queue}
 	r.RegisterActivityWithOptions(mb.subscribe, activity.RegisterOptions{Name: protocol.MailboxSubscribeActivity})
 	r.RegisterActivityWithOptions(mb.unsubscribe, activity.RegisterOptions{Name: protocol.MailboxUnsubscribeActivity})

@@ -13,7 +13,7 @@ func (a *app) budgetCommand() *cobra.Command {
 	var month string
 	cmd := &cobra.Command{
 		Use:   "budget",
-		Short: "Show the month's spend per workflow and overall against the quotas",
+		Short: "Show the month's spend per workflow and overall, with or without quotas",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.client(cmd.Context())
@@ -27,19 +27,18 @@ func (a *app) budgetCommand() *cobra.Command {
 			if a.output == "json" {
 				return printJSON(a.stdout, lines)
 			}
-			t := newTable(a.stdout, "SCOPE", "MONTH", "SPENT", "QUOTA", "LEFT", "NEW RUNS")
+			t := newTable(a.stdout, "SCOPE", "MONTH", "SPENT", "RESERVED", "QUOTA", "LEFT", "NEW RUNS")
 			for _, l := range lines {
-				quota, left, state := "none", "-", "allowed"
+				quota, left, state := "no quota", "-", "allowed"
 				if l.QuotaUSD != nil {
 					quota = budget.FormatUSD(*l.QuotaUSD)
-					left = "$0.00"
+					rest, _ := l.LeftUSD()
+					left = budget.FormatUSD(rest)
 					if l.Exhausted {
 						state = "refused"
-					} else {
-						left = budget.FormatUSD(l.QuotaUSD.Sub(l.SpentUSD))
 					}
 				}
-				t.row(l.Scope.Describe(), l.Month, budget.FormatUSD(l.SpentUSD), quota, left, state)
+				t.row(l.Scope.Describe(), l.Month, budget.FormatUSD(l.SpentUSD), budget.FormatUSD(l.ReservedUSD), quota, left, state)
 			}
 			return t.flush()
 		},

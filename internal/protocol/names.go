@@ -108,10 +108,21 @@ const (
 	MemoQuota = "gateflow.quota"
 	// LedgerCharge is the ledger's signal (QuotaCharge).
 	LedgerCharge = "charge"
+	// LedgerRelease is the ledger's signal that drops a run's reservation (QuotaRelease).
+	LedgerRelease = "release"
+	// LedgerReserve is the ledger's Update (QuotaReserve) that admits a run and reserves its
+	// possible cost, refusing (type ErrorQuotaExhausted) when it does not fit the quota.
+	LedgerReserve = "gateflow.ledger.reserve"
+	// LedgerQuery is the ledger's Query: its budget.Quota (spend, charges, reservations).
+	LedgerQuery = "gateflow.ledger.state"
 	// QuotaChargeActivity charges a step's cost to the monthly ledgers; QuotaCheckActivity
-	// checks the monthly quotas of a run not started by a Client.
-	QuotaChargeActivity = "gateflow.quota.charge"
-	QuotaCheckActivity  = "gateflow.quota.check"
+	// checks the monthly quotas of a run not started by a Client (runs started before
+	// reservations existed); QuotaReserveActivity reserves such a run's cap;
+	// QuotaReleaseActivity releases what is left of a run's reservation when it ends.
+	QuotaChargeActivity  = "gateflow.quota.charge"
+	QuotaCheckActivity   = "gateflow.quota.check"
+	QuotaReserveActivity = "gateflow.quota.reserve"
+	QuotaReleaseActivity = "gateflow.quota.release"
 )
 
 // Application error types a run (or an activity of gateflow's) fails with. Callers branch

@@ -20,8 +20,9 @@ type RunOptions struct {
 	MaxCostUSD   string        `json:"max_cost_usd,omitempty"`
 	BudgetPolicy budget.Policy `json:"budget_policy,omitempty"`
 	BudgetPause  time.Duration `json:"budget_pause,omitempty"`
-	// QuotaChecked is set by Client.Start, which refuses runs whose quota is exhausted;
-	// runs started otherwise (schedules, other tools) check it themselves before any step.
+	// QuotaChecked is set by Client.Start, which admits runs under the monthly quotas (and
+	// reserves their cap); runs started otherwise (schedules, other tools) reserve it
+	// themselves before any step.
 	QuotaChecked bool `json:"quota_checked,omitempty"`
 	// MaxAttempts overrides the flow's run attempts; Labels are the run's labels.
 	MaxAttempts int               `json:"max_attempts,omitempty"`
@@ -33,6 +34,16 @@ type RunOptions struct {
 	Paused bool `json:"paused,omitempty"`
 	// Concurrency are the run's concurrency groups and their limits.
 	Concurrency map[string]int `json:"concurrency,omitempty"`
+	// Reservation is what Client.Start reserved against the monthly quotas for the run;
+	// the run's charges draw on it and the run releases the rest when it ends.
+	Reservation *RunReservation `json:"reservation,omitempty"`
+}
+
+// RunReservation names a run's reservation in the monthly ledgers of Month.
+type RunReservation struct {
+	Key    string          `json:"key"`
+	Month  string          `json:"month"`
+	Amount decimal.Decimal `json:"amount"`
 }
 
 // CancelReason is the payload of SignalCancel.
@@ -42,11 +53,34 @@ type CancelReason struct {
 }
 
 // QuotaCharge is one cost for the monthly ledgers (LedgerCharge, QuotaChargeActivity).
+// Reservation, when set, names the run's reservation the charge draws on.
 type QuotaCharge struct {
+	Key         string          `json:"key"`
+	Amount      decimal.Decimal `json:"amount"`
+	Workflow    string          `json:"workflow"`
+	Month       string          `json:"month"`
+	Reservation string          `json:"reservation,omitempty"`
+}
+
+// QuotaReserve asks the monthly ledgers of Workflow in Month to admit a run and reserve
+// Amount under Key (LedgerReserve, QuotaReserveActivity). Limit is the quota of the ledger
+// it is sent to (filled per ledger); TTL is how long the ledger keeps the reservation if
+// the run never releases it (0: budget.DefaultReservationTTL).
+type QuotaReserve struct {
 	Key      string          `json:"key"`
-	Amount   decimal.Decimal `json:"amount"`
 	Workflow string          `json:"workflow"`
 	Month    string          `json:"month"`
+	Amount   decimal.Decimal `json:"amount"`
+	Limit    decimal.Decimal `json:"limit"`
+	TTL      time.Duration   `json:"ttl,omitempty"`
+}
+
+// QuotaRelease drops the reservation Key from the monthly ledgers of Workflow in Month
+// (LedgerRelease, QuotaReleaseActivity).
+type QuotaRelease struct {
+	Key      string `json:"key"`
+	Workflow string `json:"workflow"`
+	Month    string `json:"month"`
 }
 
 // MailboxRequest asks the mailbox of (Name, Key) to add or drop a subscriber run.
