@@ -48,7 +48,8 @@ func (c *Context) dispatchPaid(p *pending, ao workflow.ActivityOptions) bool {
 	p.fut, p.raw = fut, true
 	workflow.Go(c.wctx, func(gctx workflow.Context) {
 		var raw json.RawMessage
-		err := c.paidAttempts(gctx, p, ao, &raw)
+		// Blocking calls in this coroutine need its own context.
+		err := c.withWorkflow(gctx).paidAttempts(gctx, p, ao, &raw)
 		set.Set(raw, err)
 	})
 	return true
