@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-	"unicode/utf8"
+
+	"github.com/gateflow/gateflow/internal/proc"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -108,8 +107,8 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 
 	cmd := exec.Command("/bin/sh", "-c", in.Command)
 	cmd.Dir = in.Dir
-	cmd.Env = mergeEnv(os.Environ(), in.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = proc.MergeEnv(os.Environ(), in.Env)
+	proc.OwnGroup(cmd)
 	stdout := &capped{limit: MaxOutputBytes}
 	stderr := &capped{limit: MaxOutputBytes, keepTail: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -170,7 +169,7 @@ func waitHeartbeating(ctx context.Context, cmd *exec.Cmd) error {
 		case err := <-done:
 			return err
 		case <-ctx.Done():
-			killGroup(cmd)
+			proc.KillGroup(cmd)
 			return <-done
 		case <-tick.C:
 			if isActivity {
@@ -180,54 +179,10 @@ func waitHeartbeating(ctx context.Context, cmd *exec.Cmd) error {
 	}
 }
 
-// killGroup sends SIGKILL to the command's process group (the shell and its children).
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-}
-
-func mergeEnv(base []string, extra map[string]string) []string {
-	if len(extra) == 0 {
-		return base
-	}
-	out := make([]string, 0, len(base)+len(extra))
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, override := extra[k]; !override {
-			out = append(out, kv)
-		}
-	}
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		out = append(out, k+"="+extra[k])
-	}
-	return out
-}
-
 // Tail returns about the last n bytes of s (an ellipsis marks a cut), trimmed of surrounding
 // white space, starting on a line boundary when one is near. The result is valid UTF-8
 // (invalid bytes become U+FFFD), so it can travel in a Temporal failure message.
-func Tail(s string, n int) string {
-	s = strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	start := len(s) - n
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	s = s[start:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 && i < n/4 {
-		s = s[i+1:]
-	}
-	return "…" + s
-}
+func Tail(s string, n int) string { return proc.Tail(s, n) }
 
 // capped is a goroutine-safe buffer that keeps at most limit bytes: the first ones, or
 // with keepTail the last ones.

@@ -121,25 +121,6 @@ func TestCapped(t *testing.T) {
 	}
 }
 
-func TestMergeEnv(t *testing.T) {
-	base := []string{"PATH=/bin", "HOME=/root", "EMPTY=", "WEIRD"}
-	tests := []struct {
-		name  string
-		extra map[string]string
-		want  []string
-	}{
-		{"nothing extra returns base", nil, base},
-		{"adds sorted", map[string]string{"B": "2", "A": "1"}, []string{"PATH=/bin", "HOME=/root", "EMPTY=", "WEIRD", "A=1", "B=2"}},
-		{"overrides replace base entries", map[string]string{"HOME": "/home/x", "EMPTY": "now"}, []string{"PATH=/bin", "WEIRD", "EMPTY=now", "HOME=/home/x"}},
-		{"empty value kept", map[string]string{"PATH": ""}, []string{"HOME=/root", "EMPTY=", "WEIRD", "PATH="}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, mergeEnv(base, tt.extra))
-		})
-	}
-}
-
 func TestRunShellSucceeds(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/gateflow/gateflow/internal/proc"
 )
 
 // CommandType is the type of the built-in command resolver.
@@ -87,8 +87,8 @@ func (Command) Poll(ctx context.Context, p Params) (Poll, error) {
 
 	cmd := exec.Command("/bin/sh", "-c", in.Command)
 	cmd.Dir = in.Dir
-	cmd.Env = mergeEnv(os.Environ(), env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = proc.MergeEnv(os.Environ(), env)
+	proc.OwnGroup(cmd)
 	stdout, stderr := &tailBuffer{limit: maxCommandOutput}, &tailBuffer{limit: maxCommandOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A background child that keeps the output pipes open must not hold the poll forever.
@@ -102,7 +102,7 @@ func (Command) Poll(ctx context.Context, p Params) (Poll, error) {
 	select {
 	case werr = <-done:
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		proc.KillGroup(cmd)
 		<-done
 		return Poll{}, fmt.Errorf("gate command %q: %w", in.Command, ctx.Err())
 	}
@@ -128,26 +128,6 @@ func (Command) Poll(ctx context.Context, p Params) (Poll, error) {
 		reason = fmt.Sprintf("exit code %d: %s", code, reason)
 	}
 	return Rejected(reason), nil
-}
-
-// mergeEnv is base with extra added or overriding, extra's keys in order.
-func mergeEnv(base []string, extra map[string]string) []string {
-	out := make([]string, 0, len(base)+len(extra))
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, override := extra[k]; !override {
-			out = append(out, kv)
-		}
-	}
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		out = append(out, k+"="+extra[k])
-	}
-	return out
 }
 
 // tailBuffer is a goroutine-safe buffer keeping the last limit bytes written.

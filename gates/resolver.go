@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gateflow/gateflow/internal/proc"
 )
 
 // Resolver decides a polled gate, one poll at a time. Register resolvers on the worker
@@ -150,17 +152,7 @@ func clip(s string, n int) string {
 
 // tail keeps about the last n bytes of s (an ellipsis marks a cut), trimmed and valid
 // UTF-8.
-func tail(s string, n int) string {
-	s = strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	start := len(s) - n
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	return "…" + s[start:]
-}
+func tail(s string, n int) string { return proc.Tail(s, n) }
 
 // Builtins are the resolvers every worker registers: HTTP ("http") and Command
 // ("command"), with their defaults.
