@@ -61,10 +61,16 @@ func (f *llmFakes) received() []fakeRequest {
 }
 
 func (f *llmFakes) providers() map[string]llm.Provider {
-	rules := append(examples.ScriptedRules(), llm.ScriptRule{Match: "count tokens", Text: "ok", InputTokens: 500, OutputTokens: 100})
-	rules = append(rules, testflows.BudgetRules()...)
-	rules = append(rules, testflows.QualityRules()...)
-	f.scripted = llm.NewScripted(rules...)
+	// One scripted provider for every worker of the tests, so shared.llm.scripted.Calls()
+	// counts the calls of the shared worker whichever tests started workers of their own.
+	f.mu.Lock()
+	if f.scripted == nil {
+		rules := append(examples.ScriptedRules(), llm.ScriptRule{Match: "count tokens", Text: "ok", InputTokens: 500, OutputTokens: 100})
+		rules = append(rules, testflows.BudgetRules()...)
+		rules = append(rules, testflows.QualityRules()...)
+		f.scripted = llm.NewScripted(rules...)
+	}
+	f.mu.Unlock()
 	return map[string]llm.Provider{
 		llm.ProviderOpenAI:    llm.NewOpenAI(llm.OpenAIConfig{BaseURL: f.openai.URL + "/v1", APIKey: "sk-test-openai"}),
 		llm.ProviderAnthropic: llm.NewAnthropic(llm.AnthropicConfig{BaseURL: f.anthropic.URL, APIKey: "sk-test-anthropic"}),

@@ -139,7 +139,7 @@ func TestPaidAgentChargesEveryAttemptAndStopsAtTheCap(t *testing.T) {
 	assert.Equal(t, want.String(), d.State.Budget.Spent.String(), "the run's ledger")
 	// In the history: one activity per attempt, and a timer between attempts.
 	events := historyEvents(t, run.ID)
-	assert.Equal(t, 3, countEvents(events, "ActivityTaskScheduled"), "one activity attempt each")
+	assert.Equal(t, 3, countEvents(events, "ActivityTaskScheduled:gateflow.agent"), "one activity attempt each")
 	assert.GreaterOrEqual(t, countEvents(events, "TimerStarted"), 2, "a durable backoff between attempts")
 	out := flowctlRunOn(t, "paid", "show", run.ID)
 	require.Equal(t, 0, out.code, out.stderr)
@@ -224,7 +224,8 @@ func TestPaidWaveThatDoesNotFitIsRecordedAsRefused(t *testing.T) {
 	assert.Contains(t, out.stdout, "$0.0030 > $0.001 limit", out.stdout)
 }
 
-// historyEvents is a run's history as event type names ("ActivityTaskScheduled", ...).
+// historyEvents is a run's history as event type names ("TimerStarted", ...), scheduled
+// activities with their type ("ActivityTaskScheduled:gateflow.agent").
 func historyEvents(t *testing.T, run string) []string {
 	t.Helper()
 	it := shared.tc.GetWorkflowHistory(ctxT(t, 30*time.Second), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -232,12 +233,16 @@ func historyEvents(t *testing.T, run string) []string {
 	for it.HasNext() {
 		e, err := it.Next()
 		require.NoError(t, err)
-		out = append(out, e.GetEventType().String())
+		name := e.GetEventType().String()
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			name += ":" + a.GetActivityType().GetName()
+		}
+		out = append(out, name)
 	}
 	return out
 }
 
-// countEvents counts the events of one type ("ActivityTaskScheduled").
+// countEvents counts the events of one type ("TimerStarted", "ActivityTaskScheduled:gateflow.agent").
 func countEvents(events []string, kind string) int {
 	n := 0
 	for _, e := range events {
