@@ -263,6 +263,9 @@ type WorkflowInfo struct {
 	QuotaReservations bool `json:"quota_reservations,omitempty"`
 	// Schedules are the flow's schedules (see Schedule).
 	Schedules []ScheduleInfo `json:"schedules,omitempty"`
+	// GateTypes are the polled gate types the flow uses (UsesGates): a worker without a
+	// resolver for one of them refuses to start.
+	GateTypes []string `json:"gate_types,omitempty"`
 	// Priority, Labels and WorkerTags are the flow's start defaults (see StartDefaults):
 	// 0, none and none without them.
 	Priority   int               `json:"priority,omitempty"`

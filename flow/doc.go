@@ -130,7 +130,8 @@ awaiting_gate and the wait "gate:NAME/TYPE". A rejection is a *gates.RejectedErr
 the run as rejected when returned), a deadline does what OnTimeout says (fail, approve,
 reject, continue), and with AllowManual `flowctl approve` or `flowctl reject --reason`
 decides the gate early, recording who did. A type the worker has no resolver for fails the
-step at once.
+step at once, naming the types it has; declare a flow's types with UsesGates and a worker
+without one of them refuses to start.
 
 # Quality gates and decisions
 

@@ -1,7 +1,10 @@
 package flow
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gateflow/gateflow/gates"
@@ -120,4 +123,22 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// UsesGates declares the polled gate types the flow's handler passes to ctx.Gate, so that
+// a worker that serves the flow without a resolver for one of them refuses to start
+// (Worker.Validate names the flow, the type and the types it has) instead of the gate
+// failing when a run reaches it. A blank type is an error of the definition.
+func UsesGates(types ...string) Option {
+	return func(i *WorkflowInfo) error {
+		for _, t := range types {
+			if strings.TrimSpace(t) == "" {
+				return errors.New("uses gates: a gate type is blank")
+			}
+			if !slices.Contains(i.GateTypes, t) {
+				i.GateTypes = append(i.GateTypes, t)
+			}
+		}
+		return nil
+	}
 }

@@ -420,3 +420,20 @@ func TestWorkerRefusesBadGateResolvers(t *testing.T) {
 	assert.Error(t, w.Start(), "Start validates first")
 	assert.NoError(t, NewWorker(nil, WorkerOptions{GateResolvers: []GateResolver{&scriptedResolver{typ: "ci"}}}).Validate())
 }
+
+func TestWorkerRefusesAFlowWhoseGateTypesItCannotServe(t *testing.T) {
+	f := Define("unit/uses-gates", func(ctx *Context, _ none) (none, error) { return none{}, nil },
+		UsesGates("http", "pr_checks", "http"))
+	require.NoError(t, f.Err())
+	assert.Equal(t, []string{"http", "pr_checks"}, f.Info().GateTypes, "declared once each")
+
+	err := NewWorker(nil, WorkerOptions{}, f).Validate()
+	require.Error(t, err)
+	assert.Equal(t, `flow unit/uses-gates uses gate type "pr_checks", which no gate resolver of this worker serves `+
+		`(registered: command, http; add it to WorkerOptions.GateResolvers)`, err.Error())
+	assert.NoError(t, NewWorker(nil, WorkerOptions{GateResolvers: []GateResolver{&scriptedResolver{typ: "pr_checks"}}}, f).Validate())
+
+	bad := Define("unit/uses-blank-gate", func(ctx *Context, _ none) (none, error) { return none{}, nil }, UsesGates(" "))
+	require.Error(t, bad.Err())
+	assert.Contains(t, bad.Err().Error(), "a gate type is blank")
+}

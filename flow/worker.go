@@ -141,8 +141,10 @@ func (w *Worker) Validate() error {
 		}
 		seen[f.Name()] = true
 	}
-	if _, err := newGateActivities(w.opts.GateResolvers); err != nil {
+	if ga, err := newGateActivities(w.opts.GateResolvers); err != nil {
 		errs = append(errs, err)
+	} else {
+		errs = append(errs, ga.checkFlows(w.flows)...)
 	}
 	return errors.Join(errs...)
 }

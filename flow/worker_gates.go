@@ -37,6 +37,23 @@ func newGateActivities(extra []GateResolver) (gateActivities, error) {
 	return gateActivities{resolvers: m, types: types}, nil
 }
 
+// checkFlows reports each gate type a flow declared (UsesGates) that no resolver serves.
+func (a gateActivities) checkFlows(flows []Definition) []error {
+	var errs []error
+	for _, f := range flows {
+		if f == nil {
+			continue
+		}
+		for _, t := range f.Info().GateTypes {
+			if _, ok := a.resolvers[t]; !ok {
+				errs = append(errs, fmt.Errorf("flow %s uses gate type %q, which no gate resolver of this worker serves (registered: %s; add it to WorkerOptions.GateResolvers)",
+					f.Name(), t, strings.Join(a.types, ", ")))
+			}
+		}
+	}
+	return errs
+}
+
 // gatePollBeat is how often a poll heartbeats while its resolver runs.
 const gatePollBeat = 5 * time.Second
 
