@@ -93,7 +93,8 @@ func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.Act
 	ao.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
 	capacityBudget := stepTimeout(p.call.opts)
 	var waited time.Duration
-	seed := workflow.GetInfo(ctx).WorkflowExecution.RunID + "/" + id
+	// Seeded as the worker seeds Temporal's own retries (worker_jitter.go): run and step.
+	seed := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + id
 	n := 0
 	for attempt := 1; ; attempt++ {
 		p.attempt = attempt
