@@ -156,7 +156,9 @@ func (o orderedCall) Exec(f *interpreter.ExecutionFrame) ref.Val {
 	return order(o.InterpretableCall.Exec(f))
 }
 
-type orderedConstructor struct{ interpreter.InterpretableConstructor }
+type orderedConstructor struct {
+	interpreter.InterpretableConstructor
+}
 
 func (o orderedConstructor) Eval(a interpreter.Activation) ref.Val {
 	return order(o.InterpretableConstructor.Eval(a))
