@@ -39,7 +39,7 @@ ErrCostExceeded.
 
 One caveat: timestamp accessors with a time zone argument, such as
 ts.getHours("Europe/Paris"), load the zone from the worker's tzdata; build workers with
-the same Go version (which embeds tzdata when imported) or use UTC.
+time/tzdata imported (so every worker has the same zone data) or use UTC.
 
 # Compiling and evaluating
 
