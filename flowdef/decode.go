@@ -59,8 +59,34 @@ func (d *decoder) pos(n ast.Node) Pos {
 	if n == nil || n.GetToken() == nil {
 		return Pos{File: d.file}
 	}
+	if vals, ok := mappingValues(n); ok && len(vals) > 0 {
+		if m, flow := n.(*ast.MappingNode); !flow || !m.IsFlowStyle {
+			n = vals[0].Key // a block mapping starts at its first key
+		}
+	}
 	tk := n.GetToken()
 	return Pos{File: d.file, Line: tk.Position.Line, Col: tk.Position.Column}
+}
+
+// recordPaths stores in fields the position of every value nested in n, by dotted path
+// (with.env.A, with.args[0]), so that errors inside free-form values point at them.
+func (d *decoder) recordPaths(prefix string, n ast.Node, fields Fields) {
+	n = d.unwrap(n)
+	switch t := n.(type) {
+	case *ast.SequenceNode:
+		for i, e := range t.Values {
+			p := fmt.Sprintf("%s[%d]", prefix, i)
+			fields[p] = d.pos(d.unwrap(e))
+			d.recordPaths(p, e, fields)
+		}
+	case *ast.MappingNode, *ast.MappingValueNode:
+		vals, _ := mappingValues(t)
+		for _, mv := range vals {
+			p := prefix + "." + keyString(mv.Key)
+			fields[p] = d.pos(d.unwrap(mv.Value))
+			d.recordPaths(p, mv.Value, fields)
+		}
+	}
 }
 
 // unwrap resolves tags, anchors and aliases.
@@ -349,6 +375,9 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, what string) {
 			continue
 		}
 		d.decode(mv.Value, v.Field(i), k)
+		if fk := v.Field(i).Kind(); fk == reflect.Map || fk == reflect.Interface {
+			d.recordPaths(k, mv.Value, fields)
+		}
 	}
 	if f := v.FieldByName("Pos"); f.IsValid() && f.Type() == posType {
 		f.Set(reflect.ValueOf(d.pos(n)))
@@ -357,7 +386,7 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, what string) {
 		f.Set(reflect.ValueOf(fields))
 	}
 	if t == nodeType {
-		d.finishNode(v.Addr().Interface().(*Node), unknown)
+		d.finishNode(v.Addr().Interface().(*Node), vals, unknown)
 		return
 	}
 	for _, mv := range unknown {

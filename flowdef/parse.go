@@ -57,14 +57,20 @@ func ownerOf(key string) []string {
 	return out
 }
 
-func (d *decoder) finishNode(n *Node, unknown []*ast.MappingValueNode) {
+func (d *decoder) finishNode(n *Node, vals []*ast.MappingValueNode, unknown []*ast.MappingValueNode) {
+	keyPos := map[string]Pos{}
+	for _, mv := range vals {
+		keyPos[keyString(mv.Key)] = d.pos(mv.Key)
+	}
 	var kws []string
 	for k := range n.Fields {
 		if _, ok := kindKeys[k]; ok {
 			kws = append(kws, k)
 		}
 	}
-	sort.Slice(kws, func(i, j int) bool { return n.Fields[kws[i]].Line*1e6+n.Fields[kws[i]].Col < n.Fields[kws[j]].Line*1e6+n.Fields[kws[j]].Col })
+	sort.Slice(kws, func(i, j int) bool {
+		return n.Fields[kws[i]].Line*1e6+n.Fields[kws[i]].Col < n.Fields[kws[j]].Line*1e6+n.Fields[kws[j]].Col
+	})
 	switch {
 	case len(kws) == 0 && len(unknown) > 0:
 		k := keyString(unknown[0].Key)
@@ -73,7 +79,7 @@ func (d *decoder) finishNode(n *Node, unknown []*ast.MappingValueNode) {
 	case len(kws) == 0:
 		d.c.add(n.Pos, kindList, "node has no kind")
 	case len(kws) > 1:
-		d.c.add(n.Fields[kws[1]], "split it into two nodes", "node has two kinds: '%s' and '%s'", kws[0], kws[1])
+		d.c.add(keyPos[kws[1]], "split it into two nodes", "node has two kinds: '%s' and '%s'", kws[0], kws[1])
 		n.Kind = kindKeys[kws[0]]
 	default:
 		n.Kind = kindKeys[kws[0]]
@@ -108,7 +114,9 @@ func (d *decoder) finishNode(n *Node, unknown []*ast.MappingValueNode) {
 	for k := range n.Fields {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return n.Fields[keys[i]].Line*1e6+n.Fields[keys[i]].Col < n.Fields[keys[j]].Line*1e6+n.Fields[keys[j]].Col })
+	sort.Slice(keys, func(i, j int) bool {
+		return n.Fields[keys[i]].Line*1e6+n.Fields[keys[i]].Col < n.Fields[keys[j]].Line*1e6+n.Fields[keys[j]].Col
+	})
 	for _, k := range keys {
 		if commonKeys[k] || allowed[k] {
 			continue
@@ -117,12 +125,7 @@ func (d *decoder) finishNode(n *Node, unknown []*ast.MappingValueNode) {
 			continue
 		}
 		if owners := ownerOf(k); len(owners) > 0 {
-			p := n.Fields[k]
-			p.Col -= len(k) + 2 // point at the key, as for unknown fields
-			if p.Col < 1 {
-				p = n.Fields[k]
-			}
-			d.c.add(p, "it belongs to "+strings.Join(owners, ", ")+" nodes", "field '%s' is not valid on %s", k, what)
+			d.c.add(keyPos[k], "it belongs to "+strings.Join(owners, ", ")+" nodes", "field '%s' is not valid on %s", k, what)
 		}
 	}
 }

@@ -256,11 +256,13 @@ func (k *check) template(p Pos, field, s string, vis []string, c ctx) {
 	}
 }
 
-// templates checks every string inside a generic value.
-func (k *check) templates(p Pos, field string, val any, vis []string, c ctx) {
+// templates checks every string inside a generic value written at path of a mapping
+// whose Fields are f (nested positions are recorded by path at parse time); lb labels the
+// node in messages.
+func (k *check) templates(f Fields, def Pos, lb, path string, val any, vis []string, c ctx) {
 	switch t := val.(type) {
 	case string:
-		k.template(p, field, t, vis, c)
+		k.template(f.At(path, def), lb+path, t, vis, c)
 	case map[string]any:
 		keys := make([]string, 0, len(t))
 		for key := range t {
@@ -268,11 +270,11 @@ func (k *check) templates(p Pos, field string, val any, vis []string, c ctx) {
 		}
 		sort.Strings(keys)
 		for _, key := range keys {
-			k.templates(p, field+"."+key, t[key], vis, c)
+			k.templates(f, def, lb, path+"."+key, t[key], vis, c)
 		}
 	case []any:
 		for i, e := range t {
-			k.templates(p, field+"["+strconv.Itoa(i)+"]", e, vis, c)
+			k.templates(f, def, lb, path+"["+strconv.Itoa(i)+"]", e, vis, c)
 		}
 	}
 }

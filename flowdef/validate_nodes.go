@@ -87,7 +87,7 @@ func (k *check) node(n *Node, vis []string, c ctx) []string {
 	case KindStep:
 		k.step(n, vis, c)
 	case KindSet:
-		k.templates(f.At("set", n.Pos), lb+": set", mapAny(n.Set), vis, c)
+		k.templates(f, n.Pos, lb+": ", "set", mapAny(n.Set), vis, c)
 	case KindCheck:
 		k.expr(f.At("check", n.Pos), lb+": check", n.Check, vis, c)
 		k.template(f.At("message", n.Pos), lb+": message", n.Message, vis, c)
@@ -144,7 +144,7 @@ func (k *check) node(n *Node, vis []string, c ctx) []string {
 	case KindForeach:
 		k.foreach(n, vis, c)
 	case KindCall:
-		k.templates(f.At("with", n.Pos), lb+": with", mapAny(n.With), vis, c)
+		k.templates(f, n.Pos, lb+": ", "with", mapAny(n.With), vis, c)
 		k.call(f.At("call", n.Pos), lb, n.Call)
 	case KindGate:
 		k.gate(n, vis, c)
@@ -155,7 +155,7 @@ func (k *check) node(n *Node, vis []string, c ctx) []string {
 	case KindFinish:
 		if fin := n.Finish; fin != nil {
 			k.enum(fin.Fields.At("status", fin.Pos), lb+": status", fin.Status, StatusCompleted, StatusFailed, StatusCancelled)
-			k.templates(fin.Fields.At("output", fin.Pos), lb+": output", fin.Output, vis, c)
+			k.templates(fin.Fields, fin.Pos, lb+": ", "output", fin.Output, vis, c)
 			k.template(fin.Fields.At("message", fin.Pos), lb+": message", fin.Message, vis, c)
 		}
 	}
@@ -193,7 +193,7 @@ func (k *check) step(n *Node, vis []string, c ctx) {
 		k.add(p, fmt.Sprintf("register an action named %s on the worker (flow.Worker.RegisterActivity) or add a fallback action", n.Uses),
 			"%s: no registered action '%s'", lb, n.Uses)
 	}
-	k.templates(n.Fields.At("with", n.Pos), lb+": with", mapAny(n.With), vis, c)
+	k.templates(n.Fields, n.Pos, lb+": ", "with", mapAny(n.With), vis, c)
 }
 
 func (k *check) loop(n *Node, vis []string, c ctx) []string {
@@ -249,7 +249,7 @@ func (k *check) foreach(n *Node, vis []string, c ctx) {
 	case !k.v.reg.HasItemProvider(fe.Provider):
 		k.add(fe.Fields.At("provider", fe.Pos), fmt.Sprintf("register an item provider named %s on the worker", fe.Provider), "%s: no registered item provider '%s'", lb, fe.Provider)
 	}
-	k.templates(fe.Fields.At("params", fe.Pos), lb+": params", mapAny(fe.Params), vis, c)
+	k.templates(fe.Fields, fe.Pos, lb+": ", "params", mapAny(fe.Params), vis, c)
 	if fe.Fields.Has("max_parallel") && fe.MaxParallel < 1 {
 		k.add(fe.Fields.At("max_parallel", fe.Pos), "1 runs items one by one", "%s: max_parallel must be at least 1", lb)
 	}
@@ -259,7 +259,7 @@ func (k *check) foreach(n *Node, vis []string, c ctx) {
 		k.add(fe.Pos, "give call (one child run per item) or steps (inline)", "%s: foreach needs exactly one of call and steps", lb)
 	}
 	if fe.Call != "" {
-		k.templates(fe.Fields.At("with", fe.Pos), lb+": with", mapAny(fe.With), vis, inner)
+		k.templates(fe.Fields, fe.Pos, lb+": ", "with", mapAny(fe.With), vis, inner)
 		k.call(fe.Fields.At("call", fe.Pos), lb, fe.Call)
 	}
 	k.list(fe.Steps, vis, inner)
@@ -293,7 +293,7 @@ func (k *check) gate(n *Node, vis []string, c ctx) {
 		default:
 			k.add(g.Fields.At("resolver", g.Pos), fmt.Sprintf("register a gate resolver of type %s on the worker (flow.WorkerOptions.GateResolvers)", g.Resolver), "%s: no registered gate resolver '%s'", lb, g.Resolver)
 		}
-		k.templates(g.Fields.At("params", g.Pos), lb+": params", mapAny(g.Params), vis, c)
+		k.templates(g.Fields, g.Pos, lb+": ", "params", mapAny(g.Params), vis, c)
 		k.duration(g.Fields.At("poll_interval", g.Pos), lb+": poll_interval", g.PollInterval)
 	case GateQuality:
 		switch {
@@ -327,7 +327,7 @@ func (k *check) send(n *Node, vis []string, c ctx) {
 	}
 	k.template(s.Fields.At("run", s.Pos), lb+": run", s.Run, vis, c)
 	k.template(s.Fields.At("key", s.Pos), lb+": key", s.Key, vis, c)
-	k.templates(s.Fields.At("payload", s.Pos), lb+": payload", s.Payload, vis, c)
+	k.templates(s.Fields, s.Pos, lb+": ", "payload", s.Payload, vis, c)
 }
 
 // call checks a call target: known, not a cycle, not too deep, validated once.
@@ -350,7 +350,15 @@ func (k *check) call(p Pos, lb, name string) {
 	}
 	sub, err := v.load(name)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if parse := Errors(err); parse != nil {
+			if k.full && !v.validated[name] {
+				v.validated[name] = true
+				for _, e := range parse {
+					e.Message = fmt.Sprintf("in sub-flow '%s': %s", name, e.Message)
+					k.c.errs = append(k.c.errs, e)
+				}
+			}
+		} else if errors.Is(err, ErrNotFound) {
 			k.add(p, fmt.Sprintf("add a definition named %s (%s.yaml) or register a Go flow named %s on the worker", name, name, name), "%s: no flow named '%s'", lb, name)
 		} else {
 			k.add(p, "fix the sub-flow's definition", "%s: sub-flow '%s' could not be loaded: %s", lb, name, strings.ReplaceAll(err.Error(), "\n", "; "))
