@@ -75,3 +75,23 @@ func TestInvalidTestdata(t *testing.T) {
 		})
 	}
 }
+
+// TestDocExampleIsTestdata keeps the example of doc.go and testdata/valid/doc-example.yaml
+// the same, so the documented example is validated.
+func TestDocExampleIsTestdata(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile("testdata/valid/doc-example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(string(file), "\n"), "\n") {
+		lines = append(lines, "\t"+l)
+	}
+	if !strings.Contains(string(doc), strings.Join(lines, "\n")+"\n\n# Nodes") {
+		t.Fatal("the example in doc.go differs from testdata/valid/doc-example.yaml")
+	}
+}
