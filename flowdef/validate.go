@@ -65,6 +65,9 @@ var (
 //
 // Validate is pure: it reads only def and reg (which may load sub-definitions).
 func Validate(def *Definition, reg Registry, opts ...Option) error {
+	if def == nil {
+		return &ValidationError{Errors: []Error{{Message: "no definition", Hint: "parse a file with Parse first"}}}
+	}
 	o := options{expr: RefChecker{}, maxDepth: MaxDepth}
 	for _, f := range opts {
 		f(&o)
