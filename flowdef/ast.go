@@ -317,6 +317,8 @@ type Node struct {
 	Send *Send `yaml:"send"`
 	// Finish is a finish node's spec.
 	Finish *Finish `yaml:"finish"`
+
+	badType map[string]bool // keys whose value had the wrong type (already reported)
 }
 
 // Case is one branch of a switch: its steps run when the switch value equals Value.

@@ -362,6 +362,7 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, what string) {
 	idx, names := structFields(t)
 	fields := Fields{}
 	var unknown []*ast.MappingValueNode
+	failed := map[string]bool{}
 	for _, mv := range vals {
 		k := keyString(mv.Key)
 		if _, dup := fields[k]; dup {
@@ -374,7 +375,11 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, what string) {
 			unknown = append(unknown, mv)
 			continue
 		}
+		before := len(d.c.errs)
 		d.decode(mv.Value, v.Field(i), k)
+		if len(d.c.errs) > before {
+			failed[k] = true
+		}
 		if fk := v.Field(i).Kind(); fk == reflect.Map || fk == reflect.Interface {
 			d.recordPaths(k, mv.Value, fields)
 		}
@@ -386,7 +391,9 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, what string) {
 		f.Set(reflect.ValueOf(fields))
 	}
 	if t == nodeType {
-		d.finishNode(v.Addr().Interface().(*Node), vals, unknown)
+		n := v.Addr().Interface().(*Node)
+		n.badType = failed
+		d.finishNode(n, vals, unknown)
 		return
 	}
 	for _, mv := range unknown {

@@ -186,6 +186,7 @@ func (k *check) onError(o *OnError, field string) {
 func (k *check) step(n *Node, vis []string, c ctx) {
 	lb, p := label(n), n.Fields.At("uses", n.Pos)
 	switch {
+	case n.Uses == "" && n.badType["uses"]: // reported by Parse
 	case n.Uses == "":
 		k.add(p, "name an action: shell, http, agent or a registered one", "%s: empty uses", lb)
 	case slices.Contains(BuiltinActions, n.Uses), k.v.reg.HasFallbackAction(), k.v.reg.HasAction(n.Uses):
