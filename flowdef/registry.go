@@ -1,0 +1,112 @@
+package flowdef
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// BuiltinActions are the step actions every worker has: shell (a command), http (a
+// request) and agent (an LLM agent turn). They pass validation whatever the Registry says.
+var BuiltinActions = []string{"shell", "http", "agent"}
+
+// BuiltinGateResolvers are the poll gate resolvers every worker has (package gates).
+var BuiltinGateResolvers = []string{"http", "command"}
+
+// Registry is what Validate checks names against: the worker's registries. The worker
+// implements it over what was registered on it, so validation and dispatch read the same
+// tables; StaticRegistry is a plain implementation for tools and tests.
+type Registry interface {
+	// HasAction reports whether a step may `uses:` this action (BuiltinActions are
+	// accepted before asking).
+	HasAction(name string) bool
+	// HasFallbackAction reports whether a fallback action takes every unknown name; then
+	// every `uses:` passes.
+	HasFallbackAction() bool
+	// HasItemProvider reports whether a foreach may take its items from this provider.
+	HasItemProvider(name string) bool
+	// HasGateType reports whether a poll gate may use this resolver type
+	// (BuiltinGateResolvers are accepted before asking).
+	HasGateType(name string) bool
+	// HasGoFlow reports whether a Go flow (flow.Define) of this name is registered; a
+	// `call:` to it is not validated further.
+	HasGoFlow(name string) bool
+	// LoadDefinition returns the definition `call: name` refers to, or an error wrapping
+	// ErrNotFound when there is none.
+	LoadDefinition(name string) (*Definition, error)
+}
+
+// StaticRegistry is a Registry over fixed lists and an in-memory or on-disk set of
+// definitions. The zero value knows nothing but the builtins.
+type StaticRegistry struct {
+	// Actions are the registered action names.
+	Actions []string
+	// Fallback is true when a fallback action is registered.
+	Fallback bool
+	// ItemProviders are the registered item provider names.
+	ItemProviders []string
+	// GateTypes are the registered poll resolver types.
+	GateTypes []string
+	// GoFlows are the registered Go flow names.
+	GoFlows []string
+	// Definitions are sub-definitions by name.
+	Definitions map[string]*Definition
+	// Dir, when set, is searched for <name>.yaml, <name>.yml and <name>.json when a name
+	// is not in Definitions. Files are parsed once and cached.
+	Dir string
+
+	mu    sync.Mutex
+	cache map[string]*Definition
+}
+
+// HasAction implements Registry.
+func (r *StaticRegistry) HasAction(name string) bool { return slices.Contains(r.Actions, name) }
+
+// HasFallbackAction implements Registry.
+func (r *StaticRegistry) HasFallbackAction() bool { return r.Fallback }
+
+// HasItemProvider implements Registry.
+func (r *StaticRegistry) HasItemProvider(name string) bool {
+	return slices.Contains(r.ItemProviders, name)
+}
+
+// HasGateType implements Registry.
+func (r *StaticRegistry) HasGateType(name string) bool { return slices.Contains(r.GateTypes, name) }
+
+// HasGoFlow implements Registry.
+func (r *StaticRegistry) HasGoFlow(name string) bool { return slices.Contains(r.GoFlows, name) }
+
+// LoadDefinition implements Registry: Definitions first, then Dir. A file that does not
+// parse is an error (not ErrNotFound) carrying the parse errors.
+func (r *StaticRegistry) LoadDefinition(name string) (*Definition, error) {
+	if d, ok := r.Definitions[name]; ok {
+		return d, nil
+	}
+	if r.Dir == "" {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d, ok := r.cache[name]; ok {
+		return d, nil
+	}
+	for _, ext := range []string{".yaml", ".yml", ".json"} {
+		path := filepath.Join(r.Dir, name+ext)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		d, err := Parse(path, data)
+		if err != nil {
+			return nil, err
+		}
+		if r.cache == nil {
+			r.cache = map[string]*Definition{}
+		}
+		r.cache[name] = d
+		return d, nil
+	}
+	return nil, fmt.Errorf("%w: %s (looked in %s)", ErrNotFound, name, r.Dir)
+}

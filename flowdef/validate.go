@@ -1,0 +1,461 @@
+package flowdef
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/signals"
+)
+
+// MaxDepth is the default limit on nesting through call and foreach: a chain of
+// definitions (the root included) longer than this is an error.
+const MaxDepth = 5
+
+// Option changes how Validate works.
+type Option func(*options)
+
+type options struct {
+	expr     Expressions
+	maxDepth int
+}
+
+// WithExpressions sets the expression checker (default RefChecker; the worker passes the
+// CEL checker of package flowdef/expr).
+func WithExpressions(e Expressions) Option { return func(o *options) { o.expr = e } }
+
+// WithMaxDepth changes the nesting limit through call and foreach (default MaxDepth).
+func WithMaxDepth(n int) Option { return func(o *options) { o.maxDepth = n } }
+
+// Hints shared by several rules.
+const (
+	hintExpr     = "expressions are CEL over inputs, vars, steps.<id>.output (of steps that ran before on every path), item and run"
+	hintDuration = `write a Go duration such as "30s", "5m", "2h30m" or "1d"`
+	hintMoney    = `write a decimal string in USD such as "2.50"`
+)
+
+var (
+	nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	idRe   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+)
+
+// Validate checks def against the worker's registries and reports every problem at once
+// as a *ValidationError (nil when there is none). It checks:
+//
+//   - the envelope: a name, at least one step, limits, concurrency, schedules, triggers;
+//   - node ids: well formed and unique across steps, on_error and always (nested too);
+//   - on_error / on_timeout: fail, continue or goto an existing id;
+//   - references: steps.X only for an X that ran earlier on every path, vars and inputs
+//     declared, item only inside a foreach or loop over a list (through Expressions);
+//   - names against reg: step actions (unless a fallback action exists), item providers,
+//     poll gate resolver types, called flows (a Go flow or a loadable definition);
+//   - JSON Schemas compile (inputs, outputs, output_schema, input gates);
+//   - durations and USD amounts parse; enumerations hold known values; numbers are in range;
+//   - calls through call and foreach: no cycle, nesting at most MaxDepth; each
+//     sub-definition is validated once per call of Validate, its errors prefixed
+//     "in sub-flow 'name': ".
+//
+// Validate is pure: it reads only def and reg (which may load sub-definitions).
+func Validate(def *Definition, reg Registry, opts ...Option) error {
+	if def == nil {
+		return &ValidationError{Errors: []Error{{Message: "no definition", Hint: "parse a file with Parse first"}}}
+	}
+	o := options{expr: RefChecker{}, maxDepth: MaxDepth}
+	for _, f := range opts {
+		f(&o)
+	}
+	if reg == nil {
+		reg = &StaticRegistry{}
+	}
+	v := &validator{reg: reg, opts: o, validated: map[string]bool{}, loaded: map[string]loadResult{}}
+	c := &collector{root: def.Pos.File}
+	c.errs = v.definition(def, []string{def.Name}, true)
+	return c.result()
+}
+
+// Check parses and validates in one pass: the errors of both, together.
+func Check(file string, data []byte, reg Registry, opts ...Option) (*Definition, error) {
+	def, perr := Parse(file, data)
+	if def == nil {
+		return nil, perr
+	}
+	c := &collector{root: file, errs: Errors(perr)}
+	if verr := Validate(def, reg, opts...); verr != nil {
+		c.errs = append(c.errs, Errors(verr)...)
+	}
+	return def, c.result()
+}
+
+type loadResult struct {
+	def *Definition
+	err error
+}
+
+type validator struct {
+	reg       Registry
+	opts      options
+	validated map[string]bool
+	loaded    map[string]loadResult
+}
+
+func (v *validator) load(name string) (*Definition, error) {
+	if r, ok := v.loaded[name]; ok {
+		return r.def, r.err
+	}
+	d, err := v.reg.LoadDefinition(name)
+	if err == nil && d == nil {
+		err = fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	v.loaded[name] = loadResult{d, err}
+	return d, err
+}
+
+// check holds the state of validating one definition.
+type check struct {
+	v      *validator
+	def    *Definition
+	c      *collector
+	chain  []string
+	full   bool
+	ids    map[string]Pos
+	inputs []string
+	vars   []string
+	body   []string // every id of the body, visible to on_error and always
+}
+
+// ctx is what a node list sees.
+type ctx struct {
+	item     bool
+	itemName string
+}
+
+// definition validates def (full) or only follows its calls for cycles and depth.
+func (v *validator) definition(def *Definition, chain []string, full bool) []Error {
+	k := &check{v: v, def: def, c: &collector{root: def.Pos.File}, chain: chain, full: full, ids: map[string]Pos{}}
+	if full {
+		k.envelope()
+	}
+	k.collectIDs(def.Steps)
+	k.collectIDs(def.OnError)
+	k.collectIDs(def.Always)
+	for _, n := range allNodes(def.Steps) {
+		if n.ID != "" {
+			k.body = append(k.body, n.ID)
+		}
+	}
+	k.vars = k.varNames()
+	vis := k.list(def.Steps, nil, ctx{})
+	_ = vis
+	k.list(def.OnError, k.body, ctx{})
+	k.list(def.Always, k.body, ctx{})
+	return k.c.errs
+}
+
+func (k *check) add(p Pos, hint, format string, args ...any) {
+	if !k.full {
+		return
+	}
+	k.c.add(p, hint, format, args...)
+}
+
+// allNodes lists nodes depth first, children included.
+func allNodes(list []*Node) []*Node {
+	var out []*Node
+	for _, n := range list {
+		if n == nil {
+			continue
+		}
+		out = append(out, n)
+		for _, sub := range children(n) {
+			out = append(out, allNodes(sub)...)
+		}
+	}
+	return out
+}
+
+// children are the node lists inside n.
+func children(n *Node) [][]*Node {
+	var out [][]*Node
+	for _, c := range n.Cases {
+		if c != nil {
+			out = append(out, c.Steps)
+		}
+	}
+	out = append(out, n.Default, n.Then, n.Else, n.Parallel)
+	if n.Loop != nil {
+		out = append(out, n.Loop.Steps)
+	}
+	if n.Foreach != nil {
+		out = append(out, n.Foreach.Steps)
+	}
+	return out
+}
+
+func (k *check) collectIDs(list []*Node) {
+	for _, n := range allNodes(list) {
+		if n.ID == "" {
+			continue
+		}
+		p := n.Fields.At("id", n.Pos)
+		if !idRe.MatchString(n.ID) {
+			k.add(p, "start with a letter or '_', then letters, digits, '_' or '-'", "invalid node id '%s'", n.ID)
+		}
+		if first, dup := k.ids[n.ID]; dup {
+			k.add(p, "ids name outputs and goto targets: make them unique", "duplicate node id '%s' (first at %d:%d)", n.ID, first.Line, first.Col)
+			continue
+		}
+		k.ids[n.ID] = p
+	}
+}
+
+// varNames are the declared vars and every name a set node assigns.
+func (k *check) varNames() []string {
+	var out []string
+	for name := range k.def.Vars {
+		out = append(out, name)
+	}
+	for _, list := range [][]*Node{k.def.Steps, k.def.OnError, k.def.Always} {
+		for _, n := range allNodes(list) {
+			for name := range n.Set {
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (k *check) scope(vis []string, c ctx) Scope {
+	s := Scope{Inputs: k.inputs, Vars: k.vars, Steps: vis, Item: c.item, ItemName: c.itemName}
+	if !k.def.Inputs.IsZero() {
+		s.InputSchema = k.def.Inputs.JSON
+	}
+	return s
+}
+
+func (k *check) expr(p Pos, field, e string, vis []string, c ctx) {
+	if !k.full {
+		return
+	}
+	if err := k.v.opts.expr.CheckExpr(e, k.scope(vis, c)); err != nil {
+		k.add(p, hintExpr, "%s: %v", field, err)
+	}
+}
+
+func (k *check) template(p Pos, field, s string, vis []string, c ctx) {
+	if !k.full || s == "" {
+		return
+	}
+	if err := k.v.opts.expr.CheckTemplate(s, k.scope(vis, c)); err != nil {
+		k.add(p, hintExpr, "%s: %v", field, err)
+	}
+}
+
+// templates checks every string inside a generic value written at path of a mapping
+// whose Fields are f (nested positions are recorded by path at parse time); lb labels the
+// node in messages.
+func (k *check) templates(f Fields, def Pos, lb, path string, val any, vis []string, c ctx) {
+	switch t := val.(type) {
+	case string:
+		k.template(f.At(path, def), lb+path, t, vis, c)
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for key := range t {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			k.templates(f, def, lb, path+"."+key, t[key], vis, c)
+		}
+	case []any:
+		for i, e := range t {
+			k.templates(f, def, lb, path+"["+strconv.Itoa(i)+"]", e, vis, c)
+		}
+	}
+}
+
+func (k *check) duration(p Pos, field, s string) {
+	if s == "" {
+		return
+	}
+	if _, err := ParseDuration(s); err != nil {
+		k.add(p, hintDuration, "%s: %v", field, err)
+	}
+}
+
+func (k *check) money(p Pos, field, s string) {
+	if s == "" {
+		return
+	}
+	if _, err := budget.ParseUSD(s); err != nil {
+		var ae *budget.AmountError
+		if errors.As(err, &ae) {
+			k.add(p, hintMoney, "%s: USD amount %q %s", field, ae.Value, ae.Reason)
+			return
+		}
+		k.add(p, hintMoney, "%s: %v", field, err)
+	}
+}
+
+func (k *check) schema(s Schema, field string) {
+	if s.IsZero() || !k.full {
+		return
+	}
+	if _, err := signals.CompileSchema(s.JSON); err != nil {
+		msg := err.Error()
+		var ce *signals.CompileError
+		if errors.As(err, &ce) && len(ce.Errors) > 0 {
+			msg = strings.Join(ce.Errors, "; ")
+		}
+		k.add(s.Pos, "see https://json-schema.org (draft 2020-12; only local $ref)", "%s: invalid JSON Schema: %s", field, msg)
+	}
+}
+
+func (k *check) enum(p Pos, field, val string, allowed ...string) {
+	if val == "" {
+		return
+	}
+	for _, a := range allowed {
+		if val == a {
+			return
+		}
+	}
+	k.add(p, "one of: "+strings.Join(allowed, ", "), "%s: unknown value '%s'", field, val)
+}
+
+func (k *check) nonNegative(f Fields, def Pos, field string, n int) {
+	if n < 0 {
+		k.add(f.At(field, def), "use a positive number (0 means no limit)", "%s: must not be negative (got %d)", field, n)
+	}
+}
+
+// ParseDuration reads a Go duration with an extra day unit ("1d", "1d12h"); it refuses
+// zero and negative durations.
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	var days time.Duration
+	if i := strings.Index(t, "d"); i > 0 {
+		n, err := strconv.Atoi(t[:i])
+		if err != nil {
+			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		days, t = time.Duration(n)*24*time.Hour, t[i+1:]
+	}
+	var rest time.Duration
+	if t != "" {
+		var err error
+		if rest, err = time.ParseDuration(t); err != nil {
+			return 0, fmt.Errorf("bad duration %q", s)
+		}
+	}
+	d := days + rest
+	if d <= 0 {
+		return 0, fmt.Errorf("duration %q must be positive", s)
+	}
+	return d, nil
+}
+
+func (k *check) envelope() {
+	d := k.def
+	if d.Name == "" {
+		k.add(d.Pos, "add `name: my-flow`", "missing name")
+	} else if !nameRe.MatchString(d.Name) {
+		k.add(d.Fields.At("name", d.Pos), "use lower case letters, digits, '.', '_' and '-'", "invalid flow name '%s'", d.Name)
+	}
+	if len(d.Steps) == 0 {
+		k.add(d.Fields.At("steps", d.Pos), "add at least one node under steps:", "no steps")
+	}
+	k.schema(d.Inputs, "inputs")
+	k.schema(d.Outputs, "outputs")
+	k.inputs = schemaProperties(d.Inputs)
+	for name := range d.Vars {
+		if !idRe.MatchString(name) {
+			k.add(d.Fields.At("vars", d.Pos), "start with a letter or '_', then letters, digits, '_' or '-'", "invalid variable name '%s'", name)
+		}
+	}
+	if l := d.Limits; l != nil {
+		k.duration(l.Fields.At("wall_time", l.Pos), "limits.wall_time", l.WallTime)
+		k.money(l.Fields.At("max_cost_usd", l.Pos), "limits.max_cost_usd", l.MaxCostUSD)
+		if _, err := budget.ParsePolicy(l.BudgetPolicy); err != nil {
+			k.add(l.Fields.At("budget_policy", l.Pos), "one of: stop, pause", "limits.budget_policy: unknown value '%s'", l.BudgetPolicy)
+		}
+		k.nonNegative(l.Fields, l.Pos, "steps", l.Steps)
+		k.nonNegative(l.Fields, l.Pos, "tokens", l.Tokens)
+		k.nonNegative(l.Fields, l.Pos, "depth", l.Depth)
+		k.nonNegative(l.Fields, l.Pos, "fan_out", l.FanOut)
+	}
+	if c := d.Concurrency; c != nil {
+		k.template(c.Fields.At("key", c.Pos), "concurrency.key", c.Key, nil, ctx{})
+		k.nonNegative(c.Fields, c.Pos, "max_runs", c.MaxRuns)
+		k.enum(c.Fields.At("on_overflow", c.Pos), "concurrency.on_overflow", c.OnOverflow, "queue", "refuse", "replace")
+	}
+	for _, s := range d.Schedules {
+		if s == nil {
+			continue
+		}
+		switch {
+		case (s.Cron == "") == (s.Every == ""):
+			k.add(s.Pos, "give exactly one of cron and every", "schedule needs cron or every")
+		case s.Cron != "":
+			if _, err := cron.ParseStandard(s.Cron); err != nil {
+				k.add(s.Fields.At("cron", s.Pos), `write 5 fields such as "0 3 * * *" or @daily`, "schedule cron: %v", err)
+			}
+		default:
+			k.duration(s.Fields.At("every", s.Pos), "schedule every", s.Every)
+		}
+		if s.Timezone != "" {
+			if _, err := time.LoadLocation(s.Timezone); err != nil {
+				k.add(s.Fields.At("timezone", s.Pos), `use an IANA zone such as "Europe/Paris"`, "schedule timezone: unknown zone '%s'", s.Timezone)
+			}
+		}
+	}
+	for _, t := range d.Triggers {
+		if t == nil {
+			continue
+		}
+		switch t.On {
+		case "completed", "failed", "finished":
+			if t.Flow == "" {
+				k.add(t.Pos, "name the flow whose runs start this one", "trigger on %s needs flow", t.On)
+			}
+		case "signal":
+			if t.Signal == "" {
+				k.add(t.Pos, "name the signal", "trigger on signal needs signal")
+			}
+		default:
+			k.add(t.Fields.At("on", t.Pos), "one of: completed, failed, finished, signal", "trigger: unknown on '%s'", t.On)
+		}
+		if t.If != "" {
+			if err := k.v.opts.expr.CheckExpr(t.If, Scope{Extra: []string{"signal"}}); err != nil {
+				k.add(t.Fields.At("if", t.Pos), hintExpr, "trigger if: %v", err)
+			}
+		}
+	}
+}
+
+// schemaProperties are the top-level property names of an object schema, or nil.
+func schemaProperties(s Schema) []string {
+	if s.IsZero() {
+		return nil
+	}
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(s.JSON, &doc) != nil || doc.Properties == nil {
+		return nil
+	}
+	out := make([]string, 0, len(doc.Properties))
+	for name := range doc.Properties {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
