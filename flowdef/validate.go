@@ -28,7 +28,7 @@ type options struct {
 	maxDepth int
 }
 
-// WithExpressions sets the expression checker (default RefChecker; the worker passes the
+// WithExpressions sets the expression checker (default CEL; the worker passes the
 // CEL checker of package flowdef/expr).
 func WithExpressions(e Expressions) Option { return func(o *options) { o.expr = e } }
 
@@ -68,7 +68,7 @@ func Validate(def *Definition, reg Registry, opts ...Option) error {
 	if def == nil {
 		return &ValidationError{Errors: []Error{{Message: "no definition", Hint: "parse a file with Parse first"}}}
 	}
-	o := options{expr: RefChecker{}, maxDepth: MaxDepth}
+	o := options{expr: CEL{}, maxDepth: MaxDepth}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -63,8 +63,21 @@ type Scope struct {
 	Steps []string `json:"steps,omitempty"`
 	// Item makes item and index visible (inside foreach, or a loop over a list).
 	Item bool `json:"item,omitempty"`
+	// ItemName is the name the item is visible under (a foreach's `as`); empty means
+	// "item".
+	ItemName string `json:"item_name,omitempty"`
+	// Extra are further names visible as dynamically typed values (a trigger's signal).
+	Extra []string `json:"extra,omitempty"`
 	// CostLimit bounds one evaluation's runtime cost; 0 means DefaultCostLimit.
 	CostLimit uint64 `json:"cost_limit,omitempty"`
+}
+
+// itemName is the name the item is visible under.
+func (s Scope) itemName() string {
+	if s.ItemName != "" {
+		return s.ItemName
+	}
+	return Item
 }
 
 // Env compiles expressions for one Scope. It is safe for concurrent use.
@@ -78,7 +91,7 @@ type Env struct {
 // no randomness, no I/O), the strings, lists, math, sets and encoders extensions (all pure
 // functions of their arguments), optional types, and the variables above. Nothing here
 // reads the environment, so an expression evaluates to the same value on every replay.
-func options(item bool) []cel.EnvOption {
+func options(scope Scope) []cel.EnvOption {
 	opts := []cel.EnvOption{
 		cel.Variable(Inputs, cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable(Vars, cel.MapType(cel.StringType, cel.DynType)),
@@ -92,8 +105,11 @@ func options(item bool) []cel.EnvOption {
 		ext.Sets(),
 		ext.Encoders(),
 	}
-	if item {
-		opts = append(opts, cel.Variable(Item, cel.DynType), cel.Variable(Index, cel.IntType))
+	if scope.Item {
+		opts = append(opts, cel.Variable(scope.itemName(), cel.DynType), cel.Variable(Index, cel.IntType))
+	}
+	for _, x := range scope.Extra {
+		opts = append(opts, cel.Variable(x, cel.DynType))
 	}
 	return opts
 }
@@ -101,7 +117,7 @@ func options(item bool) []cel.EnvOption {
 // NewEnv builds the environment for scope. The error is only ever CEL refusing its own
 // configuration, which does not depend on scope; callers may treat it as fatal.
 func NewEnv(scope Scope) (*Env, error) {
-	ce, err := cel.NewEnv(options(scope.Item)...)
+	ce, err := cel.NewEnv(options(scope)...)
 	if err != nil {
 		return nil, fmt.Errorf("expr: building CEL environment: %w", err)
 	}
@@ -119,8 +135,9 @@ func (e *Env) Scope() Scope { return e.scope }
 func (e *Env) visibleNames() []string {
 	names := []string{Inputs, Vars, Steps, Run}
 	if e.scope.Item {
-		names = append(names, Item, Index)
+		names = append(names, e.scope.itemName(), Index)
 	}
+	names = append(names, e.scope.Extra...)
 	return names
 }
 

@@ -78,6 +78,10 @@ type Activation struct {
 	Item any
 	// Index is the position of Item.
 	Index int
+	// ItemName is the name Item is bound to (Scope.ItemName); empty means "item".
+	ItemName string
+	// Extra are the values of Scope.Extra's names.
+	Extra map[string]any
 	// Run describes the run.
 	Run RunInfo
 }
@@ -104,16 +108,24 @@ func (a Activation) vars() (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{
+	out := map[string]any{
 		Inputs: toVal(in),
 		Vars:   toVal(vs),
 		Steps:  toVal(steps),
-		Item:   toVal(item),
 		Index:  types.Int(a.Index),
 		Run: toVal(map[string]any{
 			"id": a.Run.ID, "workflow": a.Run.Workflow, "attempt": a.Run.Attempt, "started_at": a.Run.StartedAt,
 		}),
-	}, nil
+	}
+	out[Scope{ItemName: a.ItemName}.itemName()] = toVal(item)
+	for k, v := range a.Extra {
+		nv, err := normalize(v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = toVal(nv)
+	}
+	return out, nil
 }
 
 // evalVal evaluates to CEL's value.
