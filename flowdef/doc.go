@@ -119,10 +119,8 @@ foreach body), while both branches of an if with else, every case of a switch wi
 default, every branch of a parallel without min_success and the body of an until loop
 count. on_error and always see every id of the body (test with has()).
 
-Validate checks expressions through the Expressions interface. Package flowdef/expr
-provides the CEL implementation (parsing and type-checking against the Scope);
-RefChecker, the default here, only checks brackets and that steps.X, vars.X, inputs.X and
-item are in scope.
+Validate checks expressions through the Expressions interface; the default, CEL, parses
+and type-checks each one with package flowdef/expr in the environment of its Scope.
 
 # Parsing and validation
 

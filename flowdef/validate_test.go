@@ -228,36 +228,3 @@ func TestExpressionsInterface(t *testing.T) {
 		t.Errorf("calls = %d, want 3", ex.calls)
 	}
 }
-
-func TestRefChecker(t *testing.T) {
-	s := Scope{Inputs: []string{"repo"}, Vars: []string{"n"}, Steps: []string{"a"}}
-	for _, tt := range []struct {
-		expr string
-		ok   bool
-	}{
-		{"steps.a.output.ok && vars.n > 1", true},
-		{"inputs.repo == 'x.y'", true},
-		{"size(inputs.repo) > 0", true},
-		{"steps.a.output.list.exists(x, x > 1)", true},
-		{"run.id != ''", true},
-		{"'steps.zzz' == inputs.repo", true},
-		{"steps.b.output", false},
-		{"vars.m", false},
-		{"inputs.other", false},
-		{"item.x", false},
-		{"frobnicate > 1", false},
-		{"(1 + 2", false},
-		{"", false},
-	} {
-		err := RefChecker{}.CheckExpr(tt.expr, s)
-		if (err == nil) != tt.ok {
-			t.Errorf("CheckExpr(%q) = %v, want ok=%v", tt.expr, err, tt.ok)
-		}
-	}
-	if err := (RefChecker{}).CheckTemplate("a ${{ steps.a.output }} b ${{ vars.n }}", s); err != nil {
-		t.Errorf("template: %v", err)
-	}
-	if err := (RefChecker{}).CheckTemplate("a ${{ steps.a.output", s); err == nil {
-		t.Error("unclosed template accepted")
-	}
-}
