@@ -51,6 +51,8 @@ type runner struct {
 	optionsErr error
 	// gateTypes are the worker's gate resolver types (run_gate.go).
 	gateTypes []string
+	// steps counts the run's steps for the MaxSteps guard (run_limits.go).
+	steps stepsPart
 
 	budget   *budgetPart   // run_budget.go: cap, reservations, pause and raise, quotas
 	people   *peoplePart   // run_people.go: approvals, inputs, signals, what the run waits for

@@ -208,3 +208,35 @@ func ConcurrencyHolder(ctx context.Context, tc client.Client, queue, group strin
 	}
 	return "", nil
 }
+
+// ConcurrencyRuns are the live runs that hold or wait for a permit of group on queue:
+// the holders first, then the waiting runs, each in the order the semaphore took them
+// (oldest first). Runs the semaphore still lists but that have closed are left out.
+func ConcurrencyRuns(ctx context.Context, tc client.Client, queue, group string) ([]string, error) {
+	resp, err := tc.DescribeWorkflowExecution(ctx, protocol.SemaphoreID(group, queue), "")
+	if err != nil {
+		if protocol.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if !protocol.IsOpen(resp.GetWorkflowExecutionInfo().GetStatus()) {
+		return nil, nil
+	}
+	var st SemaphoreState
+	if _, err := protocol.DecodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), protocol.MemoSemaphore, &st); err != nil {
+		return nil, err
+	}
+	var live []string
+	for _, r := range append(append([]string(nil), st.Holders...), st.Waiting...) {
+		d, err := tc.DescribeWorkflowExecution(ctx, r, "")
+		switch {
+		case err != nil && protocol.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		case protocol.IsOpen(d.GetWorkflowExecutionInfo().GetStatus()) && !contains(live, r):
+			live = append(live, r)
+		}
+	}
+	return live, nil
+}
