@@ -86,7 +86,8 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	parent, parentErr := readParent(wctx)
 	guards := info.Guards.resolve(cfg.guards)
 	if parent != nil {
-		guards = parent.Guards
+		// The parent's limits; a limit its worker did not know yet (zero) is the child's own.
+		guards = parent.Guards.resolve(guards)
 	}
 	st := &RunState{
 		ID:          workflow.GetInfo(wctx).WorkflowExecution.ID,
