@@ -2,6 +2,7 @@ package entity
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -87,8 +88,14 @@ const (
 	reclaimEvery = 5 * time.Second
 )
 
+// semaphoreQuery reads a semaphore's state as it is now (its Memo lags behind a grant).
+const semaphoreQuery = "gateflow.semaphore.state"
+
 // semaphoreWorkflow grants the permits of one group; it ends when idle.
 func semaphoreWorkflow(ctx workflow.Context, st SemaphoreState) error {
+	if err := workflow.SetQueryHandler(ctx, semaphoreQuery, func() (SemaphoreState, error) { return st, nil }); err != nil {
+		return err
+	}
 	acquire := workflow.GetSignalChannel(ctx, protocol.SemaphoreAcquire)
 	release := workflow.GetSignalChannel(ctx, protocol.SemaphoreRelease)
 	permit := func(run string) error {
@@ -223,9 +230,17 @@ func ConcurrencyRuns(ctx context.Context, tc client.Client, queue, group string)
 	if !protocol.IsOpen(resp.GetWorkflowExecutionInfo().GetStatus()) {
 		return nil, nil
 	}
+	// The Query answers with the state as it is; the Memo (a semaphore whose worker is
+	// older) is upserted only once a grant has been delivered.
 	var st SemaphoreState
-	if _, err := protocol.DecodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), protocol.MemoSemaphore, &st); err != nil {
-		return nil, err
+	v, qerr := tc.QueryWorkflow(ctx, protocol.SemaphoreID(group, queue), "", semaphoreQuery)
+	if qerr == nil {
+		qerr = v.Get(&st)
+	}
+	if qerr != nil {
+		if _, err := protocol.DecodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), protocol.MemoSemaphore, &st); err != nil {
+			return nil, errors.Join(qerr, err)
+		}
 	}
 	var live []string
 	for _, r := range append(append([]string(nil), st.Holders...), st.Waiting...) {
