@@ -19,6 +19,11 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	st := rt.state
 	now := workflow.Now(c.wctx)
 	i := st.beginStep(c.scope, name, KindApproval, now)
+	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
+		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		rt.publish()
+		return approval.Decision{}, &StepError{Step: name, Kind: KindApproval, Err: err}
+	}
 	// An approval is carried by the run, not by the attempt: a retried run does not ask
 	// people again for a gate they approved.
 	if prev, ok := rt.people.gates[name]; ok && prev.Closed() && prev.Decision.Outcome == approval.Approved &&

@@ -53,6 +53,12 @@ func Async[T any](ctx *Context, name string, fn func(*Context) (T, error)) *Futu
 		set.SetError(&StepError{Step: name, Kind: KindBranch, Err: err})
 		return f
 	}
+	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
+		st.endStep(i, workflow.Now(ctx.wctx), StepFailed, 0, err.Error(), "", nil)
+		ctx.run.publish()
+		set.SetError(&StepError{Step: name, Kind: KindBranch, Err: err})
+		return f
+	}
 	workflow.Go(bctx, func(gctx workflow.Context) {
 		out, err := fn(bc.withWorkflow(gctx))
 		end := workflow.Now(gctx)

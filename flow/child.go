@@ -46,6 +46,9 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	case name == "":
 		return fail(errors.New("step name is empty"))
 	}
+	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
+		return fail(err)
+	}
 	if rt.plan {
 		st.endStep(i, now, StepPlanned, 0, "", "child run of "+f.Name(), nil)
 		rt.publish()

@@ -239,7 +239,9 @@ func TestChildReportsToItsParent(t *testing.T) {
 			assert.Equal(t, tt.wantStatus, st.Status)
 			assert.Equal(t, 1, st.Depth)
 			assert.Equal(t, "p-1", st.ParentID)
-			assert.Equal(t, pi.Guards, st.Guards, "the parent's guards, not the child flow's own")
+			want := pi.Guards
+			want.MaxSteps = DefaultGuards.MaxSteps // a limit the parent's worker did not know: the child's own
+			assert.Equal(t, want, st.Guards, "the parent's guards, not the child flow's own")
 			assert.True(t, tree.Equal(st.StartedAt), "wall time counts from the top-level run's start")
 
 			require.Len(t, reports.all(), 1, "one report when the run ends")

@@ -81,7 +81,12 @@ type Run struct {
 // the workflow name, that a worker serves it (*UnknownWorkflowError, ErrNoCatalog), the
 // input (*InputError), the options (*InputError: ID and idempotency key, priority, labels,
 // worker tags, start time, max cost and budget policy, max attempts), the monthly quotas
-// (*budget.QuotaError), and an ID in use (*RunExistsError).
+// (*budget.QuotaError), a held concurrency key (*RunExistsError), the flow's MaxRuns when it
+// refuses what overflows (*MaxRunsError), and an ID in use (*RunExistsError).
+//
+// A flow with MaxRuns and OverflowReplace at its limit has its oldest live runs cancelled
+// ("replaced by RUN") once the new run has started; a run that could not be cancelled is
+// reported by an error returned with the started run.
 //
 // Under a monthly quota (WorkerOptions.Quotas) the start reserves the run's possible cost,
 // its cap (the start's MaxCostUSD, else the flow's, else the worker's default), in the
@@ -121,9 +126,10 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 		if rerr != nil {
 			return nil, rerr
 		}
-		// err is the named result: a start refused from here on gives the reservation back.
+		// err is the named result: a start refused from here on gives the reservation back
+		// (a started run whose replaced runs could not all be cancelled keeps it).
 		defer func() {
-			if err != nil || (run != nil && run.Existing) {
+			if (err != nil && run == nil) || (run != nil && run.Existing) {
 				err = errors.Join(err, hold.release(ctx, c))
 			}
 		}()
@@ -137,6 +143,12 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 			return nil, &RunExistsError{ID: holder, Reason: "concurrency key " + opts.ConcurrencyKey + " is held by run " + holder}
 		}
 	}
+	var replaced []string // maxruns.go: the flow's MaxRuns at admission
+	if info, _ := cat.Lookup(name); !opts.plan {
+		if replaced, err = c.admitMaxRuns(ctx, info); err != nil {
+			return nil, err
+		}
+	}
 	if !opts.plan {
 		paused, err := c.Paused(ctx)
 		if err != nil {
@@ -146,7 +158,11 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 			p.hold()
 		}
 	}
-	return c.execute(ctx, p, opts)
+	run, err = c.execute(ctx, p, opts)
+	if err != nil || run.Existing || len(replaced) == 0 {
+		return run, err
+	}
+	return run, c.replaceRuns(ctx, run, replaced)
 }
 
 // startPlan is everything a start decided before it starts the run: the run's ID, input,

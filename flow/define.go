@@ -91,7 +91,7 @@ func MaxAttempts(n int) Option {
 // worker's defaults.
 func WithGuards(g Guards) Option {
 	return func(i *WorkflowInfo) error {
-		if g.MaxChildDepth < -1 || g.MaxFanOut < -1 || g.MaxTokens < -1 || g.MaxWallTime < -1 {
+		if g.MaxChildDepth < -1 || g.MaxFanOut < -1 || g.MaxTokens < -1 || g.MaxWallTime < -1 || g.MaxSteps < -1 {
 			return fmt.Errorf("guards: use -1 for no limit, not other negative values")
 		}
 		i.Guards = g
@@ -271,6 +271,10 @@ type WorkflowInfo struct {
 	Priority   int               `json:"priority,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
 	WorkerTags []string          `json:"worker_tags,omitempty"`
+	// MaxRuns is the most live runs of the flow (see MaxRuns), 0 for no limit; OnOverflow
+	// is what a start past it does.
+	MaxRuns    int      `json:"max_runs,omitempty"`
+	OnOverflow Overflow `json:"on_overflow,omitempty"`
 	// Guards are the flow's own limits; zero fields are left to the worker.
 	Guards     Guards `json:"guards"`
 	InputType  string `json:"input_type"`

@@ -24,8 +24,13 @@ Define never panics: a bad name or option is kept and reported by Flow.Err, by
 Worker.Validate and by the worker binary. Options set the flow's description and category
 (shown by `flowctl workflows` and stored in the FlowCategory search attribute), its version
 (recorded at start; a worker with another version fails the run rather than replaying it
-wrongly), its default money cap, run attempts (MaxAttempts), guards (WithGuards), budget
-policy (OnBudgetExceeded) and schedules (Schedule).
+wrongly), its default money cap, run attempts (MaxAttempts), guards (WithGuards: child
+depth, fan-out, tokens, wall time and MaxSteps, the most steps a run records, its own
+steps, default 10,000; the step past a limit is refused with a *GuardError), at most n
+live runs (MaxRuns with OverflowQueue, OverflowRefuse or OverflowReplace: a run waits in
+pending for "permit:flow:NAME", a start is refused with a *MaxRunsError, or the oldest
+live run is cancelled "replaced by RUN"), budget policy (OnBudgetExceeded) and schedules
+(Schedule).
 
 A handler is workflow code and follows Temporal's determinism rules: no goroutines,
 channels, select, clocks, randomness, map iteration order or I/O outside steps. Use

@@ -20,10 +20,18 @@ type Guards struct {
 	// MaxWallTime bounds the run from its start; steps get no more than what is left.
 	// Default: no limit.
 	MaxWallTime time.Duration `json:"max_wall_time,omitempty"`
+	// MaxSteps is the most steps the run may record: every step of its own (activities,
+	// sleeps, skips, branches, approvals, inputs, signals, gates, sends, children, each
+	// Parallel or ForEach step), over all its attempts and plans too. A child run counts its
+	// own steps against the same limit; the parent counts the child as one step. The step
+	// past the limit is refused before it runs (recorded failed with a *GuardError);
+	// OnError and Always steps are neither counted nor refused. Default 10,000 (about what
+	// fits in a Temporal history).
+	MaxSteps int `json:"max_steps,omitempty"`
 }
 
 // DefaultGuards are the limits a run gets when neither the flow nor the worker sets them.
-var DefaultGuards = Guards{MaxChildDepth: 5, MaxFanOut: 50, MaxTokens: -1, MaxWallTime: -1}
+var DefaultGuards = Guards{MaxChildDepth: 5, MaxFanOut: 50, MaxTokens: -1, MaxWallTime: -1, MaxSteps: 10_000}
 
 // resolve fills zero fields from fallback, then from DefaultGuards.
 func (g Guards) resolve(fallback Guards) Guards {
@@ -41,12 +49,13 @@ func (g Guards) resolve(fallback Guards) Guards {
 		MaxFanOut:     int(pick(int64(g.MaxFanOut), int64(fallback.MaxFanOut), int64(DefaultGuards.MaxFanOut))),
 		MaxTokens:     pick(g.MaxTokens, fallback.MaxTokens, DefaultGuards.MaxTokens),
 		MaxWallTime:   time.Duration(pick(int64(g.MaxWallTime), int64(fallback.MaxWallTime), int64(DefaultGuards.MaxWallTime))),
+		MaxSteps:      int(pick(int64(g.MaxSteps), int64(fallback.MaxSteps), int64(DefaultGuards.MaxSteps))),
 	}
 }
 
 // GuardError says which limit a run reached.
 type GuardError struct {
-	// Limit is "child depth", "fan-out", "tokens" or "wall time".
+	// Limit is "child depth", "fan-out", "tokens", "wall time" or "steps".
 	Limit string
 	// Value is what the run would reach, Max the limit, both as text with units.
 	Value, Max string
@@ -82,6 +91,14 @@ func (g Guards) checkFanOut(step string, n int) error {
 func (g Guards) checkTokens(step string, total int64) error {
 	if g.MaxTokens >= 0 && total > g.MaxTokens {
 		return &GuardError{Limit: "tokens", Value: fmt.Sprint(total), Max: fmt.Sprint(g.MaxTokens), Step: step}
+	}
+	return nil
+}
+
+// checkSteps refuses the step that would be the run's nth.
+func (g Guards) checkSteps(step string, n int) error {
+	if g.MaxSteps >= 0 && n > g.MaxSteps {
+		return &GuardError{Limit: "steps", Value: fmt.Sprint(n), Max: fmt.Sprint(g.MaxSteps), Step: step}
 	}
 	return nil
 }

@@ -43,6 +43,9 @@ func askInput[T any](ctx *Context, name string, kind StepKind, req signals.Input
 	if err != nil {
 		return fail(StepFailed, fmt.Errorf("input %s: %w", name, err))
 	}
+	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
+		return fail(StepFailed, err)
+	}
 	if rt.plan {
 		st.endStep(i, now, StepPlanned, 0, "", string(kind)+": "+display.Preview(oneLine(req.Prompt), 100), nil)
 		rt.publish()

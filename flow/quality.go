@@ -98,6 +98,9 @@ func (c *Context) QualityGate(name string, source any, q Quality) (QualityRecord
 	if err := checkQuality(q); err != nil {
 		return fail(fmt.Errorf("quality gate %s: %w", name, err))
 	}
+	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
+		return fail(err)
+	}
 	if c.run.plan {
 		st.endStep(i, now, StepPlanned, 0, "", "quality gate: "+qualityWant(q), nil)
 		c.run.publish()

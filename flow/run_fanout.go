@@ -43,6 +43,9 @@ func forEachChildByRunner[I, O any](ctx *Context, name string, f *Flow[I, O], in
 	if err := ctx.holdWhilePaused(false); err != nil {
 		return fail(err)
 	}
+	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
+		return fail(err)
+	}
 	depth := st.Depth + 1
 	if err := rt.guards.checkDepth(name, depth); err != nil {
 		return fail(err)

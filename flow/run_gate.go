@@ -138,6 +138,9 @@ func (c *Context) runGate(name string, req GateRequest) (GateResult, error) {
 	if err := rt.guards.checkWallTime(name, st.StartedAt, now); err != nil {
 		return refuse(err)
 	}
+	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
+		return refuse(err)
+	}
 	if rt.plan {
 		st.endStep(i, now, StepPlanned, 0, "", planGate(req), nil)
 		rt.publish()

@@ -44,13 +44,17 @@ type runner struct {
 	onError []onErrorStep
 	// after: Always steps, the step error handler, the handler's output (run_always.go).
 	after afterPart
-	// cancelReason says who cancelled the run and why (flowctl cancel --reason).
-	cancelReason string
+	// cancelReason says who cancelled the run and why (flowctl cancel --reason), from the
+	// Signal cancelSignals.
+	cancelReason  string
+	cancelSignals workflow.ReceiveChannel
 	// optionsErr is why the start options in the Memo could not be read; the run fails
 	// with it before any step.
 	optionsErr error
 	// gateTypes are the worker's gate resolver types (run_gate.go).
 	gateTypes []string
+	// steps counts the run's steps for the MaxSteps guard (run_limits.go).
+	steps stepsPart
 
 	budget   *budgetPart   // run_budget.go: cap, reservations, pause and raise, quotas
 	people   *peoplePart   // run_people.go: approvals, inputs, signals, what the run waits for
@@ -84,7 +88,8 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	parent, parentErr := readParent(wctx)
 	guards := info.Guards.resolve(cfg.guards)
 	if parent != nil {
-		guards = parent.Guards
+		// The parent's limits; a limit its worker did not know yet (zero) is the child's own.
+		guards = parent.Guards.resolve(guards)
 	}
 	st := &RunState{
 		ID:          workflow.GetInfo(wctx).WorkflowExecution.ID,
@@ -260,6 +265,7 @@ func (rt *runner) end(c *Context, err error) error {
 	case err == nil:
 	case isCancellation(err):
 		msg = "cancelled"
+		rt.drainCancelReason()
 		if rt.cancelReason != "" {
 			msg = "cancelled " + rt.cancelReason
 		}
@@ -305,16 +311,37 @@ func (rt *runner) end(c *Context, err error) error {
 
 func (rt *runner) listenForCancelReason(wctx workflow.Context) {
 	ch := workflow.GetSignalChannel(wctx, protocol.SignalCancel)
+	rt.cancelSignals = ch
 	workflow.Go(wctx, func(gctx workflow.Context) {
 		for {
 			var r protocol.CancelReason
 			ch.Receive(gctx, &r)
-			rt.cancelReason = "by " + r.By
-			if r.Reason != "" {
-				rt.cancelReason += ": " + r.Reason
-			}
+			rt.takeCancelReason(r)
 		}
 	})
+}
+
+// takeCancelReason keeps who cancelled the run and why.
+func (rt *runner) takeCancelReason(r protocol.CancelReason) {
+	rt.cancelReason = "by " + r.By
+	if r.Reason != "" {
+		rt.cancelReason += ": " + r.Reason
+	}
+}
+
+// drainCancelReason takes a reason that arrived with the cancellation itself (in the same
+// workflow task), before the listener ran.
+func (rt *runner) drainCancelReason() {
+	if rt.cancelSignals == nil {
+		return
+	}
+	for {
+		var r protocol.CancelReason
+		if !rt.cancelSignals.ReceiveAsync(&r) {
+			return
+		}
+		rt.takeCancelReason(r)
+	}
 }
 
 // checkVersion compares the flow version the run was started with (FlowVersion) with this

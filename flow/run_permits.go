@@ -47,6 +47,7 @@ func (p *permitsPart) holdIfPaused(c *Context, opts protocol.RunOptions) error {
 
 // acquire waits in pending for a permit of every concurrency group of the run.
 func (p *permitsPart) acquire(c *Context, limits map[string]int) error {
+	limits = p.withMaxRuns(c, limits) // maxruns.go: the flow's MaxRuns group
 	if len(limits) == 0 {
 		return nil
 	}

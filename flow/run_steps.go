@@ -89,6 +89,9 @@ func (c *Context) dispatch(cl call) *pending {
 	if err == nil && !cl.onError {
 		err = c.run.guards.checkWallTime(cl.name, st.StartedAt, now)
 	}
+	if err == nil && !cl.onError {
+		err = c.countStep(cl.name) // run_limits.go: the MaxSteps guard
+	}
 	if err == nil && c.run.plan {
 		st.endStep(i, now, StepPlanned, 0, "", planDetail(cl), nil)
 		p.planned = true

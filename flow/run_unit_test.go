@@ -340,7 +340,7 @@ func TestTokenGuardStopsTheRunWithoutRetrying(t *testing.T) {
 	think := stepByName(t, st, "think")
 	assert.Equal(t, StepCompleted, think.Status, "the step itself completed and is paid for")
 	assert.Equal(t, "0.5", st.CostUSD.String())
-	assert.Equal(t, Guards{MaxChildDepth: 5, MaxFanOut: 50, MaxTokens: 100, MaxWallTime: -1}, st.Guards)
+	assert.Equal(t, Guards{MaxChildDepth: 5, MaxFanOut: 50, MaxTokens: 100, MaxWallTime: -1, MaxSteps: 10_000}, st.Guards)
 }
 
 func TestWallTimeGuardBoundsAndRefusesSteps(t *testing.T) {

@@ -111,6 +111,9 @@ func (c *Context) message(name, summary string, start func(id string) (workflow.
 	if err == nil {
 		err = rt.guards.checkWallTime(name, st.StartedAt, now)
 	}
+	if err == nil {
+		err = c.countStep(name) // run_limits.go: the MaxSteps guard
+	}
 	var fut workflow.Future
 	var out string
 	if err == nil {

@@ -38,6 +38,9 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 	if err := signals.ValidateName(name); err != nil {
 		return fail(StepFailed, err)
 	}
+	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
+		return fail(StepFailed, err)
+	}
 	if rt.plan {
 		st.endStep(i, now, StepPlanned, 0, "", "wait for "+what, nil)
 		rt.publish()

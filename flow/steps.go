@@ -237,6 +237,13 @@ func (c *Context) Skip(name, reason string) {
 	st := c.run.state
 	now := workflow.Now(c.wctx)
 	i := st.beginStep(c.scope, name, KindSkip, now)
+	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
+		// Skip returns nothing: the refusal is recorded, and the run's next step that
+		// returns an error is refused too.
+		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		c.run.publish()
+		return
+	}
 	st.endStep(i, now, StepSkipped, 0, "", reason, nil)
 	c.run.publish()
 }

@@ -23,6 +23,11 @@ func (c *Context) Sleep(name string, d time.Duration) error {
 		c.run.publish()
 		return &StepError{Step: name, Kind: KindSleep, Err: err}
 	}
+	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
+		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		c.run.publish()
+		return &StepError{Step: name, Kind: KindSleep, Err: err}
+	}
 	if c.run.plan {
 		st.endStep(i, now, StepPlanned, 0, "", "sleep "+d.String(), nil)
 		c.run.publish()

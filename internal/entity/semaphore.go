@@ -2,6 +2,7 @@ package entity
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"time"
 
@@ -87,8 +88,14 @@ const (
 	reclaimEvery = 5 * time.Second
 )
 
+// semaphoreQuery reads a semaphore's state as it is now (its Memo lags behind a grant).
+const semaphoreQuery = "gateflow.semaphore.state"
+
 // semaphoreWorkflow grants the permits of one group; it ends when idle.
 func semaphoreWorkflow(ctx workflow.Context, st SemaphoreState) error {
+	if err := workflow.SetQueryHandler(ctx, semaphoreQuery, func() (SemaphoreState, error) { return st, nil }); err != nil {
+		return err
+	}
 	acquire := workflow.GetSignalChannel(ctx, protocol.SemaphoreAcquire)
 	release := workflow.GetSignalChannel(ctx, protocol.SemaphoreRelease)
 	permit := func(run string) error {
@@ -207,4 +214,44 @@ func ConcurrencyHolder(ctx context.Context, tc client.Client, queue, group strin
 		}
 	}
 	return "", nil
+}
+
+// ConcurrencyRuns are the live runs that hold or wait for a permit of group on queue:
+// the holders first, then the waiting runs, each in the order the semaphore took them
+// (oldest first). Runs the semaphore still lists but that have closed are left out.
+func ConcurrencyRuns(ctx context.Context, tc client.Client, queue, group string) ([]string, error) {
+	resp, err := tc.DescribeWorkflowExecution(ctx, protocol.SemaphoreID(group, queue), "")
+	if err != nil {
+		if protocol.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if !protocol.IsOpen(resp.GetWorkflowExecutionInfo().GetStatus()) {
+		return nil, nil
+	}
+	// The Query answers with the state as it is; the Memo (a semaphore whose worker is
+	// older) is upserted only once a grant has been delivered.
+	var st SemaphoreState
+	v, qerr := tc.QueryWorkflow(ctx, protocol.SemaphoreID(group, queue), "", semaphoreQuery)
+	if qerr == nil {
+		qerr = v.Get(&st)
+	}
+	if qerr != nil {
+		if _, err := protocol.DecodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), protocol.MemoSemaphore, &st); err != nil {
+			return nil, errors.Join(qerr, err)
+		}
+	}
+	var live []string
+	for _, r := range append(append([]string(nil), st.Holders...), st.Waiting...) {
+		d, err := tc.DescribeWorkflowExecution(ctx, r, "")
+		switch {
+		case err != nil && protocol.IsNotFound(err):
+		case err != nil:
+			return nil, err
+		case protocol.IsOpen(d.GetWorkflowExecutionInfo().GetStatus()) && !contains(live, r):
+			live = append(live, r)
+		}
+	}
+	return live, nil
 }

@@ -182,13 +182,14 @@ func classify(err error) int {
 	var notFound *flow.RunNotFoundError
 	var refused *flow.RefusedError
 	var quota *budget.QuotaError
+	var maxRuns *flow.MaxRunsError
 	var unavailable *serviceerror.Unavailable
 	switch {
 	case errors.As(err, &unknown), errors.As(err, &input), errors.As(err, &exists):
 		return ExitUsage
 	case errors.As(err, &notFound):
 		return ExitNotFound
-	case errors.As(err, &refused), errors.As(err, &quota):
+	case errors.As(err, &refused), errors.As(err, &quota), errors.As(err, &maxRuns):
 		return ExitRefused
 	case errors.As(err, &unavailable), errors.Is(err, context.DeadlineExceeded):
 		return ExitUnreachable

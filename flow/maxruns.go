@@ -1,0 +1,130 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gateflow/gateflow/internal/entity"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Overflow is what a start does when its flow already has MaxRuns live runs.
+type Overflow string
+
+const (
+	// OverflowQueue starts the run, which waits in pending (FlowWaiting
+	// "permit:flow:NAME") until one of the live runs ends.
+	OverflowQueue Overflow = "queue"
+	// OverflowRefuse refuses the start with a *MaxRunsError; nothing starts.
+	OverflowRefuse Overflow = "refuse"
+	// OverflowReplace cancels the oldest live run (its error says "replaced by RUN") and
+	// starts the run, which waits in pending until the cancelled run has ended.
+	OverflowReplace Overflow = "replace"
+)
+
+// maxRunsVersion gates the MaxRuns permit of the run wrapper: runs recorded before a flow
+// had MaxRuns never wait for it.
+const maxRunsVersion = "gateflow.max-runs"
+
+// MaxRuns allows at most n live runs of the flow on a task queue at once; overflow says
+// what a start past the limit does: OverflowQueue (the default when empty) lets the run
+// wait in pending for a permit, OverflowRefuse refuses the start with a *MaxRunsError,
+// OverflowReplace cancels the oldest live run with the reason "replaced by RUN" and
+// starts the new run, which waits until the cancelled one has ended.
+//
+// The limit is the semaphore of the concurrency group "flow:NAME", which every run of
+// the flow holds a permit of while it runs, however it was started (Client.Start, a
+// schedule, a parent's Child step); it composes with a start's ConcurrencyKey and
+// ConcurrencyLimits (a run waits for a permit of each). Refusing and replacing are what
+// Client.Start (and `flowctl start`) decide at admission, counting the runs that hold or
+// wait for a permit, which a run does moments after its start; runs started another way
+// queue. n must be at least 1.
+func MaxRuns(n int, overflow Overflow) Option {
+	return func(i *WorkflowInfo) error {
+		if n < 1 {
+			return fmt.Errorf("max runs %d: want at least 1", n)
+		}
+		if overflow == "" {
+			overflow = OverflowQueue
+		}
+		switch overflow {
+		case OverflowQueue, OverflowRefuse, OverflowReplace:
+		default:
+			return fmt.Errorf("max runs: on overflow %q: want %s, %s or %s", overflow, OverflowQueue, OverflowRefuse, OverflowReplace)
+		}
+		i.MaxRuns, i.OnOverflow = n, overflow
+		return nil
+	}
+}
+
+// MaxRunsError refuses a start because its flow has its MaxRuns live runs and refuses
+// what overflows (OverflowRefuse). Nothing was started.
+type MaxRunsError struct {
+	// Workflow is the flow, Max its MaxRuns, Live the live runs' IDs, oldest first.
+	Workflow string
+	Max      int
+	Live     []string
+}
+
+// Error implements error.
+func (e *MaxRunsError) Error() string {
+	return fmt.Sprintf("start %s: the flow allows at most %d live runs (max runs, on overflow refuse) and has %d: %s",
+		e.Workflow, e.Max, len(e.Live), strings.Join(e.Live, ", "))
+}
+
+// maxRunsGroup is the concurrency group whose permits count the live runs of flow name.
+func maxRunsGroup(name string) string { return "flow:" + name }
+
+// withMaxRuns adds the flow's MaxRuns group to the concurrency groups a run acquires.
+func (p *permitsPart) withMaxRuns(c *Context, limits map[string]int) map[string]int {
+	info := c.run.info
+	if info.MaxRuns < 1 || c.run.plan {
+		return limits
+	}
+	if workflow.GetVersion(c.wctx, maxRunsVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return limits
+	}
+	out := make(map[string]int, len(limits)+1)
+	for g, n := range limits {
+		out[g] = n
+	}
+	out[maxRunsGroup(info.Name)] = info.MaxRuns
+	return out
+}
+
+// admitMaxRuns applies the MaxRuns of the flow info at a start: a refusing flow at its
+// limit refuses with a *MaxRunsError; a replacing one returns the live runs to cancel once
+// the new run has started (the oldest, enough to leave room for it).
+func (c *Client) admitMaxRuns(ctx context.Context, info WorkflowInfo) ([]string, error) {
+	if info.MaxRuns < 1 || info.OnOverflow == OverflowQueue || info.OnOverflow == "" {
+		return nil, nil
+	}
+	live, err := entity.ConcurrencyRuns(ctx, c.tc, c.opts.TaskQueue, maxRunsGroup(info.Name))
+	if err != nil {
+		return nil, fmt.Errorf("start %s: count its live runs: %w", info.Name, err)
+	}
+	if len(live) < info.MaxRuns {
+		return nil, nil
+	}
+	if info.OnOverflow == OverflowRefuse {
+		return nil, &MaxRunsError{Workflow: info.Name, Max: info.MaxRuns, Live: live}
+	}
+	return live[:len(live)-info.MaxRuns+1], nil
+}
+
+// replaceRuns cancels the runs a replacing start displaces, with the reason "replaced by
+// RUN". A run that ended meanwhile is left alone.
+func (c *Client) replaceRuns(ctx context.Context, run *Run, victims []string) error {
+	var errs []error
+	for _, v := range victims {
+		err := c.Cancel(ctx, CancelRequest{Run: v, Reason: "replaced by " + run.ID})
+		var refused *RefusedError
+		var gone *RunNotFoundError
+		if err != nil && !errors.As(err, &refused) && !errors.As(err, &gone) {
+			errs = append(errs, fmt.Errorf("cancel run %s it replaces: %w", v, err))
+		}
+	}
+	return errors.Join(errs...)
+}
