@@ -265,7 +265,8 @@ func (rt *runner) end(c *Context, err error) error {
 	case err == nil:
 	case isCancellation(err):
 		msg = "cancelled"
-		rt.drainCancelReason()
+		dctx, _ := workflow.NewDisconnectedContext(rt.root)
+		rt.drainCancelReason(dctx)
 		if rt.cancelReason != "" {
 			msg = "cancelled " + rt.cancelReason
 		}
@@ -330,10 +331,18 @@ func (rt *runner) takeCancelReason(r protocol.CancelReason) {
 }
 
 // drainCancelReason takes a reason that arrived with the cancellation itself (in the same
-// workflow task), before the listener ran.
-func (rt *runner) drainCancelReason() {
+// workflow task). The signal may have been handed to the listener coroutine, which runs
+// after this one: a coroutine started now runs after it, so waiting for that one lets the
+// listener keep the reason first (no command, nothing in history). ctx must not be
+// cancelled (the run's end uses a disconnected one).
+func (rt *runner) drainCancelReason(ctx workflow.Context) {
 	if rt.cancelSignals == nil {
 		return
+	}
+	ran := false
+	workflow.Go(ctx, func(workflow.Context) { ran = true })
+	if err := workflow.Await(ctx, func() bool { return ran }); err != nil {
+		workflow.GetLogger(ctx).Warn("wait for the cancel reason", "error", err)
 	}
 	for {
 		var r protocol.CancelReason
