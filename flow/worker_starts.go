@@ -58,7 +58,7 @@ func startTriggered(ctx context.Context, req protocol.TriggerStart) (*Run, error
 	var uerr *UnknownWorkflowError
 	if errors.As(err, &ierr) || errors.As(err, &uerr) {
 		msg := fmt.Sprintf("start %s, triggered by run %s of %s (%s): %v", req.Flow, req.ByID, req.ByFlow, req.Outcome, err)
-		return nil, temporal.NewNonRetryableApplicationError(msg, errorTriggerRefused, err)
+		return nil, temporal.NewNonRetryableApplicationError(msg, errorTriggerRefused, nil)
 	}
 	return run, err
 }

@@ -24,6 +24,7 @@ func All() []flow.Definition {
 		QualityFlows(),
 		GateFlows(),
 		RoutingFlows(),
+		StartFlows(),
 	)
 }
 
