@@ -251,8 +251,8 @@ func statusOf(err error, allowedFailures int) Status {
 }
 
 // end records the run's outcome: it runs the OnError steps of a failed run, then the
-// Always steps, upserts FlowStatus, keeps the final state in the Memo and reports to the
-// parent run.
+// Always steps, upserts FlowStatus, keeps the final state in the Memo, reports to the
+// parent run and starts the flows its end triggers (OnRunOf).
 func (rt *runner) end(c *Context, err error) error {
 	status := statusOf(err, rt.state.AllowedFailures)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/signals"
@@ -52,14 +53,22 @@ func TestOnceStartsOnceAcrossWorkersAndRestartOnceStartsAgain(t *testing.T) {
 	assert.Equal(t, first, runIDs(t, id, 1), "a restarted worker starts nothing")
 
 	// RestartOnce starts a new run with the same ID.
-	run, err := c.RestartOnce(ctx, "test.once")
+	again, err := c.RestartOnce(ctx, "test.once")
 	require.NoError(t, err)
-	assert.Equal(t, id, run.ID)
-	assert.NotEqual(t, first[0], run.RunID)
+	assert.Equal(t, id, again.ID)
+	assert.NotEqual(t, first[0], again.RunID)
 	d, err = c.Wait(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
 	runIDs(t, id, 2)
+
+	// flowctl start --once-again does the same; it takes no other start options.
+	r := run(t, queue, "start", "test.once", "--once-again", "--wait")
+	require.Equal(t, 0, r.code, r.stderr)
+	runIDs(t, id, 3)
+	r = run(t, queue, "start", "test.once", "--once-again", "--input", "{}")
+	assert.Equal(t, flowctl.ExitUsage, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "--input cannot be given with it")
 
 	_, err = c.RestartOnce(ctx, "test.trigger.source")
 	var uerr *flow.UnknownWorkflowError
