@@ -65,7 +65,7 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	r.RegisterActivityWithOptions(gateActs.poll, activity.RegisterOptions{Name: protocol.GatePollActivity})
-	r.RegisterActivityWithOptions(startTriggered, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
+	r.RegisterActivityWithOptions(triggerStartActivity, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
 	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})

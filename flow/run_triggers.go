@@ -47,6 +47,7 @@ func (rt *runner) startTriggered(wctx workflow.Context, status Status) {
 	futures := make([]workflow.Future, len(targets))
 	for i, name := range targets {
 		actx := workflow.WithActivityOptions(wctx, workflow.ActivityOptions{
+			ActivityID:          "trigger:" + name,
 			StartToCloseTimeout: time.Minute,
 			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 10},
 			Summary:             "start " + name + " (triggered by this run " + string(end) + ")",

@@ -43,11 +43,16 @@ func (w *Worker) ensureOnce(ctx context.Context) error {
 	return nil
 }
 
-// startTriggered is the activity protocol.TriggerStartActivity: it starts the triggered
+// triggerStartActivity is the activity protocol.TriggerStartActivity: it starts the triggered
 // run req describes, once (see OnRunOf), and returns it. A start the catalog refuses is
 // not retried.
-func startTriggered(ctx context.Context, req protocol.TriggerStart) (*Run, error) {
+func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*Run, error) {
 	tc := activity.GetClient(ctx)
+	if tc == nil {
+		// A test environment without a server: there is nothing to start (testsuite
+		// users mock the activity to see what would start).
+		return nil, temporal.NewNonRetryableApplicationError("start "+req.Flow+": no Temporal client (a test environment)", errorTriggerRefused, nil)
+	}
 	queue := protocol.BaseQueue(activity.GetInfo(ctx).TaskQueue)
 	cat, err := readCatalog(ctx, tc, queue)
 	if err != nil {
