@@ -52,7 +52,8 @@ type TriggerInfo struct {
 // that already ended, however it ended, is not started again (until the server's
 // retention drops it). Client.RestartOnce starts it again when asked. Like scheduled
 // runs, a once run is not reserved against the monthly quotas by a client: it checks
-// them itself before any step. Given twice, Once is an error of Define.
+// them itself before any step. An input the flow's input type does not accept, or Once
+// given twice, is an error of Define.
 func Once(input any) Option {
 	return func(i *WorkflowInfo) error {
 		if i.Once != nil {
@@ -60,6 +61,9 @@ func Once(input any) Option {
 		}
 		b, err := json.Marshal(input)
 		if err != nil {
+			return fmt.Errorf("once input: %w", err)
+		}
+		if err := checkInput(i.InputSchema, b); err != nil {
 			return fmt.Errorf("once input: %w", err)
 		}
 		i.Once = &OnceInfo{Input: b}

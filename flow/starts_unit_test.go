@@ -36,7 +36,7 @@ var (
 )
 
 func TestStartOptionsAreValidatedAtDefine(t *testing.T) {
-	noop := func(*Context, struct{}) (string, error) { return "", nil }
+	noop := func(*Context, map[string]int) (string, error) { return "", nil }
 	cases := []struct {
 		name string
 		opts []Option
@@ -45,6 +45,7 @@ func TestStartOptionsAreValidatedAtDefine(t *testing.T) {
 		{"once", []Option{Once(map[string]int{"n": 1})}, ""},
 		{"once twice", []Option{Once(nil), Once(nil)}, "once: given twice"},
 		{"once input not JSON", []Option{Once(func() {})}, "once input"},
+		{"once input of another type", []Option{Once("text")}, "once input: payload does not match the schema"},
 		{"trigger", []Option{OnRunOf("other", WhenCompleted, WhenFailed)}, ""},
 		{"trigger without outcome", []Option{OnRunOf("other")}, "give WhenCompleted, WhenFailed or both"},
 		{"unknown outcome", []Option{OnRunOf("other", "cancelled")}, `outcome "cancelled"`},
