@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ import (
 
 func TestOnceStartsOnceAcrossWorkersAndRestartOnceStartsAgain(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
-	queue := "once"
+	queue := "once-" + strconv.FormatInt(time.Now().UnixNano(), 36) // -count=N runs anew
 	id := protocol.OnceID("test.once", queue)
 
 	// Two workers starting together start the flow once.
@@ -170,14 +171,16 @@ func TestTriggerFailedRunStartsOnFailedOnly(t *testing.T) {
 func TestSignalStartStartsOneRunPerKeyAndDeliversThePayload(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
+	sfx := "-" + strconv.FormatInt(time.Now().UnixNano(), 36) // keys start one run ever
 	send := func(order, item string) (*flow.Run, error) {
+		order += sfx
 		b, err := json.Marshal(testflows.OrderPlaced{Order: order, Item: item})
 		require.NoError(t, err)
 		return c.SignalStart(ctx, "test.signal.started", signals.Envelope{Name: "order-placed", Key: order, Payload: b})
 	}
 	r1, err := send("o-1", "apple")
 	require.NoError(t, err)
-	assert.Equal(t, protocol.SignalStartID("test.signal.started", "order-placed", "o-1"), r1.ID)
+	assert.Equal(t, protocol.SignalStartID("test.signal.started", "order-placed", "o-1"+sfx), r1.ID)
 	r2, err := send("o-2", "pear")
 	require.NoError(t, err)
 	assert.NotEqual(t, r1.ID, r2.ID)
@@ -187,7 +190,7 @@ func TestSignalStartStartsOneRunPerKeyAndDeliversThePayload(t *testing.T) {
 
 	var out string
 	require.NoError(t, shared.tc.GetWorkflow(ctx, r1.ID, "").Get(ctx, &out))
-	assert.Equal(t, "o-1:apple,banana", out)
+	assert.Equal(t, "o-1"+sfx+":apple,banana", out)
 	d, err := c.Describe(ctx, r1.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "tester", d.CreatedBy)
@@ -203,7 +206,7 @@ func TestSignalStartStartsOneRunPerKeyAndDeliversThePayload(t *testing.T) {
 	_, err = send("o-2", "plum")
 	require.NoError(t, err)
 	require.NoError(t, shared.tc.GetWorkflow(ctx, r2.ID, "").Get(ctx, &out))
-	assert.Equal(t, "o-2:pear,plum", out)
+	assert.Equal(t, "o-2"+sfx+":pear,plum", out)
 
 	// Refusals before anything starts.
 	_, err = c.SignalStart(ctx, "test.signal.started", signals.Envelope{Name: "other", Key: "k"})
