@@ -100,6 +100,28 @@ func (c *Client) update(ctx context.Context, run, what, name string, arg, out an
 // waiting later. An empty ID gets a random one (so a retried command should pass its own
 // ID to be delivered once); an empty sender is the client's identity.
 func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (signals.Envelope, error) {
+	e, err := c.envelope(e)
+	if err != nil {
+		return e, err
+	}
+	if run != "" {
+		if err := c.tc.SignalWorkflow(ctx, run, "", SignalName, e); err != nil {
+			return e, c.refusal(ctx, run, "signal "+e.Name, err)
+		}
+		return e, nil
+	}
+	if e.Key == "" {
+		return e, &InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
+	}
+	if err := entity.SignalMailbox(ctx, c.tc, c.opts.TaskQueue, e.Name, e.Key, protocol.MailboxPost, e); err != nil {
+		return e, fmt.Errorf("signal %s/%s: %w", e.Name, e.Key, err)
+	}
+	return e, nil
+}
+
+// envelope completes e for sending (an ID, the sender, a null payload, the time) and
+// checks it.
+func (c *Client) envelope(e signals.Envelope) (signals.Envelope, error) {
 	if e.Sender == "" {
 		e.Sender = c.opts.Identity
 	}
@@ -114,18 +136,6 @@ func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (si
 	e.SentAt = time.Now().UTC()
 	if err := e.Validate(); err != nil {
 		return e, &InputError{Workflow: "signal " + e.Name, Err: err}
-	}
-	if run != "" {
-		if err := c.tc.SignalWorkflow(ctx, run, "", SignalName, e); err != nil {
-			return e, c.refusal(ctx, run, "signal "+e.Name, err)
-		}
-		return e, nil
-	}
-	if e.Key == "" {
-		return e, &InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
-	}
-	if err := entity.SignalMailbox(ctx, c.tc, c.opts.TaskQueue, e.Name, e.Key, protocol.MailboxPost, e); err != nil {
-		return e, fmt.Errorf("signal %s/%s: %w", e.Name, e.Key, err)
 	}
 	return e, nil
 }

@@ -263,6 +263,11 @@ type WorkflowInfo struct {
 	QuotaReservations bool `json:"quota_reservations,omitempty"`
 	// Schedules are the flow's schedules (see Schedule).
 	Schedules []ScheduleInfo `json:"schedules,omitempty"`
+	// Once, Triggers and SignalStarts are the flow's starts besides manual and scheduled
+	// ones (see Once, OnRunOf, OnSignal).
+	Once         *OnceInfo     `json:"once,omitempty"`
+	Triggers     []TriggerInfo `json:"triggers,omitempty"`
+	SignalStarts []string      `json:"signal_starts,omitempty"`
 	// GateTypes are the polled gate types the flow uses (UsesGates): a worker without a
 	// resolver for one of them refuses to start.
 	GateTypes []string `json:"gate_types,omitempty"`

@@ -29,14 +29,35 @@ depth, fan-out, tokens, wall time and MaxSteps, the most steps a run records, it
 steps, default 10,000; the step past a limit is refused with a *GuardError), at most n
 live runs (MaxRuns with OverflowQueue, OverflowRefuse or OverflowReplace: a run waits in
 pending for "permit:flow:NAME", a start is refused with a *MaxRunsError, or the oldest
-live run is cancelled "replaced by RUN"), budget policy (OnBudgetExceeded) and schedules
-(Schedule).
+live run is cancelled "replaced by RUN"), budget policy (OnBudgetExceeded) and how runs
+start besides Client.Start (see Starts below).
 
 A handler is workflow code and follows Temporal's determinism rules: no goroutines,
 channels, select, clocks, randomness, map iteration order or I/O outside steps. Use
 ctx.Now, ctx.Sleep and steps instead; `make lint` runs flowvet (package analyzer), which
 finds handlers by their type and reports these constructs in them and in what they call.
 ctx.Workflow gives the underlying workflow.Context for Temporal APIs flow does not wrap.
+
+# Starts
+
+A flow is started by Client.Start (flowctl start), and also, as its options say:
+
+  - Schedule: a Temporal Schedule the worker creates or updates when it starts.
+  - Once(input): the worker ensures, when it starts, that the flow was started once, with
+    the workflow ID "once:<flow>@<queue>" and Temporal's REJECT_DUPLICATE reuse and
+    USE_EXISTING conflict policies, so workers starting together start it once and an
+    ended run is not started again; Client.RestartOnce starts it again when asked.
+  - OnRunOf(other, WhenCompleted, WhenFailed): a run of other that ends so starts the flow
+    with its output as input. The ended run's wrapper does it last, through an activity,
+    with the workflow ID "<flow>/triggered-by/<run ID>/<Temporal run ID>", so a retry or a
+    replay never starts it twice. Both flows must be on the same worker.
+  - OnSignal(name): Client.SignalStart sends the signal to the run its key started, or
+    starts one with the payload as input (SignalWithStartWorkflow, workflow ID
+    "<flow>/on-signal/<name>/<key>"): one run per key.
+
+Every such start is planned as Client.Start plans it (the input checked against the
+flow's input type, the flow's start defaults, the start options in the Memo); the runs
+check the monthly quotas themselves. The catalog (WorkflowInfo) lists a flow's starts.
 
 # Steps
 

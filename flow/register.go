@@ -18,7 +18,7 @@ import (
 // does this; testsuite uses it for unit tests and replays.
 func RegisterWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, flows ...Definition) error {
 	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
-		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0}
+		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0, triggers: triggersOf(flows)}
 	gateActs, err := newGateActivities(opts.GateResolvers)
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
@@ -65,6 +65,7 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	r.RegisterActivityWithOptions(gateActs.poll, activity.RegisterOptions{Name: protocol.GatePollActivity})
+	r.RegisterActivityWithOptions(triggerStartActivity, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
 	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})

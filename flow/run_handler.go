@@ -25,6 +25,8 @@ type runConfig struct {
 	events      bool
 	// gateTypes are the types of the worker's gate resolvers, sorted (run_gate.go).
 	gateTypes []string
+	// triggers are, by flow name, the flows of the worker its runs' ends start (OnRunOf).
+	triggers map[string][]trigger
 }
 
 // runner is one run's wrapper: the state every part shares, and the parts. Each part owns
@@ -55,6 +57,8 @@ type runner struct {
 	gateTypes []string
 	// steps counts the run's steps for the MaxSteps guard (run_limits.go).
 	steps stepsPart
+	// triggers are the flows the run's end starts (run_triggers.go).
+	triggers []trigger
 
 	budget   *budgetPart   // run_budget.go: cap, reservations, pause and raise, quotas
 	people   *peoplePart   // run_people.go: approvals, inputs, signals, what the run waits for
@@ -108,7 +112,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	if info.MaxAttempts > 0 {
 		st.MaxAttempts = info.MaxAttempts
 	}
-	rt := &runner{root: wctx, info: info, state: st, guards: guards, gateTypes: cfg.gateTypes}
+	rt := &runner{root: wctx, info: info, state: st, guards: guards, gateTypes: cfg.gateTypes, triggers: cfg.triggers[info.Name]}
 	rt.children = &childrenPart{parent: parent, reports: map[string]ChildRecord{}}
 	rt.people = newPeoplePart(rt, cfg.directory)
 	rt.events = &eventsPart{}
@@ -252,8 +256,8 @@ func statusOf(err error, allowedFailures int) Status {
 }
 
 // end records the run's outcome: it runs the OnError steps of a failed run, then the
-// Always steps, upserts FlowStatus, keeps the final state in the Memo and reports to the
-// parent run.
+// Always steps, upserts FlowStatus, keeps the final state in the Memo, reports to the
+// parent run and starts the flows its end triggers (OnRunOf).
 func (rt *runner) end(c *Context, err error) error {
 	status := statusOf(err, rt.state.AllowedFailures)
 	if err != nil {
@@ -287,6 +291,7 @@ func (rt *runner) end(c *Context, err error) error {
 	rt.permits.release(c)
 	rt.budget.releaseQuota(wctx)
 	rt.children.reportToParent(wctx, rt.state)
+	rt.startTriggered(wctx, status)
 	rt.events.await(wctx)
 	if !rt.plan {
 		m := workflow.GetMetricsHandler(wctx).WithTags(map[string]string{"workflow": rt.info.Name})

@@ -146,6 +146,7 @@ func (w *Worker) Validate() error {
 	} else {
 		errs = append(errs, ga.checkFlows(w.flows)...)
 	}
+	errs = append(errs, checkTriggers(w.flows)...)
 	return errors.Join(errs...)
 }
 
@@ -199,6 +200,10 @@ func (w *Worker) Start() error {
 		return fmt.Errorf("worker: publish catalog of %s: %w", w.opts.TaskQueue, err)
 	}
 	if err := w.ensureSchedules(ctx); err != nil {
+		w.Stop()
+		return fmt.Errorf("worker: %w", err)
+	}
+	if err := w.ensureOnce(ctx); err != nil {
 		w.Stop()
 		return fmt.Errorf("worker: %w", err)
 	}

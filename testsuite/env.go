@@ -65,9 +65,10 @@ func NewEnv(t testing.TB, opts ...flow.WorkerOptions) *Env {
 		e.opts = opts[0]
 	}
 	// No server here: keyed signals go straight to the run (Signal), and the mailbox and
-	// monthly-ledger activities, which talk to the server, do nothing.
+	// monthly-ledger activities and the starts of triggered flows (flow.OnRunOf), which talk
+	// to the server, do nothing (Calls("trigger:<flow>") counts the starts).
 	for _, name := range []string{protocol.MailboxSubscribeActivity, protocol.MailboxUnsubscribeActivity, protocol.MailboxPostActivity, protocol.QuotaChargeActivity, protocol.QuotaCheckActivity,
-		protocol.QuotaReserveActivity, protocol.QuotaReleaseActivity} {
+		protocol.QuotaReserveActivity, protocol.QuotaReleaseActivity, protocol.TriggerStartActivity} {
 		e.byName[name] = mockResult{}
 	}
 	var s temporalsuite.WorkflowTestSuite

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
@@ -21,7 +22,7 @@ func (a *app) startCommand() *cobra.Command {
 	var labels, tags, limits []string
 	var concKey string
 	var priority, attempts int
-	var wait bool
+	var wait, onceAgain bool
 	cmd := &cobra.Command{
 		Use:   "start WORKFLOW [--input JSON|@file] [--id ID] [--wait]",
 		Short: "Start a run of a workflow",
@@ -32,6 +33,17 @@ func (a *app) startCommand() *cobra.Command {
   flowctl start hello --input @input.json --id hello-ada`,
 		Args: exactArgs(1, "WORKFLOW"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if onceAgain {
+				var others []string
+				cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+					if f.Changed && f.Name != "once-again" && f.Name != "wait" {
+						others = append(others, "--"+f.Name)
+					}
+				})
+				if len(others) > 0 {
+					return usageErr("--once-again starts the workflow's once start as it was declared: %s cannot be given with it", strings.Join(others, ", "))
+				}
+			}
 			raw, err := a.readInput(input)
 			if err != nil {
 				return err
@@ -81,7 +93,12 @@ func (a *app) startCommand() *cobra.Command {
 				}
 				so.BudgetPolicy = p
 			}
-			run, err := c.Start(cmd.Context(), args[0], raw, so)
+			var run *flow.Run
+			if onceAgain {
+				run, err = c.RestartOnce(cmd.Context(), args[0])
+			} else {
+				run, err = c.Start(cmd.Context(), args[0], raw, so)
+			}
 			if err != nil {
 				return err
 			}
@@ -117,6 +134,7 @@ func (a *app) startCommand() *cobra.Command {
 	f.StringVar(&id, "id", "", "run ID (default: the workflow name and a random suffix)")
 	f.StringVar(&createdBy, "as", "", "who starts the run (default: FLOW_USER, else the OS user)")
 	f.BoolVarP(&wait, "wait", "w", false, "wait for the run to end and show it")
+	f.BoolVar(&onceAgain, "once-again", false, "start the workflow's once start (flow.Once) again, after its last run ended")
 	f.StringVarP(&key, "idempotency-key", "k", "", "start at most one run per key: a repeat returns the existing run")
 	f.StringArrayVarP(&labels, "label", "l", nil, "a label key=value (repeatable)")
 	f.IntVar(&priority, "priority", 0, "priority from 1 (highest) to 5 (lowest); default 3")

@@ -25,6 +25,7 @@ func All() []flow.Definition {
 		GateFlows(),
 		RoutingFlows(),
 		MaxRunsFlows(),
+		StartFlows(),
 	)
 }
 
