@@ -192,26 +192,31 @@ func (a *app) flowsCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defs := []flow.WorkflowInfo{}
-			for _, w := range cat.Workflows {
-				if w.Kind == flow.KindYAMLFlow {
-					defs = append(defs, w)
-				}
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, defs)
-			}
-			if len(defs) == 0 {
-				fmt.Fprintln(a.stdout, "No definitions served.")
-				return nil
-			}
-			t := newTable(a.stdout, "NAME", "VERSION", "HASH", "SOURCE", "PUBLISHED BY")
-			for _, d := range defs {
-				t.row(d.Name, orDash(d.Version), orDash(shortHash(d.Hash)), orDash(d.Source), orDash(d.PublishedBy))
-			}
-			return t.flush()
+			return a.printDefinitions(cat)
 		},
 	}
+}
+
+// printDefinitions lists the catalog's entries of kind yaml, as a table or JSON.
+func (a *app) printDefinitions(cat *flow.Catalog) error {
+	defs := []flow.WorkflowInfo{}
+	for _, w := range cat.Workflows {
+		if w.Kind == flow.KindYAMLFlow {
+			defs = append(defs, w)
+		}
+	}
+	if a.output == "json" {
+		return printJSON(a.stdout, defs)
+	}
+	if len(defs) == 0 {
+		fmt.Fprintln(a.stdout, "No definitions served.")
+		return nil
+	}
+	t := newTable(a.stdout, "NAME", "VERSION", "HASH", "SOURCE", "PUBLISHED BY")
+	for _, d := range defs {
+		t.row(d.Name, orDash(d.Version), orDash(shortHash(d.Hash)), orDash(d.Source), orDash(d.PublishedBy))
+	}
+	return t.flush()
 }
 
 // shortHash is the first 12 hex digits of a content hash, enough to tell versions apart.

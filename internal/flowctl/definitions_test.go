@@ -1,6 +1,7 @@
 package flowctl
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/flow"
 )
 
 // testdataRegistry are the flags that make --offline check the way flowdef's own tests
@@ -125,4 +128,35 @@ func TestValidateNeedsAFileOrTheServer(t *testing.T) {
 	code, _, stderr = run(t, "", "--address", closedAddress(t), "--connect-timeout", "200ms", "validate", "x.yaml")
 	assert.Equal(t, ExitUnreachable, code)
 	assert.Contains(t, stderr, "--offline")
+}
+
+func TestPrintDefinitions(t *testing.T) {
+	var out bytes.Buffer
+	a := &app{stdout: &out, output: "table"}
+	cat := &flow.Catalog{Workflows: []flow.WorkflowInfo{
+		{Name: "hello", Kind: flow.KindGoFlow},
+		{Name: "code-review", Kind: flow.KindYAMLFlow, Version: "3", Hash: "43dbc39447700475a49f", Source: "flows/review.yaml", PublishedBy: "w1"},
+		{Name: "old"}, // an older worker's Go flow
+	}}
+	require.NoError(t, a.printDefinitions(cat))
+	assert.Regexp(t, `(?m)^NAME\s+VERSION\s+HASH\s+SOURCE\s+PUBLISHED BY$`, out.String())
+	assert.Regexp(t, `(?m)^code-review\s+3\s+43dbc3944770\s+flows/review.yaml\s+w1$`, out.String())
+	assert.NotContains(t, out.String(), "hello")
+
+	out.Reset()
+	a.output = "json"
+	require.NoError(t, a.printDefinitions(cat))
+	var got []flow.WorkflowInfo
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	require.Len(t, got, 1)
+	assert.Equal(t, "code-review", got[0].Name)
+
+	out.Reset()
+	cat.Workflows = cat.Workflows[:1]
+	require.NoError(t, a.printDefinitions(cat))
+	assert.Equal(t, "[]\n", out.String())
+	out.Reset()
+	a.output = "table"
+	require.NoError(t, a.printDefinitions(cat))
+	assert.Equal(t, "No definitions served.\n", out.String())
 }
