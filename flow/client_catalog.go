@@ -19,7 +19,10 @@ type Catalog struct {
 	// MonthlyQuotaUSD is the workers' overall monthly quota, if any.
 	MonthlyQuotaUSD string         `json:"monthly_quota_usd,omitempty"`
 	Workflows       []WorkflowInfo `json:"workflows"`
-	UpdatedAt       time.Time      `json:"updated_at"`
+	// Workers are the registries of the queue's workers (the latest to start), nil when
+	// none published them: what definitions are validated against (Registry).
+	Workers   *RegistryInfo `json:"workers,omitempty"`
+	UpdatedAt time.Time     `json:"updated_at"`
 }
 
 // Lookup returns the entry named name.
@@ -73,13 +76,17 @@ func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*Cata
 		}
 		return nil, fmt.Errorf("read catalog of %s: %w", taskQueue, err)
 	}
-	var cat Catalog
-	ok, err := protocol.DecodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), protocol.MemoCatalog, &cat)
+	var m catalogMemo
+	ok, err := protocol.DecodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), protocol.MemoCatalog, &m)
 	if err != nil {
 		return nil, fmt.Errorf("read catalog of %s: %w", taskQueue, err)
 	}
 	if !ok {
 		return nil, fmt.Errorf("task queue %s: %w", taskQueue, ErrNoCatalog)
 	}
-	return &cat, nil
+	cat, err := decodeCatalog(m)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog of %s: %w", taskQueue, err)
+	}
+	return cat, nil
 }

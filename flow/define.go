@@ -237,7 +237,14 @@ func typeName(t reflect.Type) string {
 
 // WorkflowInfo is a flow's catalog entry.
 type WorkflowInfo struct {
-	Name        string `json:"name"`
+	Name string `json:"name"`
+	// Kind is KindGoFlow for a flow defined in Go, KindYAMLFlow for a declarative
+	// definition; empty in entries of older workers (Go flows).
+	Kind string `json:"kind,omitempty"`
+	// Hash is the content hash of a declarative definition (flowdef.Hash) and Source
+	// where the worker loaded it from; both empty for Go flows.
+	Hash        string `json:"hash,omitempty"`
+	Source      string `json:"source,omitempty"`
 	Description string `json:"description,omitempty"`
 	Category    string `json:"category,omitempty"`
 	Version     string `json:"version,omitempty"`

@@ -115,7 +115,11 @@ func (w *Worker) TaskQueue() string { return w.opts.TaskQueue }
 func (w *Worker) Flows() []WorkflowInfo {
 	out := make([]WorkflowInfo, 0, len(w.flows))
 	for _, f := range w.flows {
-		out = append(out, f.Info())
+		info := f.Info()
+		if info.Kind == "" {
+			info.Kind = KindGoFlow
+		}
+		out = append(out, info)
 	}
 	return out
 }
@@ -136,7 +140,7 @@ func (w *Worker) Validate() error {
 		if seen[f.Name()] {
 			errs = append(errs, fmt.Errorf("flow %s is defined twice", f.Name()))
 		}
-		if entity.Reserved(f.Name()) {
+		if entity.Reserved(f.Name()) || f.Name() == RegistryEntryName {
 			errs = append(errs, fmt.Errorf("flow name %s is reserved for gateflow's own workflows", f.Name()))
 		}
 		seen[f.Name()] = true
@@ -251,7 +255,7 @@ func (w *Worker) publish(ctx context.Context) error {
 		}
 		entries[i].QuotaReservations = true
 	}
-	raw := make([]json.RawMessage, len(entries))
+	raw := make([]json.RawMessage, len(entries), len(entries)+1)
 	for i, e := range entries {
 		b, err := json.Marshal(e)
 		if err != nil {
@@ -259,12 +263,17 @@ func (w *Worker) publish(ctx context.Context) error {
 		}
 		raw[i] = b
 	}
+	reg, err := w.registryEntry(identity, now)
+	if err != nil {
+		return err
+	}
+	raw = append(raw, reg)
 	if err := entity.PublishCatalog(ctx, w.client, w.opts.TaskQueue, raw, now); err != nil {
 		return err
 	}
 	for {
 		cat, err := readCatalog(ctx, w.client, w.opts.TaskQueue)
-		if err == nil && catalogHas(cat, entries) {
+		if err == nil && catalogHas(cat, entries) && cat.Workers != nil && !cat.Workers.PublishedAt.Before(now) {
 			return nil
 		}
 		select {

@@ -40,7 +40,8 @@ var exitCodes = []struct {
 }{
 	{ExitOK, "success"},
 	{ExitError, "an error not listed below"},
-	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input)"},
+	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input;\n" +
+		"validate: a definition is invalid)"},
 	{ExitNotFound, "not found (the run does not exist)"},
 	{ExitUnreachable, "the Temporal server cannot be reached"},
 	{ExitRunFailed, "with start --wait or watch: the run ended but did not complete"},
@@ -140,6 +141,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.inputCommand(), a.signalCommand(), a.budgetCommand(),
 		a.watchCommand(), a.historyCommand(), a.setupCommand(), a.completionCommand())
 	root.AddCommand(a.cancelCommand(), a.planCommand(), a.schedulesCommand())
+	root.AddCommand(a.validateCommand(), a.flowsCommand())
 	root.AddCommand(a.pauseCommands()...)
 	return root
 }

@@ -1,0 +1,189 @@
+package flow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/gateflow/gateflow/flowdef"
+)
+
+// Kinds of catalog entries (WorkflowInfo.Kind).
+const (
+	// KindGoFlow is a flow defined in Go with Define.
+	KindGoFlow = "go"
+	// KindYAMLFlow is a declarative definition (package flowdef) a worker loaded from a
+	// file.
+	KindYAMLFlow = "yaml"
+)
+
+// RegistryEntryName is the name of the catalog entry that carries the registries of the
+// task queue's workers (RegistryInfo). It is not a flow: Catalog.Workflows never lists it.
+const RegistryEntryName = "gateflow.registry"
+
+// RegistryInfo is what a worker publishes of its registries in the catalog of its task
+// queue, so that clients validate declarative definitions (package flowdef) against what
+// the workers serve. The latest worker to start on the queue publishes it: the workers
+// of a task queue are expected to have the same registrations.
+type RegistryInfo struct {
+	// Actions are the names of the activities registered with Worker.RegisterActivity,
+	// sorted, without the built-in ones (flowdef.BuiltinActions).
+	Actions []string `json:"actions,omitempty"`
+	// Fallback is true when the workers take every unknown action name. Workers have no
+	// fallback action yet: it is always false.
+	Fallback bool `json:"fallback,omitempty"`
+	// ItemProviders are the names of WorkerOptions.ItemProviders, sorted.
+	ItemProviders []string `json:"item_providers,omitempty"`
+	// GateTypes are the types of WorkerOptions.GateResolvers, sorted, without the built-in
+	// ones (flowdef.BuiltinGateResolvers).
+	GateTypes []string `json:"gate_types,omitempty"`
+	// PublishedBy is the identity of the worker that published it.
+	PublishedBy string    `json:"published_by,omitempty"`
+	PublishedAt time.Time `json:"published_at"`
+}
+
+// registryEntry is the catalog entry carrying a RegistryInfo. It has the overall quota of
+// its worker as every flow entry does, since the catalog takes the quota from the first
+// entry published.
+type registryEntry struct {
+	Name            string       `json:"name"`
+	Kind            string       `json:"kind"`
+	OverallQuotaUSD string       `json:"overall_quota_usd,omitempty"`
+	Registry        RegistryInfo `json:"registry"`
+}
+
+// registryInfo lists what the worker registered.
+func (w *Worker) registryInfo() RegistryInfo {
+	var r RegistryInfo
+	for _, x := range w.extra {
+		if !slices.Contains(flowdef.BuiltinActions, x.name) {
+			r.Actions = append(r.Actions, x.name)
+		}
+	}
+	for _, p := range w.opts.ItemProviders {
+		if p != nil {
+			r.ItemProviders = append(r.ItemProviders, p.Name())
+		}
+	}
+	for _, g := range w.opts.GateResolvers {
+		if g != nil && !slices.Contains(flowdef.BuiltinGateResolvers, g.Type()) {
+			r.GateTypes = append(r.GateTypes, g.Type())
+		}
+	}
+	r.Actions = sortedUnique(r.Actions)
+	r.ItemProviders = sortedUnique(r.ItemProviders)
+	r.GateTypes = sortedUnique(r.GateTypes)
+	return r
+}
+
+// Registry is what definitions are validated against on this worker (flowdef.Validate):
+// the built-in actions and the activities registered with RegisterActivity, the item
+// providers and gate resolvers of its options and the Go flows it serves. It has no
+// fallback action and no sub-definitions (LoadDefinition finds none).
+func (w *Worker) Registry() *flowdef.StaticRegistry {
+	info := w.registryInfo()
+	r := &flowdef.StaticRegistry{
+		Actions:       append(slices.Clone(flowdef.BuiltinActions), info.Actions...),
+		Fallback:      info.Fallback,
+		ItemProviders: info.ItemProviders,
+		GateTypes:     append(slices.Clone(flowdef.BuiltinGateResolvers), info.GateTypes...),
+	}
+	for _, f := range w.flows {
+		if f != nil {
+			r.GoFlows = append(r.GoFlows, f.Name())
+		}
+	}
+	return r
+}
+
+// Registry is what the workers of the client's task queue validate definitions against,
+// read from its catalog (see Worker.Registry): their actions, item providers and gate
+// types besides the built-in ones, and the flows they serve. Definitions the workers
+// serve (kind yaml) count as flows a `call:` may name like Go flows: their content is not
+// in the catalog, so such a call is not followed. Workers that published no registry
+// (older ones) leave only the built-ins and the flows. ErrNoCatalog means no worker ever
+// published on the queue.
+func (c *Client) Registry(ctx context.Context) (*flowdef.StaticRegistry, error) {
+	cat, err := c.Workflows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cat.Registry(), nil
+}
+
+// Registry is the flowdef.Registry of the catalog (see Client.Registry).
+func (c *Catalog) Registry() *flowdef.StaticRegistry {
+	r := &flowdef.StaticRegistry{
+		Actions:   slices.Clone(flowdef.BuiltinActions),
+		GateTypes: slices.Clone(flowdef.BuiltinGateResolvers),
+	}
+	if c.Workers != nil {
+		r.Actions = append(r.Actions, c.Workers.Actions...)
+		r.Fallback = c.Workers.Fallback
+		r.ItemProviders = slices.Clone(c.Workers.ItemProviders)
+		r.GateTypes = append(r.GateTypes, c.Workers.GateTypes...)
+	}
+	r.GoFlows = c.Names()
+	return r
+}
+
+// decodeCatalog reads the catalog's Memo (entity.CatalogState): the flow entries go to
+// Workflows, the registry entry to Workers.
+func decodeCatalog(m catalogMemo) (*Catalog, error) {
+	cat := &Catalog{TaskQueue: m.TaskQueue, MonthlyQuotaUSD: m.MonthlyQuotaUSD, UpdatedAt: m.UpdatedAt,
+		Workers: m.Workers, Workflows: []WorkflowInfo{}}
+	for _, raw := range m.Workflows {
+		var head struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return nil, fmt.Errorf("decode a catalog entry: %w", err)
+		}
+		if head.Name == RegistryEntryName {
+			var e registryEntry
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return nil, fmt.Errorf("decode the registry entry: %w", err)
+			}
+			cat.Workers = &e.Registry
+			continue
+		}
+		var w WorkflowInfo
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return nil, fmt.Errorf("decode the catalog entry of %s: %w", head.Name, err)
+		}
+		cat.Workflows = append(cat.Workflows, w)
+	}
+	return cat, nil
+}
+
+// catalogMemo is the catalog as its Memo holds it. Workers is read too for catalogs
+// written as a Catalog (tests).
+type catalogMemo struct {
+	TaskQueue       string            `json:"task_queue"`
+	MonthlyQuotaUSD string            `json:"monthly_quota_usd,omitempty"`
+	Workflows       []json.RawMessage `json:"workflows"`
+	Workers         *RegistryInfo     `json:"workers,omitempty"`
+	UpdatedAt       time.Time         `json:"updated_at"`
+}
+
+func sortedUnique(s []string) []string {
+	sort.Strings(s)
+	return slices.Compact(s)
+}
+
+// registryEntry is the worker's RegistryInfo as a catalog entry.
+func (w *Worker) registryEntry(identity string, now time.Time) (json.RawMessage, error) {
+	e := registryEntry{Name: RegistryEntryName, Kind: "registry", Registry: w.registryInfo()}
+	e.Registry.PublishedBy, e.Registry.PublishedAt = identity, now
+	if w.opts.Quotas.MonthlyUSD != nil {
+		e.OverallQuotaUSD = w.opts.Quotas.MonthlyUSD.String()
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode the registry entry: %w", err)
+	}
+	return b, nil
+}

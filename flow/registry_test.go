@@ -1,0 +1,135 @@
+package flow
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/gateflow/gateflow/flowdef"
+	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/protocol"
+)
+
+func countFiles(context.Context, string) (int, error) { return 0, nil }
+
+func registryWorker() *Worker {
+	w := NewWorker(nil, WorkerOptions{TaskQueue: "reg",
+		ItemProviders: []ItemProvider{ticketProvider{}},
+		GateResolvers: []GateResolver{&scriptedResolver{typ: "ci-status"}, &scriptedResolver{typ: "jira"}},
+	}, Define("notify-team", func(*Context, string) (string, error) { return "", nil }))
+	w.RegisterActivity(countFiles, "")
+	w.RegisterActivity(countFiles, "post-comment")
+	w.RegisterActivity(countFiles, "shell") // a builtin's name is not listed twice
+	return w
+}
+
+func TestWorkerRegistryListsWhatWasRegistered(t *testing.T) {
+	r := registryWorker().Registry()
+	assert.Equal(t, []string{"shell", "http", "agent", "countFiles", "post-comment"}, r.Actions)
+	assert.False(t, r.HasFallbackAction(), "workers have no fallback action")
+	assert.Equal(t, []string{"tickets"}, r.ItemProviders)
+	assert.Equal(t, []string{"http", "command", "ci-status", "jira"}, r.GateTypes)
+	assert.Equal(t, []string{"notify-team"}, r.GoFlows)
+
+	src := `name: uses-all
+steps:
+  - {id: a, uses: post-comment}
+  - {id: b, uses: countFiles}
+  - id: c
+    foreach: {provider: tickets, steps: [{uses: shell, with: {command: "true"}}]}
+  - {id: d, gate: {type: poll, resolver: jira}}
+  - {id: e, call: notify-team}
+`
+	_, err := flowdef.Check("uses-all.yaml", []byte(src), r)
+	require.NoError(t, err)
+	_, err = flowdef.Check("bad.yaml", []byte("name: bad\nsteps:\n  - {id: a, uses: nope}\n"), r)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad.yaml:3:19: step 'a': no registered action 'nope'")
+}
+
+func TestWorkerFlowsAreOfKindGo(t *testing.T) {
+	for _, f := range registryWorker().Flows() {
+		assert.Equal(t, KindGoFlow, f.Kind, f.Name)
+	}
+}
+
+// memoServer answers DescribeWorkflowExecution of a catalog with the Memo the catalog
+// entity keeps.
+type memoServer struct {
+	client.Client
+	queue string
+	state entity.CatalogState
+}
+
+func (s *memoServer) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	if id != protocol.CatalogID(s.queue) {
+		return nil, serviceerror.NewNotFound("workflow not found")
+	}
+	p, err := converter.GetDefaultDataConverter().ToPayload(s.state)
+	if err != nil {
+		return nil, err
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+		Memo: &commonpb.Memo{Fields: map[string]*commonpb.Payload{protocol.MemoCatalog: p}},
+	}}, nil
+}
+
+// TestCatalogRoundTripOfTheRegistry publishes a worker's entries as Worker.publish does,
+// merges them as the catalog entity does and reads them back as a client.
+func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
+	w := registryWorker()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var raw []json.RawMessage
+	for _, e := range w.Flows() {
+		b, err := json.Marshal(e)
+		require.NoError(t, err)
+		raw = append(raw, b)
+	}
+	yaml, err := json.Marshal(WorkflowInfo{Name: "code-review", Kind: KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"})
+	require.NoError(t, err)
+	reg, err := w.registryEntry("w1", now)
+	require.NoError(t, err)
+	st := entity.CatalogState{TaskQueue: "reg"}
+	st.Merge(append(raw, yaml, reg), now)
+
+	c := NewClient(&memoServer{queue: "reg", state: st}, ClientOptions{TaskQueue: "reg"})
+	cat, err := c.Workflows(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"code-review", "notify-team"}, cat.Names(), "the registry entry is not a flow")
+	require.NotNil(t, cat.Workers)
+	assert.Equal(t, RegistryInfo{Actions: []string{"countFiles", "post-comment"}, ItemProviders: []string{"tickets"},
+		GateTypes: []string{"ci-status", "jira"}, PublishedBy: "w1", PublishedAt: now}, *cat.Workers)
+	got, _ := cat.Lookup("code-review")
+	assert.Equal(t, WorkflowInfo{Name: "code-review", Kind: KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"}, got)
+
+	r, err := c.Registry(context.Background())
+	require.NoError(t, err)
+	want := w.Registry()
+	assert.Equal(t, want.Actions, r.Actions)
+	assert.Equal(t, want.ItemProviders, r.ItemProviders)
+	assert.Equal(t, want.GateTypes, r.GateTypes)
+	assert.Equal(t, []string{"code-review", "notify-team"}, r.GoFlows, "served definitions may be called")
+}
+
+func TestRegistryOfACatalogWithoutWorkersIsTheBuiltins(t *testing.T) {
+	r := (&Catalog{}).Registry()
+	assert.Equal(t, flowdef.BuiltinActions, r.Actions)
+	assert.Equal(t, flowdef.BuiltinGateResolvers, r.GateTypes)
+	assert.Empty(t, r.ItemProviders)
+	assert.Empty(t, r.GoFlows)
+}
+
+func TestTheRegistryEntryNameIsReserved(t *testing.T) {
+	w := NewWorker(nil, WorkerOptions{}, Define(RegistryEntryName, func(*Context, string) (string, error) { return "", nil }))
+	assert.ErrorContains(t, w.Validate(), "reserved")
+}
