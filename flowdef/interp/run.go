@@ -77,10 +77,8 @@ type gotoSignal struct {
 }
 
 func (s *gotoSignal) Error() string {
-	return fmt.Sprintf("%s: node %s: goto %s: no enclosing sequence holds node %s (%v)", s.node.Pos, s.node.ID, s.target, s.target, s.cause)
+	return fmt.Sprintf("goto %s: no enclosing sequence holds node %s: %v", s.target, s.target, s.cause)
 }
-
-func (s *gotoSignal) Unwrap() error { return s.cause }
 
 // NodeError is the failure of one node: its id, where it was written, and why.
 // errors.As and errors.Is see through it to the flow error (a *flow.StepError, an
@@ -143,9 +141,13 @@ func (r *runner) run(ctx *flow.Context) (any, error) {
 func (r *runner) body(ctx *flow.Context, f *frame) (any, error) {
 	err := r.list(ctx, f, r.def.Steps)
 	var fs *finishSignal
+	var gs *gotoSignal
 	switch {
 	case errors.As(err, &fs):
 		return r.finish(fs)
+	case errors.As(err, &gs):
+		// Not wrapped: the cause is an allowed failure, which would end the run warning.
+		return nil, &NodeError{ID: gs.node.ID, Kind: gs.node.Kind, Pos: gs.node.Pos, Err: errors.New(gs.Error())}
 	case err != nil:
 		return nil, err
 	}
@@ -224,7 +226,7 @@ func (r *runner) list(ctx *flow.Context, f *frame, nodes []*flowdef.Node) error 
 			r.visits[gs.target]++
 			if v := r.visits[gs.target]; v > r.opts.maxVisits {
 				return &NodeError{ID: gs.node.ID, Kind: gs.node.Kind, Pos: gs.node.Pos,
-					Err: fmt.Errorf("goto %s: node %s re-entered %d times (max %d): %w", gs.target, gs.target, v-1, r.opts.maxVisits, gs.cause)}
+					Err: fmt.Errorf("goto %s: node %s re-entered %d times (max %d): %v", gs.target, gs.target, v-1, r.opts.maxVisits, gs.cause)}
 			}
 			ctx.Logger().Info("flowdef: goto", "from", gs.node.ID, "to", gs.target, "visit", r.visits[gs.target])
 			i = j
