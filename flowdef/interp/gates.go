@@ -36,10 +36,9 @@ func (r *runner) gate(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error)
 		if prompt == "" {
 			prompt = "Approve " + name(n) + "?"
 		}
+		// The deadline's default (reject) returns a *approval.TimedOutError the node's
+		// on_timeout may route; FailOnTimeout would fail the run whatever the node says.
 		req := approval.Request{Message: prompt, Approvers: g.Approvers, Timeout: d}
-		if d > 0 {
-			req.OnTimeout = approval.FailOnTimeout
-		}
 		dec, err := ctx.Approval(name(n), req)
 		if err != nil {
 			return nil, err
