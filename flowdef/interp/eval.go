@@ -33,7 +33,7 @@ type evaluator struct {
 func newEvaluator(def *flowdef.Definition, run expr.RunInfo) *evaluator {
 	ids := map[string]bool{}
 	vars := map[string]bool{}
-	for k := range def.Vars {
+	for _, k := range sortedKeys(def.Vars) {
 		vars[k] = true
 	}
 	for _, list := range [][]*flowdef.Node{def.Steps, def.OnError, def.Always} {
@@ -41,7 +41,7 @@ func newEvaluator(def *flowdef.Definition, run expr.RunInfo) *evaluator {
 			if n.ID != "" {
 				ids[n.ID] = true
 			}
-			for k := range n.Set {
+			for _, k := range sortedKeys(n.Set) {
 				vars[k] = true
 			}
 		})
@@ -179,8 +179,9 @@ func (e *evaluator) render(f *frame, src string) (string, error) {
 }
 
 func (e *evaluator) renderWith(t *expr.Template, env *expr.Env, f *frame) (string, error) {
-	// A Template caches its programs for the last Env; each Env here lives as long as the
-	// run, so templates compile once per run and item name.
+	// A Template caches its programs for the last Env it was given; templates are cached
+	// per run and each run's Envs live as long as it, so a template compiles once per run
+	// (and item name, when one is used under several).
 	return t.Render(env, e.activation(f))
 }
 

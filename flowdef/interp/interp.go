@@ -164,6 +164,12 @@ func (l *Live) pin(ctx *flow.Context) (*flowdef.Definition, error) {
 	if err := enc.Get(&p); err != nil {
 		return nil, fmt.Errorf("interp: reading the run's pinned definition: %w", err)
 	}
+	return l.resolve(p)
+}
+
+// resolve is the definition a run recorded: the one Set with its hash, or the recorded
+// canonical JSON parsed again (after a restart, or on another worker).
+func (l *Live) resolve(p pinned) (*flowdef.Definition, error) {
 	if d := l.byHash(p.Hash); d != nil {
 		return d, nil
 	}
