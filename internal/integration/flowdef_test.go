@@ -109,9 +109,16 @@ func TestFlowdefReview(t *testing.T) {
 	assert.JSONEq(t, `{"verdict": "good"}`, string(d.Result))
 
 	st := stepStatuses(d)
-	for _, name := range []string{"checkout", "review_files", "review_one", "summary", "quality", "human_ok", "post", "cleanup"} {
+	for _, name := range []string{"checkout", "review_one", "summary", "quality", "human_ok", "post", "cleanup"} {
 		assert.Equal(t, flow.StepCompleted, st[name], name)
 	}
+	var reviews []string
+	for _, s := range d.State.Steps {
+		if s.Name == "review_one" {
+			reviews = append(reviews, s.Branch)
+		}
+	}
+	assert.ElementsMatch(t, []string{"review_files/1", "review_files/2"}, reviews, "one agent step per item, under the fan-out")
 	require.Len(t, srv.got(), 1)
 	assert.Equal(t, float64(2), srv.got()[0]["reviewed"])
 	assert.Equal(t, map[string]any{"score": float64(85)}, srv.got()[0]["body"])
