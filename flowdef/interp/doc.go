@@ -75,7 +75,7 @@ error, so a rejection, a budget stop or a guard ends the run as it would a Go fl
 
 Conditions and `${{ }}` templates are evaluated with package flowdef/expr over recorded
 values only: the run's input, vars, the results of the nodes that ran (steps.<id>.output,
-.status — succeeded, failed, timed_out or skipped —, .error, .cost_usd), item and index,
+.status — succeeded, failed, timed_out, cancelled or skipped —, .error, .cost_usd), item and index,
 and run (id, workflow, attempt, and started_at from the run's state). A string that is
 exactly one `${{ expr }}` keeps the expression's type. Each expression is compiled once
 per run. Step outputs: a shell step's stdout (trailing newlines trimmed; decoded when it

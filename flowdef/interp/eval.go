@@ -16,6 +16,7 @@ const (
 	statusFailed    = "failed"
 	statusSkipped   = "skipped"
 	statusTimedOut  = "timed_out"
+	statusCancelled = "cancelled"
 )
 
 // evaluator compiles and evaluates a run's expressions. Every expression and template is

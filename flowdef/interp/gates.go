@@ -145,5 +145,9 @@ func (r *runner) send(ctx *flow.Context, f *frame, n *flowdef.Node) error {
 	if err != nil {
 		return fmt.Errorf("%s: payload: %w", s.Fields.At("payload", s.Pos), err)
 	}
-	return flow.Send(ctx.With(r.stepOptions(n)...), s.Signal, run, key, payload)
+	opts, err := r.stepOptions(n)
+	if err != nil {
+		return err
+	}
+	return flow.Send(ctx.With(opts...), s.Signal, run, key, payload)
 }

@@ -148,3 +148,21 @@ always:
 	require.NoError(t, r.Err)
 	assert.Equal(t, []string{"fine", "cleanup"}, r.StepNames())
 }
+
+// A cancelled run still runs its always steps (shell, http, agent), through ctx.Always.
+func TestAlwaysAfterCancel(t *testing.T) {
+	r := run(t, `
+name: cancelled
+steps:
+  - {id: wait, gate: {type: signal, signal: never}}
+always:
+  - {id: cleanup, uses: shell, with: {command: "echo tidy ${{ steps.wait.status }}"}}
+`, nil, func(e *testsuite.Env) {
+		e.Temporal().RegisterDelayedCallback(e.Temporal().CancelWorkflow, time.Minute)
+	})
+	assert.Equal(t, flow.StatusCancelled, r.Status())
+	st, ok := r.Step("cleanup")
+	require.True(t, ok)
+	assert.Equal(t, flow.StepCompleted, st.Status)
+	assert.Contains(t, st.Output, "tidy cancelled")
+}

@@ -205,8 +205,13 @@ func (r *runner) always(ctx *flow.Context, f *frame) error {
 			errs = append(errs, nodeErr(n, err))
 			continue
 		}
+		opts, err := r.stepOptions(n)
+		if err != nil {
+			errs = append(errs, nodeErr(n, err))
+			continue
+		}
 		if spec != nil {
-			ctx.Always(n.ID, spec, r.stepOptions(n)...)
+			ctx.Always(name(n), spec, opts...)
 		}
 	}
 	return errors.Join(errs...)
@@ -303,7 +308,10 @@ func (r *runner) failed(f *frame, n *flowdef.Node, err error) error {
 	}
 	timedOut := isTimeout(err)
 	status := statusFailed
-	if timedOut {
+	switch {
+	case isCancelled(err):
+		status = statusCancelled
+	case timedOut:
 		status = statusTimedOut
 	}
 	if n.ID != "" {

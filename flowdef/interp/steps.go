@@ -72,18 +72,28 @@ func name(n *flowdef.Node) string {
 // stepOptions maps a node's timeout, retry, cost_limit, on_error and on_timeout onto
 // step options. A failure routed to continue or goto is an allowed failure for the flow
 // runtime (recorded failed and allowed); the interpreter then goes on or jumps.
-func (r *runner) stepOptions(n *flowdef.Node) []flow.StepOption {
+func (r *runner) stepOptions(n *flowdef.Node) ([]flow.StepOption, error) {
 	var opts []flow.StepOption
-	if d, err := flowdef.ParseDuration(n.Timeout); err == nil && d > 0 {
+	d, err := timeout(n)
+	if err != nil {
+		return nil, err
+	}
+	if d > 0 {
 		opts = append(opts, flow.StepTimeout(d))
 	}
-	if p := retryPolicy(n.Retry); p != nil {
+	p, err := retryPolicy(n.Retry)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
 		opts = append(opts, flow.Retry(*p))
 	}
 	if n.CostLimit != "" {
-		if d, err := decimal.NewFromString(n.CostLimit); err == nil {
-			opts = append(opts, flow.CostLimit(d))
+		d, err := decimal.NewFromString(n.CostLimit)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cost_limit: %w", n.Fields.At("cost_limit", n.Pos), err)
 		}
+		opts = append(opts, flow.CostLimit(d))
 	}
 	routed := func(o *flowdef.OnError) bool {
 		return o != nil && (o.Action == flowdef.ActionContinue || o.Action == flowdef.ActionGoto)
@@ -97,22 +107,23 @@ func (r *runner) stepOptions(n *flowdef.Node) []flow.StepOption {
 	case n.OnTimeout != nil && n.OnTimeout.Action == flowdef.ActionFail:
 		opts = append(opts, flow.OnTimeout(flow.Halt))
 	}
-	return opts
+	return opts, nil
 }
 
 // retryPolicy maps retry: onto Temporal's policy (nil without one).
-func retryPolicy(rt *flowdef.Retry) *temporal.RetryPolicy {
+func retryPolicy(rt *flowdef.Retry) (*temporal.RetryPolicy, error) {
 	if rt == nil {
-		return nil
+		return nil, nil
 	}
 	p := &temporal.RetryPolicy{MaximumAttempts: int32(rt.MaxAttempts), BackoffCoefficient: rt.Factor}
-	if d, err := flowdef.ParseDuration(rt.Backoff); err == nil {
-		p.InitialInterval = d
+	var err error
+	if p.InitialInterval, err = optDuration(rt.Backoff); err != nil {
+		return nil, fmt.Errorf("%s: retry.backoff: %w", rt.Fields.At("backoff", rt.Pos), err)
 	}
-	if d, err := flowdef.ParseDuration(rt.MaxBackoff); err == nil {
-		p.MaximumInterval = d
+	if p.MaximumInterval, err = optDuration(rt.MaxBackoff); err != nil {
+		return nil, fmt.Errorf("%s: retry.max_backoff: %w", rt.Fields.At("max_backoff", rt.Pos), err)
 	}
-	return p
+	return p, nil
 }
 
 // timeout is the node's timeout (0 without one).
@@ -244,7 +255,10 @@ func (r *runner) step(ctx *flow.Context, f *frame, n *flowdef.Node) (expr.StepRe
 	if err != nil {
 		return expr.StepResult{}, err
 	}
-	opts := r.stepOptions(n)
+	opts, err := r.stepOptions(n)
+	if err != nil {
+		return expr.StepResult{}, err
+	}
 	switch s := spec.(type) {
 	case activities.Shell:
 		res, err := ctx.Shell(name(n), s, opts...)
