@@ -172,14 +172,18 @@ func (r *runner) foreach(ctx *flow.Context, f *frame, n *flowdef.Node) (any, err
 	if fe == nil {
 		return nil, errors.New("foreach is empty")
 	}
-	if fe.Over == "" {
-		return nil, fmt.Errorf("%s: foreach: provider %q: item providers are not supported by the interpreter yet; use over:", fe.Pos, fe.Provider)
-	}
-	items, err := r.ev.evalList(f, fe.Over)
-	if err != nil {
+	opts := flow.ForEachOptions{MaxParallel: fe.MaxParallel}
+	var items []any
+	var err error
+	if fe.Provider != "" {
+		var ids []string
+		if items, ids, err = r.providerItems(ctx, f, n); err != nil {
+			return nil, err
+		}
+		opts.ItemName = func(i int) string { return ids[i] }
+	} else if items, err = r.ev.evalList(f, fe.Over); err != nil {
 		return nil, fmt.Errorf("%s: over: %w", fe.Fields.At("over", fe.Pos), err)
 	}
-	opts := flow.ForEachOptions{MaxParallel: fe.MaxParallel}
 	if opts.MaxParallel <= 0 {
 		opts.MaxParallel = 1
 	}
@@ -239,4 +243,50 @@ func (r *runner) call(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error)
 		return nil, err
 	}
 	return jsonValue(raw), nil
+}
+
+// providerItems lists a foreach's items from its registered item provider (flow.Items,
+// recorded as the step "<id>-items"): params.scope is the scope, the other params
+// (rendered, as strings) the filter. Each item is a map of its id, type, ref and
+// depends_on, plus its context values (item.<key>).
+func (r *runner) providerItems(ctx *flow.Context, f *frame, n *flowdef.Node) ([]any, []string, error) {
+	fe := n.Foreach
+	params := map[string]string{}
+	for _, k := range sortedKeys(fe.Params) {
+		s, ok := fe.Params[k].(string)
+		if !ok {
+			b, err := json.Marshal(fe.Params[k])
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: params.%s: %w", fe.Fields.At("params", fe.Pos), k, err)
+			}
+			s = string(b)
+		}
+		v, err := r.ev.render(f, s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: params.%s: %w", fe.Fields.At("params", fe.Pos), k, err)
+		}
+		params[k] = v
+	}
+	scope := params["scope"]
+	delete(params, "scope")
+	list, err := flow.Items(ctx, name(n)+"-items", fe.Provider, scope, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	items := make([]any, len(list))
+	ids := make([]string, len(list))
+	for i, it := range list {
+		m := map[string]any{}
+		for _, k := range sortedKeys(it.Context) {
+			m[k] = it.Context[k]
+		}
+		m["id"], m["type"], m["ref"] = it.ID, it.Type, it.Ref
+		deps := make([]any, len(it.DependsOn))
+		for j, d := range it.DependsOn {
+			deps[j] = d
+		}
+		m["depends_on"] = deps
+		items[i], ids[i] = m, it.ID
+	}
+	return items, ids, nil
 }

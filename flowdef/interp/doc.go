@@ -33,11 +33,13 @@ interp.Flow(def) is the shorthand when the definition never changes.
   - parallel: one flow.BranchStep per branch node in one ctx.Parallel group named by the
     node's id (fail_fast is flow.FailFast, else flow.WaitAll; min_success lets the node
     succeed with that many branches). Output: branch id → its output.
-  - foreach over a list: flow.ForEach (max_parallel, default 1; on_item_fail continue is
-    flow.Continue) running either the inline steps, each item in its own copy of vars
-    and step results, or one child run of `call:` per item. Output: the items' outputs in
-    order (an inline item's is its last node's output). Item providers are not supported
-    yet.
+  - foreach over a list (`over:`) or the items of a registered item provider
+    (`provider:`, listed by flow.Items as the step "<id>-items"; params.scope is the scope,
+    the other params the filter; each item is a map of id, type, ref, depends_on and its
+    context values, named by its id): flow.ForEach (max_parallel, default 1;
+    on_item_fail continue is flow.Continue) running either the inline steps, each item in
+    its own copy of vars and step results, or one child run of `call:` per item. Output:
+    the items' outputs in order (an inline item's is its last node's output).
   - call: a child run of the flow named (another definition or a Go flow) through
     flow.ChildByName, `with:` as its input; detached starts it without waiting.
   - gate: approval is ctx.Approval (prompt is the message, approvers, timeout), input is

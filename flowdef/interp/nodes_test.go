@@ -1,6 +1,7 @@
 package interp_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -337,4 +338,41 @@ steps:
 		}, "post-comment")
 	})
 	assert.Equal(t, map[string]any{"post": map[string]any{"posted": true}}, output(t, r))
+}
+
+// tickets is an item provider for tests.
+type tickets struct{}
+
+func (tickets) Name() string { return "open-tickets" }
+
+func (tickets) Items(_ context.Context, scope string, filter map[string]string) ([]flow.Item, error) {
+	return []flow.Item{
+		{ID: "T-1", Ref: scope, Context: map[string]string{"path": "a.go", "team": filter["team"]}},
+		{ID: "T-2", Ref: scope, Context: map[string]string{"path": "b.go", "team": filter["team"]}},
+	}, nil
+}
+
+func TestForeachProvider(t *testing.T) {
+	def := parse(t, `
+name: provided
+steps:
+  - id: each
+    foreach:
+      provider: open-tickets
+      params: {scope: ops, team: "${{ 'core' }}"}
+      steps:
+        - {id: show, uses: shell, with: {command: "echo ${{ item.id }}:${{ item.ref }}:${{ item.path }}:${{ item.team }}"}}
+  - {id: done, finish: {output: {all: "${{ steps.each.output }}"}}}
+`)
+	env := testsuite.NewEnv(t, flow.WorkerOptions{ItemProviders: []flow.ItemProvider{tickets{}}})
+	env.Register(build(t, def))
+	r := env.Run(def.Name, nil)
+	assert.Equal(t, map[string]any{"all": []any{"T-1:ops:a.go:core", "T-2:ops:b.go:core"}}, output(t, r))
+	var branches []string
+	for _, s := range r.State.Steps {
+		if s.Name == "show" {
+			branches = append(branches, s.Branch)
+		}
+	}
+	assert.Equal(t, []string{"each/T-1", "each/T-2"}, branches)
 }
