@@ -1,0 +1,23 @@
+package flow
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// ChildByName runs the flow registered as workflowName as a child run for the step name,
+// exactly as Child does (guards, budget, cancellation, ChildTags, Detached), for callers
+// that know the child only by name: the declarative flows of package flowdef/interp,
+// whose `call:` names another definition or a Go flow. The input is sent as it is (it
+// must encode to what the child's input type decodes) and the output is returned as raw
+// JSON (nil for a Detached child, which is not waited for). A name no worker of the
+// child's queue serves fails the step at once, as with Child.
+func ChildByName(ctx *Context, name, workflowName string, in any, opts ...StepOption) (json.RawMessage, error) {
+	f := &Flow[any, json.RawMessage]{info: WorkflowInfo{Name: workflowName}}
+	if err := validateName(workflowName); err != nil {
+		f.err = err
+	} else if workflowName == "" {
+		f.err = errors.New("child flow name is empty")
+	}
+	return Child(ctx, name, f, in, opts...)
+}

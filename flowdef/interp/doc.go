@@ -1,0 +1,101 @@
+/*
+Package interp runs declarative flows (package flowdef) on gateflow's own runtime: a
+parsed, validated flowdef.Definition becomes a regular flow.Definition whose handler walks
+the nodes and calls the same primitives a Go flow calls. There is no second runtime, so a
+declarative run looks like a Go run everywhere (flowctl, the Web UI, events, budgets,
+guards), its steps named by the nodes' ids.
+
+	def, err := flowdef.Check("review.yaml", data, registry)
+	if err != nil { ... }
+	live, err := interp.NewLive(def)
+	f, err := live.Flow(interp.DefaultModel("gpt-4o-mini"))
+	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: "gateflow"}, f)
+	...
+	live.Set(edited) // new runs use edited; runs going on keep their definition
+
+interp.Flow(def) is the shorthand when the definition never changes.
+
+# What each node does
+
+  - step: `uses: shell`, `http` and `agent` are ctx.Shell, ctx.HTTP and ctx.Agent with
+    `with:` decoded onto activities.Shell (command, dir, env, timeout), activities.HTTP
+    (method, default GET; url, headers, body, json, timeout, expect_status) and
+    activities.Agent (prompt, system, model, default DefaultModel; provider, max_tokens,
+    max_budget_usd; output_schema becomes its ResponseSchema). Any other name is the
+    activity registered under it: flow.Step[json.RawMessage](ctx, id, name, with), the
+    rendered `with:` its one argument. Unknown `with:` fields are errors.
+  - set assigns vars (keys in sorted order), check fails the node with its rendered
+    message when its condition is false, if runs then or else, switch the first case
+    whose value equals the switch value (compared as JSON) or default.
+  - loop: while (before each iteration) and until (after) stop with an error past
+    max_iterations; over runs the body once per element, the element under `as` (default
+    item) and its position as index.
+  - parallel: one flow.BranchStep per branch node in one ctx.Parallel group named by the
+    node's id (fail_fast is flow.FailFast, else flow.WaitAll; min_success lets the node
+    succeed with that many branches). Output: branch id → its output.
+  - foreach over a list (`over:`) or the items of a registered item provider
+    (`provider:`, listed by flow.Items as the step "<id>-items"; params.scope is the scope,
+    the other params the filter; each item is a map of id, type, ref, depends_on and its
+    context values, named by its id): flow.ForEach (max_parallel, default 1;
+    on_item_fail continue is flow.Continue) running either the inline steps, each item in
+    its own copy of vars and step results, or one child run of `call:` per item. Output:
+    the items' outputs in order (an inline item's is its last node's output).
+  - call: a child run of the flow named (another definition or a Go flow) through
+    flow.ChildByName, `with:` as its input; detached starts it without waiting.
+  - gate: approval is ctx.Approval (prompt is the message, approvers, timeout), input is
+    flow.Input (prompt, schema, approvers as assignees), signal is flow.WaitSignal
+    (signal, key; the step is named by the signal), poll is ctx.Gate (resolver, params,
+    poll_interval, allow_manual, timeout) and quality is ctx.QualityGate over the output
+    of step `source` (threshold, on_fail continue is flow.QualityContinue).
+  - sleep is ctx.Sleep, send is flow.Send (signal, run; to a mailbox, the key is the
+    mailbox's name unless key is given; the step is named by the signal), finish ends
+    the run with its output (completed), a permanent error carrying its message (failed)
+    or a cancellation (cancelled).
+
+Every node may carry `if` (false: recorded skipped with ctx.Skip), `timeout`
+(flow.StepTimeout, or the wait's own timeout for gates), `retry` (flow.Retry),
+`cost_limit` (flow.CostLimit), `output_schema` (checked on the output; an agent's is its
+response schema) and `on_error` / `on_timeout`. A failure routed to continue or goto is
+recorded as an allowed failure (flow.OnFailure(flow.Continue)), so a run that otherwise
+completes ends warning; continue goes on with the next node, and `goto X` jumps to node X
+in the innermost enclosing node list that holds it (forwards or backwards). A run may jump
+to one node at most MaxVisits times (DefaultMaxVisits); past that the node fails with
+"goto X: node X re-entered N times (max N)".
+
+The run's output is the output of the finish node that ended it, or, with no finish, its
+vars; either must match the definition's `outputs` schema. The input must match
+`inputs` (also published as the catalog's input schema, so clients check it before a
+start). `on_error` nodes run when the body failed (not when it was cancelled), every one
+even when one fails; `always` nodes run last whatever happened; after a cancellation only
+its shell, http and agent steps run, handed to ctx.Always.
+
+A node's failure is a *NodeError with its id, kind and position ("review.yaml:12:5: node
+post (step): step post: exit code 1"); errors.As and errors.Is see through it to the flow
+error, so a rejection, a budget stop or a guard ends the run as it would a Go flow.
+
+# Expressions
+
+Conditions and `${{ }}` templates are evaluated with package flowdef/expr over recorded
+values only: the run's input, vars, the results of the nodes that ran (steps.<id>.output,
+.status — succeeded, failed, timed_out, cancelled or skipped —, .error, .cost_usd), item and index,
+and run (id, workflow, attempt, and started_at from the run's state). A string that is
+exactly one `${{ expr }}` keeps the expression's type. Each expression is compiled once
+per run. Step outputs: a shell step's stdout (trailing newlines trimmed; decoded when it
+is a JSON object or array), an http step's JSON body or its text, an agent's JSON answer
+or its text, an action's decoded result, a gate's decision, answer, payload, poll result
+or quality record, a call's child output.
+
+# Pinning
+
+A run uses the exact definition it started with. The handler's first action is a
+workflow SideEffect that records the current definition's name, hash (flowdef's Hash)
+and canonical JSON; replays read it back, and the handler runs the definition of that
+hash: the one the Live was Set with, or, when this process never had it (a restart after
+an edit, another worker), the recorded JSON parsed again. Live.Set changes only what new
+runs start with. The catalog entry (description, category, version, input schema) is
+the one current when Live.Flow was called.
+
+The interpreter is workflow code: no clocks but the run's, no goroutines, map keys
+always visited in sorted order.
+*/
+package interp
