@@ -190,6 +190,7 @@ func BenchmarkGateflowVsRawSDK(b *testing.B) {
 	variants := []struct{ name, steps, hold string }{
 		{"raw", testflows.BenchRawSteps, testflows.BenchRawHold},
 		{"flow", testflows.BenchFlowSteps, testflows.BenchFlowHold},
+		{"flowdef", testflows.BenchDefSteps, testflows.BenchDefHold},
 	}
 	results := map[string]benchResult{}
 	for i := 0; i < b.N; i++ {
@@ -203,17 +204,22 @@ func BenchmarkGateflowVsRawSDK(b *testing.B) {
 			results[v.name] = r
 		}
 	}
-	raw, gf := results["raw"], results["flow"]
+	raw, gf, def := results["raw"], results["flow"], results["flowdef"]
 	fmt.Printf("\ngateflow vs the raw Temporal SDK: %d runs x %d steps (%d at a time), %d held runs; one embedded server, one worker process each\n", n, k, conc, held)
 	fmt.Printf("%-16s %10s %10s %10s %22s\n", "", "runs/s", "p50", "p99", "heap per 1,000 held")
 	for _, row := range []struct {
 		name string
 		r    benchResult
-	}{{"raw SDK", raw}, {"gateflow", gf}} {
+	}{{"raw SDK", raw}, {"gateflow", gf}, {"definition", def}} {
 		fmt.Printf("%-16s %10.1f %10s %10s %19.1f MB\n", row.name, row.r.runsPerSec, row.r.p50.Round(time.Millisecond), row.r.p99.Round(time.Millisecond), row.r.heapPer1000/1e6)
 	}
 	fmt.Printf("%-16s %9.2fx %9.2fx %9.2fx %21.2fx\n\n", "gateflow / raw", gf.runsPerSec/raw.runsPerSec,
 		float64(gf.p50)/float64(raw.p50), float64(gf.p99)/float64(raw.p99), gf.heapPer1000/raw.heapPer1000)
+	// A definition doing the same steps, against the Go flow (target: at most 1.10x).
+	fmt.Printf("%-16s %9.2fx %9.2fx %9.2fx %21.2fx\n\n", "definition / Go", def.runsPerSec/gf.runsPerSec,
+		float64(def.p50)/float64(gf.p50), float64(def.p99)/float64(gf.p99), def.heapPer1000/gf.heapPer1000)
+	b.ReportMetric(def.runsPerSec/gf.runsPerSec, "def-throughput-ratio")
+	b.ReportMetric(float64(def.p50)/float64(gf.p50), "def-p50-ratio")
 	b.ReportMetric(gf.runsPerSec/raw.runsPerSec, "throughput-ratio")
 	b.ReportMetric(float64(gf.p50)/float64(raw.p50), "p50-ratio")
 	b.ReportMetric(float64(gf.p99)/float64(raw.p99), "p99-ratio")

@@ -31,7 +31,7 @@ import (
 func main() {
 	address := flag.String("address", "", "Temporal frontend")
 	queue := flag.String("task-queue", "", "task queue")
-	bench := flag.String("bench", "", `serve one half of the benchmark: "raw" or "flow"; prints the address of a /heap endpoint`)
+	bench := flag.String("bench", "", `serve one half of the benchmark: "raw", "flow" or "flowdef"; prints the address of a /heap endpoint`)
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	tc, err := client.DialContext(ctx, client.Options{HostPort: *address, Logger: logging.NewSDKLogger(os.Stderr, "error")})
@@ -73,6 +73,15 @@ func serve(tc client.Client, queue, bench string) (func(), error) {
 		w.RegisterActivity(testflows.Echo, testflows.BenchEcho)
 		w.RegisterActivity(testflows.Mark, testflows.BenchMark)
 		return w.Stop, w.Start()
+	case "flowdef":
+		defs, err := testflows.BenchDefFlows()
+		if err != nil {
+			return nil, err
+		}
+		w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: queue}, defs...)
+		w.RegisterActivity(testflows.EchoWith, testflows.BenchEchoWith)
+		w.RegisterActivity(testflows.MarkWith, testflows.BenchMarkWith)
+		return w.Stop, w.Start()
 	case "raw":
 		w := worker.New(tc, queue, worker.Options{})
 		w.RegisterWorkflowWithOptions(testflows.RawSteps, workflow.RegisterOptions{Name: testflows.BenchRawSteps})
@@ -81,7 +90,7 @@ func serve(tc client.Client, queue, bench string) (func(), error) {
 		w.RegisterActivityWithOptions(testflows.Mark, activity.RegisterOptions{Name: testflows.BenchMark})
 		return w.Stop, w.Start()
 	}
-	return nil, fmt.Errorf("--bench %q: want raw or flow", bench)
+	return nil, fmt.Errorf("--bench %q: want raw, flow or flowdef", bench)
 }
 
 // quotas are the monthly quotas the crash test's worker enforces.
