@@ -139,6 +139,11 @@ func (l *Live) Flow(opts ...Option) (flow.Definition, error) {
 	if !def.Inputs.IsZero() {
 		fo = append(fo, flow.InputSchema(def.Inputs.JSON))
 	}
+	env, err := envelopeOptions(def)
+	if err != nil {
+		return nil, fmt.Errorf("interp: %s: %w", def.Name, err)
+	}
+	fo = append(fo, env...)
 	fo = append(fo, o.flowOpts...)
 	f := flow.Define(def.Name, l.handler(o), fo...)
 	if err := f.Err(); err != nil {
