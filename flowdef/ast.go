@@ -87,7 +87,7 @@ type Definition struct {
 	Limits *Limits `yaml:"limits"`
 	// Concurrency bounds how many runs share a key.
 	Concurrency *Concurrency `yaml:"concurrency"`
-	// Priority orders queued runs (higher first).
+	// Priority is the runs' Temporal priority: 1 (highest) to 5 (lowest); 0 means 3.
 	Priority int `yaml:"priority"`
 	// Labels are free key/value pairs, searchable.
 	Labels map[string]string `yaml:"labels"`
@@ -130,13 +130,13 @@ type Limits struct {
 	FanOut int `yaml:"fan_out"`
 }
 
-// Concurrency bounds the runs that share a key (a template such as "${{ inputs.repo }}").
+// Concurrency bounds the live runs of the flow (flow.MaxRuns).
 type Concurrency struct {
 	Pos    Pos
 	Fields Fields
-	// Key is a template; runs whose keys are equal share the limit.
+	// Key is reserved: per-key limits are not supported, and Validate refuses it.
 	Key string `yaml:"key"`
-	// MaxRuns is how many runs of one key may be running (default 1).
+	// MaxRuns is how many runs of the flow may be live at once (default 1).
 	MaxRuns int `yaml:"max_runs"`
 	// OnOverflow is what a run over the limit does: queue (default), refuse or replace
 	// (cancel the oldest).
@@ -147,13 +147,13 @@ type Concurrency struct {
 type Schedule struct {
 	Pos    Pos
 	Fields Fields
-	// ID names the schedule (default: its index).
+	// ID is reserved: schedules are named by their index, and Validate refuses it.
 	ID string `yaml:"id"`
 	// Cron is a standard 5-field cron expression (or @hourly, @daily...).
 	Cron string `yaml:"cron"`
 	// Every is an interval ("15m").
 	Every string `yaml:"every"`
-	// Timezone is an IANA zone for Cron (default UTC).
+	// Timezone is an IANA zone for Cron (default UTC); not allowed with Every.
 	Timezone string `yaml:"timezone"`
 	// Input is the run's input.
 	Input any `yaml:"input"`
@@ -169,10 +169,11 @@ type Trigger struct {
 	Flow string `yaml:"flow"`
 	// Signal is the signal name (On signal).
 	Signal string `yaml:"signal"`
-	// If filters: a CEL expression over `run` (the ended run: output, status) or `signal`.
+	// If is reserved (conditional triggers are not supported; Validate refuses it): the
+	// triggered run may check its input in its first steps.
 	If string `yaml:"if"`
-	// Input is the new run's input (templates see run.output or signal.payload); by
-	// default the ended run's output or the signal's payload.
+	// Input is reserved (Validate refuses it): the new run's input is the ended run's
+	// output or the signal's payload.
 	Input any `yaml:"input"`
 }
 

@@ -30,7 +30,7 @@ dependency.
 	  budget_policy: pause         # stop (default) or pause
 	  depth: 3
 	  fan_out: 8
-	concurrency: {key: "review-${{ inputs.repo }}", max_runs: 1, on_overflow: replace}
+	concurrency: {max_runs: 1, on_overflow: replace}
 	priority: 5
 	labels: {team: platform}
 	worker_tags: [linux]

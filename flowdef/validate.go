@@ -392,8 +392,11 @@ func (k *check) envelope() {
 		k.nonNegative(l.Fields, l.Pos, "depth", l.Depth)
 		k.nonNegative(l.Fields, l.Pos, "fan_out", l.FanOut)
 	}
+	k.startDefaults()
 	if c := d.Concurrency; c != nil {
-		k.template(c.Fields.At("key", c.Pos), "concurrency.key", c.Key, nil, ctx{})
+		if c.Fields.Has("key") {
+			k.add(c.Fields.At("key", c.Pos), "remove key: max_runs limits all the runs of the flow", "concurrency.key is not supported")
+		}
 		k.nonNegative(c.Fields, c.Pos, "max_runs", c.MaxRuns)
 		k.enum(c.Fields.At("on_overflow", c.Pos), "concurrency.on_overflow", c.OnOverflow, "queue", "refuse", "replace")
 	}
@@ -411,7 +414,12 @@ func (k *check) envelope() {
 		default:
 			k.duration(s.Fields.At("every", s.Pos), "schedule every", s.Every)
 		}
-		if s.Timezone != "" {
+		if s.Fields.Has("id") {
+			k.add(s.Fields.At("id", s.Pos), "remove id: a flow's schedules are named by their position", "schedule id is not supported")
+		}
+		if s.Timezone != "" && s.Cron == "" && s.Every != "" {
+			k.add(s.Fields.At("timezone", s.Pos), "remove timezone, or use cron", "schedule timezone applies to cron only, not to every")
+		} else if s.Timezone != "" {
 			if _, err := time.LoadLocation(s.Timezone); err != nil {
 				k.add(s.Fields.At("timezone", s.Pos), `use an IANA zone such as "Europe/Paris"`, "schedule timezone: unknown zone '%s'", s.Timezone)
 			}
@@ -433,12 +441,69 @@ func (k *check) envelope() {
 		default:
 			k.add(t.Fields.At("on", t.Pos), "one of: completed, failed, finished, signal", "trigger: unknown on '%s'", t.On)
 		}
-		if t.If != "" {
-			if err := k.v.opts.expr.CheckExpr(t.If, Scope{Extra: []string{"signal"}}); err != nil {
-				k.add(t.Fields.At("if", t.Pos), hintExpr, "trigger if: %v", err)
+		for _, f := range []string{"if", "input"} {
+			if t.Fields.Has(f) {
+				k.add(t.Fields.At(f, t.Pos), hintTrigger, "trigger %s is not supported", f)
 			}
 		}
 	}
+}
+
+// hintTrigger explains why a trigger takes neither if nor input.
+const hintTrigger = "remove it: a triggered run's input is the ended run's output or the signal's payload; check it in the flow's first steps"
+
+var (
+	labelKeyRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9_.\-]{0,61}[a-z0-9])?$`)
+	tagRe      = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]{0,62}$`)
+)
+
+// Bounds of the start defaults, as package flow checks them.
+const (
+	maxPriority   = 5
+	maxLabels     = 20
+	maxWorkerTags = 4
+)
+
+// startDefaults checks priority, labels and worker_tags as flow.StartDefaults does.
+func (k *check) startDefaults() {
+	d := k.def
+	if d.Priority < 0 || d.Priority > maxPriority {
+		k.add(d.Fields.At("priority", d.Pos), "use 1 (highest) to 5 (lowest); 0 or none means 3", "priority %d is out of range", d.Priority)
+	}
+	lp := d.Fields.At("labels", d.Pos)
+	if len(d.Labels) > maxLabels {
+		k.add(lp, "keep at most 20 labels", "%d labels: at most %d", len(d.Labels), maxLabels)
+	}
+	for _, key := range sortedKeys(d.Labels) {
+		if !labelKeyRe.MatchString(key) {
+			k.add(lp, "use 1-63 lower-case letters, digits and _.- (starting and ending with a letter or digit)", "invalid label key '%s'", key)
+		} else if v := d.Labels[key]; len(v) > 200 || strings.ContainsAny(v, "\n\r\x00") {
+			k.add(lp, "keep label values to one line of at most 200 characters", "label %s: value too long or multi-line", key)
+		}
+	}
+	tp := d.Fields.At("worker_tags", d.Pos)
+	if len(d.WorkerTags) > maxWorkerTags {
+		k.add(tp, "a worker has at most 4 tags", "%d worker tags: at most %d", len(d.WorkerTags), maxWorkerTags)
+	}
+	seen := map[string]bool{}
+	for _, t := range d.WorkerTags {
+		switch {
+		case !tagRe.MatchString(t):
+			k.add(tp, "use 1-63 lower-case letters, digits and _.- starting with a letter or digit", "invalid worker tag '%s'", t)
+		case seen[t]:
+			k.add(tp, "give each tag once", "worker tag %s given twice", t)
+		}
+		seen[t] = true
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for key := range m {
+		out = append(out, key)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // schemaProperties are the top-level property names of an object schema, or nil.

@@ -15,6 +15,37 @@ guards), its steps named by the nodes' ids.
 
 interp.Flow(def) is the shorthand when the definition never changes.
 
+# The envelope
+
+A definition's envelope becomes the flow options a Go flow would use, so a definition
+behaves as the equivalent Go flow (Info shows them):
+
+	limits.wall_time, steps, tokens,  flow.WithGuards: MaxWallTime (flowdef.ParseDuration),
+	  depth, fan_out                    MaxSteps, MaxTokens, MaxChildDepth, MaxFanOut; a
+	                                    limit not written keeps the worker's default, one
+	                                    written as 0 means no limit (-1)
+	limits.max_cost_usd               flow.MaxCostUSD (budget.ParseUSD)
+	limits.budget_policy              flow.OnBudgetExceeded(stop|pause, DefaultBudgetPause)
+	concurrency.max_runs, on_overflow flow.MaxRuns(max_runs, default 1; queue|refuse|replace)
+	priority, labels, worker_tags     flow.StartDefaults (priority 1 highest to 5 lowest)
+	schedules[].cron, timezone        flow.Schedule("CRON_TZ=<timezone> <cron>")
+	schedules[].every                 flow.Schedule("@every <every>")
+	schedules[].input                 flow.ScheduleInput (overlap: the default, skip)
+	triggers on completed|failed      flow.OnRunOf(flow, WhenCompleted|WhenFailed); finished
+	  |finished                         is both; triggers on one flow are merged
+	triggers on signal                flow.OnSignal(signal)
+	once: true                        flow.Once({}) (an empty object as the input)
+
+Fields the runtime cannot honour are refused, by flowdef's Validate and by Flow (an error
+at the field's position), never dropped: concurrency.key (a flow's limit counts all its
+runs; start options have no per-start template), schedules[].id (a flow's schedules are
+named by their position), timezone with every (an interval has no zone), and a trigger's
+`if` and `input` (a triggered run's input is the ended run's output or the signal's
+payload as it is: check it in the flow's first steps, and finish early when it does not
+apply). A value flow refuses (a priority out of range, a bad tag, a cron that does not
+parse, a flow triggering itself, a once input the inputs schema refuses) is an error at
+the field's position too.
+
 # What each node does
 
   - step: `uses: shell`, `http` and `agent` are ctx.Shell, ctx.HTTP and ctx.Agent with

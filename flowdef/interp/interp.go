@@ -37,7 +37,8 @@ func MaxVisits(n int) Option { return func(o *options) { o.maxVisits = n } }
 
 // FlowOptions adds options to the flow.Define call that builds the flow (a worker's
 // guards, MaxAttempts, schedules...), after those the definition implies (description,
-// category, version, input schema).
+// category, version, input schema and the envelope: see the package documentation), so
+// an option given here that sets the same thing wins.
 func FlowOptions(opts ...flow.Option) Option {
 	return func(o *options) { o.flowOpts = append(o.flowOpts, opts...) }
 }
@@ -107,8 +108,10 @@ func Flow(def *flowdef.Definition, opts ...Option) (flow.Definition, error) {
 // Flow builds the regular gateflow flow that runs the Live's definitions: flow.Define
 // with the definition's name, a map[string]any input checked against its `inputs`
 // schema, and a handler that walks its nodes calling the flow primitives (see the package
-// documentation). The description, category, version and input schema published in the
-// catalog are those of the definition current now.
+// documentation). The description, category, version, input schema and envelope (limits,
+// concurrency, start defaults, schedules, triggers, once) are those of the definition
+// current now; an envelope field the runtime refuses or cannot honour is an error naming
+// its position.
 //
 // Pinning: the handler's first action records the definition it runs with (name, hash
 // and canonical JSON) as a workflow SideEffect, so every replay of the run, on this
@@ -139,6 +142,11 @@ func (l *Live) Flow(opts ...Option) (flow.Definition, error) {
 	if !def.Inputs.IsZero() {
 		fo = append(fo, flow.InputSchema(def.Inputs.JSON))
 	}
+	env, err := envelopeOptions(def)
+	if err != nil {
+		return nil, fmt.Errorf("interp: %s: %w", def.Name, err)
+	}
+	fo = append(fo, env...)
 	fo = append(fo, o.flowOpts...)
 	f := flow.Define(def.Name, l.handler(o), fo...)
 	if err := f.Err(); err != nil {

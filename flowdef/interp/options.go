@@ -1,0 +1,232 @@
+package interp
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowdef"
+)
+
+// envelopeOption is one flow option a definition's envelope implies, with where the
+// field it comes from was written.
+type envelopeOption struct {
+	pos   flowdef.Pos
+	field string
+	opt   flow.Option
+}
+
+// envelopeOptions maps the envelope of def (limits, concurrency, priority, labels,
+// worker_tags, schedules, triggers, once) onto the flow options a Go flow would use, in
+// that order. Each option is tried on a scratch WorkflowInfo, so a value the runtime
+// refuses is an error at the field's position; a field the runtime cannot honour is
+// refused rather than dropped (see the package documentation).
+func envelopeOptions(def *flowdef.Definition) ([]flow.Option, error) {
+	var eo []envelopeOption
+	var errs []error
+	add := func(p flowdef.Pos, field string, opt flow.Option) {
+		eo = append(eo, envelopeOption{pos: p, field: field, opt: opt})
+	}
+	fail := func(p flowdef.Pos, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", p, fmt.Sprintf(format, args...)))
+	}
+
+	if l := def.Limits; l != nil {
+		limitOptions(l, add, fail)
+	}
+	if c := def.Concurrency; c != nil {
+		p := def.Fields.At("concurrency", def.Pos)
+		if c.Fields.Has("key") {
+			fail(c.Fields.At("key", c.Pos), "concurrency.key is not supported: max_runs limits all the runs of the flow (flow.MaxRuns); remove key")
+		}
+		n := c.MaxRuns
+		if !c.Fields.Has("max_runs") {
+			n = 1
+		}
+		add(p, "concurrency", flow.MaxRuns(n, flow.Overflow(c.OnOverflow)))
+	}
+	if def.Priority != 0 || len(def.Labels) > 0 || len(def.WorkerTags) > 0 {
+		p := def.Pos
+		for _, k := range []string{"priority", "labels", "worker_tags"} {
+			if def.Fields.Has(k) {
+				p = def.Fields.At(k, def.Pos)
+				break
+			}
+		}
+		add(p, "priority, labels and worker_tags", flow.StartDefaults(flow.StartOptions{
+			Priority: def.Priority, Labels: def.Labels, WorkerTags: def.WorkerTags,
+		}))
+	}
+	for i, s := range def.Schedules {
+		if s == nil {
+			continue
+		}
+		if opt, ok := scheduleOption(s, i, fail); ok {
+			add(s.Pos, fmt.Sprintf("schedules[%d]", i), opt)
+		}
+	}
+	for _, o := range triggerOptions(def.Triggers, fail) {
+		add(o.pos, o.field, o.opt)
+	}
+	if def.Once {
+		add(def.Fields.At("once", def.Pos), "once", flow.Once(map[string]any{}))
+	}
+
+	// Try each option alone, as Define will apply them, to report its error where the
+	// field was written.
+	probe := flow.WorkflowInfo{Name: def.Name}
+	if !def.Inputs.IsZero() {
+		if err := flow.InputSchema(def.Inputs.JSON)(&probe); err != nil {
+			fail(def.Fields.At("inputs", def.Pos), "inputs: %v", err)
+		}
+	}
+	out := make([]flow.Option, 0, len(eo))
+	for _, o := range eo {
+		if err := o.opt(&probe); err != nil {
+			fail(o.pos, "%s: %v", o.field, err)
+			continue
+		}
+		out = append(out, o.opt)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// limitOptions maps limits onto WithGuards, MaxCostUSD and OnBudgetExceeded. A guard not
+// written keeps the worker's default; one written as 0 means no limit (-1 in Guards).
+func limitOptions(l *flowdef.Limits, add func(flowdef.Pos, string, flow.Option), fail func(flowdef.Pos, string, ...any)) {
+	var g flow.Guards
+	guard := func(key string, v int) int64 {
+		switch {
+		case !l.Fields.Has(key):
+			return 0
+		case v == 0:
+			return -1
+		case v < 0:
+			fail(l.Fields.At(key, l.Pos), "limits.%s: must not be negative (got %d)", key, v)
+			return 0
+		}
+		return int64(v)
+	}
+	g.MaxSteps = int(guard("steps", l.Steps))
+	g.MaxTokens = guard("tokens", l.Tokens)
+	g.MaxChildDepth = int(guard("depth", l.Depth))
+	g.MaxFanOut = int(guard("fan_out", l.FanOut))
+	if l.WallTime != "" {
+		d, err := flowdef.ParseDuration(l.WallTime)
+		if err != nil {
+			fail(l.Fields.At("wall_time", l.Pos), "limits.wall_time: %v", err)
+		}
+		g.MaxWallTime = d
+	}
+	if g != (flow.Guards{}) {
+		add(l.Pos, "limits", flow.WithGuards(g))
+	}
+	if l.MaxCostUSD != "" {
+		p := l.Fields.At("max_cost_usd", l.Pos)
+		usd, err := budget.ParseUSD(l.MaxCostUSD)
+		if err != nil {
+			fail(p, "limits.max_cost_usd: %v", err)
+		} else {
+			add(p, "limits.max_cost_usd", flow.MaxCostUSD(usd))
+		}
+	}
+	if l.Fields.Has("budget_policy") {
+		add(l.Fields.At("budget_policy", l.Pos), "limits.budget_policy", flow.OnBudgetExceeded(budget.Policy(l.BudgetPolicy), 0))
+	}
+}
+
+// scheduleOption maps one schedule onto flow.Schedule: cron (prefixed CRON_TZ=zone with
+// a timezone) or "@every <every>", the input as ScheduleInput. The schedule overlap is
+// the Go default (skip).
+func scheduleOption(s *flowdef.Schedule, i int, fail func(flowdef.Pos, string, ...any)) (flow.Option, bool) {
+	if s.Fields.Has("id") {
+		fail(s.Fields.At("id", s.Pos), "schedules[%d].id is not supported: a flow's schedules are named by their position; remove id", i)
+		return nil, false
+	}
+	var spec string
+	switch {
+	case s.Cron != "" && s.Every != "", s.Cron == "" && s.Every == "":
+		fail(s.Pos, "schedules[%d]: give exactly one of cron and every", i)
+		return nil, false
+	case s.Cron != "":
+		spec = s.Cron
+		if s.Timezone != "" {
+			spec = "CRON_TZ=" + s.Timezone + " " + s.Cron
+		}
+	default:
+		if s.Timezone != "" {
+			fail(s.Fields.At("timezone", s.Pos), "schedules[%d].timezone applies to cron only, not to every", i)
+			return nil, false
+		}
+		d, err := flowdef.ParseDuration(s.Every)
+		if err != nil {
+			fail(s.Fields.At("every", s.Pos), "schedules[%d].every: %v", i, err)
+			return nil, false
+		}
+		spec = "@every " + d.String()
+	}
+	var opts []flow.ScheduleOption
+	if s.Fields.Has("input") {
+		opts = append(opts, flow.ScheduleInput(s.Input))
+	}
+	return flow.Schedule(spec, opts...), true
+}
+
+// triggerOptions maps the triggers onto OnRunOf (completed, failed, finished: both; the
+// triggers of one flow merged into one option) and OnSignal. `if` and `input` are refused:
+// a triggered run starts with the ended run's output or the signal's payload as it is.
+func triggerOptions(ts []*flowdef.Trigger, fail func(flowdef.Pos, string, ...any)) []envelopeOption {
+	var out []envelopeOption
+	type runOf struct {
+		pos  flowdef.Pos
+		when []flow.RunEnd
+	}
+	byFlow := map[string]*runOf{}
+	var flows []string
+	for i, t := range ts {
+		if t == nil {
+			continue
+		}
+		for _, k := range []string{"if", "input"} {
+			if t.Fields.Has(k) {
+				fail(t.Fields.At(k, t.Pos), "triggers[%d].%s is not supported: a triggered run starts with the ended run's output or the signal's payload as its input; check it in the flow's first steps instead", i, k)
+			}
+		}
+		var when []flow.RunEnd
+		switch t.On {
+		case "completed":
+			when = []flow.RunEnd{flow.WhenCompleted}
+		case "failed":
+			when = []flow.RunEnd{flow.WhenFailed}
+		case "finished":
+			when = []flow.RunEnd{flow.WhenCompleted, flow.WhenFailed}
+		case "signal":
+			out = append(out, envelopeOption{pos: t.Pos, field: fmt.Sprintf("triggers[%d]", i), opt: flow.OnSignal(t.Signal)})
+			continue
+		default:
+			fail(t.Fields.At("on", t.Pos), "triggers[%d].on: unknown value %q: want completed, failed, finished or signal", i, t.On)
+			continue
+		}
+		r := byFlow[t.Flow]
+		if r == nil {
+			r = &runOf{pos: t.Pos}
+			byFlow[t.Flow] = r
+			flows = append(flows, t.Flow)
+		}
+		for _, w := range when {
+			if !slices.Contains(r.when, w) {
+				r.when = append(r.when, w)
+			}
+		}
+	}
+	for _, f := range flows {
+		r := byFlow[f]
+		out = append(out, envelopeOption{pos: r.pos, field: "trigger on " + f, opt: flow.OnRunOf(f, r.when...)})
+	}
+	return out
+}
