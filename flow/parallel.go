@@ -361,7 +361,7 @@ func (c *Context) refuseWave(group string, steps []ParallelStep, calls []call, e
 		}
 		j := st.beginStep(c.scope, s.name, kind, now)
 		st.Steps[j].Group = group
-		if calls[i].costLimit != nil {
+		if calls[i].costLimit != nil && calls[i].costLimit.IsPositive() {
 			limit := *calls[i].costLimit
 			st.Steps[j].CostLimitUSD = &limit
 		}

@@ -229,7 +229,7 @@ func (c *Context) lastAttempt(p *pending, cost decimal.Decimal, tokens Tokens, e
 		st.Attempts = append(st.Attempts, AttemptRecord{Attempt: p.attempt, CostUSD: cost, Tokens: tokens,
 			Error: errMsg, WaitedMS: p.waited.Milliseconds()})
 	}
-	if st.CostLimitUSD != nil && st.CostUSD.GreaterThan(*st.CostLimitUSD) {
+	if st.CostLimitUSD != nil && st.CostLimitUSD.IsPositive() && st.CostUSD.GreaterThan(*st.CostLimitUSD) {
 		st.Overshoot = true
 	}
 }

@@ -185,6 +185,23 @@ func TestPaidStepOvershootIsFlagged(t *testing.T) {
 	assert.Equal(t, "$0.4500 > $0.25 limit", s.CostText())
 }
 
+func TestAgentWithoutALimitIsNeverAnOvershoot(t *testing.T) {
+	f := Define("unit/no-limit", func(ctx *Context, _ none) (string, error) {
+		a, err := ctx.Agent("summarize", activities.Agent{Prompt: "p", Model: "m"})
+		return a.Text, err
+	})
+	env := newUnitEnv(t, runConfig{}, f)
+	mockAgent(env, func(activities.Agent) (activities.AgentResult, error) {
+		return activities.AgentResult{Text: "ok", CostUSD: dec("0.0009"), CostKnown: true}, nil
+	})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+	s := stepByName(t, queryState(t, env), "summarize")
+	assert.False(t, s.Overshoot, "no MaxBudgetUSD, no CostLimit: nothing to overshoot")
+	assert.Nil(t, s.CostLimitUSD)
+	assert.Equal(t, "$0.0009", s.CostText())
+}
+
 func TestPaidStepBackoffIsJitteredAndDurable(t *testing.T) {
 	f := Define("unit/paid-backoff", func(ctx *Context, _ none) (string, error) {
 		a, err := ctx.Agent("summarize", activities.Agent{Prompt: "p", Model: "m"},

@@ -132,8 +132,8 @@ func (c *Context) dispatch(cl call) *pending {
 		ao.StartToCloseTimeout = left
 		ao.ScheduleToCloseTimeout = left
 	}
-	if cl.costLimit != nil {
-		limit := *cl.costLimit
+	if cl.costLimit != nil && cl.costLimit.IsPositive() {
+		limit := *cl.costLimit // an agent without MaxBudgetUSD has no limit to show
 		st.Steps[i].CostLimitUSD = &limit
 	}
 	if cl.costLimit == nil || !c.dispatchPaid(p, ao) {
