@@ -60,4 +60,3 @@ func TestDefinitionFlowRefuses(t *testing.T) {
 		})
 	}
 }
-

@@ -169,4 +169,3 @@ func (l *Loader) remove(name, path string) bool {
 }
 
 func sumOf(data []byte) [32]byte { return sha256.Sum256(data) }
-
