@@ -52,6 +52,7 @@ func DefinitionFlow(opts ...Option) (flow.Definition, error) {
 	fo := append([]flow.Option{
 		flow.Description("Runs the declarative definition carried in its input (flowctl start --file)."),
 		flow.Category("gateflow"),
+		flow.InputSchema(json.RawMessage(`{"type": "object", "required": ["definition"], "properties": {"definition": {"type": "object"}, "hash": {"type": "string"}, "inputs": {"type": "object"}}}`)),
 	}, o.flowOpts...)
 	f := flow.Define(DefinitionFlowName, func(ctx *flow.Context, in DefinitionInput) (any, error) {
 		def, err := in.definition()
