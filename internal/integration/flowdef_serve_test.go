@@ -110,7 +110,7 @@ func TestFlowdefServe(t *testing.T) {
 	waiting := func(id string) func() bool {
 		return func() bool {
 			d, err := c.Describe(ctx, id)
-			return err == nil && len(d.State.Waiting) > 0
+			return err == nil && d.State != nil && len(d.State.Waiting) > 0
 		}
 	}
 	first, err := c.Start(ctx, "serve-gated", nil, flow.StartOptions{})
