@@ -5,6 +5,12 @@
 // the example flows, in one process. Without --dev it connects to TEMPORAL_ADDRESS /
 // TEMPORAL_NAMESPACE (default localhost:7233 / default).
 //
+// --flows DIR serves the declarative definitions of DIR besides the Go flows (with --dev,
+// examples/flows by default, found in the working directory or next to the binary),
+// reloading edited files every --reload-interval (package flowdef/serve); an invalid
+// definition refuses the start, with every error. Every flow-worker serves the generic
+// flow gateflow.definition that `flowctl start --file` starts.
+//
 // SIGINT or SIGTERM stops it cleanly: the worker stops polling, in-flight steps get
 // --stop-timeout to finish, then the server (with --dev) stops. A second signal exits at
 // once.

@@ -82,7 +82,13 @@ func (l *Loader) Reload(ctx context.Context) error {
 	}
 	valid, sums, errs := l.check(changed, others)
 	for _, e := range errs {
-		l.log.Error("flow definitions: invalid definition, the last good version stays served", "dir", l.dir, "error", e.Error())
+		each := flowdef.Errors(e)
+		if len(each) == 0 {
+			l.log.Error("flow definitions: invalid definition, the last good version stays served", "dir", l.dir, "error", e.Error())
+		}
+		for _, x := range each {
+			l.log.Error("flow definitions: invalid definition, the last good version stays served", "dir", l.dir, "error", x.String())
+		}
 	}
 	republish := false
 	for _, path := range sortedKeys(changed) {
