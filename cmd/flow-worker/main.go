@@ -328,7 +328,7 @@ func serveDefinitions(w *flow.Worker, cfg config, stderr io.Writer) (*serve.Load
 	}
 	l, err := serve.Dir(w, dir, serve.Options{Logger: definitionsLogger(stderr, cfg), Interp: iopts})
 	if err != nil {
-		return nil, fmt.Errorf("--flows %s: refusing to start on invalid definitions:\n%w", dir, err)
+		return nil, fmt.Errorf("--flows %s: refusing to start: %w", dir, err)
 	}
 	return l, nil
 }

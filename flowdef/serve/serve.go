@@ -94,7 +94,7 @@ func Dir(w *flow.Worker, dir string, opts Options) (*Loader, error) {
 	}
 	defs, sums, errs := l.check(raw, nil)
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("serve: %s: %w", dir, errors.Join(errs...))
+		return nil, fmt.Errorf("serve: %s: invalid definitions, none served:\n%w", dir, errors.Join(errs...))
 	}
 	var added []flow.Definition
 	for _, path := range sortedKeys(defs) {
