@@ -9,6 +9,11 @@
 //     group:release (request-changes loops back), then a keyed signal from the deploy.
 //   - rollout: a fan-out over regions two at a time (flow.ForEach), a branch waiting for a
 //     sign-off (flow.Async with an approval inside), and an Always step.
+//
+// The directory flows/ holds declarative definitions (package flowdef) that
+// `flow-worker --dev` serves too: code-review (a fan-out of agent reviews, a quality gate,
+// an approval by group:release) and incident (an agent triage routed by a switch).
+// ScriptedRules answers their agent steps.
 package examples
 
 import "github.com/gateflow/gateflow/flow"

@@ -137,6 +137,14 @@ func ScriptedRules() []llm.ScriptRule {
 	return []llm.ScriptRule{
 		{Match: "Review release", Text: "LGTM: the build is reproducible and the checks pass; ship it.",
 			InputTokens: 15000, OutputTokens: 180},
+		// flows/code-review.yaml
+		{Match: "Code review of", Text: `{"score": 91, "comments": ["clear names", "one missing error check"]}`,
+			InputTokens: 2400, OutputTokens: 60},
+		{Match: "Summarise these code reviews", Text: `{"score": 88, "summary": "Good change; one error check to add."}`,
+			InputTokens: 1200, OutputTokens: 40},
+		// flows/incident.yaml
+		{Match: "Triage this alert", Text: `{"severity": "medium", "summary": "disk 91% full on the primary database"}`,
+			InputTokens: 800, OutputTokens: 30},
 	}
 }
 

@@ -361,8 +361,14 @@ func (rt *runner) drainCancelReason(ctx workflow.Context) {
 // checkVersion compares the flow version the run was started with (FlowVersion) with this
 // worker's. On the run's first workflow task a mismatch fails the run; when a worker with
 // other code replays a run in progress, the workflow task fails with the reason and the
-// run waits, untouched, for a worker with the right version.
+// run waits, untouched, for a worker with the right version. Declarative definitions
+// (KindYAMLFlow) are not compared: their version follows edits of the file while the
+// worker runs, and each run is pinned to the exact definition it started with instead
+// (package flowdef/interp records it in the run's history).
 func (rt *runner) checkVersion() error {
+	if rt.info.Kind == KindYAMLFlow {
+		return nil
+	}
 	started, _ := workflow.GetTypedSearchAttributes(rt.root).GetKeyword(searchattr.VersionKey)
 	if started == "" {
 		if rt.info.Version != "" {

@@ -108,6 +108,23 @@ func (w *Worker) RegisterActivity(fn any, name string) {
 	w.extra = append(w.extra, registration{fn: fn, name: name})
 }
 
+// AddFlows adds flows to the worker, as if given to NewWorker (a loader of declarative
+// definitions adds what it loaded). Call it before Start: Temporal registers a worker's
+// workflow types when it starts.
+func (w *Worker) AddFlows(flows ...Definition) {
+	w.flows = append(w.flows, flows...)
+}
+
+// Publish sends the worker's catalog entries (Flows, whose Info may have changed since
+// Start, e.g. a reloaded definition's hash) and registries to the task queue's catalog
+// again, and waits until clients can read them. Call it after Start.
+func (w *Worker) Publish(ctx context.Context) error {
+	if err := w.publish(ctx); err != nil {
+		return fmt.Errorf("worker: publish catalog of %s: %w", w.opts.TaskQueue, err)
+	}
+	return nil
+}
+
 // TaskQueue is the queue the worker serves.
 func (w *Worker) TaskQueue() string { return w.opts.TaskQueue }
 

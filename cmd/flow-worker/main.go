@@ -5,6 +5,12 @@
 // the example flows, in one process. Without --dev it connects to TEMPORAL_ADDRESS /
 // TEMPORAL_NAMESPACE (default localhost:7233 / default).
 //
+// --flows DIR serves the declarative definitions of DIR besides the Go flows (with --dev,
+// examples/flows by default, found in the working directory or next to the binary),
+// reloading edited files every --reload-interval (package flowdef/serve); an invalid
+// definition refuses the start, with every error. Every flow-worker serves the generic
+// flow gateflow.definition that `flowctl start --file` starts.
+//
 // SIGINT or SIGTERM stops it cleanly: the worker stops polling, in-flight steps get
 // --stop-timeout to finish, then the server (with --dev) stops. A second signal exits at
 // once.
@@ -15,10 +21,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -33,6 +41,8 @@ import (
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowdef/interp"
+	"github.com/gateflow/gateflow/flowdef/serve"
 	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/logging"
@@ -62,6 +72,9 @@ type config struct {
 	quota       string
 	wfQuotas    quotaFlags
 	tags        string
+	flowsDir    string
+	model       string
+	reload      time.Duration
 }
 
 // quotaFlags collects --workflow-quota NAME=USD.
@@ -104,6 +117,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.serverLog, "server-log-level", "", "with --dev: show the server's own logs at this level (debug, info, warn, error)")
 	fs.DurationVar(&cfg.stopTimeout, "stop-timeout", 30*time.Second, "grace period for in-flight steps on shutdown")
 	fs.StringVar(&cfg.tags, "tags", "", "comma-separated tags this worker offers (runs started with --tag go only to workers with all their tags)")
+	fs.StringVar(&cfg.flowsDir, "flows", "", "serve the declarative definitions (*.yaml, *.yml, *.json) of this directory, reloaded when edited (default with --dev: examples/flows when it exists)")
+	fs.StringVar(&cfg.model, "model", "", "model of the definitions' agent steps that name none (default with --dev: scripted)")
+	fs.DurationVar(&cfg.reload, "reload-interval", serve.DefaultInterval, "how often --flows DIR is polled for edits (0: never)")
 	fs.Func("webhook", "POST every run event as JSON to this URL (repeatable)", func(v string) error {
 		cfg.webhooks = append(cfg.webhooks, v)
 		return nil
@@ -251,15 +267,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		opts.EventSinks = append(opts.EventSinks, events.Log{Logger: logging.New(stderr, "info", cfg.logFormat)})
 	}
 	w := flow.NewWorker(tc, opts, examples.All()...)
+	loader, err := serveDefinitions(w, cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "flow-worker:", err)
+		tc.Close()
+		stopServer()
+		return 1
+	}
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)
 		tc.Close()
 		stopServer()
 		return 1
 	}
-	printBanner(stdout, cfg, address, namespace, srv, w)
+	printBanner(stdout, cfg, address, namespace, srv, w, loader)
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	if loader != nil && cfg.reload > 0 {
+		go func() { _ = loader.Watch(watchCtx, cfg.reload) }()
+	}
 
 	sig := <-sigs
+	stopWatch()
 	fmt.Fprintf(stdout, "flow-worker: %s received, stopping (in-flight steps get %s; send it again to exit now)\n", sig, cfg.stopTimeout)
 	done := make(chan struct{})
 	go func() {
@@ -278,7 +307,67 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func printBanner(out io.Writer, cfg config, address, namespace string, srv *devserver.Server, w *flow.Worker) {
+// serveDefinitions loads the definitions of --flows (with --dev, examples/flows by
+// default) onto w, and always adds the generic definition flow (flowctl start --file). It
+// returns nil and no error when there is no directory to serve.
+func serveDefinitions(w *flow.Worker, cfg config, stderr io.Writer) (*serve.Loader, error) {
+	model := cfg.model
+	if model == "" && cfg.dev {
+		model = llm.ProviderScripted
+	}
+	var iopts []interp.Option
+	if model != "" {
+		iopts = append(iopts, interp.DefaultModel(model))
+	}
+	dir := cfg.flowsDir
+	if dir == "" && cfg.dev {
+		dir = examplesFlowsDir()
+	}
+	if dir == "" {
+		return nil, serve.EnsureDefinitionFlow(w, iopts...)
+	}
+	l, err := serve.Dir(w, dir, serve.Options{Logger: definitionsLogger(stderr, cfg), Interp: iopts})
+	if err != nil {
+		return nil, fmt.Errorf("--flows %s: refusing to start: %w", dir, err)
+	}
+	return l, nil
+}
+
+// examplesFlowsDir is examples/flows in the working directory or next to the binary (or
+// its parent, for bin/flow-worker in the repository), or "" when there is none.
+func examplesFlowsDir() string {
+	cands := []string{filepath.Join("examples", "flows")}
+	if exe, err := os.Executable(); err == nil {
+		d := filepath.Dir(exe)
+		cands = append(cands, filepath.Join(d, "examples", "flows"), filepath.Join(d, "..", "examples", "flows"))
+	}
+	for _, c := range cands {
+		if st, err := os.Stat(c); err == nil && st.IsDir() {
+			return filepath.Clean(c)
+		}
+	}
+	return ""
+}
+
+// definitionsLogger is the loader's logger: reloads are worth seeing, so it logs at info
+// unless --log-level asks for less (or off).
+func definitionsLogger(stderr io.Writer, cfg config) *slog.Logger {
+	level := slog.LevelInfo
+	switch cfg.logLevel {
+	case "off":
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	case "error":
+		level = slog.LevelError
+	case "debug":
+		level = slog.LevelDebug
+	}
+	if cfg.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func printBanner(out io.Writer, cfg config, address, namespace string, srv *devserver.Server, w *flow.Worker, loader *serve.Loader) {
 	names := make([]string, 0)
 	for _, f := range w.Flows() {
 		names = append(names, f.Name)
@@ -297,6 +386,13 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 		fmt.Fprintf(out, "gateflow worker\n  Temporal server  %s  (namespace %s)\n", address, namespace)
 	}
 	fmt.Fprintf(out, "  Task queue       %s\n  Flows            %s\n", w.TaskQueue(), strings.Join(names, ", "))
+	if loader != nil {
+		reload := "not reloaded"
+		if cfg.reload > 0 {
+			reload = "reloaded every " + cfg.reload.String()
+		}
+		fmt.Fprintf(out, "  Definitions      %s (%s: %s)\n", loader.Dir(), reload, strings.Join(loader.Names(), ", "))
+	}
 	if len(cfg.tags) > 0 {
 		fmt.Fprintf(out, "  Tags             %s\n", cfg.tags)
 	}

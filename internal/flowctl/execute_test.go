@@ -79,6 +79,8 @@ func TestExecuteUsageErrors(t *testing.T) {
 		{"bad flag value", "", []string{"list", "--limit", "many"}, `invalid argument "many" for "--limit"`},
 		{"bad output", "", []string{"-o", "yaml", "workflows"}, `flowctl: --output "yaml": want table or json`},
 		{"start without workflow", "", []string{"start"}, "flowctl: start needs WORKFLOW (got 0 arguments); see flowctl start --help"},
+		{"start a file and a workflow", "", []string{"start", "--file", "x.yaml", "hello"}, "flowctl: start --file takes no WORKFLOW argument (got hello)"},
+		{"start a file once again", "", []string{"start", "--once-again", "--file", "x.yaml"}, "--file cannot be given with it"},
 		{"show with two runs", "", []string{"show", "a", "b"}, "flowctl: show needs RUN (got 2 arguments)"},
 		{"list with an argument", "", []string{"list", "extra"}, `flowctl: unknown command "extra" for "flowctl list"`},
 		{"malformed inline input", "", []string{"start", "hello", "--input", "{bad"}, "flowctl: --input is not valid JSON"},

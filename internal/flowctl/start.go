@@ -14,6 +14,7 @@ import (
 
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowdef/interp"
 )
 
 func (a *app) startCommand() *cobra.Command {
@@ -23,15 +24,31 @@ func (a *app) startCommand() *cobra.Command {
 	var concKey string
 	var priority, attempts int
 	var wait, onceAgain bool
+	var file string
 	cmd := &cobra.Command{
-		Use:   "start WORKFLOW [--input JSON|@file] [--id ID] [--wait]",
+		Use:   "start (WORKFLOW | --file FLOW.yaml) [--input JSON|@file] [--id ID] [--wait]",
 		Short: "Start a run of a workflow",
 		Long: "Start a run of a workflow served on the task queue. The input is JSON given\n" +
 			"inline, or read from a file with @path (@- reads standard input). It is checked\n" +
-			"against the workflow's input type before anything starts.",
+			"against the workflow's input type before anything starts.\n\n" +
+			"With --file, the run is of a declarative definition (YAML or JSON) that no worker\n" +
+			"needs to have loaded: the file is validated here against the registries the task\n" +
+			"queue's workers publish (as flowctl validate does; a call: to another definition is\n" +
+			"resolved from the file's directory), then run by the workers' generic definition\n" +
+			"flow (" + interp.DefinitionFlowName + "), the definition's content in its input. The run\n" +
+			"ID defaults to the definition's name and a random suffix.",
 		Example: `  flowctl start hello --input '{"name":"Ada"}' --wait
-  flowctl start hello --input @input.json --id hello-ada`,
-		Args: exactArgs(1, "WORKFLOW"),
+  flowctl start hello --input @input.json --id hello-ada
+  flowctl start --file flows/review.yaml --input '{"repo":"gateflow"}' --wait`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if file != "" {
+				if len(args) > 0 {
+					return usageErr("start --file takes no WORKFLOW argument (got %s)", strings.Join(args, " "))
+				}
+				return nil
+			}
+			return exactArgs(1, "WORKFLOW")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if onceAgain {
 				var others []string
@@ -94,9 +111,14 @@ func (a *app) startCommand() *cobra.Command {
 				so.BudgetPolicy = p
 			}
 			var run *flow.Run
-			if onceAgain {
+			switch {
+			case file != "" && onceAgain:
+				return usageErr("--once-again cannot be given with --file")
+			case file != "":
+				run, err = a.startFile(cmd.Context(), c, file, raw, so)
+			case onceAgain:
 				run, err = c.RestartOnce(cmd.Context(), args[0])
-			} else {
+			default:
 				run, err = c.Start(cmd.Context(), args[0], raw, so)
 			}
 			if err != nil {
@@ -130,6 +152,7 @@ func (a *app) startCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVarP(&file, "file", "f", "", "start a run of this declarative definition file (YAML or JSON), validated first")
 	f.StringVarP(&input, "input", "i", "", "input as JSON, or @file (@- for standard input)")
 	f.StringVar(&id, "id", "", "run ID (default: the workflow name and a random suffix)")
 	f.StringVar(&createdBy, "as", "", "who starts the run (default: FLOW_USER, else the OS user)")

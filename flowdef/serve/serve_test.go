@@ -1,0 +1,187 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowdef/interp"
+	"github.com/gateflow/gateflow/testsuite"
+)
+
+const greetV1 = `name: greet
+version: "1"
+inputs: {type: object, properties: {who: {type: string}}}
+steps:
+  - {id: hello, uses: shell, with: {command: "echo hello ${{ inputs.who }}"}}
+  - {id: sub, call: helper}
+`
+
+const greetV2 = `name: greet
+version: "2"
+inputs: {type: object, properties: {who: {type: string}}}
+steps:
+  - {id: hi, uses: shell, with: {command: "echo hi ${{ inputs.who }}"}}
+  - {id: sub, call: helper}
+`
+
+const helper = `name: helper
+steps:
+  - {id: done, finish: {output: {ok: true}}}
+`
+
+func write(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	return path
+}
+
+// loader serves dir on a worker that never starts; publishes are counted.
+func loader(t *testing.T, dir string) (*Loader, *flow.Worker, *bytes.Buffer, *int) {
+	t.Helper()
+	w := flow.NewWorker(nil, flow.WorkerOptions{TaskQueue: "serve-test"})
+	var logs bytes.Buffer
+	l, err := Dir(w, dir, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Interp: []interp.Option{interp.DefaultModel("scripted")}})
+	require.NoError(t, err)
+	n := 0
+	l.publish = func(context.Context) error { n++; return nil }
+	return l, w, &logs, &n
+}
+
+func info(t *testing.T, w *flow.Worker, name string) flow.WorkflowInfo {
+	t.Helper()
+	for _, f := range w.Flows() {
+		if f.Name == name {
+			return f
+		}
+	}
+	t.Fatalf("worker serves no flow %s", name)
+	return flow.WorkflowInfo{}
+}
+
+func TestDirLoads(t *testing.T) {
+	dir := t.TempDir()
+	path := write(t, dir, "greet.yaml", greetV1)
+	write(t, dir, "helper.yml", helper)
+	write(t, dir, "notes.txt", "not a definition")
+	l, w, _, _ := loader(t, dir)
+	assert.Equal(t, []string{"greet", "helper"}, l.Names())
+	require.NoError(t, w.Validate())
+	g := info(t, w, "greet")
+	assert.Equal(t, flow.KindYAMLFlow, g.Kind)
+	assert.Equal(t, l.Current("greet").Hash(), g.Hash)
+	assert.Equal(t, path, g.Source)
+	assert.Equal(t, "1", g.Version)
+	assert.Equal(t, flow.KindGoFlow, info(t, w, interp.DefinitionFlowName).Kind)
+}
+
+func TestDirRefusesInvalidWithEveryError(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "a.yaml", "name: a\nsteps:\n  - {id: x, uses: nope}\n")
+	write(t, dir, "b.yaml", "name: b\nsteps:\n  - {id: y, call: missing}\n")
+	write(t, dir, "c.json", `{"name": "c", "bogus": 1, "steps": []}`)
+	write(t, dir, "ok.yaml", helper)
+	w := flow.NewWorker(nil, flow.WorkerOptions{})
+	_, err := Dir(w, dir, Options{})
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{"a.yaml:3", "'nope'", "b.yaml:3", "missing", "c.json", "bogus"} {
+		assert.Contains(t, msg, want)
+	}
+	assert.Empty(t, w.Flows(), "nothing is added when a file is invalid")
+
+	_, err = Dir(w, filepath.Join(dir, "absent"), Options{})
+	assert.ErrorContains(t, err, "read the definitions directory")
+}
+
+func TestReloadEditInvalidRemoveAdd(t *testing.T) {
+	dir := t.TempDir()
+	path := write(t, dir, "greet.yaml", greetV1)
+	write(t, dir, "helper.yaml", helper)
+	l, w, logs, published := loader(t, dir)
+	ctx := context.Background()
+	h1 := info(t, w, "greet").Hash
+
+	require.NoError(t, l.Reload(ctx))
+	assert.Equal(t, 0, *published, "nothing changed")
+
+	// A valid edit: new definition, new hash, republished.
+	write(t, dir, "greet.yaml", greetV2)
+	require.NoError(t, l.Reload(ctx))
+	g := info(t, w, "greet")
+	assert.NotEqual(t, h1, g.Hash)
+	assert.Equal(t, l.Current("greet").Hash(), g.Hash)
+	assert.Equal(t, "2", g.Version)
+	assert.Equal(t, 1, *published)
+	assert.Contains(t, logs.String(), "reloaded")
+
+	// An invalid edit keeps the last good version and logs every error, once.
+	write(t, dir, "greet.yaml", "name: greet\nsteps:\n  - {id: a, uses: nope}\n  - {id: b, call: nowhere}\n")
+	require.NoError(t, l.Reload(ctx))
+	require.NoError(t, l.Reload(ctx))
+	assert.Equal(t, g.Hash, info(t, w, "greet").Hash)
+	assert.Equal(t, "2", l.Current("greet").Version)
+	assert.Equal(t, 1, *published)
+	assert.Contains(t, logs.String(), "'nope'")
+	assert.Contains(t, logs.String(), "nowhere")
+	assert.Equal(t, 1, strings.Count(logs.String(), "'nope'"))
+
+	// Removal: new runs fail at once, the entry says so.
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, l.Reload(ctx))
+	assert.Equal(t, []string{"helper"}, l.Names())
+	assert.Nil(t, l.Current("greet"))
+	assert.Contains(t, info(t, w, "greet").Description, "removed")
+	assert.Equal(t, 2, *published)
+	assert.Contains(t, logs.String(), "definition greet was removed")
+
+	// An addition needs a restart; bringing back a removed one serves it again.
+	write(t, dir, "extra.yaml", "name: extra\nsteps:\n  - {id: s, set: {x: 1}}\n")
+	write(t, dir, "greet.yaml", greetV1)
+	require.NoError(t, l.Reload(ctx))
+	assert.Contains(t, logs.String(), "new definition extra")
+	assert.Contains(t, logs.String(), "needs a restart")
+	assert.Equal(t, []string{"greet", "helper"}, l.Names())
+	assert.Equal(t, h1, info(t, w, "greet").Hash)
+	assert.Equal(t, 3, *published)
+}
+
+func TestEnsureDefinitionFlowOnce(t *testing.T) {
+	w := flow.NewWorker(nil, flow.WorkerOptions{})
+	require.NoError(t, EnsureDefinitionFlow(w))
+	require.NoError(t, EnsureDefinitionFlow(w))
+	assert.Len(t, w.Flows(), 1)
+	require.NoError(t, w.Validate())
+}
+
+// A served definition runs; once its file is removed, new runs fail at once saying so.
+func TestServedAndRemoved(t *testing.T) {
+	dir := t.TempDir()
+	path := write(t, dir, "greet.yaml", "name: greet\nsteps:\n  - {id: hello, uses: shell, with: {command: echo hello}}\n")
+	l, _, _, _ := loader(t, dir)
+	flows := l.Flows()
+	require.Len(t, flows, 1)
+
+	env := testsuite.NewEnv(t)
+	env.Register(flows...)
+	r := env.Run("greet", nil)
+	require.NoError(t, r.Err)
+	assert.Contains(t, r.StepNames(), "hello")
+
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, l.Reload(context.Background()))
+	env = testsuite.NewEnv(t)
+	env.Register(flows...)
+	r = env.Run("greet", nil)
+	require.Error(t, r.Err)
+	assert.Contains(t, r.Err.Error(), "was removed")
+}

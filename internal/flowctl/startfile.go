@@ -1,0 +1,63 @@
+package flowctl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowdef"
+	"github.com/gateflow/gateflow/flowdef/interp"
+)
+
+// startFile validates the definition file against the task queue's registry and starts
+// it on the generic definition flow with raw (a JSON object, or nothing) as its inputs.
+func (a *app) startFile(ctx context.Context, c *flow.Client, file string, raw json.RawMessage, so flow.StartOptions) (*flow.Run, error) {
+	base, err := c.Registry(ctx)
+	if err != nil {
+		if errors.Is(err, flow.ErrNoCatalog) {
+			return nil, fmt.Errorf("start --file: %w (no worker serves the task queue)", err)
+		}
+		return nil, fmt.Errorf("start --file: %w", err)
+	}
+	if !base.HasGoFlow(interp.DefinitionFlowName) {
+		return nil, fmt.Errorf("start --file: the workers of task queue %s do not serve %s (run a flow-worker of this version, or a worker using package flowdef/serve)",
+			c.TaskQueue(), interp.DefinitionFlowName)
+	}
+	reg := &flowdef.StaticRegistry{Actions: base.Actions, Fallback: base.Fallback, ItemProviders: base.ItemProviders,
+		GateTypes: base.GateTypes, GoFlows: base.GoFlows, Dir: filepath.Dir(file)}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usageErr("start --file: cannot read the file: %v", rootCause(err))
+	}
+	def, err := flowdef.Check(file, data, reg)
+	if err != nil {
+		errs := flowdef.Errors(err)
+		if len(errs) == 0 {
+			errs = []flowdef.Error{{Pos: flowdef.Pos{File: file}, Message: err.Error()}}
+		}
+		for _, e := range errs {
+			fmt.Fprintln(a.stderr, e.String())
+		}
+		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("%s: %s, not started", file, plural(len(errs), "error"))}
+	}
+	inputs := map[string]any{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &inputs); err != nil || inputs == nil {
+			return nil, usageErr("--input of a definition must be a JSON object: %s", raw)
+		}
+	}
+	if so.ID == "" {
+		var b [5]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("start --file: run ID: %w", err)
+		}
+		so.ID = def.Name + "-" + hex.EncodeToString(b[:])
+	}
+	return c.Start(ctx, interp.DefinitionFlowName, interp.NewDefinitionInput(def, inputs), so)
+}
