@@ -22,12 +22,14 @@ const (
 	BenchMarkWith = "bench.mark.with"
 )
 
-// benchDefStepsYAML runs inputs.steps steps one after the other, as BenchSteps does.
+// benchDefStepsYAML runs inputs.steps steps one after the other and returns the sum of
+// their results, as BenchSteps does.
 const benchDefStepsYAML = `name: bench.def.steps
 inputs:
   type: object
   properties:
     steps: {type: integer}
+vars: {sum: 0}
 steps:
   - id: steps
     loop:
@@ -36,6 +38,10 @@ steps:
         - id: step
           uses: bench.echo.with
           with: {i: "${{ index }}"}
+        - id: add
+          set: {sum: "${{ vars.sum + steps.step.output }}"}
+  - id: done
+    finish: {status: completed, output: "${{ vars.sum }}"}
 `
 
 // benchDefHoldYAML runs one step and sleeps for an hour, as BenchHold does.

@@ -28,4 +28,8 @@ func TestBenchDefinitionsRunTheirSteps(t *testing.T) {
 	if steps != 5 {
 		t.Errorf("the definition made %d steps, want 5 (output %s)", steps, r.Output)
 	}
+	var sum int
+	if err := r.Decode(&sum); err != nil || sum != 0+1+2+3+4 {
+		t.Errorf("output %s (%v), want the sum 10, as the Go bench flow returns", r.Output, err)
+	}
 }
