@@ -32,8 +32,8 @@ type RegistryInfo struct {
 	// Actions are the names of the activities registered with Worker.RegisterActivity,
 	// sorted, without the built-in ones (flowdef.BuiltinActions).
 	Actions []string `json:"actions,omitempty"`
-	// Fallback is true when the workers take every unknown action name. Workers have no
-	// fallback action yet: it is always false.
+	// Fallback is true when the workers take every unknown action name
+	// (Worker.RegisterFallbackAction).
 	Fallback bool `json:"fallback,omitempty"`
 	// ItemProviders are the names of WorkerOptions.ItemProviders, sorted.
 	ItemProviders []string `json:"item_providers,omitempty"`
@@ -59,6 +59,10 @@ type registryEntry struct {
 func (w *Worker) registryInfo() RegistryInfo {
 	var r RegistryInfo
 	for _, x := range w.extra {
+		if x.name == FallbackActionActivity {
+			r.Fallback = true
+			continue
+		}
 		if !slices.Contains(flowdef.BuiltinActions, x.name) {
 			r.Actions = append(r.Actions, x.name)
 		}
@@ -81,8 +85,9 @@ func (w *Worker) registryInfo() RegistryInfo {
 
 // Registry is what definitions are validated against on this worker (flowdef.Validate):
 // the built-in actions and the activities registered with RegisterActivity, the item
-// providers and gate resolvers of its options and the Go flows it serves. It has no
-// fallback action and no sub-definitions (LoadDefinition finds none).
+// providers and gate resolvers of its options and the Go flows it serves, and whether it
+// has a fallback action (RegisterFallbackAction). It has no sub-definitions
+// (LoadDefinition finds none).
 func (w *Worker) Registry() *flowdef.StaticRegistry {
 	info := w.registryInfo()
 	r := &flowdef.StaticRegistry{

@@ -36,7 +36,7 @@ func registryWorker() *Worker {
 func TestWorkerRegistryListsWhatWasRegistered(t *testing.T) {
 	r := registryWorker().Registry()
 	assert.Equal(t, []string{"shell", "http", "agent", "countFiles", "post-comment"}, r.Actions)
-	assert.False(t, r.HasFallbackAction(), "workers have no fallback action")
+	assert.False(t, r.HasFallbackAction(), "no fallback action registered")
 	assert.Equal(t, []string{"tickets"}, r.ItemProviders)
 	assert.Equal(t, []string{"http", "command", "ci-status", "jira"}, r.GateTypes)
 	assert.Equal(t, []string{"notify-team"}, r.GoFlows)
@@ -86,6 +86,22 @@ func (s *memoServer) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 
 // TestCatalogRoundTripOfTheRegistry publishes a worker's entries as Worker.publish does,
 // merges them as the catalog entity does and reads them back as a client.
+func TestWorkerWithAFallbackActionAcceptsEveryActionName(t *testing.T) {
+	w := registryWorker()
+	w.RegisterFallbackAction(func(context.Context, ActionCall) (any, error) { return nil, nil })
+	r := w.Registry()
+	assert.True(t, r.HasFallbackAction())
+	assert.NotContains(t, r.Actions, FallbackActionActivity, "the fallback is not an action name")
+	_, err := flowdef.Check("any.yaml", []byte("name: any\nsteps:\n  - {id: a, uses: anything-at-all}\n"), r)
+	require.NoError(t, err, "with a fallback, any action name is served")
+
+	reg, err := w.registryEntry("w1", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	require.NoError(t, err)
+	var e registryEntry
+	require.NoError(t, json.Unmarshal(reg, &e))
+	assert.True(t, e.Registry.Fallback, "clients learn it from the catalog")
+}
+
 func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 	w := registryWorker()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

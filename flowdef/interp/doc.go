@@ -54,7 +54,10 @@ the field's position too.
     activities.Agent (prompt, system, model, default DefaultModel; provider, max_tokens,
     max_budget_usd; output_schema becomes its ResponseSchema). Any other name is the
     activity registered under it: flow.Step[json.RawMessage](ctx, id, name, with), the
-    rendered `with:` its one argument. Unknown `with:` fields are errors.
+    rendered `with:` its one argument; with Registry(worker.Registry()) a name the worker
+    did not register goes to its fallback action (flow.FallbackActionActivity with a
+    flow.ActionCall{Name, With}) when it has one. Unknown `with:` fields of the built-ins
+    are errors.
   - set assigns vars (keys in sorted order), check fails the node with its rendered
     message when its condition is false, if runs then or else, switch the first case
     whose value equals the switch value (compared as JSON) or default.

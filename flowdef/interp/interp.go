@@ -24,7 +24,14 @@ type options struct {
 	model     string
 	maxVisits int
 	flowOpts  []flow.Option
+	registry  flowdef.Registry
 }
+
+// Registry is what the worker serving the flow registered (flow.Worker.Registry): a step
+// whose `uses:` names no registered action runs the worker's fallback action
+// (flow.FallbackActionActivity, with a flow.ActionCall) when it has one. Without it every
+// action name is dispatched as an activity of that name.
+func Registry(r flowdef.Registry) Option { return func(o *options) { o.registry = r } }
 
 // DefaultModel is the model of agent steps whose `with:` names none (activities.Agent's
 // Model is required). Without it such a step fails with "agent: model is empty".

@@ -1,9 +1,13 @@
 package interp_test
 
 import (
+	"slices"
+
 	"context"
 	"testing"
 	"time"
+
+	"github.com/gateflow/gateflow/flowdef"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -375,4 +379,27 @@ steps:
 		}
 	}
 	assert.Equal(t, []string{"each/T-1", "each/T-2"}, branches)
+}
+
+func TestActionWithoutActivityRunsTheFallbackAction(t *testing.T) {
+	def := parse(t, `
+name: fallback
+steps:
+  - {id: post, uses: post-comment, with: {body: "hello"}}
+  - {id: count, uses: count-lines}
+  - {id: done, finish: {output: {post: "${{ steps.post.output }}", count: "${{ steps.count.output }}"}}}
+`)
+	reg := &flowdef.StaticRegistry{Actions: append(slices.Clone(flowdef.BuiltinActions), "count-lines"), Fallback: true}
+	env := testsuite.NewEnv(t)
+	env.Register(build(t, def, interp.Registry(reg)))
+	var calls []flow.ActionCall
+	env.RegisterActivity(func(call flow.ActionCall) (any, error) {
+		calls = append(calls, call)
+		return map[string]any{"handled": call.Name}, nil
+	}, flow.FallbackActionActivity)
+	env.RegisterActivity(func(map[string]any) (int, error) { return 42, nil }, "count-lines")
+	r := env.Run(def.Name, nil)
+	assert.Equal(t, map[string]any{"post": map[string]any{"handled": "post-comment"}, "count": float64(42)}, output(t, r))
+	require.Len(t, calls, 1, "a registered action is not sent to the fallback")
+	assert.Equal(t, flow.ActionCall{Name: "post-comment", With: map[string]any{"body": "hello"}}, calls[0])
 }

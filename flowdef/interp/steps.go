@@ -293,7 +293,14 @@ func (r *runner) step(ctx *flow.Context, f *frame, n *flowdef.Node) (expr.StepRe
 	if n.Uses == "" {
 		return expr.StepResult{}, errors.New("uses is empty")
 	}
-	raw, err := flow.Step[json.RawMessage](ctx.With(opts...), name(n), n.Uses, with)
+	var raw json.RawMessage
+	if reg := r.opts.registry; reg != nil && !reg.HasAction(n.Uses) && reg.HasFallbackAction() {
+		// No activity of that name on the worker: its fallback action takes the call.
+		raw, err = flow.Step[json.RawMessage](ctx.With(opts...), name(n), flow.FallbackActionActivity,
+			flow.ActionCall{Name: n.Uses, With: with})
+	} else {
+		raw, err = flow.Step[json.RawMessage](ctx.With(opts...), name(n), n.Uses, with)
+	}
 	if err != nil {
 		return expr.StepResult{}, err
 	}

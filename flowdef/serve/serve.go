@@ -126,7 +126,7 @@ func EnsureDefinitionFlow(w *flow.Worker, opts ...interp.Option) error {
 	if slices.Contains(w.Registry().GoFlows, interp.DefinitionFlowName) {
 		return nil
 	}
-	f, err := interp.DefinitionFlow(opts...)
+	f, err := interp.DefinitionFlow(append([]interp.Option{interp.Registry(w.Registry())}, opts...)...)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -198,7 +198,9 @@ func (l *Loader) newServed(def *flowdef.Definition, path string) (*served, error
 // definition loaded from path.
 func (l *Loader) interpOptions(def *flowdef.Definition, path string) []interp.Option {
 	hash := def.Hash()
-	return append(slices.Clone(l.opts.Interp), interp.FlowOptions(func(i *flow.WorkflowInfo) error {
+	// The worker's registry first, so the loader's own options may replace it.
+	opts := append([]interp.Option{interp.Registry(l.w.Registry())}, l.opts.Interp...)
+	return append(opts, interp.FlowOptions(func(i *flow.WorkflowInfo) error {
 		i.Kind, i.Hash, i.Source = flow.KindYAMLFlow, hash, path
 		return nil
 	}))
