@@ -66,11 +66,12 @@ type fanIn struct {
 	Commands  []string       `json:"commands"`
 	Max       int            `json:"max"`
 	Policy    ItemFailPolicy `json:"policy"`
+	Ordered   bool           `json:"ordered,omitempty"`
 	DependsOn map[int][]int  `json:"depends_on,omitempty"`
 }
 
 var fanFlow = Define("unit/fan", func(ctx *Context, in fanIn) ([]string, error) {
-	opts := ForEachOptions{MaxParallel: in.Max, OnItemFail: in.Policy}
+	opts := ForEachOptions{MaxParallel: in.Max, OnItemFail: in.Policy, Ordered: in.Ordered}
 	if in.DependsOn != nil {
 		opts.DependsOn = func(i int) []int { return in.DependsOn[i] }
 	}
@@ -153,6 +154,32 @@ func TestForEachSkipDependentsSkipsExactlyTheDependents(t *testing.T) {
 	st := queryState(t, env)
 	assert.Equal(t, StepSkipped, stepByLabel(t, st, "items/2").Status)
 	assert.Equal(t, StepSkipped, stepByLabel(t, st, "items/3").Status)
+}
+
+func TestForEachOrderedStartsAnItemAfterItsDependencies(t *testing.T) {
+	// 1 depends on 3: with one slot the order is 2, 3, 1.
+	env, tl := runFan(t, fanIn{Commands: []string{"sleep 3", "sleep 1", "sleep 2"}, Max: 1, Ordered: true,
+		DependsOn: map[int][]int{0: {2}}})
+	require.NoError(t, env.GetWorkflowError())
+	var starts []string
+	for _, e := range tl.events {
+		if strings.HasPrefix(e, "+") {
+			starts = append(starts, e)
+		}
+	}
+	assert.Equal(t, []string{"+sleep 1", "+sleep 2", "+sleep 3"}, starts)
+	var out []string
+	require.NoError(t, env.GetWorkflowResult(&out))
+	assert.Equal(t, []string{"sleep 3", "sleep 1", "sleep 2"}, out, "results stay in input order")
+}
+
+func TestForEachOrderedRefusesADependencyCycle(t *testing.T) {
+	env, tl := runFan(t, fanIn{Commands: []string{"sleep 1", "sleep 2", "sleep 3"}, Ordered: true,
+		DependsOn: map[int][]int{0: {1}, 1: {2}, 2: {1}}})
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "items depend on each other in a cycle: 2 -> 3 -> 2")
+	assert.Empty(t, tl.events, "no item started")
 }
 
 func stepByLabel(t *testing.T, st RunState, label string) StepRecord {

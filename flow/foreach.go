@@ -3,6 +3,9 @@ package flow
 import (
 	"fmt"
 	"strconv"
+	"strings"
+
+	"github.com/gateflow/gateflow/internal/depgraph"
 
 	"go.temporal.io/sdk/workflow"
 )
@@ -103,6 +106,9 @@ func forEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, i
 		return nil, &StepError{Step: name, Kind: KindBranch, Err: err}
 	}
 	if err := checkBranchName(name); err != nil {
+		return nil, &StepError{Step: name, Kind: KindBranch, Err: err}
+	}
+	if err := checkItemCycle(len(items), opts); err != nil {
 		return nil, &StepError{Step: name, Kind: KindBranch, Err: err}
 	}
 	fctx, cancel := workflow.WithCancel(ctx.wctx)
@@ -239,4 +245,30 @@ func forEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, i
 		return results, perr
 	}
 	return results, nil
+}
+
+// checkItemCycle refuses a fan-out whose items depend on each other in a cycle (Ordered
+// or SkipDependents with DependsOn): none of them could ever start. The error names the
+// cycle's items.
+func checkItemCycle(n int, opts ForEachOptions) error {
+	if opts.DependsOn == nil || (!opts.Ordered && opts.OnItemFail != SkipDependents) {
+		return nil
+	}
+	deps := make([][]int, n)
+	for i := range deps {
+		for _, d := range opts.DependsOn(i) {
+			if d >= 0 && d < n && d != i {
+				deps[i] = append(deps[i], d)
+			}
+		}
+	}
+	c := depgraph.Cycle(deps)
+	if c == nil {
+		return nil
+	}
+	names := make([]string, len(c))
+	for k, i := range c {
+		names[k] = itemName(opts, i)
+	}
+	return fmt.Errorf("items depend on each other in a cycle: %s", strings.Join(names, " -> "))
 }

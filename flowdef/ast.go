@@ -355,6 +355,9 @@ type Loop struct {
 const (
 	ItemFailFail     = "fail"
 	ItemFailContinue = "continue"
+	// ItemFailSkipDependents runs the other items but skips those that depend (through
+	// depends_on, directly or not) on a failed one.
+	ItemFailSkipDependents = "skip_dependents"
 )
 
 // Foreach runs work once per item: of a list (Over) or from a registered item provider
@@ -373,9 +376,12 @@ type Foreach struct {
 	As string `yaml:"as"`
 	// MaxParallel bounds the items in flight (default 1).
 	MaxParallel int `yaml:"max_parallel"`
-	// Ordered keeps results in item order.
+	// Ordered starts an item only after the items it depends on (their depends_on ids:
+	// a provider's items, or the id and depends_on fields of over's map elements) have
+	// finished; a dependency cycle fails the node before any item starts. Outputs are in
+	// item order either way.
 	Ordered bool `yaml:"ordered"`
-	// OnItemFail is fail (default: stop and fail) or continue.
+	// OnItemFail is fail (default: stop and fail), continue or skip_dependents.
 	OnItemFail string `yaml:"on_item_fail"`
 	// Call runs one child run of this flow per item.
 	Call string `yaml:"call"`

@@ -91,7 +91,8 @@ A node is a mapping; its kind is the one keyword it carries:
   - parallel: a list of branch nodes, with `fail_fast` and `min_success`.
   - foreach: per item of `over:` (a list expression) or of `provider:` (a registered item
     provider with `params:`), either one child run of `call:` with `with:` as its input or
-    the inline `steps:`; `max_parallel`, `ordered`, `on_item_fail: fail|continue`.
+    the inline `steps:`; `max_parallel`, `ordered` (an item starts after the items its
+    depends_on ids name; a cycle fails the node), `on_item_fail: fail|continue|skip_dependents`.
   - call: runs another definition or a Go flow as a child with `with:` as input;
     `detached: true` starts it without waiting.
   - gate: waits. `type: approval` (people; `approvers`, `prompt`), `input` (an answer

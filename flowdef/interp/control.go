@@ -187,8 +187,20 @@ func (r *runner) foreach(ctx *flow.Context, f *frame, n *flowdef.Node) (any, err
 	if opts.MaxParallel <= 0 {
 		opts.MaxParallel = 1
 	}
-	if fe.OnItemFail == flowdef.ItemFailContinue {
+	switch fe.OnItemFail {
+	case flowdef.ItemFailContinue:
 		opts.OnItemFail = flow.Continue
+	case flowdef.ItemFailSkipDependents:
+		opts.OnItemFail = flow.SkipDependents
+	}
+	if fe.Ordered || opts.OnItemFail == flow.SkipDependents {
+		ids, deps, err := itemDependencies(items)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fe.Fields.At("over", fe.Pos), err)
+		}
+		opts.Ordered = fe.Ordered
+		opts.ItemName = func(i int) string { return ids[i] }
+		opts.DependsOn = func(i int) []int { return deps[i] }
 	}
 	outs, err := flow.ForEach(ctx, name(n), items, func(c *flow.Context, i int, item any) (any, error) {
 		cf := f.child(fe.As, item, i)

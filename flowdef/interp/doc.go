@@ -71,7 +71,9 @@ the field's position too.
     (`provider:`, listed by flow.Items as the step "<id>-items"; params.scope is the scope,
     the other params the filter; each item is a map of id, type, ref, depends_on and its
     context values, named by its id): flow.ForEach (max_parallel, default 1;
-    on_item_fail continue is flow.Continue) running either the inline steps, each item in
+    on_item_fail continue is flow.Continue, skip_dependents flow.SkipDependents; ordered is
+    flow.ForEachOptions.Ordered with DependsOn from the items' id and depends_on, a cycle
+    failing the node before any item starts) running either the inline steps, each item in
     its own copy of vars and step results, or one child run of `call:` per item. Output:
     the items' outputs in order (an inline item's is its last node's output).
   - call: a child run of the flow named (another definition or a Go flow) through

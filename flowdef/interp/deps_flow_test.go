@@ -1,0 +1,79 @@
+package interp_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// orderedItems is a foreach over map items with ids and depends_on; each item appends
+// its id to the file ORDER, so the file records the order the items ran in.
+const orderedItems = `
+name: ordered
+inputs: {type: object, properties: {order: {type: string}, items: {type: array}}}
+steps:
+  - id: work
+    foreach:
+      over: inputs.items
+      ordered: true
+      on_item_fail: %s
+      steps:
+        - {id: run, uses: shell, with: {command: "echo ${{ item.id }} >> ${{ inputs.order }} && test ${{ item.id }} != bad"}}
+`
+
+func orderedRun(t *testing.T, onItemFail string, items []map[string]any) (map[string]any, error, []string) {
+	t.Helper()
+	order := filepath.Join(t.TempDir(), "order")
+	r := run(t, sprintf(orderedItems, onItemFail), map[string]any{"order": order, "items": items}, nil)
+	b, _ := os.ReadFile(order)
+	var ran []string
+	if s := strings.TrimSpace(string(b)); s != "" {
+		ran = strings.Split(s, "\n")
+	}
+	if r.Err != nil {
+		return nil, r.Err, ran
+	}
+	return output(t, r), nil, ran
+}
+
+func TestForeachOrderedRunsItemsAfterTheirDependencies(t *testing.T) {
+	_, err, ran := orderedRun(t, "fail", []map[string]any{
+		{"id": "deploy", "depends_on": []string{"build", "test"}},
+		{"id": "test", "depends_on": []string{"build"}},
+		{"id": "build"},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"build", "test", "deploy"}, ran)
+}
+
+func TestForeachSkipDependentsSkipsOnlyTheDependents(t *testing.T) {
+	_, err, ran := orderedRun(t, "skip_dependents", []map[string]any{
+		{"id": "bad"},
+		{"id": "after", "depends_on": []string{"bad"}},
+		{"id": "free"},
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(skipped: after)")
+	assert.ElementsMatch(t, []string{"bad", "free"}, ran, "the independent item ran, the dependent did not")
+}
+
+func TestForeachOrderedRefusesACycleBeforeAnyItem(t *testing.T) {
+	_, err, ran := orderedRun(t, "fail", []map[string]any{
+		{"id": "a", "depends_on": []string{"b"}},
+		{"id": "b", "depends_on": []string{"a"}},
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "test.yaml:6:13: items depend on each other in a cycle: a -> b -> a")
+	assert.Empty(t, ran)
+}
+
+func TestForeachOrderedNeedsItemIDs(t *testing.T) {
+	_, err, ran := orderedRun(t, "fail", []map[string]any{{"name": "x"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "item 0: ordered items need a non-empty string id")
+	assert.Empty(t, ran)
+}
