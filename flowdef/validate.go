@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,6 +136,33 @@ type check struct {
 type ctx struct {
 	item     bool
 	itemName string
+	// outer are the names of the items of enclosing foreach nodes and loops over a list
+	// that the current item does not hide (a different `as`).
+	outer []string
+}
+
+// enter is c inside a foreach or loop over a list whose item is named as ("" is item):
+// the enclosing items stay visible under their names unless as hides one.
+func (c ctx) enter(as string) ctx {
+	if as == "" {
+		as = "item"
+	}
+	in := ctx{item: true, itemName: as}
+	names := append([]string(nil), c.outer...)
+	if c.item {
+		cur := c.itemName
+		if cur == "" {
+			cur = "item"
+		}
+		names = append(names, cur)
+	}
+	for _, n := range names {
+		if n != as && !slices.Contains(in.outer, n) {
+			in.outer = append(in.outer, n)
+		}
+	}
+	sort.Strings(in.outer)
+	return in
 }
 
 // definition validates def (full) or only follows its calls for cycles and depth.
@@ -234,7 +262,7 @@ func (k *check) varNames() []string {
 }
 
 func (k *check) scope(vis []string, c ctx) Scope {
-	s := Scope{Inputs: k.inputs, Vars: k.vars, Steps: vis, Item: c.item, ItemName: c.itemName}
+	s := Scope{Inputs: k.inputs, Vars: k.vars, Steps: vis, Item: c.item, ItemName: c.itemName, Extra: c.outer}
 	if !k.def.Inputs.IsZero() {
 		s.InputSchema = k.def.Inputs.JSON
 	}

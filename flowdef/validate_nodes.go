@@ -226,7 +226,7 @@ func (k *check) loop(n *Node, vis []string, c ctx) []string {
 	}
 	inner := c
 	if l.Over != "" {
-		inner = ctx{item: true, itemName: l.As}
+		inner = c.enter(l.As)
 	}
 	body := k.list(l.Steps, vis, inner)
 	if l.Until != "" {
@@ -255,7 +255,7 @@ func (k *check) foreach(n *Node, vis []string, c ctx) {
 		k.add(fe.Fields.At("max_parallel", fe.Pos), "1 runs items one by one", "%s: max_parallel must be at least 1", lb)
 	}
 	k.enum(fe.Fields.At("on_item_fail", fe.Pos), lb+": on_item_fail", fe.OnItemFail, ItemFailFail, ItemFailContinue, ItemFailSkipDependents)
-	inner := ctx{item: true, itemName: fe.As}
+	inner := c.enter(fe.As)
 	if (fe.Call == "") == (len(fe.Steps) == 0) {
 		k.add(fe.Pos, "give call (one child run per item) or steps (inline)", "%s: foreach needs exactly one of call and steps", lb)
 	}

@@ -50,6 +50,8 @@ func TestValidateRules(t *testing.T) {
 		{"foreach body not visible after", "name: x\nsteps:\n  - {id: f, foreach: {over: '[1]', steps: [{id: b, uses: shell}]}}\n  - {id: u, check: steps.b.output}\n", []string{`step "b" is not visible here`}},
 		{"item outside foreach", "name: x\nsteps: [{id: a, check: item > 1}]\n", []string{"undeclared reference to 'item'"}},
 		{"item renamed", "name: x\nsteps: [{id: f, foreach: {over: '[1]', as: n, steps: [{id: a, check: n > 0}]}}]\n", nil},
+		{"outer item in a nested loop", "name: x\nsteps: [{id: f, foreach: {over: '[1]', as: n, steps: [{id: l, loop: {over: '[2]', steps: [{id: a, check: n < item}]}}]}}]\n", nil},
+		{"outer item after its foreach", "name: x\nsteps: [{id: f, foreach: {over: '[1]', as: n, steps: [{id: a, check: n > 0}]}}, {id: b, check: n > 0}]\n", []string{"undeclared reference to 'n'"}},
 		{"while needs max_iterations", "name: x\nsteps: [{id: l, loop: {while: 'true', steps: [{uses: shell}]}}]\n", []string{"loop needs a positive max_iterations"}},
 		{"unknown gate type", "name: x\nsteps: [{id: g, gate: {type: human_approval}}]\n", []string{"unknown gate type 'human_approval'"}},
 		{"input gate schema", "name: x\nsteps: [{id: g, gate: {type: input, schema: {type: 3}}}]\n", []string{"gate 'g': schema: invalid JSON Schema"}},

@@ -86,7 +86,7 @@ func (r *runner) loop(ctx *flow.Context, f *frame, n *flowdef.Node) error {
 		}
 		for i, it := range items {
 			// The body shares the frame's vars and steps (iterations run one after another).
-			lf := &frame{run: r, vars: f.vars, steps: f.steps, hasItem: true, itemName: name, item: it, index: i}
+			lf := &frame{run: r, vars: f.vars, steps: f.steps, hasItem: true, itemName: name, item: it, index: i, outer: f.enclosing(name)}
 			if err := r.list(ctx, lf, l.Steps); err != nil {
 				return err
 			}

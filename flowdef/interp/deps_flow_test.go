@@ -77,3 +77,24 @@ func TestForeachOrderedNeedsItemIDs(t *testing.T) {
 	assert.Contains(t, err.Error(), "item 0: ordered items need a non-empty string id")
 	assert.Empty(t, ran)
 }
+
+func TestLoopInsideForeachSeesTheOuterItem(t *testing.T) {
+	r := run(t, `
+name: nested
+steps:
+  - id: files
+    foreach:
+      over: "['a', 'b']"
+      as: file
+      steps:
+        - id: lines
+          loop:
+            over: "[1, 2]"
+            steps:
+              - {id: line, uses: shell, with: {command: "echo ${{ file }}${{ item }}"}}
+        - {id: last, uses: shell, with: {command: "echo ${{ file }}-${{ steps.line.output }}"}}
+  - id: done
+    finish: {output: {all: "${{ steps.files.output }}"}}
+`, nil, nil)
+	assert.Equal(t, []any{"a-a2", "b-b2"}, output(t, r)["all"])
+}

@@ -63,7 +63,8 @@ the field's position too.
     whose value equals the switch value (compared as JSON) or default.
   - loop: while (before each iteration) and until (after) stop with an error past
     max_iterations; over runs the body once per element, the element under `as` (default
-    item) and its position as index.
+    item) and its position as index; the items of enclosing foreach nodes and loops stay
+    visible under their names unless `as` hides one.
   - parallel: one flow.BranchStep per branch node in one ctx.Parallel group named by the
     node's id (fail_fast is flow.FailFast, else flow.WaitAll; min_success lets the node
     succeed with that many branches). Output: branch id → its output.

@@ -87,14 +87,11 @@ func nested(n *flowdef.Node) [][]*flowdef.Node {
 // env is the CEL environment for a frame: item visible (under its name) inside foreach
 // and loops over a list.
 func (e *evaluator) env(f *frame) (*expr.Env, error) {
-	key := "\x00"
-	if f.hasItem {
-		key = f.itemName
-	}
+	key, outer := envKey(f)
 	if env, ok := e.envs[key]; ok {
 		return env, nil
 	}
-	env, err := expr.NewEnv(expr.Scope{Vars: e.vars, Steps: e.steps, Item: f.hasItem, ItemName: f.itemName})
+	env, err := expr.NewEnv(expr.Scope{Vars: e.vars, Steps: e.steps, Item: f.hasItem, ItemName: f.itemName, Extra: outer})
 	if err != nil {
 		return nil, err
 	}
@@ -102,9 +99,23 @@ func (e *evaluator) env(f *frame) (*expr.Env, error) {
 	return env, nil
 }
 
+// envKey names the CEL environment f needs: its item's name and the names of the
+// enclosing items it sees (outer, sorted).
+func envKey(f *frame) (key string, outer []string) {
+	key = "\x00"
+	if f.hasItem {
+		key = f.itemName
+	}
+	outer = sortedKeys(f.outer)
+	for _, n := range outer {
+		key += "\x00" + n
+	}
+	return key, outer
+}
+
 // activation is the recorded data of f.
 func (e *evaluator) activation(f *frame) expr.Activation {
-	return expr.Activation{Inputs: f.run.inputs, Vars: f.vars, Steps: f.steps, Item: f.item, Index: f.index, ItemName: f.itemName, Run: e.run}
+	return expr.Activation{Inputs: f.run.inputs, Vars: f.vars, Steps: f.steps, Item: f.item, Index: f.index, ItemName: f.itemName, Run: e.run, Extra: f.outer}
 }
 
 func (e *evaluator) program(f *frame, src string) (*expr.Program, error) {
@@ -112,7 +123,8 @@ func (e *evaluator) program(f *frame, src string) (*expr.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := f.itemName + "\x00" + src
+	key, _ := envKey(f)
+	key += "\x01" + src
 	if p, ok := e.progs[key]; ok {
 		return p, nil
 	}

@@ -35,6 +35,9 @@ type frame struct {
 	itemName string
 	item     any
 	index    int
+	// outer are the items of enclosing foreach nodes and loops over a list, by name, that
+	// this frame's item does not hide (they stay visible to expressions).
+	outer map[string]any
 	// last is the output of the last node that ran in the frame (a foreach item's result).
 	last any
 }
@@ -53,7 +56,29 @@ func (f *frame) child(name string, item any, index int) *frame {
 	if name == "" {
 		name = expr.Item
 	}
-	return &frame{run: f.run, vars: maps.Clone(f.vars), steps: maps.Clone(f.steps), hasItem: true, itemName: name, item: item, index: index}
+	return &frame{run: f.run, vars: maps.Clone(f.vars), steps: maps.Clone(f.steps), hasItem: true, itemName: name, item: item, index: index, outer: f.enclosing(name)}
+}
+
+// enclosing are the items visible inside a body whose item is named name: f's outer
+// items and f's own item, except those name hides. Nil when there are none.
+func (f *frame) enclosing(name string) map[string]any {
+	var out map[string]any
+	add := func(k string, v any) {
+		if k == name {
+			return
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = v
+	}
+	for k, v := range f.outer {
+		add(k, v)
+	}
+	if f.hasItem {
+		add(f.itemName, f.item)
+	}
+	return out
 }
 
 // finishSignal is how a finish node ends the run from wherever it is.
