@@ -86,15 +86,17 @@ func TestFlowdefServeAdded(t *testing.T) {
 
 	path := filepath.Join(dir, "greet.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(lateGreet), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "late-gated.yaml"), []byte(gatedV1), 0o644))
 	var e flow.WorkflowInfo
-	waitFor(t, "the added definition in the catalog", func() bool {
+	waitFor(t, "the added definitions in the catalog", func() bool {
 		cat, err := c.Workflows(ctx)
 		if err != nil {
 			return false
 		}
+		_, gated := cat.Lookup("late-gated")
 		var ok bool
 		e, ok = cat.Lookup("late-greet")
-		return ok
+		return ok && gated
 	})
 	assert.Equal(t, flow.KindYAMLFlow, e.Kind)
 	assert.Equal(t, path, e.Source)
@@ -130,10 +132,34 @@ func TestFlowdefServeAdded(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `(?m)^late-greet\s`, r.stdout)
 
-	file := filepath.Join(t.TempDir(), "late.json")
-	require.NoError(t, testsuite.RecordHistory(ctx, shared.tc, run.ID, file))
-	assert.NoError(t, testsuite.Replay(file, flow.WorkerOptions{Directory: approval.StaticDirectory{}}, l.Flows()...),
-		"a run of the dynamic workflow replays against the flow registered by name")
+	// A late flow's run has the run wrapper's parts: the state query, the search
+	// attributes, the approval Update, the memo once it ended.
+	gated, err := c.Start(ctx, "late-gated", nil, flow.StartOptions{})
+	require.NoError(t, err)
+	waitFor(t, "the late gated run's gate", waitingOn(t, c, gated.ID))
+	waitFor(t, "the late gated run in the listing of runs waiting", func() bool {
+		runs, err := c.List(ctx, flow.ListOptions{Workflow: "late-gated", WaitingFor: "approval:wait"})
+		return err == nil && len(runs) == 1 && runs[0].ID == gated.ID
+	})
+	_, err = c.Vote(ctx, gated.ID, approval.Vote{Gate: "wait", Kind: approval.Approve, By: "tester"})
+	require.NoError(t, err)
+	d, err = c.Wait(ctx, gated.ID)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.JSONEq(t, `{"version": 1, "said": "one"}`, string(d.Result))
+	assert.Contains(t, stepNames(d), "work")
+	require.NotNil(t, d.State)
+	assert.Equal(t, "1", d.State.Version)
+	require.Len(t, d.State.Gates, 1)
+	assert.Equal(t, "tester", d.State.Gates[0].Votes[0].By)
+
+	hdir := t.TempDir()
+	for _, id := range []string{run.ID, gated.ID} {
+		file := filepath.Join(hdir, id+".json")
+		require.NoError(t, testsuite.RecordHistory(ctx, shared.tc, id, file))
+		assert.NoError(t, testsuite.Replay(file, flow.WorkerOptions{Directory: approval.StaticDirectory{}}, l.Flows()...),
+			"a run of the dynamic workflow replays against the flow registered by name: %s", id)
+	}
 }
 
 // TestFlowdefServeUnknownTypeRetried: a run of a type no worker serves fails its workflow
