@@ -184,8 +184,9 @@ func checkFlows(opts WorkerOptions, served, flows []Definition) error {
 	return errors.Join(errs...)
 }
 
-// Start registers the flows and activities, starts polling and publishes the catalog. It
-// returns once the catalog is readable by clients.
+// Start registers the flows and activities, and the dynamic workflow that serves flows
+// added later (AddFlows), starts polling and publishes the catalog. It returns once the
+// catalog is readable by clients.
 func (w *Worker) Start() error {
 	flows, err := w.begin()
 	if err != nil {
