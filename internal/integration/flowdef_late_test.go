@@ -102,7 +102,10 @@ func TestFlowdefServeAdded(t *testing.T) {
 	assert.Equal(t, path, e.Source)
 	assert.Equal(t, l.Current("late-greet").Hash(), e.Hash)
 	assert.Equal(t, "added while the worker runs", e.Description)
-	assert.Contains(t, logs.String(), `msg="flow definitions: added" definition=late-greet`)
+	// The loader logs the addition once the worker published it.
+	waitFor(t, "the log of the addition", func() bool {
+		return strings.Contains(logs.String(), `msg="flow definitions: added" definition=late-greet`)
+	})
 	assert.NotContains(t, logs.String(), "restart")
 
 	run, err := c.Start(ctx, "late-greet", map[string]any{"who": "Ada"}, flow.StartOptions{})
