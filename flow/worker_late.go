@@ -26,8 +26,10 @@ import (
 // A type that is not in the table is not served by this worker: the dynamic workflow
 // panics, which fails the workflow task as an unknown type does without a dynamic
 // workflow (under the default WorkflowPanicPolicy, BlockWorkflow), and Temporal retries
-// it, here or on another worker of the queue, until a worker serves the type. The table
-// only grows, so a run that found its flow finds it on every replay.
+// it, here or on another worker of the queue, until a worker serves the type (with
+// WorkerOptions.Worker.WorkflowPanicPolicy set to FailWorkflow the SDK fails such a run
+// instead, as it fails every run whose workflow task fails). The table only grows, so a
+// run that found its flow finds it on every replay.
 
 // dynamicFn is a flow's workflow function in the form of a dynamic workflow.
 type dynamicFn func(workflow.Context, converter.EncodedValues) (any, error)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/testsuite"
 )
 
@@ -305,3 +306,42 @@ func TestFlowdefServeRemovedWhileRunning(t *testing.T) {
 
 // cloneIDs is a copy of ids, to append to without sharing.
 func cloneIDs(ids []string) []string { return append([]string(nil), ids...) }
+
+// TestFlowdefServeAddedStarts: a definition added while the worker runs gets its once
+// start and its schedules at once, as one loaded at the worker's start does.
+func TestFlowdefServeAddedStarts(t *testing.T) {
+	t.Parallel()
+	queue := lateQueue("flowdef-added-starts")
+	dir := t.TempDir()
+	writeDef(t, filepath.Join(dir, "gated.yaml"), "1", "one")
+	c, l, _ := serveWorker(t, queue, dir)
+	ctx := ctxT(t, 3*time.Minute)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nightly.yaml"), []byte(`name: late-nightly
+once: true
+schedules: [{cron: "0 3 * * *"}]
+steps:
+  - {id: tick, uses: shell, with: {command: "echo tick"}}
+`), 0o644))
+	waitFor(t, "the added definition", func() bool { return l.Current("late-nightly") != nil })
+	sid := protocol.ScheduleID("late-nightly", 0, queue)
+	t.Cleanup(func() {
+		ctx := ctxT(t, time.Minute)
+		_ = shared.tc.ScheduleClient().GetHandle(ctx, sid).Delete(ctx)
+	})
+	var d *flow.RunDescription
+	waitFor(t, "the once run", func() bool {
+		var err error
+		d, err = c.Describe(ctx, protocol.OnceID("late-nightly", queue))
+		return err == nil && d.Status == flow.StatusCompleted
+	})
+	assert.Equal(t, "late-nightly", d.Workflow)
+	assert.Contains(t, stepNames(d), "tick")
+	s, err := shared.tc.ScheduleClient().GetHandle(ctx, sid).Describe(ctx)
+	require.NoError(t, err)
+	act, ok := s.Schedule.Action.(*client.ScheduleWorkflowAction)
+	require.True(t, ok, "%T", s.Schedule.Action)
+	assert.Equal(t, "late-nightly", act.Workflow)
+	assert.Equal(t, queue, act.TaskQueue)
+	assert.NotEmpty(t, s.Schedule.Spec.Calendars, "the cron spec")
+}
