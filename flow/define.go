@@ -32,6 +32,9 @@ type Definition interface {
 	// defaults.
 	workflow() any
 	workflowWith(cfg runConfig) any
+	// dynamicWith is workflowWith as the dynamic workflow of a worker runs it, for flows
+	// added after the worker started (worker_late.go).
+	dynamicWith(cfg runConfig) dynamicFn
 }
 
 // Flow is a defined flow with input I and output O.

@@ -266,11 +266,12 @@ type badDef struct {
 	err  error
 }
 
-func (d badDef) Name() string               { return d.name }
-func (d badDef) Info() WorkflowInfo         { return WorkflowInfo{Name: d.name} }
-func (d badDef) Err() error                 { return d.err }
-func (d badDef) workflow() any              { return nil }
-func (d badDef) workflowWith(runConfig) any { return nil }
+func (d badDef) Name() string                    { return d.name }
+func (d badDef) Info() WorkflowInfo              { return WorkflowInfo{Name: d.name} }
+func (d badDef) Err() error                      { return d.err }
+func (d badDef) workflow() any                   { return nil }
+func (d badDef) workflowWith(runConfig) any      { return nil }
+func (d badDef) dynamicWith(runConfig) dynamicFn { return nil }
 
 func TestWorkerValidate(t *testing.T) {
 	good := Define("good", someHandler)

@@ -17,13 +17,10 @@ import (
 // opts) and gateflow's entity workflows (catalog, mailbox, ledger) on r. NewWorker's Start
 // does this; testsuite uses it for unit tests and replays.
 func RegisterWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, flows ...Definition) error {
-	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
-		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0, triggers: triggersOf(flows)}
-	gateActs, err := newGateActivities(opts.GateResolvers)
+	cfg, err := runConfigOf(opts, flows)
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
-	cfg.gateTypes = gateActs.types
 	for _, f := range flows {
 		if f == nil {
 			return errors.New("register: a flow is nil")
@@ -35,6 +32,19 @@ func RegisterWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, flows ...D
 	}
 	entity.RegisterWorkflows(r)
 	return nil
+}
+
+// runConfigOf is the run configuration of flows served with opts: the worker's defaults,
+// its gate types and the triggers among flows.
+func runConfigOf(opts WorkerOptions, flows []Definition) (runConfig, error) {
+	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
+		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0, triggers: triggersOf(flows)}
+	gateActs, err := newGateActivities(opts.GateResolvers)
+	if err != nil {
+		return runConfig{}, err
+	}
+	cfg.gateTypes = gateActs.types
+	return cfg, nil
 }
 
 // RegisterActivities registers gateflow's built-in step activities (shell, HTTP, agent with

@@ -96,7 +96,7 @@ func (w *Worker) Registry() *flowdef.StaticRegistry {
 		ItemProviders: info.ItemProviders,
 		GateTypes:     append(slices.Clone(flowdef.BuiltinGateResolvers), info.GateTypes...),
 	}
-	for _, f := range w.flows {
+	for _, f := range w.flowList() {
 		if f != nil {
 			r.GoFlows = append(r.GoFlows, f.Name())
 		}

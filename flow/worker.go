@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/gateflow/gateflow/activities/llm"
@@ -19,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 )
 
 // WorkerOptions configure a Worker.
@@ -76,9 +79,15 @@ type WorkerOptions struct {
 type Worker struct {
 	client client.Client
 	opts   WorkerOptions
-	flows  []Definition
 	extra  []registration
 	ws     []worker.Worker
+
+	// mu guards flows, started and late: AddFlows may run while the worker serves.
+	mu    sync.Mutex
+	flows []Definition
+	// started is set from Start to Stop; flows added meanwhile are late (worker_late.go).
+	started bool
+	late    *lateFlows
 }
 
 type registration struct {
@@ -108,13 +117,6 @@ func (w *Worker) RegisterActivity(fn any, name string) {
 	w.extra = append(w.extra, registration{fn: fn, name: name})
 }
 
-// AddFlows adds flows to the worker, as if given to NewWorker (a loader of declarative
-// definitions adds what it loaded). Call it before Start: Temporal registers a worker's
-// workflow types when it starts.
-func (w *Worker) AddFlows(flows ...Definition) {
-	w.flows = append(w.flows, flows...)
-}
-
 // Publish sends the worker's catalog entries (Flows, whose Info may have changed since
 // Start, e.g. a reloaded definition's hash) and registries to the task queue's catalog
 // again, and waits until clients can read them. Call it after Start.
@@ -130,8 +132,9 @@ func (w *Worker) TaskQueue() string { return w.opts.TaskQueue }
 
 // Flows lists the catalog entries of the worker's flows.
 func (w *Worker) Flows() []WorkflowInfo {
-	out := make([]WorkflowInfo, 0, len(w.flows))
-	for _, f := range w.flows {
+	flows := w.flowList()
+	out := make([]WorkflowInfo, 0, len(flows))
+	for _, f := range flows {
 		info := f.Info()
 		if info.Kind == "" {
 			info.Kind = KindGoFlow
@@ -144,9 +147,19 @@ func (w *Worker) Flows() []WorkflowInfo {
 // Validate reports every mistake in the worker's flows: definition errors and duplicate
 // names.
 func (w *Worker) Validate() error {
+	return checkFlows(w.opts, nil, w.flowList())
+}
+
+// checkFlows reports every mistake in flows, to be served besides served (already
+// checked): definition errors, duplicate and reserved names, gate types without a
+// resolver, triggers from flows not served.
+func checkFlows(opts WorkerOptions, served, flows []Definition) error {
 	var errs []error
 	seen := map[string]bool{}
-	for i, f := range w.flows {
+	for _, f := range served {
+		seen[f.Name()] = true
+	}
+	for i, f := range flows {
 		if f == nil {
 			errs = append(errs, fmt.Errorf("flow %d is nil", i))
 			continue
@@ -162,19 +175,21 @@ func (w *Worker) Validate() error {
 		}
 		seen[f.Name()] = true
 	}
-	if ga, err := newGateActivities(w.opts.GateResolvers); err != nil {
+	if ga, err := newGateActivities(opts.GateResolvers); err != nil {
 		errs = append(errs, err)
 	} else {
-		errs = append(errs, ga.checkFlows(w.flows)...)
+		errs = append(errs, ga.checkFlows(flows)...)
 	}
-	errs = append(errs, checkTriggers(w.flows)...)
+	errs = append(errs, checkTriggers(append(slices.Clone(served), flows...))...)
 	return errors.Join(errs...)
 }
 
-// Start registers the flows and activities, starts polling and publishes the catalog. It
-// returns once the catalog is readable by clients.
+// Start registers the flows and activities, and the dynamic workflow that serves flows
+// added later (AddFlows), starts polling and publishes the catalog. It returns once the
+// catalog is readable by clients.
 func (w *Worker) Start() error {
-	if err := w.Validate(); err != nil {
+	flows, err := w.begin()
+	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	o := w.opts.Worker
@@ -199,9 +214,12 @@ func (w *Worker) Start() error {
 	// worker's tags, so a run that needs tags T reaches any worker that has all of T.
 	for _, q := range queues {
 		tw := worker.New(w.client, q, o)
-		if err := RegisterWorkflows(tw, w.opts, w.flows...); err != nil {
+		if err := RegisterWorkflows(tw, w.opts, flows...); err != nil {
+			w.Stop()
 			return err
 		}
+		// Flows added after Start run through the dynamic workflow (worker_late.go).
+		tw.RegisterDynamicWorkflow(w.dynamicWorkflow, workflow.DynamicRegisterOptions{})
 		if err := RegisterActivities(tw, w.opts); err != nil {
 			return err
 		}
@@ -220,11 +238,11 @@ func (w *Worker) Start() error {
 		w.Stop()
 		return fmt.Errorf("worker: publish catalog of %s: %w", w.opts.TaskQueue, err)
 	}
-	if err := w.ensureSchedules(ctx); err != nil {
+	if err := w.ensureSchedules(ctx, flows); err != nil {
 		w.Stop()
 		return fmt.Errorf("worker: %w", err)
 	}
-	if err := w.ensureOnce(ctx); err != nil {
+	if err := w.ensureOnce(ctx, flows); err != nil {
 		w.Stop()
 		return fmt.Errorf("worker: %w", err)
 	}
@@ -237,6 +255,9 @@ func (w *Worker) Stop() {
 		tw.Stop()
 	}
 	w.ws = nil
+	w.mu.Lock()
+	w.started = false
+	w.mu.Unlock()
 }
 
 // Run starts the worker and blocks until interrupt delivers, then stops it.

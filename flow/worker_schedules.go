@@ -14,10 +14,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// ensureSchedules creates or updates the Temporal Schedules of the worker's flows.
-func (w *Worker) ensureSchedules(ctx context.Context) error {
+// ensureSchedules creates or updates the Temporal Schedules of flows, the worker's.
+func (w *Worker) ensureSchedules(ctx context.Context, flows []Definition) error {
 	sc := w.client.ScheduleClient()
-	for _, f := range w.flows {
+	for _, f := range flows {
 		info := f.Info()
 		for n, s := range info.Schedules {
 			id := protocol.ScheduleID(info.Name, n, w.opts.TaskQueue)

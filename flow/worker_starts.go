@@ -20,11 +20,11 @@ import (
 // refuses (the flow is not served, or its input type does not accept the output).
 const errorTriggerRefused = "TriggerRefused"
 
-// ensureOnce starts the once start (Once) of each of the worker's flows that has one,
+// ensureOnce starts the once start (Once) of each of flows (the worker's) that has one,
 // unless a run with its ID exists, running or closed.
-func (w *Worker) ensureOnce(ctx context.Context) error {
+func (w *Worker) ensureOnce(ctx context.Context, flows []Definition) error {
 	var cat *Catalog
-	for _, f := range w.flows {
+	for _, f := range flows {
 		info := f.Info()
 		if info.Once == nil {
 			continue

@@ -7,8 +7,9 @@
 //
 // --flows DIR serves the declarative definitions of DIR besides the Go flows (with --dev,
 // examples/flows by default, found in the working directory or next to the binary),
-// reloading edited files every --reload-interval (package flowdef/serve); an invalid
-// definition refuses the start, with every error. Every flow-worker serves the generic
+// polling it every --reload-interval (package flowdef/serve) for edited, added and removed
+// files, which take effect without a restart; an invalid definition refuses the start,
+// with every error (an invalid edit is logged and the last good version stays served). Every flow-worker serves the generic
 // flow gateflow.definition that `flowctl start --file` starts.
 //
 // SIGINT or SIGTERM stops it cleanly: the worker stops polling, in-flight steps get
@@ -117,9 +118,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.serverLog, "server-log-level", "", "with --dev: show the server's own logs at this level (debug, info, warn, error)")
 	fs.DurationVar(&cfg.stopTimeout, "stop-timeout", 30*time.Second, "grace period for in-flight steps on shutdown")
 	fs.StringVar(&cfg.tags, "tags", "", "comma-separated tags this worker offers (runs started with --tag go only to workers with all their tags)")
-	fs.StringVar(&cfg.flowsDir, "flows", "", "serve the declarative definitions (*.yaml, *.yml, *.json) of this directory, reloaded when edited (default with --dev: examples/flows when it exists)")
+	fs.StringVar(&cfg.flowsDir, "flows", "", "serve the declarative definitions (*.yaml, *.yml, *.json) of this directory; edits, additions and removals are picked up without a restart (default with --dev: examples/flows when it exists)")
 	fs.StringVar(&cfg.model, "model", "", "model of the definitions' agent steps that name none (default with --dev: scripted)")
-	fs.DurationVar(&cfg.reload, "reload-interval", serve.DefaultInterval, "how often --flows DIR is polled for edits (0: never)")
+	fs.DurationVar(&cfg.reload, "reload-interval", serve.DefaultInterval, "how often --flows DIR is polled for edits, additions and removals (0: never)")
 	fs.Func("webhook", "POST every run event as JSON to this URL (repeatable)", func(v string) error {
 		cfg.webhooks = append(cfg.webhooks, v)
 		return nil

@@ -34,10 +34,12 @@ seconds costs nothing); Reload is one poll. What changed since the last poll:
     interp); its catalog entry is republished with the new hash;
   - an edited file that does not validate is logged with every error and the last good
     version stays served;
-  - a new file needs a restart to be served by its name, since Temporal registers a
-    worker's workflow types when it starts: the loader logs "new definition X ... needs a
-    restart"; meanwhile `flowctl start --file` runs it through the generic flow. A file
-    bringing back a removed definition serves it again at once;
+  - a new file is served by its name at once, without restarting the worker: the
+    loader adds its flow with Worker.AddFlows, which serves flows added after Start
+    through the worker's dynamic workflow (Temporal takes a worker's registrations only
+    before it starts) with the same run wrapper as a registered flow, and publishes it in
+    the catalog; the loader logs "added". A file bringing back a removed definition
+    serves it again at once;
   - a removed file (or a file renaming its definition) stops the definition for new runs:
     they fail at once with an error saying it was removed, its catalog entry says so in
     its description, runs in progress go on. The catalog keeps the entry: entries are

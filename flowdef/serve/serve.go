@@ -21,8 +21,8 @@ import (
 
 // Options configure a Loader.
 type Options struct {
-	// Logger receives what Watch does: reloads, invalid edits (every error), additions
-	// that need a restart, removals. Nil means slog.Default().
+	// Logger receives what Watch does: reloads, invalid edits (every error), additions,
+	// removals. Nil means slog.Default().
 	Logger *slog.Logger
 	// Interp are the interpreter's options for every definition served and for the
 	// generic definition flow (interp.DefaultModel, interp.MaxVisits...).
@@ -38,6 +38,9 @@ type Loader struct {
 	log  *slog.Logger
 	// publish republishes the worker's catalog (Worker.Publish; replaced in tests).
 	publish func(context.Context) error
+	// addFlow adds a new definition's flow to the worker (Worker.AddFlows, which
+	// publishes the catalog once the worker started; replaced in tests).
+	addFlow func(flow.Definition) error
 
 	mu    sync.Mutex
 	flows map[string]*served // by definition name: every flow registered at Dir
@@ -84,7 +87,8 @@ func Dir(w *flow.Worker, dir string, opts Options) (*Loader, error) {
 		return nil, errors.New("serve: worker is nil")
 	}
 	l := &Loader{w: w, dir: dir, opts: opts, log: opts.Logger, publish: w.Publish,
-		flows: map[string]*served{}, files: map[string]file{}}
+		addFlow: func(f flow.Definition) error { return w.AddFlows(f) },
+		flows:   map[string]*served{}, files: map[string]file{}}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -115,7 +119,9 @@ func Dir(w *flow.Worker, dir string, opts Options) (*Loader, error) {
 	if err := EnsureDefinitionFlow(w, opts.Interp...); err != nil {
 		return nil, err
 	}
-	w.AddFlows(added...)
+	if err := w.AddFlows(added...); err != nil {
+		return nil, fmt.Errorf("serve: %s: %w", dir, err)
+	}
 	return l, nil
 }
 
@@ -130,12 +136,15 @@ func EnsureDefinitionFlow(w *flow.Worker, opts ...interp.Option) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	w.AddFlows(f)
+	if err := w.AddFlows(f); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	return nil
 }
 
-// Flows are the flows Dir added to the worker, one per definition (removed ones too: they
-// stay registered, failing new runs), sorted by name; not the generic definition flow.
+// Flows are the flows the loader added to the worker, one per definition (at Dir, or
+// when Reload found a new file; removed ones too: they stay served, failing new runs),
+// sorted by name; not the generic definition flow.
 func (l *Loader) Flows() []flow.Definition {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -144,15 +145,56 @@ func TestReloadEditInvalidRemoveAdd(t *testing.T) {
 	assert.Equal(t, 2, *published)
 	assert.Contains(t, logs.String(), "definition greet was removed")
 
-	// An addition needs a restart; bringing back a removed one serves it again.
-	write(t, dir, "extra.yaml", "name: extra\nsteps:\n  - {id: s, set: {x: 1}}\n")
+	// An addition is served at once (the worker publishes it); bringing back a removed
+	// one serves it again.
+	extra := write(t, dir, "extra.yaml", "name: extra\nsteps:\n  - {id: s, set: {x: 1}}\n")
 	write(t, dir, "greet.yaml", greetV1)
 	require.NoError(t, l.Reload(ctx))
-	assert.Contains(t, logs.String(), "new definition extra")
-	assert.Contains(t, logs.String(), "needs a restart")
-	assert.Equal(t, []string{"greet", "helper"}, l.Names())
+	assert.Contains(t, logs.String(), `msg="flow definitions: added" definition=extra`)
+	assert.NotContains(t, logs.String(), "restart")
+	assert.Equal(t, []string{"extra", "greet", "helper"}, l.Names())
+	e := info(t, w, "extra")
+	assert.Equal(t, flow.KindYAMLFlow, e.Kind)
+	assert.Equal(t, extra, e.Source)
+	assert.Equal(t, l.Current("extra").Hash(), e.Hash)
 	assert.Equal(t, h1, info(t, w, "greet").Hash)
 	assert.Equal(t, 3, *published)
+	require.NoError(t, w.Validate())
+	names := make([]string, 0, len(l.Flows()))
+	for _, f := range l.Flows() {
+		names = append(names, f.Name())
+	}
+	assert.Equal(t, []string{"extra", "greet", "helper"}, names)
+}
+
+// A new file the worker refuses is logged and not served; the next edit of it is tried
+// again.
+func TestReloadAddRefused(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "helper.yaml", helper)
+	l, w, logs, _ := loader(t, dir)
+	refuse := true
+	l.addFlow = func(f flow.Definition) error {
+		if refuse {
+			return errors.New("worker: add flows: refused for the test")
+		}
+		return w.AddFlows(f)
+	}
+	ctx := context.Background()
+	write(t, dir, "late.yaml", "name: late\nsteps:\n  - {id: s, set: {x: 1}}\n")
+	require.NoError(t, l.Reload(ctx))
+	assert.Contains(t, logs.String(), "cannot serve the new definition")
+	assert.Contains(t, logs.String(), "refused for the test")
+	assert.Equal(t, []string{"helper"}, l.Names())
+	assert.Nil(t, l.Current("late"))
+
+	refuse = false
+	require.NoError(t, l.Reload(ctx))
+	assert.Nil(t, l.Current("late"), "an unchanged file is not tried again")
+	write(t, dir, "late.yaml", "name: late\nversion: \"2\"\nsteps:\n  - {id: s, set: {x: 1}}\n")
+	require.NoError(t, l.Reload(ctx))
+	require.NotNil(t, l.Current("late"))
+	assert.Equal(t, "2", info(t, w, "late").Version)
 }
 
 func TestEnsureDefinitionFlowOnce(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gateflow/gateflow/flowdef"
@@ -40,10 +41,10 @@ func (l *Loader) Watch(ctx context.Context, interval time.Duration) error {
 //     hash;
 //   - an edited file that does not validate is logged, every error, and the last good
 //     version stays served;
-//   - a new file, or a file now defining another name, needs a restart of the worker
-//     (Temporal registers workflow types when a worker starts): it is logged as such,
-//     and meanwhile `flowctl start --file` runs it through the generic definition flow.
-//     A file that brings back a removed definition serves it again at once;
+//   - a new file, or a file now defining another name, is served at once under its
+//     name (Worker.AddFlows: the worker serves flows added after it started without a
+//     restart) and published in the catalog; a file that brings back a removed
+//     definition serves it again at once;
 //   - a removed file stops its definition for new runs: they fail at once with an error
 //     saying it was removed (runs in progress go on) and its catalog description says so.
 //
@@ -104,8 +105,14 @@ func (l *Loader) Reload(ctx context.Context) error {
 		}
 		s := l.flows[def.Name]
 		if s == nil {
-			l.log.Warn(fmt.Sprintf("flow definitions: new definition %s (%s) needs a restart of the worker to be served by name; until then run it with flowctl start --file %s", def.Name, path, path),
-				"dir", l.dir, "definition", def.Name, "file", path)
+			if err := l.add(def, path); err != nil {
+				if l.flows[def.Name] == nil {
+					l.files[path] = file{sum: sums[path]}
+				}
+				l.log.Error("flow definitions: cannot serve the new definition", "definition", def.Name, "file", path, "error", err.Error())
+				continue
+			}
+			l.log.Info("flow definitions: added", "definition", def.Name, "file", path, "hash", def.Hash())
 			continue
 		}
 		if err := l.set(s, def, path); err != nil {
@@ -128,6 +135,24 @@ func (l *Loader) Reload(ctx context.Context) error {
 	if err := l.publish(ctx); err != nil {
 		return fmt.Errorf("serve: republish the catalog: %w", err)
 	}
+	return nil
+}
+
+// add serves def, loaded from path, a definition the loader did not serve: the worker
+// adds its flow (and publishes its catalog).
+func (l *Loader) add(def *flowdef.Definition, path string) error {
+	s, err := l.newServed(def, path)
+	if err != nil {
+		return err
+	}
+	if err := l.addFlow(s); err != nil {
+		if slices.Contains(l.w.Registry().GoFlows, def.Name) {
+			// Added, but the catalog or a start of it failed: served all the same.
+			l.flows[def.Name] = s
+		}
+		return fmt.Errorf("serve: %s: %w", path, err)
+	}
+	l.flows[def.Name] = s
 	return nil
 }
 
