@@ -228,3 +228,29 @@ func TestExpressionsInterface(t *testing.T) {
 		t.Errorf("calls = %d, want 3", ex.calls)
 	}
 }
+
+// TestConcurrencyKeyTemplate: concurrency.key becomes flow.MaxRunsPerKey's template, or
+// the reason it cannot.
+func TestConcurrencyKeyTemplate(t *testing.T) {
+	for _, tc := range []struct{ key, want, wantErr string }{
+		{key: "${{ inputs.repo }}", want: "{repo}"},
+		{key: "review-${{inputs.org}}/${{ inputs.pr.repo }}", want: "review-{org}/{pr.repo}"},
+		{key: "all", wantErr: "no ${{ inputs.<field> }} reference"},
+		{key: "${{ inputs.repo.lowerAscii() }}", wantErr: `only ${{ inputs.<field> }} references are allowed`},
+		{key: "${{ vars.x }}", wantErr: `"${{ vars.x }}": only`},
+		{key: "{repo}", wantErr: `"{repo}": only`},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			got, err := (&Concurrency{Key: tc.key}).KeyTemplate()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("KeyTemplate(%q) = %q, %v; want error %q", tc.key, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("KeyTemplate(%q) = %q, %v; want %q", tc.key, got, err, tc.want)
+			}
+		})
+	}
+}
