@@ -30,7 +30,10 @@ const maxRunsKeyMax = 200
 // semaphore of the group "flow:NAME:KEY" for refuse and replace at admission, and hands
 // the group to the run in its start options. A run started without one (a schedule, a
 // parent's Child step) renders the key itself in workflow code from its input as its
-// input type encodes it, recorded once (a SideEffect), and queues. n must be at least 1.
+// input type encodes it (json.Marshal of the decoded input, so a struct field the input
+// lacked renders as its zero value rather than refusing), recorded once (a SideEffect),
+// and queues; an input that gives no key fails that run before any step. n must be at
+// least 1.
 func MaxRunsPerKey(key string, n int, overflow Overflow) Option {
 	return func(i *WorkflowInfo) error {
 		if _, err := parseRunsKey(key); err != nil {

@@ -1,13 +1,19 @@
 package flow
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // TestRenderRunsKey: the key a MaxRunsPerKey template gives for an input, and each input
@@ -103,4 +109,53 @@ func TestPlanStartKeyedMaxRuns(t *testing.T) {
 func TestMaxRunsErrorNamesTheKey(t *testing.T) {
 	e := &MaxRunsError{Workflow: "keyed", Max: 1, Live: []string{"r1"}, Key: "web"}
 	assert.Equal(t, `start keyed: the flow allows at most 1 live runs per concurrency key (max runs, on overflow refuse) and key "web" has 1: r1`, e.Error())
+}
+
+// TestMaxRunsPerKeyRunAcquiresItsKeysPermit: a run whose starter gave its key's group
+// acquires that group; a run started without it (a schedule, a Child step) renders the
+// key from its input, and a run whose input gives no key fails before any step.
+func TestMaxRunsPerKeyRunAcquiresItsKeysPermit(t *testing.T) {
+	f := Define("unit/keyed", func(ctx *Context, in map[string]any) (none, error) {
+		_, err := ctx.Shell("work", activities.Shell{Command: "work"})
+		return none{}, err
+	}, MaxRunsPerKey("repo-{repo}", 2, OverflowQueue))
+	for _, tc := range []struct {
+		name    string
+		memo    map[string]int
+		in      map[string]any
+		want    map[string]int
+		wantErr string
+	}{
+		{name: "given by the starter", memo: map[string]int{"flow:unit/keyed:repo-api": 2}, in: map[string]any{"repo": "web"},
+			want: map[string]int{"flow:unit/keyed:repo-api": 2}},
+		{name: "rendered by the run", in: map[string]any{"repo": "web"}, want: map[string]int{"flow:unit/keyed:repo-web": 2}},
+		{name: "no key", in: map[string]any{"org": "acme"}, wantErr: "concurrency key repo-{repo}: the input has no field repo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newUnitEnv(t, runConfig{}, f)
+			startWith(t, env, protocol.RunOptions{QuotaChecked: true, Concurrency: tc.memo})
+			env.RegisterActivityWithOptions(func(context.Context, string, protocol.SemaphoreMessage) error { return nil },
+				activity.RegisterOptions{Name: protocol.SemaphoreSignalActivity})
+			acquired := map[string]int{}
+			env.OnActivity(protocol.SemaphoreSignalActivity, mock.Anything, mock.Anything, mock.Anything).Return(
+				func(_ context.Context, signal string, m protocol.SemaphoreMessage) error {
+					if signal == protocol.SemaphoreAcquire {
+						acquired[m.Group] = m.Limit
+						env.SignalWorkflow(protocol.SignalPermit, m.Group)
+					}
+					return nil
+				})
+			mockShell(env, deployShell)
+			env.ExecuteWorkflow(f.Name(), tc.in)
+			require.True(t, env.IsWorkflowCompleted())
+			if tc.wantErr != "" {
+				require.Error(t, env.GetWorkflowError())
+				assert.Contains(t, env.GetWorkflowError().Error(), tc.wantErr)
+				assert.Empty(t, acquired)
+				return
+			}
+			require.NoError(t, env.GetWorkflowError())
+			assert.Equal(t, tc.want, acquired)
+		})
+	}
 }
