@@ -397,6 +397,8 @@ func (k *check) envelope() {
 		if c.Fields.Has("key") {
 			if _, err := c.KeyTemplate(); err != nil {
 				k.add(c.Fields.At("key", c.Pos), `write literal text and ${{ inputs.<field> }} references, e.g. "review-${{ inputs.repo }}"`, "concurrency.key: %v", err)
+			} else {
+				k.keyInputs(c)
 			}
 		}
 		k.nonNegative(c.Fields, c.Pos, "max_runs", c.MaxRuns)

@@ -43,6 +43,21 @@ func (c *Concurrency) KeyTemplate() (string, error) {
 	return b.String(), nil
 }
 
+// keyInputs reports the inputs a valid concurrency.key refers to that the inputs schema
+// does not declare (when it lists its properties).
+func (k *check) keyInputs(c *Concurrency) {
+	if k.inputs == nil {
+		return
+	}
+	for _, m := range keyRefRe.FindAllStringSubmatch(c.Key, -1) {
+		name := strings.Split(m[1][1:], ".")[0]
+		if !slices.Contains(k.inputs, name) {
+			k.add(c.Fields.At("key", c.Pos), "declare it under inputs.properties, or refer to one of: "+strings.Join(k.inputs, ", "),
+				"concurrency.key: inputs has no field '%s'", name)
+		}
+	}
+}
+
 // TriggerScope is what a trigger's if and input see: output (the ended run's output) and
 // outcome ("completed" or "failed"); run.workflow is the ended run's flow. No inputs,
 // vars or steps: the triggered run has not started.

@@ -254,3 +254,20 @@ func TestConcurrencyKeyTemplate(t *testing.T) {
 		})
 	}
 }
+
+func TestConcurrencyKeyNamesDeclaredInputs(t *testing.T) {
+	src := `
+name: keyed
+inputs: {type: object, properties: {repo: {type: string}}}
+concurrency: {key: "${{ inputs.org }}/${{ inputs.repo }}"}
+steps:
+  - {id: hello, uses: shell, with: {command: "echo hi"}}
+`
+	_, err := Check("keyed.yaml", []byte(src), &StaticRegistry{})
+	if err == nil || !strings.Contains(err.Error(), "keyed.yaml:4:20: concurrency.key: inputs has no field 'org' (hint: declare it under inputs.properties, or refer to one of: repo)") {
+		t.Fatalf("got %v", err)
+	}
+	if strings.Contains(err.Error(), "'repo'") {
+		t.Fatalf("repo is declared: %v", err)
+	}
+}
