@@ -43,7 +43,7 @@ func (c *Client) Schedules(ctx context.Context) ([]ScheduleSummary, error) {
 			return ""
 		}
 		for n, s := range info.Schedules {
-			if protocol.ScheduleID(workflow, n, c.opts.TaskQueue) == id {
+			if temporalScheduleID(workflow, n, s, c.opts.TaskQueue) == id {
 				return s.Spec
 			}
 		}
@@ -99,7 +99,13 @@ const (
 // schedule of the workflow named id.
 func (c *Client) ControlSchedule(ctx context.Context, id string, action ScheduleAction, note string) (string, error) {
 	if !strings.HasPrefix(id, "gateflow-schedule/") {
-		id = protocol.ScheduleID(id, 0, c.opts.TaskQueue)
+		name := id
+		id = protocol.ScheduleID(name, 0, c.opts.TaskQueue)
+		if cat, err := c.Workflows(ctx); err == nil {
+			if info, ok := cat.Lookup(name); ok && len(info.Schedules) > 0 {
+				id = temporalScheduleID(name, 0, info.Schedules[0], c.opts.TaskQueue)
+			}
+		}
 	}
 	h := c.tc.ScheduleClient().GetHandle(ctx, id)
 	var err error

@@ -145,7 +145,7 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 	}
 	var replaced []string // maxruns.go: the flow's MaxRuns at admission
 	if info, _ := cat.Lookup(name); !opts.plan {
-		if replaced, err = c.admitMaxRuns(ctx, info); err != nil {
+		if replaced, err = c.admitMaxRuns(ctx, info, p.maxRunsGroup); err != nil {
 			return nil, err
 		}
 	}
@@ -176,9 +176,11 @@ type startPlan struct {
 	runOpts protocol.RunOptions
 	// exclusive is the semaphore group of the start's concurrency key, if it has one.
 	exclusive string
-	workflow  client.StartWorkflowOptions
-	status    Status
-	sa        []temporal.SearchAttributeUpdate
+	// maxRunsGroup is the group of the flow's MaxRuns (maxruns_key.go), if it has one.
+	maxRunsGroup string
+	workflow     client.StartWorkflowOptions
+	status       Status
+	sa           []temporal.SearchAttributeUpdate
 }
 
 // planStart checks name's input and opts against the catalog and plans the start: the
@@ -225,6 +227,16 @@ func planStart(cat *Catalog, copts ClientOptions, name string, input any, opts S
 			p.exclusive = "key:" + opts.ConcurrencyKey
 			p.runOpts.Concurrency[p.exclusive] = 1
 		}
+	}
+	if p.maxRunsGroup, err = startGroup(info, raw); err != nil {
+		return nil, &InputError{Workflow: name, Err: err}
+	}
+	if info.MaxRunsKey != "" && p.maxRunsGroup != "" && !opts.plan {
+		// The run acquires its key's group as the start gives it (maxruns_key.go).
+		if p.runOpts.Concurrency == nil {
+			p.runOpts.Concurrency = map[string]int{}
+		}
+		p.runOpts.Concurrency[p.maxRunsGroup] = info.MaxRuns
 	}
 	if opts.MaxCostUSD != nil {
 		p.runOpts.MaxCostUSD = opts.MaxCostUSD.String()

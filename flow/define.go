@@ -290,6 +290,9 @@ type WorkflowInfo struct {
 	// is what a start past it does.
 	MaxRuns    int      `json:"max_runs,omitempty"`
 	OnOverflow Overflow `json:"on_overflow,omitempty"`
+	// MaxRunsKey is the key template of MaxRunsPerKey: MaxRuns then counts the live runs
+	// per key. Empty: MaxRuns counts all the flow's runs.
+	MaxRunsKey string `json:"max_runs_key,omitempty"`
 	// Guards are the flow's own limits; zero fields are left to the worker.
 	Guards     Guards `json:"guards"`
 	InputType  string `json:"input_type"`

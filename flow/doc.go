@@ -29,7 +29,8 @@ depth, fan-out, tokens, wall time and MaxSteps, the most steps a run records, it
 steps, default 10,000; the step past a limit is refused with a *GuardError), at most n
 live runs (MaxRuns with OverflowQueue, OverflowRefuse or OverflowReplace: a run waits in
 pending for "permit:flow:NAME", a start is refused with a *MaxRunsError, or the oldest
-live run is cancelled "replaced by RUN"), budget policy (OnBudgetExceeded) and how runs
+live run is cancelled "replaced by RUN"; MaxRunsPerKey counts them per key of the input,
+group "flow:NAME:KEY"), budget policy (OnBudgetExceeded) and how runs
 start besides Client.Start (see Starts below).
 
 A handler is workflow code and follows Temporal's determinism rules: no goroutines,
@@ -42,7 +43,8 @@ ctx.Workflow gives the underlying workflow.Context for Temporal APIs flow does n
 
 A flow is started by Client.Start (flowctl start), and also, as its options say:
 
-  - Schedule: a Temporal Schedule the worker creates or updates when it starts.
+  - Schedule: a Temporal Schedule the worker creates or updates when it starts, named by
+    its position or by its ScheduleID.
   - Once(input): the worker ensures, when it starts, that the flow was started once, with
     the workflow ID "once:<flow>@<queue>" and Temporal's REJECT_DUPLICATE reuse and
     USE_EXISTING conflict policies, so workers starting together start it once and an
@@ -50,7 +52,8 @@ A flow is started by Client.Start (flowctl start), and also, as its options say:
   - OnRunOf(other, WhenCompleted, WhenFailed): a run of other that ends so starts the flow
     with its output as input. The ended run's wrapper does it last, through an activity,
     with the workflow ID "<flow>/triggered-by/<run ID>/<Temporal run ID>", so a retry or a
-    replay never starts it twice. Both flows must be on the same worker.
+    replay never starts it twice. Both flows must be on the same worker. TriggerInput adds
+    a condition and an input mapping, which the ended run evaluates and records.
   - OnSignal(name): Client.SignalStart sends the signal to the run its key started, or
     starts one with the payload as input (SignalWithStartWorkflow, workflow ID
     "<flow>/on-signal/<name>/<key>"): one run per key.

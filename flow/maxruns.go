@@ -40,7 +40,8 @@ const maxRunsVersion = "gateflow.max-runs"
 // ConcurrencyLimits (a run waits for a permit of each). Refusing and replacing are what
 // Client.Start (and `flowctl start`) decide at admission, counting the runs that hold or
 // wait for a permit, which a run does moments after its start; runs started another way
-// queue. n must be at least 1.
+// queue. n must be at least 1. MaxRunsPerKey limits the runs per key of their input
+// instead.
 func MaxRuns(n int, overflow Overflow) Option {
 	return func(i *WorkflowInfo) error {
 		if n < 1 {
@@ -54,7 +55,7 @@ func MaxRuns(n int, overflow Overflow) Option {
 		default:
 			return fmt.Errorf("max runs: on overflow %q: want %s, %s or %s", overflow, OverflowQueue, OverflowRefuse, OverflowReplace)
 		}
-		i.MaxRuns, i.OnOverflow = n, overflow
+		i.MaxRuns, i.OnOverflow, i.MaxRunsKey = n, overflow, ""
 		return nil
 	}
 }
@@ -66,10 +67,16 @@ type MaxRunsError struct {
 	Workflow string
 	Max      int
 	Live     []string
+	// Key is the start's concurrency key (MaxRunsPerKey); empty for MaxRuns.
+	Key string
 }
 
 // Error implements error.
 func (e *MaxRunsError) Error() string {
+	if e.Key != "" {
+		return fmt.Sprintf("start %s: the flow allows at most %d live runs per concurrency key (max runs, on overflow refuse) and key %q has %d: %s",
+			e.Workflow, e.Max, e.Key, len(e.Live), strings.Join(e.Live, ", "))
+	}
 	return fmt.Sprintf("start %s: the flow allows at most %d live runs (max runs, on overflow refuse) and has %d: %s",
 		e.Workflow, e.Max, len(e.Live), strings.Join(e.Live, ", "))
 }
@@ -77,31 +84,46 @@ func (e *MaxRunsError) Error() string {
 // maxRunsGroup is the concurrency group whose permits count the live runs of flow name.
 func maxRunsGroup(name string) string { return "flow:" + name }
 
-// withMaxRuns adds the flow's MaxRuns group to the concurrency groups a run acquires.
-func (p *permitsPart) withMaxRuns(c *Context, limits map[string]int) map[string]int {
+// withMaxRuns adds the flow's MaxRuns group to the concurrency groups a run acquires: the
+// flow's, or for MaxRunsPerKey its key's (the starter's, or rendered by the run).
+func (p *permitsPart) withMaxRuns(c *Context, limits map[string]int) (map[string]int, error) {
 	info := c.run.info
 	if info.MaxRuns < 1 || c.run.plan {
-		return limits
+		return limits, nil
+	}
+	if info.MaxRunsKey != "" {
+		if _, ok := starterGroup(info, limits); ok {
+			return limits, nil
+		}
 	}
 	if workflow.GetVersion(c.wctx, maxRunsVersion, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return limits
+		return limits, nil
+	}
+	group := maxRunsGroup(info.Name)
+	if info.MaxRunsKey != "" {
+		g, err := p.runKeyGroup(c)
+		if err != nil {
+			return nil, err
+		}
+		group = g
 	}
 	out := make(map[string]int, len(limits)+1)
 	for g, n := range limits {
 		out[g] = n
 	}
-	out[maxRunsGroup(info.Name)] = info.MaxRuns
-	return out
+	out[group] = info.MaxRuns
+	return out, nil
 }
 
-// admitMaxRuns applies the MaxRuns of the flow info at a start: a refusing flow at its
-// limit refuses with a *MaxRunsError; a replacing one returns the live runs to cancel once
-// the new run has started (the oldest, enough to leave room for it).
-func (c *Client) admitMaxRuns(ctx context.Context, info WorkflowInfo) ([]string, error) {
-	if info.MaxRuns < 1 || info.OnOverflow == OverflowQueue || info.OnOverflow == "" {
+// admitMaxRuns applies the MaxRuns of the flow info at a start whose MaxRuns group is
+// group (startGroup): a refusing flow at its limit refuses with a *MaxRunsError; a
+// replacing one returns the live runs of the group to cancel once the new run has started
+// (the oldest, enough to leave room for it).
+func (c *Client) admitMaxRuns(ctx context.Context, info WorkflowInfo, group string) ([]string, error) {
+	if info.MaxRuns < 1 || info.OnOverflow == OverflowQueue || info.OnOverflow == "" || group == "" {
 		return nil, nil
 	}
-	live, err := entity.ConcurrencyRuns(ctx, c.tc, c.opts.TaskQueue, maxRunsGroup(info.Name))
+	live, err := entity.ConcurrencyRuns(ctx, c.tc, c.opts.TaskQueue, group)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: count its live runs: %w", info.Name, err)
 	}
@@ -109,7 +131,11 @@ func (c *Client) admitMaxRuns(ctx context.Context, info WorkflowInfo) ([]string,
 		return nil, nil
 	}
 	if info.OnOverflow == OverflowRefuse {
-		return nil, &MaxRunsError{Workflow: info.Name, Max: info.MaxRuns, Live: live}
+		e := &MaxRunsError{Workflow: info.Name, Max: info.MaxRuns, Live: live}
+		if info.MaxRunsKey != "" {
+			e.Key = strings.TrimPrefix(group, maxRunsGroup(info.Name)+":")
+		}
+		return nil, e
 	}
 	return live[:len(live)-info.MaxRuns+1], nil
 }

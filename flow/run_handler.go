@@ -59,6 +59,8 @@ type runner struct {
 	steps stepsPart
 	// triggers are the flows the run's end starts (run_triggers.go).
 	triggers []trigger
+	// input is the run's input, as the handler gets it.
+	input any
 
 	budget   *budgetPart   // run_budget.go: cap, reservations, pause and raise, quotas
 	people   *peoplePart   // run_people.go: approvals, inputs, signals, what the run waits for
@@ -77,6 +79,7 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 		return zero, err
 	}
 	c := &Context{wctx: wctx, run: rt}
+	rt.input = in // maxruns_key.go: a run renders its concurrency key from it
 	if err := rt.preChecks(c, cfg, opts); err != nil {
 		return zero, rt.end(c, err)
 	}

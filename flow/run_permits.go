@@ -47,7 +47,10 @@ func (p *permitsPart) holdIfPaused(c *Context, opts protocol.RunOptions) error {
 
 // acquire waits in pending for a permit of every concurrency group of the run.
 func (p *permitsPart) acquire(c *Context, limits map[string]int) error {
-	limits = p.withMaxRuns(c, limits) // maxruns.go: the flow's MaxRuns group
+	limits, err := p.withMaxRuns(c, limits) // maxruns.go: the flow's MaxRuns group
+	if err != nil {
+		return err
+	}
 	if len(limits) == 0 {
 		return nil
 	}

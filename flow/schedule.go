@@ -3,8 +3,12 @@ package flow
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 
 	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/gateflow/gateflow/internal/protocol"
 
 	"github.com/robfig/cron/v3"
 )
@@ -12,6 +16,9 @@ import (
 // ScheduleInfo is a schedule a flow declares with Schedule; the worker creates or updates a
 // Temporal Schedule for it when it starts.
 type ScheduleInfo struct {
+	// ID names the schedule among the flow's (see ScheduleID); empty: it is named by its
+	// position.
+	ID string `json:"id,omitempty"`
 	// Spec is a cron expression ("0 9 * * 1-5") or "@every 10m", "@hourly", "@daily".
 	Spec string `json:"spec"`
 	// Input is the scheduled runs' input (JSON).
@@ -25,6 +32,34 @@ type ScheduleInfo struct {
 
 // ScheduleOption adjusts a schedule.
 type ScheduleOption func(*ScheduleInfo) error
+
+// scheduleIDPattern is what a schedule's ID looks like: it starts with a letter, so it
+// never looks like a position.
+var scheduleIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_.\-]{0,62}$`)
+
+// ScheduleID names the schedule id among the flow's: its Temporal Schedule is
+// "gateflow-schedule/<flow>/<id>@<queue>" rather than ".../<position>@<queue>", so adding,
+// removing or reordering the flow's schedules keeps it (its pauses, notes and recent
+// runs). id is 1-63 lower-case letters, digits and _.- starting with a letter, unique
+// among the flow's schedules.
+func ScheduleID(id string) ScheduleOption {
+	return func(s *ScheduleInfo) error {
+		if !scheduleIDPattern.MatchString(id) {
+			return fmt.Errorf("schedule id %q: want 1-63 lower-case letters, digits and _.- starting with a letter", id)
+		}
+		s.ID = id
+		return nil
+	}
+}
+
+// temporalScheduleID is the Temporal Schedule ID of the flow's n-th schedule s on queue:
+// named by s.ID when it has one, else by n.
+func temporalScheduleID(flow string, n int, s ScheduleInfo, queue string) string {
+	if s.ID != "" {
+		return "gateflow-schedule/" + flow + "/" + s.ID + "@" + queue
+	}
+	return protocol.ScheduleID(flow, n, queue)
+}
 
 // ScheduleInput sets the scheduled runs' input (encoded as JSON).
 func ScheduleInput(v any) ScheduleOption {
@@ -77,7 +112,8 @@ func SchedulePaused() ScheduleOption {
 // Schedule runs the flow on a schedule: spec is a cron expression ("*/15 * * * *") or
 // "@every 10m". An invalid expression is refused at Define (see Flow.Err). The worker that
 // serves the flow creates or updates one Temporal Schedule per declared schedule when it
-// starts; scheduled runs reserve their cap against the monthly quotas before any step.
+// starts, named by its position among the flow's schedules or by its ScheduleID;
+// scheduled runs reserve their cap against the monthly quotas before any step.
 func Schedule(spec string, opts ...ScheduleOption) Option {
 	return func(i *WorkflowInfo) error {
 		if _, err := cron.ParseStandard(spec); err != nil {
@@ -88,6 +124,9 @@ func Schedule(spec string, opts ...ScheduleOption) Option {
 			if err := o(&s); err != nil {
 				return err
 			}
+		}
+		if s.ID != "" && slices.ContainsFunc(i.Schedules, func(x ScheduleInfo) bool { return x.ID == s.ID }) {
+			return fmt.Errorf("schedule %q: id %q is given to another schedule of the flow", spec, s.ID)
 		}
 		i.Schedules = append(i.Schedules, s)
 		return nil

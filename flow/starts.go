@@ -42,7 +42,15 @@ type OnceInfo struct {
 type TriggerInfo struct {
 	Flow string   `json:"flow"`
 	When []RunEnd `json:"when"`
+	// Mapped says the trigger has a condition or an input mapping (TriggerInput).
+	Mapped bool `json:"mapped,omitempty"`
+	// mapInput is the TriggerInput function (the worker's own flows only).
+	mapInput triggerMap
 }
+
+// triggerMap decides, from how a run of the watched flow ended and its output, whether a
+// trigger starts its flow, and with which input (see TriggerInput).
+type triggerMap func(end RunEnd, output json.RawMessage) (input any, start bool, err error)
 
 // Once starts the flow once, with input (encoded as JSON): every worker that serves the
 // flow ensures, when it starts, that a run with the workflow ID "once:<flow>@<queue>"
@@ -114,6 +122,38 @@ func OnRunOf(other string, when ...RunEnd) Option {
 	}
 }
 
+// TriggerInput gives the flow's trigger on the flow other (OnRunOf, given before) a
+// condition and an input: when a run of other ends one of the trigger's ways, fn gets how
+// it ended and its output (JSON, "null" without one) and says whether to start the flow
+// (start false: nothing starts) and with which input (encoded as JSON, checked against
+// the flow's input type as any start's; json.RawMessage passes through). Without
+// TriggerInput the flow starts with the output as its input.
+//
+// Where it runs: fn is the triggered flow's code, but the ended run's wrapper calls it, in
+// workflow code at the end of that run, and records its answer (a SideEffect) before it
+// starts anything; the answer, not fn, is what a replay of the ended run uses, so editing
+// fn (or a definition's if and input) changes only runs that end afterwards. fn must be a
+// pure function of its arguments (no clock, I/O or randomness), like any workflow code.
+// The worker running the ended run must serve the flow, as for any trigger (see OnRunOf):
+// a worker serving both computes it with its own version of fn. An error of fn starts
+// nothing; the ended run logs it and keeps its outcome.
+func TriggerInput(other string, fn func(end RunEnd, output json.RawMessage) (input any, start bool, err error)) Option {
+	return func(i *WorkflowInfo) error {
+		if fn == nil {
+			return fmt.Errorf("trigger input for %s: the function is nil", other)
+		}
+		k := slices.IndexFunc(i.Triggers, func(x TriggerInfo) bool { return x.Flow == other })
+		if k < 0 {
+			return fmt.Errorf("trigger input for %s: give OnRunOf(%q, ...) before it", other, other)
+		}
+		if i.Triggers[k].mapInput != nil {
+			return fmt.Errorf("trigger input for %s: given twice", other)
+		}
+		i.Triggers[k].Mapped, i.Triggers[k].mapInput = true, fn
+		return nil
+	}
+}
+
 // OnSignal lets the signal name start the flow: Client.SignalStart(ctx, flow, e) with
 // e.Name name starts a run whose input is the signal's payload, with the workflow ID
 // "<flow>/on-signal/<name>/<key>" (Temporal's SignalWithStartWorkflow), and delivers the
@@ -139,6 +179,8 @@ func OnSignal(name string) Option {
 type trigger struct {
 	flow string
 	when []RunEnd
+	// mapInput is the flow's TriggerInput for this trigger, if any.
+	mapInput triggerMap
 }
 
 // triggersOf maps each flow name to the flows of flows it triggers (OnRunOf), in flows'
@@ -150,7 +192,7 @@ func triggersOf(flows []Definition) map[string][]trigger {
 			continue
 		}
 		for _, t := range f.Info().Triggers {
-			out[t.Flow] = append(out[t.Flow], trigger{flow: f.Name(), when: t.When})
+			out[t.Flow] = append(out[t.Flow], trigger{flow: f.Name(), when: t.When, mapInput: t.mapInput})
 		}
 	}
 	return out

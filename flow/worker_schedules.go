@@ -20,7 +20,7 @@ func (w *Worker) ensureSchedules(ctx context.Context, flows []Definition) error 
 	for _, f := range flows {
 		info := f.Info()
 		for n, s := range info.Schedules {
-			id := protocol.ScheduleID(info.Name, n, w.opts.TaskQueue)
+			id := temporalScheduleID(info.Name, n, s, w.opts.TaskQueue)
 			opts, err := scheduleOptions(id, info, s, w.opts.TaskQueue)
 			if err != nil {
 				return err

@@ -33,3 +33,33 @@ func TestScheduledRunsGetTheFlowsStartDefaults(t *testing.T) {
 	assert.Equal(t, "q", pa.TaskQueue)
 	assert.Equal(t, DefaultPriority, pa.Priority.PriorityKey)
 }
+
+// TestScheduleIDs: a schedule with an ID is named by it, one without by its position; an
+// ID must look like one and be unique among the flow's schedules.
+func TestScheduleIDs(t *testing.T) {
+	f := Define("ids", func(*Context, struct{}) (string, error) { return "", nil },
+		Schedule("@every 1h"), Schedule("@daily", ScheduleID("nightly")))
+	require.NoError(t, f.Err())
+	s := f.Info().Schedules
+	require.Len(t, s, 2)
+	assert.Equal(t, "gateflow-schedule/ids/0@q", temporalScheduleID("ids", 0, s[0], "q"))
+	assert.Equal(t, "gateflow-schedule/ids/nightly@q", temporalScheduleID("ids", 1, s[1], "q"))
+
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"digits", []Option{Schedule("@daily", ScheduleID("1"))}, `schedule id "1": want 1-63 lower-case letters, digits and _.- starting with a letter`},
+		{"upper", []Option{Schedule("@daily", ScheduleID("Nightly"))}, `schedule id "Nightly"`},
+		{"empty", []Option{Schedule("@daily", ScheduleID(""))}, `schedule id ""`},
+		{"slash", []Option{Schedule("@daily", ScheduleID("a/b"))}, `schedule id "a/b"`},
+		{"twice", []Option{Schedule("@daily", ScheduleID("n")), Schedule("@hourly", ScheduleID("n"))}, `schedule "@hourly": id "n" is given to another schedule of the flow`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Define("ids", func(*Context, struct{}) (string, error) { return "", nil }, tc.opts...)
+			require.Error(t, f.Err())
+			assert.Contains(t, f.Err().Error(), tc.want)
+		})
+	}
+}

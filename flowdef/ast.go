@@ -134,7 +134,8 @@ type Limits struct {
 type Concurrency struct {
 	Pos    Pos
 	Fields Fields
-	// Key is reserved: per-key limits are not supported, and Validate refuses it.
+	// Key limits MaxRuns per key: literal text and ${{ inputs.<field> }} references (see
+	// KeyTemplate); empty: MaxRuns counts all the flow's runs.
 	Key string `yaml:"key"`
 	// MaxRuns is how many runs of the flow may be live at once (default 1).
 	MaxRuns int `yaml:"max_runs"`
@@ -147,7 +148,8 @@ type Concurrency struct {
 type Schedule struct {
 	Pos    Pos
 	Fields Fields
-	// ID is reserved: schedules are named by their index, and Validate refuses it.
+	// ID names the schedule (flow.ScheduleID): 1-63 lower-case letters, digits and _.-
+	// starting with a letter, unique in the flow; empty: it is named by its position.
 	ID string `yaml:"id"`
 	// Cron is a standard 5-field cron expression (or @hourly, @daily...).
 	Cron string `yaml:"cron"`
@@ -169,11 +171,12 @@ type Trigger struct {
 	Flow string `yaml:"flow"`
 	// Signal is the signal name (On signal).
 	Signal string `yaml:"signal"`
-	// If is reserved (conditional triggers are not supported; Validate refuses it): the
-	// triggered run may check its input in its first steps.
+	// If is a CEL condition (bare or as one ${{ expr }}) over output, outcome and
+	// run.workflow (TriggerScope): false starts nothing. Not on signal.
 	If string `yaml:"if"`
-	// Input is reserved (Validate refuses it): the new run's input is the ended run's
-	// output or the signal's payload.
+	// Input is the new run's input, its strings templates in TriggerScope; without it the
+	// input is the ended run's output (the signal's payload on signal, which takes no
+	// input).
 	Input any `yaml:"input"`
 }
 

@@ -30,13 +30,14 @@ dependency.
 	  budget_policy: pause         # stop (default) or pause
 	  depth: 3
 	  fan_out: 8
-	concurrency: {max_runs: 1, on_overflow: replace}
+	concurrency: {key: "${{ inputs.repo }}", max_runs: 1, on_overflow: replace}  # per repo
 	priority: 5
 	labels: {team: platform}
 	worker_tags: [linux]
-	schedules: [{cron: "0 3 * * *", timezone: Europe/Paris, input: {files: []}}]
+	schedules: [{id: nightly, cron: "0 3 * * *", timezone: Europe/Paris, input: {repo: main, files: []}}]
 	triggers:
 	  - {on: completed, flow: build}          # the ended run's output is the input
+	  - {on: failed, flow: deploy, if: "output.env == 'prod'", input: {repo: "${{ output.repo }}", files: []}}
 	  - {on: signal, signal: review-requested}
 	steps:
 	  - id: checkout

@@ -423,11 +423,16 @@ func (k *check) envelope() {
 	k.startDefaults()
 	if c := d.Concurrency; c != nil {
 		if c.Fields.Has("key") {
-			k.add(c.Fields.At("key", c.Pos), "remove key: max_runs limits all the runs of the flow", "concurrency.key is not supported")
+			if _, err := c.KeyTemplate(); err != nil {
+				k.add(c.Fields.At("key", c.Pos), `write literal text and ${{ inputs.<field> }} references, e.g. "review-${{ inputs.repo }}"`, "concurrency.key: %v", err)
+			} else {
+				k.keyInputs(c)
+			}
 		}
 		k.nonNegative(c.Fields, c.Pos, "max_runs", c.MaxRuns)
 		k.enum(c.Fields.At("on_overflow", c.Pos), "concurrency.on_overflow", c.OnOverflow, "queue", "refuse", "replace")
 	}
+	scheduleIDs := map[string]bool{}
 	for _, s := range d.Schedules {
 		if s == nil {
 			continue
@@ -443,7 +448,13 @@ func (k *check) envelope() {
 			k.duration(s.Fields.At("every", s.Pos), "schedule every", s.Every)
 		}
 		if s.Fields.Has("id") {
-			k.add(s.Fields.At("id", s.Pos), "remove id: a flow's schedules are named by their position", "schedule id is not supported")
+			switch {
+			case !scheduleIDRe.MatchString(s.ID):
+				k.add(s.Fields.At("id", s.Pos), "use 1-63 lower-case letters, digits, '_', '.' and '-', starting with a letter", "invalid schedule id '%s'", s.ID)
+			case scheduleIDs[s.ID]:
+				k.add(s.Fields.At("id", s.Pos), "give each schedule its own id", "duplicate schedule id '%s'", s.ID)
+			}
+			scheduleIDs[s.ID] = true
 		}
 		if s.Timezone != "" && s.Cron == "" && s.Every != "" {
 			k.add(s.Fields.At("timezone", s.Pos), "remove timezone, or use cron", "schedule timezone applies to cron only, not to every")
@@ -469,20 +480,16 @@ func (k *check) envelope() {
 		default:
 			k.add(t.Fields.At("on", t.Pos), "one of: completed, failed, finished, signal", "trigger: unknown on '%s'", t.On)
 		}
-		for _, f := range []string{"if", "input"} {
-			if t.Fields.Has(f) {
-				k.add(t.Fields.At(f, t.Pos), hintTrigger, "trigger %s is not supported", f)
-			}
-		}
+		k.triggerExprs(t)
 	}
 }
 
-// hintTrigger explains why a trigger takes neither if nor input.
-const hintTrigger = "remove it: a triggered run's input is the ended run's output or the signal's payload; check it in the flow's first steps"
-
 var (
-	labelKeyRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9_.\-]{0,61}[a-z0-9])?$`)
-	tagRe      = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]{0,62}$`)
+	// scheduleIDRe is flow.ScheduleID's pattern: a letter first, so an id never looks like
+	// the position that names a schedule without one.
+	scheduleIDRe = regexp.MustCompile(`^[a-z][a-z0-9_.\-]{0,62}$`)
+	labelKeyRe   = regexp.MustCompile(`^[a-z0-9]([a-z0-9_.\-]{0,61}[a-z0-9])?$`)
+	tagRe        = regexp.MustCompile(`^[a-z0-9][a-z0-9_.\-]{0,62}$`)
 )
 
 // Bounds of the start defaults, as package flow checks them.

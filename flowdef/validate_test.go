@@ -230,3 +230,46 @@ func TestExpressionsInterface(t *testing.T) {
 		t.Errorf("calls = %d, want 3", ex.calls)
 	}
 }
+
+// TestConcurrencyKeyTemplate: concurrency.key becomes flow.MaxRunsPerKey's template, or
+// the reason it cannot.
+func TestConcurrencyKeyTemplate(t *testing.T) {
+	for _, tc := range []struct{ key, want, wantErr string }{
+		{key: "${{ inputs.repo }}", want: "{repo}"},
+		{key: "review-${{inputs.org}}/${{ inputs.pr.repo }}", want: "review-{org}/{pr.repo}"},
+		{key: "all", wantErr: "no ${{ inputs.<field> }} reference"},
+		{key: "${{ inputs.repo.lowerAscii() }}", wantErr: `only ${{ inputs.<field> }} references are allowed`},
+		{key: "${{ vars.x }}", wantErr: `"${{ vars.x }}": only`},
+		{key: "{repo}", wantErr: `"{repo}": only`},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			got, err := (&Concurrency{Key: tc.key}).KeyTemplate()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("KeyTemplate(%q) = %q, %v; want error %q", tc.key, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("KeyTemplate(%q) = %q, %v; want %q", tc.key, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConcurrencyKeyNamesDeclaredInputs(t *testing.T) {
+	src := `
+name: keyed
+inputs: {type: object, properties: {repo: {type: string}}}
+concurrency: {key: "${{ inputs.org }}/${{ inputs.repo }}"}
+steps:
+  - {id: hello, uses: shell, with: {command: "echo hi"}}
+`
+	_, err := Check("keyed.yaml", []byte(src), &StaticRegistry{})
+	if err == nil || !strings.Contains(err.Error(), "keyed.yaml:4:20: concurrency.key: inputs has no field 'org' (hint: declare it under inputs.properties, or refer to one of: repo)") {
+		t.Fatalf("got %v", err)
+	}
+	if strings.Contains(err.Error(), "'repo'") {
+		t.Fatalf("repo is declared: %v", err)
+	}
+}

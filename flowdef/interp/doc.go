@@ -27,22 +27,40 @@ behaves as the equivalent Go flow (Info shows them):
 	limits.max_cost_usd               flow.MaxCostUSD (budget.ParseUSD)
 	limits.budget_policy              flow.OnBudgetExceeded(stop|pause, DefaultBudgetPause)
 	concurrency.max_runs, on_overflow flow.MaxRuns(max_runs, default 1; queue|refuse|replace)
+	concurrency.key                   flow.MaxRunsPerKey("{field}", ...): each
+	                                    ${{ inputs.<field> }} becomes {<field>}
 	priority, labels, worker_tags     flow.StartDefaults (priority 1 highest to 5 lowest)
 	schedules[].cron, timezone        flow.Schedule("CRON_TZ=<timezone> <cron>")
 	schedules[].every                 flow.Schedule("@every <every>")
+	schedules[].id                    flow.ScheduleID (without it: named by position)
 	schedules[].input                 flow.ScheduleInput (overlap: the default, skip)
 	triggers on completed|failed      flow.OnRunOf(flow, WhenCompleted|WhenFailed); finished
 	  |finished                         is both; triggers on one flow are merged
+	triggers[].if, input              flow.TriggerInput(flow, ...) for that flow's triggers
 	triggers on signal                flow.OnSignal(signal)
 	once: true                        flow.Once({}) (an empty object as the input)
 
+concurrency.key is data, not CEL: only literal text and ${{ inputs.<field> }} references,
+so a client (Client.Start, flowctl start by name) renders it from the JSON input it
+sends, decides refuse and replace among the live runs of that key at admission, and
+hands the key's group to the run; a run started otherwise (a schedule, a call) renders
+it itself and queues.
+
+A trigger's `if` (a CEL condition, bare or as one ${{ expr }}) and `input` (a value whose
+strings are templates) see `output` (the ended run's output), `outcome` (completed or
+failed) and run.workflow (the ended run's flow). The triggers of one flow become one
+flow.TriggerInput: for a run that ended, the first trigger matching its end whose if
+holds starts the flow, with its input rendered (the output as it is without input);
+none: nothing starts. The ended run's worker evaluates them at that run's end, with the
+triggered definition as it built it, and records the answer (see flow.TriggerInput), so
+replay is exact and an edit applies to runs that end after it; the worker must serve
+both flows, as for any trigger.
+
 Fields the runtime cannot honour are refused, by flowdef's Validate and by Flow (an error
-at the field's position), never dropped: concurrency.key (a flow's limit counts all its
-runs; start options have no per-start template), schedules[].id (a flow's schedules are
-named by their position), timezone with every (an interval has no zone), and a trigger's
-`if` and `input` (a triggered run's input is the ended run's output or the signal's
-payload as it is: check it in the flow's first steps, and finish early when it does not
-apply). A value flow refuses (a priority out of range, a bad tag, a cron that does not
+at the field's position), never dropped: timezone with every (an interval has no zone),
+and `if` or `input` on a trigger on signal (the client starts that run with the signal's
+payload, and no worker code runs before it: check the payload in the flow's first
+steps). A value flow refuses (a priority out of range, a bad tag, a cron that does not
 parse, a flow triggering itself, a once input the inputs schema refuses) is an error at
 the field's position too.
 

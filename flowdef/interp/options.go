@@ -3,7 +3,6 @@ package interp
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
@@ -38,14 +37,20 @@ func envelopeOptions(def *flowdef.Definition) ([]flow.Option, error) {
 	}
 	if c := def.Concurrency; c != nil {
 		p := def.Fields.At("concurrency", def.Pos)
-		if c.Fields.Has("key") {
-			fail(c.Fields.At("key", c.Pos), "concurrency.key is not supported: max_runs limits all the runs of the flow (flow.MaxRuns); remove key")
-		}
 		n := c.MaxRuns
 		if !c.Fields.Has("max_runs") {
 			n = 1
 		}
-		add(p, "concurrency", flow.MaxRuns(n, flow.Overflow(c.OnOverflow)))
+		if c.Fields.Has("key") {
+			key, err := c.KeyTemplate()
+			if err != nil {
+				fail(c.Fields.At("key", c.Pos), "concurrency.key: %v", err)
+			} else {
+				add(c.Fields.At("key", c.Pos), "concurrency", flow.MaxRunsPerKey(key, n, flow.Overflow(c.OnOverflow)))
+			}
+		} else {
+			add(p, "concurrency", flow.MaxRuns(n, flow.Overflow(c.OnOverflow)))
+		}
 	}
 	if def.Priority != 0 || len(def.Labels) > 0 || len(def.WorkerTags) > 0 {
 		p := def.Pos
@@ -141,13 +146,9 @@ func limitOptions(l *flowdef.Limits, add func(flowdef.Pos, string, flow.Option),
 }
 
 // scheduleOption maps one schedule onto flow.Schedule: cron (prefixed CRON_TZ=zone with
-// a timezone) or "@every <every>", the input as ScheduleInput. The schedule overlap is
+// a timezone) or "@every <every>", the id as ScheduleID, the input as ScheduleInput. The schedule overlap is
 // the Go default (skip).
 func scheduleOption(s *flowdef.Schedule, i int, fail func(flowdef.Pos, string, ...any)) (flow.Option, bool) {
-	if s.Fields.Has("id") {
-		fail(s.Fields.At("id", s.Pos), "schedules[%d].id is not supported: a flow's schedules are named by their position; remove id", i)
-		return nil, false
-	}
 	var spec string
 	switch {
 	case s.Cron != "" && s.Every != "", s.Cron == "" && s.Every == "":
@@ -171,62 +172,11 @@ func scheduleOption(s *flowdef.Schedule, i int, fail func(flowdef.Pos, string, .
 		spec = "@every " + d.String()
 	}
 	var opts []flow.ScheduleOption
+	if s.Fields.Has("id") {
+		opts = append(opts, flow.ScheduleID(s.ID))
+	}
 	if s.Fields.Has("input") {
 		opts = append(opts, flow.ScheduleInput(s.Input))
 	}
 	return flow.Schedule(spec, opts...), true
-}
-
-// triggerOptions maps the triggers onto OnRunOf (completed, failed, finished: both; the
-// triggers of one flow merged into one option) and OnSignal. `if` and `input` are refused:
-// a triggered run starts with the ended run's output or the signal's payload as it is.
-func triggerOptions(ts []*flowdef.Trigger, fail func(flowdef.Pos, string, ...any)) []envelopeOption {
-	var out []envelopeOption
-	type runOf struct {
-		pos  flowdef.Pos
-		when []flow.RunEnd
-	}
-	byFlow := map[string]*runOf{}
-	var flows []string
-	for i, t := range ts {
-		if t == nil {
-			continue
-		}
-		for _, k := range []string{"if", "input"} {
-			if t.Fields.Has(k) {
-				fail(t.Fields.At(k, t.Pos), "triggers[%d].%s is not supported: a triggered run starts with the ended run's output or the signal's payload as its input; check it in the flow's first steps instead", i, k)
-			}
-		}
-		var when []flow.RunEnd
-		switch t.On {
-		case "completed":
-			when = []flow.RunEnd{flow.WhenCompleted}
-		case "failed":
-			when = []flow.RunEnd{flow.WhenFailed}
-		case "finished":
-			when = []flow.RunEnd{flow.WhenCompleted, flow.WhenFailed}
-		case "signal":
-			out = append(out, envelopeOption{pos: t.Pos, field: fmt.Sprintf("triggers[%d]", i), opt: flow.OnSignal(t.Signal)})
-			continue
-		default:
-			fail(t.Fields.At("on", t.Pos), "triggers[%d].on: unknown value %q: want completed, failed, finished or signal", i, t.On)
-			continue
-		}
-		r := byFlow[t.Flow]
-		if r == nil {
-			r = &runOf{pos: t.Pos}
-			byFlow[t.Flow] = r
-			flows = append(flows, t.Flow)
-		}
-		for _, w := range when {
-			if !slices.Contains(r.when, w) {
-				r.when = append(r.when, w)
-			}
-		}
-	}
-	for _, f := range flows {
-		r := byFlow[f]
-		out = append(out, envelopeOption{pos: r.pos, field: "trigger on " + f, opt: flow.OnRunOf(f, r.when...)})
-	}
-	return out
 }

@@ -55,8 +55,12 @@ func TestEnvelopeConcurrency(t *testing.T) {
 	assert.Equal(t, 3, i.MaxRuns)
 	assert.Equal(t, flow.OverflowQueue, i.OnOverflow)
 
-	assert.Contains(t, buildErr(t, "name: conc\nconcurrency: {key: \"k-${{ inputs.repo }}\"}\n"+hello),
-		"test.yaml:2:20: concurrency.key is not supported")
+	i = info(t, "name: conc\nconcurrency: {key: \"k-${{ inputs.repo }}\", on_overflow: replace}\n"+hello)
+	assert.Equal(t, 1, i.MaxRuns)
+	assert.Equal(t, flow.OverflowReplace, i.OnOverflow)
+	assert.Equal(t, "k-{repo}", i.MaxRunsKey, "the key as flow.MaxRunsPerKey takes it")
+	assert.Contains(t, buildErr(t, "name: conc\nconcurrency: {key: \"k-${{ vars.repo }}\"}\n"+hello),
+		`test.yaml:2:20: concurrency.key: "k-${{ vars.repo }}": only ${{ inputs.<field> }} references are allowed`)
 	assert.Contains(t, buildErr(t, "name: conc\nconcurrency: {max_runs: 0}\n"+hello),
 		"test.yaml:2:14: concurrency: max runs 0: want at least 1")
 }
@@ -86,8 +90,12 @@ schedules:
 	assert.Equal(t, "@every 24h0m0s", i.Schedules[1].Spec)
 	assert.Empty(t, i.Schedules[1].Input)
 
-	assert.Contains(t, buildErr(t, "name: sched\nschedules:\n  - {id: nightly, cron: \"@daily\"}\n"+hello),
-		"test.yaml:3:10: schedules[0].id is not supported")
+	i = info(t, "name: sched\nschedules:\n  - {every: 1h}\n  - {id: nightly, cron: \"@daily\"}\n"+hello)
+	require.Len(t, i.Schedules, 2)
+	assert.Empty(t, i.Schedules[0].ID, "no id: named by its position")
+	assert.Equal(t, "nightly", i.Schedules[1].ID)
+	assert.Contains(t, buildErr(t, "name: sched\nschedules:\n  - {id: Nightly, cron: \"@daily\"}\n"+hello),
+		`test.yaml:3:5: schedules[0]: schedule id "Nightly": want 1-63`)
 	assert.Contains(t, buildErr(t, "name: sched\nschedules:\n  - {every: 1h, timezone: UTC}\n"+hello),
 		"test.yaml:3:27: schedules[0].timezone applies to cron only")
 	assert.Contains(t, buildErr(t, "name: sched\nschedules:\n  - {cron: \"61 * * * *\"}\n"+hello),
@@ -113,9 +121,9 @@ triggers:
 	assert.JSONEq(t, `{}`, string(i.Once.Input))
 
 	assert.Contains(t, buildErr(t, "name: trig\ntriggers:\n  - {on: completed, flow: build, if: run.output.ok}\n"+hello),
-		"test.yaml:3:38: triggers[0].if is not supported")
+		`test.yaml:3:38: if: expr: invalid expression "run.output.ok": 1:4: run has no field "output"`)
 	assert.Contains(t, buildErr(t, "name: trig\ntriggers:\n  - {on: signal, signal: go, input: {a: 1}}\n"+hello),
-		"test.yaml:3:37: triggers[0].input is not supported")
+		"test.yaml:3:37: triggers[0].input: a trigger on signal takes no input")
 	assert.Contains(t, buildErr(t, "name: trig\ntriggers:\n  - {on: completed, flow: trig}\n"+hello),
 		"test.yaml:3:5: trigger on trig: on run of trig: a flow cannot trigger itself")
 	assert.Contains(t, buildErr(t, "name: once\nonce: true\ninputs: {type: object, required: [repo]}\n"+hello),
