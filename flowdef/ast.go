@@ -124,6 +124,9 @@ type Limits struct {
 	MaxCostUSD string `yaml:"max_cost_usd"`
 	// BudgetPolicy is what going over MaxCostUSD does: stop (default) or pause.
 	BudgetPolicy string `yaml:"budget_policy"`
+	// BudgetPause is how long a run with budget_policy pause waits for a higher cap
+	// (default flow.DefaultBudgetPause, 24h).
+	BudgetPause string `yaml:"budget_pause"`
 	// Depth bounds nesting of child runs (call, foreach) at run time.
 	Depth int `yaml:"depth"`
 	// FanOut bounds the child runs or branches running at once.

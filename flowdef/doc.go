@@ -28,6 +28,7 @@ dependency.
 	  tokens: 400000
 	  max_cost_usd: "5.00"         # decimal strings, never floats
 	  budget_policy: pause         # stop (default) or pause
+	  budget_pause: 4h             # how long a paused run waits for a raise (default 24h)
 	  depth: 3
 	  fan_out: 8
 	concurrency: {key: "${{ inputs.repo }}", max_runs: 1, on_overflow: replace}  # per repo

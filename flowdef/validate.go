@@ -412,8 +412,13 @@ func (k *check) envelope() {
 	if l := d.Limits; l != nil {
 		k.duration(l.Fields.At("wall_time", l.Pos), "limits.wall_time", l.WallTime)
 		k.money(l.Fields.At("max_cost_usd", l.Pos), "limits.max_cost_usd", l.MaxCostUSD)
-		if _, err := budget.ParsePolicy(l.BudgetPolicy); err != nil {
+		policy, err := budget.ParsePolicy(l.BudgetPolicy)
+		if err != nil {
 			k.add(l.Fields.At("budget_policy", l.Pos), "one of: stop, pause", "limits.budget_policy: unknown value '%s'", l.BudgetPolicy)
+		}
+		k.duration(l.Fields.At("budget_pause", l.Pos), "limits.budget_pause", l.BudgetPause)
+		if l.BudgetPause != "" && err == nil && policy != budget.Pause {
+			k.add(l.Fields.At("budget_pause", l.Pos), "set budget_policy: pause, or remove budget_pause", "limits.budget_pause: only a run with budget_policy pause waits")
 		}
 		k.nonNegative(l.Fields, l.Pos, "steps", l.Steps)
 		k.nonNegative(l.Fields, l.Pos, "tokens", l.Tokens)

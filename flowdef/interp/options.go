@@ -1,6 +1,8 @@
 package interp
 
 import (
+	"time"
+
 	"errors"
 	"fmt"
 
@@ -141,7 +143,15 @@ func limitOptions(l *flowdef.Limits, add func(flowdef.Pos, string, flow.Option),
 		}
 	}
 	if l.Fields.Has("budget_policy") {
-		add(l.Fields.At("budget_policy", l.Pos), "limits.budget_policy", flow.OnBudgetExceeded(budget.Policy(l.BudgetPolicy), 0))
+		var pause time.Duration
+		if l.BudgetPause != "" {
+			d, err := flowdef.ParseDuration(l.BudgetPause)
+			if err != nil {
+				fail(l.Fields.At("budget_pause", l.Pos), "limits.budget_pause: %v", err)
+			}
+			pause = d
+		}
+		add(l.Fields.At("budget_policy", l.Pos), "limits.budget_policy", flow.OnBudgetExceeded(budget.Policy(l.BudgetPolicy), pause))
 	}
 }
 

@@ -36,11 +36,12 @@ steps:
 func TestEnvelopeLimits(t *testing.T) {
 	i := info(t, `
 name: limits
-limits: {wall_time: 1d2h, steps: 20, tokens: 1000, max_cost_usd: "2.50", budget_policy: pause, depth: 2, fan_out: 0}
+limits: {wall_time: 1d2h, steps: 20, tokens: 1000, max_cost_usd: "2.50", budget_policy: pause, budget_pause: 90m, depth: 2, fan_out: 0}
 `+hello)
 	assert.Equal(t, flow.Guards{MaxChildDepth: 2, MaxFanOut: -1, MaxTokens: 1000, MaxWallTime: 26 * time.Hour, MaxSteps: 20}, i.Guards)
 	assert.Equal(t, "2.5", i.MaxCostUSD)
 	assert.Equal(t, budget.Pause, i.BudgetPolicy)
+	assert.Equal(t, 90*time.Minute, i.BudgetPause)
 
 	i = info(t, "name: nolimits\n"+hello)
 	assert.Equal(t, flow.Guards{}, i.Guards, "no limits: the worker's and the default guards apply")
