@@ -65,6 +65,11 @@ type StartOptions struct {
 	// for `flowctl budget raise`).
 	BudgetPolicy budget.Policy
 	BudgetPause  time.Duration
+	// Guards tighten the flow's guards for this run: each limit set (non-zero) applies
+	// where it is stricter than the one in force (the flow's, the worker's, a parent's);
+	// a start cannot loosen a limit. -1 (no limit) is refused here. `flowctl start --file`
+	// puts a definition's limits here, since the generic definition flow has none.
+	Guards *Guards
 }
 
 // Run identifies a started run.
@@ -218,6 +223,10 @@ func planStart(cat *Catalog, copts ClientOptions, name string, input any, opts S
 	}
 	p.runOpts = protocol.RunOptions{BudgetPolicy: opts.BudgetPolicy, BudgetPause: opts.BudgetPause, QuotaChecked: true,
 		MaxAttempts: opts.MaxAttempts, Labels: opts.Labels, Plan: opts.plan}
+	if g := opts.Guards; g != nil && *g != (Guards{}) {
+		p.runOpts.Guards = &protocol.GuardLimits{MaxChildDepth: g.MaxChildDepth, MaxFanOut: g.MaxFanOut,
+			MaxTokens: g.MaxTokens, MaxWallTime: g.MaxWallTime, MaxSteps: g.MaxSteps}
+	}
 	if opts.ConcurrencyKey != "" || len(opts.ConcurrencyLimits) > 0 {
 		p.runOpts.Concurrency = map[string]int{}
 		for g, n := range opts.ConcurrencyLimits {

@@ -80,6 +80,9 @@ func validateStart(o StartOptions, now time.Time) error {
 	if o.BudgetPause < 0 {
 		return fmt.Errorf("budget pause %s is negative", o.BudgetPause)
 	}
+	if g := o.Guards; g != nil && (g.MaxChildDepth < 0 || g.MaxFanOut < 0 || g.MaxTokens < 0 || g.MaxWallTime < 0 || g.MaxSteps < 0) {
+		return fmt.Errorf("guards: a start may only tighten them: give positive limits (0 keeps the flow's), not %+v", *g)
+	}
 	if o.MaxAttempts < 0 || o.MaxAttempts > MaxRunAttempts {
 		return fmt.Errorf("max attempts %d: want 1 to %d", o.MaxAttempts, MaxRunAttempts)
 	}

@@ -3,6 +3,8 @@ package flow
 import (
 	"fmt"
 	"time"
+
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // Guards are execution limits on a run and the tree of child runs below it. A zero field
@@ -50,6 +52,24 @@ func (g Guards) resolve(fallback Guards) Guards {
 		MaxTokens:     pick(g.MaxTokens, fallback.MaxTokens, DefaultGuards.MaxTokens),
 		MaxWallTime:   time.Duration(pick(int64(g.MaxWallTime), int64(fallback.MaxWallTime), int64(DefaultGuards.MaxWallTime))),
 		MaxSteps:      int(pick(int64(g.MaxSteps), int64(fallback.MaxSteps), int64(DefaultGuards.MaxSteps))),
+	}
+}
+
+// tighten is g with each limit of t that is set (positive) and stricter than g's: a
+// start's guards (StartOptions.Guards). A limit g does not have (-1) takes t's.
+func (g Guards) tighten(t protocol.GuardLimits) Guards {
+	pick := func(v, l int64) int64 {
+		if l > 0 && (v < 0 || v == 0 || l < v) {
+			return l
+		}
+		return v
+	}
+	return Guards{
+		MaxChildDepth: int(pick(int64(g.MaxChildDepth), int64(t.MaxChildDepth))),
+		MaxFanOut:     int(pick(int64(g.MaxFanOut), int64(t.MaxFanOut))),
+		MaxTokens:     pick(g.MaxTokens, t.MaxTokens),
+		MaxWallTime:   time.Duration(pick(int64(g.MaxWallTime), int64(t.MaxWallTime))),
+		MaxSteps:      int(pick(int64(g.MaxSteps), int64(t.MaxSteps))),
 	}
 }
 

@@ -144,6 +144,10 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 		return nil, protocol.RunOptions{}, err
 	}
 	opts, optsErr := readOptions(wctx)
+	if opts.Guards != nil {
+		rt.guards = rt.guards.tighten(*opts.Guards)
+		st.Guards = rt.guards
+	}
 	rt.plan = opts.Plan
 	if opts.MaxAttempts > 0 {
 		st.MaxAttempts = opts.MaxAttempts

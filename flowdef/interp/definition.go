@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
 )
@@ -90,4 +92,48 @@ func (in DefinitionInput) definition() (*flowdef.Definition, error) {
 		return nil, fmt.Errorf("interp: the input's definition %s has hash %.12s, not %.12s as its start said", def.Name, def.Hash(), in.Hash)
 	}
 	return def, nil
+}
+
+// StartOptions are the start options that carry def's envelope to a run of
+// DefinitionFlow, which has no envelope of its own (`flowctl start --file` uses them):
+// the limits as guards that tighten the worker's (a limit written as 0, no limit, keeps
+// the worker's), max_cost_usd, budget_policy and budget_pause, priority, labels and
+// worker_tags. Schedules, triggers, once and concurrency belong to served definitions
+// only: a run started from a file is a one-off. The error names the envelope field that
+// cannot be mapped.
+func StartOptions(def *flowdef.Definition) (flow.StartOptions, error) {
+	f, err := Flow(def)
+	if err != nil {
+		return flow.StartOptions{}, err
+	}
+	i := f.Info()
+	so := flow.StartOptions{Priority: i.Priority, Labels: i.Labels, WorkerTags: i.WorkerTags,
+		BudgetPolicy: i.BudgetPolicy, BudgetPause: i.BudgetPause}
+	if i.MaxCostUSD != "" {
+		usd, err := budget.ParseUSD(i.MaxCostUSD)
+		if err != nil {
+			return flow.StartOptions{}, fmt.Errorf("%s: limits.max_cost_usd: %w", def.Fields.At("limits", def.Pos), err)
+		}
+		so.MaxCostUSD = &usd
+	}
+	pos := func(v int64) int64 { return max(v, 0) } // -1 (no limit) cannot tighten
+	g := flow.Guards{MaxChildDepth: int(pos(int64(i.Guards.MaxChildDepth))), MaxFanOut: int(pos(int64(i.Guards.MaxFanOut))),
+		MaxTokens: pos(i.Guards.MaxTokens), MaxWallTime: time.Duration(pos(int64(i.Guards.MaxWallTime))), MaxSteps: int(pos(int64(i.Guards.MaxSteps)))}
+	if g != (flow.Guards{}) {
+		so.Guards = &g
+	}
+	return so, nil
+}
+
+// CheckInputs checks a run's inputs against def's inputs schema, as the run does first
+// thing, so a client can refuse a start that would fail at once (nothing starts). The
+// error names the inputs field's position and what does not match.
+func CheckInputs(def *flowdef.Definition, inputs map[string]any) error {
+	if inputs == nil {
+		inputs = map[string]any{}
+	}
+	if err := checkSchema(def.Inputs, inputs); err != nil {
+		return fmt.Errorf("%s: input: %w", def.Fields.At("inputs", def.Pos), err)
+	}
+	return nil
 }

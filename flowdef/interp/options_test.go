@@ -167,3 +167,36 @@ steps:
 	assert.NotContains(t, r.StepNames(), "third", "no step runs past the cap")
 	assert.True(t, r.Cost().GreaterThan(decimal.RequireFromString("0.10")))
 }
+
+func TestStartOptionsCarryTheEnvelope(t *testing.T) {
+	def := parse(t, `name: carried
+limits: {wall_time: 1h, steps: 20, tokens: 0, max_cost_usd: "0.40", budget_policy: pause, budget_pause: 2h, fan_out: 3}
+priority: 2
+labels: {team: web}
+worker_tags: [gpu]
+`+hello)
+	so, err := interp.StartOptions(def)
+	require.NoError(t, err)
+	require.NotNil(t, so.MaxCostUSD)
+	assert.Equal(t, "0.4", so.MaxCostUSD.String())
+	assert.Equal(t, budget.Pause, so.BudgetPolicy)
+	assert.Equal(t, 2*time.Hour, so.BudgetPause)
+	assert.Equal(t, 2, so.Priority)
+	assert.Equal(t, map[string]string{"team": "web"}, so.Labels)
+	assert.Equal(t, []string{"gpu"}, so.WorkerTags)
+	assert.Equal(t, &flow.Guards{MaxWallTime: time.Hour, MaxSteps: 20, MaxFanOut: 3}, so.Guards, "tokens: 0 (no limit) cannot tighten: the worker's stays")
+
+	def = parse(t, "name: bare\n"+hello)
+	so, err = interp.StartOptions(def)
+	require.NoError(t, err)
+	assert.Equal(t, flow.StartOptions{}, so)
+}
+
+func TestCheckInputs(t *testing.T) {
+	def := parse(t, "name: in\ninputs: {type: object, required: [who], properties: {who: {type: string}}}\n"+hello)
+	assert.NoError(t, interp.CheckInputs(def, map[string]any{"who": "ada"}))
+	err := interp.CheckInputs(def, map[string]any{"who": 3})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "test.yaml:2:9: input:")
+	assert.Error(t, interp.CheckInputs(def, nil), "who is required")
+}

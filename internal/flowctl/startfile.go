@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -52,6 +53,9 @@ func (a *app) startFile(ctx context.Context, c *flow.Client, file string, raw js
 			return nil, usageErr("--input of a definition must be a JSON object: %s", raw)
 		}
 	}
+	if err := interp.CheckInputs(def, inputs); err != nil {
+		return nil, usageErr("start --file: %v, not started", err)
+	}
 	if so.ID == "" {
 		var b [5]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -59,5 +63,38 @@ func (a *app) startFile(ctx context.Context, c *flow.Client, file string, raw js
 		}
 		so.ID = def.Name + "-" + hex.EncodeToString(b[:])
 	}
-	return c.Start(ctx, interp.DefinitionFlowName, interp.NewDefinitionInput(def, inputs), so)
+	env, err := interp.StartOptions(def)
+	if err != nil {
+		return nil, usageErr("start --file: %v", err)
+	}
+	return c.Start(ctx, interp.DefinitionFlowName, interp.NewDefinitionInput(def, inputs), withEnvelope(so, env))
+}
+
+// withEnvelope is so with what the definition's envelope says (env, interp.StartOptions)
+// wherever so does not say otherwise: the flags given win, labels are merged.
+func withEnvelope(so, env flow.StartOptions) flow.StartOptions {
+	if so.MaxCostUSD == nil {
+		so.MaxCostUSD = env.MaxCostUSD
+	}
+	if so.BudgetPolicy == "" {
+		so.BudgetPolicy = env.BudgetPolicy
+	}
+	if so.BudgetPause == 0 {
+		so.BudgetPause = env.BudgetPause
+	}
+	if so.Priority == 0 {
+		so.Priority = env.Priority
+	}
+	if len(so.WorkerTags) == 0 {
+		so.WorkerTags = env.WorkerTags
+	}
+	if so.Guards == nil {
+		so.Guards = env.Guards
+	}
+	if len(env.Labels) > 0 {
+		labels := maps.Clone(env.Labels)
+		maps.Copy(labels, so.Labels)
+		so.Labels = labels
+	}
+	return so
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"regexp"
 	"strings"
 	"sync"
@@ -200,8 +201,37 @@ steps:
 	assert.Contains(t, r.stderr, "nowhere")
 	assert.Contains(t, r.stderr, "flowctl: "+bad+": 2 errors, not started")
 
-	// The schema of the definition is checked by the worker: a bad input fails the run.
-	r = flowctlRunOn(t, queue, "start", "--file", plain, "--input", `{"who": 3}`, "--wait")
+	// The definition's input schema is checked before the start: nothing starts.
+	r = flowctlRunOn(t, queue, "start", "--file", plain, "--input", `{"who": 3}`, "--id", "adhoc-plain-bad")
+	assert.Equal(t, 2, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stderr, plain+":2:9: input:")
+	assert.Contains(t, r.stderr, "not started")
+	_, err = shared.tc.DescribeWorkflowExecution(ctxT(t, time.Minute), "adhoc-plain-bad", "")
+	assert.Error(t, err, "no run was started")
+
+	// The envelope rides along as start options: the cap, the labels and the limits.
+	limited := filepath.Join(dir, "limited.yaml")
+	require.NoError(t, os.WriteFile(limited, []byte(`name: adhoc-limited
+limits: {steps: 1, max_cost_usd: "0.40"}
+labels: {team: web}
+steps:
+  - {id: one, uses: shell, with: {command: "echo one"}}
+  - {id: two, uses: shell, with: {command: "echo two"}}
+`), 0o644))
+	r = flowctlRunOn(t, queue, "start", "--file", limited, "--id", "adhoc-limited-1", "--label", "env=ci", "--wait")
 	assert.Equal(t, 5, r.code, r.stdout+r.stderr)
-	assert.Contains(t, r.stdout, "input")
+	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	d2, err := c.Describe(ctxT(t, time.Minute), "adhoc-limited-1")
+	require.NoError(t, err)
+	assert.Equal(t, flow.StatusFailed, d2.Status)
+	assert.Contains(t, d2.Error, "guard: steps 2 exceeds the limit of 1 at step two")
+	assert.Equal(t, 1, d2.State.Guards.MaxSteps)
+	require.NotNil(t, d2.State.Budget)
+	assert.Equal(t, "0.4", d2.State.Budget.Cap.Amount.String())
+	for _, label := range []string{"team=web", "env=ci"} {
+		assert.Eventually(t, func() bool {
+			runs, err := c.List(ctxT(t, time.Minute), flow.ListOptions{Label: label})
+			return err == nil && slices.ContainsFunc(runs, func(r flow.RunSummary) bool { return r.ID == "adhoc-limited-1" })
+		}, 20*time.Second, 200*time.Millisecond, "the run has the label %s", label)
+	}
 }

@@ -37,6 +37,18 @@ type RunOptions struct {
 	// Reservation is what Client.Start reserved against the monthly quotas for the run;
 	// the run's charges draw on it and the run releases the rest when it ends.
 	Reservation *RunReservation `json:"reservation,omitempty"`
+	// Guards tighten the run's guards (flow.StartOptions.Guards): each limit set applies
+	// where it is stricter than the one in force.
+	Guards *GuardLimits `json:"guards,omitempty"`
+}
+
+// GuardLimits are the guards of a start (flow.Guards' fields; 0 is not set).
+type GuardLimits struct {
+	MaxChildDepth int           `json:"max_child_depth,omitempty"`
+	MaxFanOut     int           `json:"max_fan_out,omitempty"`
+	MaxTokens     int64         `json:"max_tokens,omitempty"`
+	MaxWallTime   time.Duration `json:"max_wall_time,omitempty"`
+	MaxSteps      int           `json:"max_steps,omitempty"`
 }
 
 // RunReservation names a run's reservation in the monthly ledgers of Month.
