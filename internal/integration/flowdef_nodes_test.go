@@ -584,6 +584,6 @@ func TestFlowdefNodes(t *testing.T) {
 			status: flow.StatusFailed, errs: []string{"gave up: failed"}},
 		{name: "finish-cancelled", flow: "it-node-finish", input: inputOf(map[string]any{"how": "cancelled"}),
 			status: flow.StatusCancelled,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { absent(t, d, "done", "never") }},
+			check:  func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { absent(t, d, "done", "never") }},
 	})
 }
