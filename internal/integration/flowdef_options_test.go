@@ -20,7 +20,8 @@ package integration
 //	priority, labels, worker_tags         TestFlowdefOptions/it-env-start-defaults
 //	schedules                             TestFlowdefOptions/it-env-schedule
 //	once                                  TestFlowdefOptions/it-env-once
-//	on_error[], always[]                  TestFlowdefOptions/sections-*
+//	on_error[], always[] (failed, ok,     TestFlowdefOptions/sections-*
+//	  cancelled)
 //	concurrency, triggers                 TestFlowdefEnvelopeMaxRunsRefuse, TestFlowdefEnvelopeTrigger
 
 import (
@@ -195,6 +196,14 @@ on_error:
   - {id: report2, uses: shell, with: {command: "echo second report"}}
 always:
   - {id: cleanup, uses: shell, with: {command: "echo tidy"}}
+`, `
+name: it-env-cancelled
+steps:
+  - {id: wait, gate: {type: signal, signal: never}}
+on_error:
+  - {id: report, uses: shell, with: {command: echo not after a cancel}}
+always:
+  - {id: cleanup, uses: shell, with: {command: "echo tidy ${{ steps.wait.status }}"}}
 `}
 
 func TestFlowdefOptions(t *testing.T) {
@@ -341,6 +350,17 @@ func TestFlowdefOptions(t *testing.T) {
 			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
 				assert.Equal(t, []string{"body", "report", "report2", "cleanup"}, names(d))
 				assert.Contains(t, recordOf(t, d, "report").Output, "failed: failed")
+			}},
+		{name: "sections-cancelled", flow: "it-env-cancelled", status: flow.StatusCancelled,
+			act: func(t *testing.T, c *flow.Client, run string) {
+				eventually(t, c, run, "waits", waitingFor("signal:never"))
+				require.NoError(t, c.Cancel(ctxT(t, time.Minute), flow.CancelRequest{Run: run, Reason: "test", By: "alice"}))
+			},
+			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+				cleanup := recordOf(t, d, "cleanup")
+				assert.Equal(t, flow.StepCompleted, cleanup.Status)
+				assert.Contains(t, cleanup.Output, "tidy cancelled")
+				assert.Empty(t, stepRecords(d, "report"), "on_error does not run after a cancellation")
 			}},
 		{name: "sections-ok", flow: "it-env-sections", input: inputOf(map[string]any{"fail": false}),
 			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
