@@ -103,6 +103,16 @@ var doubleFlow = flow.Define("it-go-double", func(ctx *flow.Context, in struct {
 	return map[string]int{"doubled": in.N * 2}, nil
 })
 
+// stalled is the agent provider stalled: it never answers (until its context ends).
+type stalled struct{}
+
+func (stalled) Name() string { return "stalled" }
+
+func (stalled) Complete(ctx context.Context, _ llm.Request) (llm.Response, error) {
+	<-ctx.Done()
+	return llm.Response{}, ctx.Err()
+}
+
 // defRules are the scripted agent's answers for the node and option tests.
 var defRules = []llm.ScriptRule{
 	{Match: "Triage", Text: `{"severity": "high", "summary": "down"}`, InputTokens: 1000, OutputTokens: 100},
@@ -126,7 +136,7 @@ func serveDefs(t *testing.T, queue string, defs []string, opts flow.WorkerOption
 	}
 	opts.TaskQueue, opts.StopTimeout = queue, 5*time.Second
 	opts.Directory = approval.StaticDirectory{"ops": {"alice", "bob"}}
-	opts.Providers = map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(defRules...)}
+	opts.Providers = map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(defRules...), "stalled": stalled{}}
 	opts.ItemProviders = []flow.ItemProvider{openTickets{}}
 	opts.GateResolvers = []flow.GateResolver{ticketClosed{}}
 	w := flow.NewWorker(shared.tc, opts, doubleFlow)

@@ -6,7 +6,8 @@ package integration
 //	id                                    every test: step records and steps.<id> are named by it
 //	if (skipped, run)                     TestFlowdefOptions/if-*
 //	retry (retried, max_attempts 1)       TestFlowdefOptions/retry-*
-//	timeout, on_timeout continue          TestFlowdefOptions/it-opt-timeout
+//	timeout, on_timeout continue          TestFlowdefOptions/it-opt-timeout (shell), it-opt-http-timeout,
+//	                                        it-opt-agent-timeout
 //	on_timeout goto                       TestFlowdefOptions/it-opt-on-timeout-goto
 //	on_error continue, goto               TestFlowdefOptions/it-opt-on-error
 //	on_error fail                         TestFlowdefOptions/it-opt-on-error-fail
@@ -76,6 +77,16 @@ steps:
   - {id: call, uses: http, with: {url: "${{ inputs.url }}"}, timeout: 1s, retry: {max_attempts: 1}, on_timeout: goto slow}
   - {id: done, finish: {output: {path: answered}}}
   - {id: slow, finish: {output: {path: slow, call: "${{ steps.call.status }}"}}}
+`, `
+name: it-opt-agent-timeout
+steps:
+  - id: ask
+    uses: agent
+    with: {prompt: "Anyone there?", provider: stalled, model: scripted}
+    timeout: 2s
+    retry: {max_attempts: 1}
+    on_timeout: continue
+  - {id: done, finish: {output: {ask: "${{ steps.ask.status }}"}}}
 `, `
 name: it-opt-on-timeout-goto
 steps:
@@ -251,6 +262,10 @@ func TestFlowdefOptions(t *testing.T) {
 			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
 				assert.Equal(t, flow.StepTimedOut, recordOf(t, d, "call").Status)
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 8*time.Second)
+			}},
+		{name: "it-opt-agent-timeout", status: flow.StatusWarning, output: `{"ask": "timed_out"}`,
+			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+				assert.Less(t, d.CloseTime.Sub(d.StartTime), 15*time.Second, "the 2s timeout ends the agent call")
 			}},
 		// A gate's deadline is its decision (timed_out), not a failure: the run completes.
 		{name: "it-opt-on-timeout-goto", output: `{"path": "late", "status": "timed_out"}`},
