@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -84,6 +85,14 @@ func TestFlowdefExamplesAllRun(t *testing.T) {
 	}
 }
 
+// replayExample replays run's history on examples/flows/<file>.
+func replayExample(t *testing.T, run, file string) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(examplesFlowsDir, file))
+	require.NoError(t, err)
+	replayDef(t, run, string(src))
+}
+
 // stepRecords are the records of the steps named name, in order.
 func stepRecords(d *flow.RunDescription, name string) []flow.StepRecord {
 	var out []flow.StepRecord
@@ -135,6 +144,7 @@ func runCodeReviewExample(t *testing.T, c *flow.Client) {
 	require.Len(t, d.State.Gates, 1)
 	assert.Equal(t, "Merge PR 42? Score 88", d.State.Gates[0].Request.Message)
 	assert.True(t, d.State.CostUSD.IsPositive(), "the agent steps cost money")
+	replayExample(t, good.ID, "code-review.yaml")
 
 	// A low summary score: the quality gate fails and continues; the verdict says so.
 	low := start("legacy.c")
@@ -198,6 +208,7 @@ func runIncidentExample(t *testing.T, c *flow.Client) {
 	assert.JSONEq(t, `{"severity": "high", "ticket": "", "acked_by": "carol"}`, string(d.Result))
 	assert.Equal(t, "paging the on-call of db", strings.TrimSpace(stepRecords(d, "page")[0].Output))
 	assert.Equal(t, flow.StepCompleted, stepStatuses(d)["ack"])
+	replayExample(t, high.ID, "incident.yaml")
 
 	// A triage that is not JSON fails its output schema: on_error goto escalate, whose
 	// shell exits 7, so the run fails and on_error reports to the incidents mailbox.

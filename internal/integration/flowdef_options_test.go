@@ -8,7 +8,8 @@ package integration
 //	retry (retried, max_attempts 1)       TestFlowdefOptions/retry-*
 //	timeout, on_timeout continue          TestFlowdefOptions/it-opt-timeout (shell), it-opt-http-timeout,
 //	                                        it-opt-agent-timeout
-//	on_timeout goto                       TestFlowdefOptions/it-opt-on-timeout-goto
+//	on_timeout goto                       TestFlowdefOptions/it-opt-on-timeout-goto (approval),
+//	                                        it-opt-signal-timeout (keyed signal, as examples/flows/incident)
 //	on_error continue, goto               TestFlowdefOptions/it-opt-on-error
 //	on_error fail                         TestFlowdefOptions/it-opt-on-error-fail
 //	cost_limit                            TestFlowdefOptions/cost-limit-*
@@ -87,6 +88,12 @@ steps:
     retry: {max_attempts: 1}
     on_timeout: continue
   - {id: done, finish: {output: {ask: "${{ steps.ask.status }}"}}}
+`, `
+name: it-opt-signal-timeout
+steps:
+  - {id: ack, gate: {type: signal, signal: ack, key: "${{ run.id }}"}, timeout: 1s, on_timeout: goto escalate}
+  - {id: done, finish: {output: {path: acked}}}
+  - {id: escalate, finish: {output: {path: escalated, ack: "${{ steps.ack.status }}"}}}
 `, `
 name: it-opt-on-timeout-goto
 steps:
@@ -267,6 +274,7 @@ func TestFlowdefOptions(t *testing.T) {
 			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 15*time.Second, "the 2s timeout ends the agent call")
 			}},
+		{name: "it-opt-signal-timeout", output: `{"path": "escalated", "ack": "timed_out"}`},
 		// A gate's deadline is its decision (timed_out), not a failure: the run completes.
 		{name: "it-opt-on-timeout-goto", output: `{"path": "late", "status": "timed_out"}`},
 		{name: "it-opt-on-error", status: flow.StatusWarning, output: `{"path": "escalated", "flaky": "failed", "err": true}`,
