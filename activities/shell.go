@@ -99,6 +99,9 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 	if activity.IsActivity(ctx) {
 		attempt = int(activity.GetInfo(ctx).Attempt)
 	}
+	// Heartbeats go on the activity's own context: one sent on the timeout's context as it
+	// expires fails, and the SDK then cancels the activity (a timeout read as cancelled).
+	hbctx := ctx
 	if in.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, in.Timeout)
@@ -120,7 +123,7 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 		return ShellResult{Attempt: attempt}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("shell: start %q: %v", in.Command, err), ShellStartErrorType, err)
 	}
-	waitErr := waitHeartbeating(ctx, cmd)
+	waitErr := waitHeartbeating(ctx, hbctx, cmd)
 	res := ShellResult{
 		Stdout:    stdout.String(),
 		Stderr:    stderr.String(),
@@ -156,14 +159,14 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 	return res, nil
 }
 
-// waitHeartbeating waits for cmd while heartbeating (inside an activity) and kills the
+// waitHeartbeating waits for cmd while heartbeating on hbctx (inside an activity) and kills the
 // whole process group when ctx is done.
-func waitHeartbeating(ctx context.Context, cmd *exec.Cmd) error {
+func waitHeartbeating(ctx, hbctx context.Context, cmd *exec.Cmd) error {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	isActivity := activity.IsActivity(ctx)
+	isActivity := activity.IsActivity(hbctx)
 	for {
 		select {
 		case err := <-done:
@@ -173,7 +176,7 @@ func waitHeartbeating(ctx context.Context, cmd *exec.Cmd) error {
 			return <-done
 		case <-tick.C:
 			if isActivity {
-				activity.RecordHeartbeat(ctx)
+				activity.RecordHeartbeat(hbctx)
 			}
 		}
 	}

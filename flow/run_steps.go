@@ -244,9 +244,10 @@ func activityOptions(id, name string, kind StepKind, o stepOptions, nonRetryable
 		retry = &temporal.RetryPolicy{MaximumAttempts: DefaultStepAttempts, NonRetryableErrorTypes: nonRetryable}
 	}
 	startToClose := timeout
-	if kind != KindActivity {
-		// Built-in steps enforce their timeout themselves and report it; the slack lets
-		// the report arrive before Temporal's own timeout.
+	if kind == KindShell || kind == KindHTTP {
+		// Shell and HTTP steps enforce their timeout themselves and report it; the slack
+		// lets the report arrive before Temporal's own timeout. (An agent step has no timeout
+		// of its own: Temporal's is its timeout.)
 		startToClose += 30 * time.Second
 	}
 	return workflow.ActivityOptions{

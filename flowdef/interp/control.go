@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
 )
@@ -230,7 +232,7 @@ func (r *runner) foreach(ctx *flow.Context, f *frame, n *flowdef.Node) (any, err
 
 // call runs the flow named by call (a definition or a Go flow registered on a worker of
 // the queue) as a child run with the rendered `with:` as its input (flow.ChildByName);
-// detached starts it without waiting. Its output is the child's output.
+// detached starts it without waiting (detachedCall). Its output is the child's output.
 func (r *runner) call(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error) {
 	with, err := r.ev.valueMap(f, n.With)
 	if err != nil {
@@ -244,17 +246,51 @@ func (r *runner) call(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error)
 	if d > 0 {
 		opts = append(opts, flow.StepTimeout(d))
 	}
-	if n.Detached {
-		opts = append(opts, flow.Detached())
-	}
 	if n.OnError != nil && n.OnError.Action != flowdef.ActionFail && n.OnError.Action != "" {
 		opts = append(opts, flow.AllowFailure())
+	}
+	if n.Detached {
+		return detachedCall(ctx, n, with, opts)
 	}
 	raw, err := flow.ChildByName(ctx, name(n), n.Call, with, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return jsonValue(raw), nil
+}
+
+// detachedCall starts the child of a detached call and does not wait for it to end: as
+// flow.Detached says, the Child step runs in a branch (flow.Async) the run never waits
+// for, and the node waits only until Temporal started the child, so the child outlives
+// the node (and the run). Its output is {run_id: the child's ID}; a child that ended or
+// failed to start before that gives its output or error.
+func detachedCall(ctx *flow.Context, n *flowdef.Node, with map[string]any, opts []flow.StepOption) (any, error) {
+	step := name(n)
+	before := len(ctx.State().Steps)
+	fut := flow.Async(ctx, step, func(bc *flow.Context) (json.RawMessage, error) {
+		return flow.ChildByName(bc, step, n.Call, with, append(opts, flow.Detached())...)
+	})
+	var started string
+	if err := workflow.Await(ctx.Workflow(), func() bool {
+		steps := ctx.State().Steps
+		for i := len(steps) - 1; i >= before; i-- {
+			if s := steps[i]; s.Kind == flow.KindChild && s.Name == step && s.Child != nil && s.Child.RunID != "" {
+				started = s.Child.ID
+				return true
+			}
+		}
+		return fut.IsReady()
+	}); err != nil {
+		return nil, err
+	}
+	if started == "" {
+		raw, err := fut.Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return jsonValue(raw), nil
+	}
+	return map[string]any{"run_id": started}, nil
 }
 
 // providerItems lists a foreach's items from its registered item provider (flow.Items,

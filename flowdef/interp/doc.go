@@ -96,7 +96,9 @@ the field's position too.
     its own copy of vars and step results, or one child run of `call:` per item. Output:
     the items' outputs in order (an inline item's is its last node's output).
   - call: a child run of the flow named (another definition or a Go flow) through
-    flow.ChildByName, `with:` as its input; detached starts it without waiting.
+    flow.ChildByName, `with:` as its input; detached starts it in a branch the run never
+    waits for and goes on once the child started (output {run_id}), the child outliving
+    the run.
   - gate: approval is ctx.Approval (prompt is the message, approvers, timeout), input is
     flow.Input (prompt, schema, approvers as assignees), signal is flow.WaitSignal
     (signal, key; the step is named by the signal), poll is ctx.Gate (resolver, params,

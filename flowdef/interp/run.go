@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
@@ -358,9 +359,26 @@ func (r *runner) failed(f *frame, n *flowdef.Node, err error) error {
 	return nodeErr(n, err)
 }
 
+// isTimeout reports whether a timeout ended the node: Temporal's, a gate's or a wait's,
+// or a shell or http step's own (a command killed at its timeout, a request with no
+// answer in time), as flow records them timed_out.
 func isTimeout(err error) bool {
 	var te *temporal.TimeoutError
-	return errors.As(err, &te) || errors.Is(err, gates.ErrTimedOut) || errors.Is(err, approval.ErrTimedOut) || errors.Is(err, errWaitTimedOut)
+	if errors.As(err, &te) || errors.Is(err, gates.ErrTimedOut) || errors.Is(err, approval.ErrTimedOut) || errors.Is(err, errWaitTimedOut) {
+		return true
+	}
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) {
+		return false
+	}
+	switch app.Type() {
+	case activities.ShellTimeoutErrorType:
+		return true
+	case activities.HTTPTransportErrorType:
+		var hf activities.HTTPFailure
+		return app.HasDetails() && app.Details(&hf) == nil && hf.TimedOut
+	}
+	return false
 }
 
 func isCancelled(err error) bool {

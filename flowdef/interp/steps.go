@@ -138,6 +138,20 @@ func timeout(n *flowdef.Node) (time.Duration, error) {
 	return d, nil
 }
 
+// specTimeout is a shell or http step's with.timeout, else its node's timeout: those
+// steps enforce their timeout themselves (flow.StepTimeout only bounds their attempt with
+// a slack over it), so without it a node's timeout would not stop them.
+func specTimeout(n *flowdef.Node, with string) (time.Duration, error) {
+	d, err := optDuration(with)
+	if err != nil {
+		return 0, fmt.Errorf("with.timeout: %w", err)
+	}
+	if d == 0 {
+		return timeout(n)
+	}
+	return d, nil
+}
+
 // decodeWith decodes a rendered `with:` into the params struct v, refusing unknown
 // fields so a typo is an error naming the field.
 func decodeWith(n *flowdef.Node, with map[string]any, v any) error {
@@ -202,9 +216,9 @@ func (r *runner) builtinSpec(f *frame, n *flowdef.Node) (activities.Spec, error)
 		if err := decodeWith(n, with, &w); err != nil {
 			return nil, err
 		}
-		d, err := optDuration(w.Timeout)
+		d, err := specTimeout(n, w.Timeout)
 		if err != nil {
-			return nil, fmt.Errorf("with.timeout: %w", err)
+			return nil, err
 		}
 		return activities.Shell{Command: w.Command, Dir: w.Dir, Env: w.Env, Timeout: d}, nil
 	case usesHTTP:
@@ -212,9 +226,9 @@ func (r *runner) builtinSpec(f *frame, n *flowdef.Node) (activities.Spec, error)
 		if err := decodeWith(n, with, &w); err != nil {
 			return nil, err
 		}
-		d, err := optDuration(w.Timeout)
+		d, err := specTimeout(n, w.Timeout)
 		if err != nil {
-			return nil, fmt.Errorf("with.timeout: %w", err)
+			return nil, err
 		}
 		h := activities.HTTP{Method: w.Method, URL: w.URL, Headers: w.Headers, Body: w.Body, Timeout: d, ExpectStatus: w.ExpectStatus}
 		if h.Method == "" {
