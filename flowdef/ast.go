@@ -384,8 +384,8 @@ type Foreach struct {
 	MaxParallel int `yaml:"max_parallel"`
 	// Ordered starts an item only after the items it depends on (their depends_on ids:
 	// a provider's items, or the id and depends_on fields of over's map elements) have
-	// finished; a dependency cycle fails the node before any item starts. Outputs are in
-	// item order either way.
+	// finished; a dependency cycle fails the node before any item starts. Items without
+	// depends_on (plain values) start in list order. Outputs are in item order either way.
 	Ordered bool `yaml:"ordered"`
 	// OnItemFail is fail (default: stop and fail), continue or skip_dependents.
 	OnItemFail string `yaml:"on_item_fail"`

@@ -201,8 +201,10 @@ func (r *runner) foreach(ctx *flow.Context, f *frame, n *flowdef.Node) (any, err
 			return nil, fmt.Errorf("%s: %w", fe.Fields.At("over", fe.Pos), err)
 		}
 		opts.Ordered = fe.Ordered
-		opts.ItemName = func(i int) string { return ids[i] }
-		opts.DependsOn = func(i int) []int { return deps[i] }
+		if ids != nil {
+			opts.ItemName = func(i int) string { return ids[i] }
+			opts.DependsOn = func(i int) []int { return deps[i] }
+		}
 	}
 	outs, err := flow.ForEach(ctx, name(n), items, func(c *flow.Context, i int, item any) (any, error) {
 		cf := f.child(fe.As, item, i)

@@ -72,9 +72,9 @@ func TestForeachOrderedRefusesACycleBeforeAnyItem(t *testing.T) {
 }
 
 func TestForeachOrderedNeedsItemIDs(t *testing.T) {
-	_, err, ran := orderedRun(t, "fail", []map[string]any{{"name": "x"}})
+	_, err, ran := orderedRun(t, "fail", []map[string]any{{"name": "x"}, {"id": "b", "depends_on": []string{"x"}}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "item 0: ordered items need a non-empty string id")
+	assert.Contains(t, err.Error(), "item 0: items with depends_on need a non-empty string id")
 	assert.Empty(t, ran)
 }
 
