@@ -177,10 +177,21 @@ func runIncidentExample(t *testing.T, c *flow.Client) {
 		return run
 	}
 
-	// Medium (the dev answer): a ticket is filed by a real shell step, no wait.
-	d, err := c.Wait(ctx, start("disk-full").ID)
+	// Medium (the dev answer): a ticket is filed by a real shell step, no wait; with a
+	// status_url the severity is POSTed to it by a real http step.
+	status := startRecorder(t)
+	run, err := c.Start(ctx, "incident", map[string]any{"alert": map[string]any{"name": "disk-full", "host": "db-1"}, "service": "db",
+		"status_url": status.URL + "/status"}, flow.StartOptions{})
+	require.NoError(t, err)
+	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, []map[string]any{{"service": "db", "severity": "medium"}}, status.got(), "the status page got the severity")
+	assert.Equal(t, flow.StepCompleted, stepStatuses(d)["status_page"])
+	d, err = c.Wait(ctx, start("disk-full").ID)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, flow.StepSkipped, stepStatuses(d)["status_page"], "no status_url: skipped")
 	assert.JSONEq(t, `{"severity": "medium", "ticket": "filed a ticket for db: disk 91% full on the primary database", "acked_by": ""}`, string(d.Result))
 	st := stepStatuses(d)
 	assert.Equal(t, flow.StepCompleted, st["ticket"])
@@ -233,7 +244,7 @@ func runIncidentExample(t *testing.T, c *flow.Client) {
 	// The budget: the triage reserves its cost_limit (0.10) against the run's cap before
 	// it is dispatched, so under a 0.05 cap it never runs and the run ends budget_exceeded.
 	capped := decimal.RequireFromString("0.05")
-	run, err := c.Start(ctx, "incident", map[string]any{"alert": map[string]any{"name": "disk-full"}, "service": "db"},
+	run, err = c.Start(ctx, "incident", map[string]any{"alert": map[string]any{"name": "disk-full"}, "service": "db"},
 		flow.StartOptions{MaxCostUSD: &capped})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)

@@ -20,6 +20,8 @@ package integration
 //	parallel fail_fast                    TestFlowdefNodes/it-node-fail-fast
 //	foreach over a list, max_parallel,    TestFlowdefNodes/it-node-foreach
 //	  ordered, inline steps
+//	foreach ordered with depends_on,      TestFlowdefNodes/it-node-foreach-deps
+//	  on_item_fail skip_dependents, a loop in an item seeing the item
 //	foreach on_item_fail continue / fail  TestFlowdefNodes/it-node-foreach-continue, -stop
 //	foreach over an item provider         TestFlowdefNodes/it-node-foreach-provider
 //	foreach one child run per item        TestFlowdefNodes/it-node-foreach-call
@@ -39,6 +41,7 @@ package integration
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,6 +191,25 @@ steps:
         - {id: review, uses: agent, with: {prompt: "Review ${{ file }}"}}
         - {id: shout, uses: shell, with: {command: "sleep 1; echo ${{ steps.review.output }}-${{ index }}"}}
   - {id: done, finish: {output: {all: "${{ steps.reviews.output }}"}}}
+`, `
+name: it-node-foreach-deps
+inputs: {type: object, properties: {jobs: {type: array}}}
+steps:
+  - id: jobs
+    foreach:
+      over: inputs.jobs
+      max_parallel: 3
+      ordered: true
+      on_item_fail: skip_dependents
+      steps:
+        - {id: job, uses: shell, with: {command: "sleep 0.3; test ${{ item.id }} != lint && echo ${{ item.id }}"}}
+        - id: parts
+          loop:
+            over: "['a', 'b']"
+            as: part
+            steps:
+              - {id: part, uses: shell, with: {command: "echo ${{ item.id }}-${{ part }}"}}
+  - {id: done, finish: {output: {all: "${{ steps.jobs.output }}"}}}
 `, `
 name: it-node-foreach-continue
 steps:
@@ -440,6 +462,36 @@ func TestFlowdefNodes(t *testing.T) {
 					branches = append(branches, s.Branch)
 				}
 				assert.ElementsMatch(t, []string{"reviews/1", "reviews/2", "reviews/3", "reviews/4"}, branches)
+			}},
+		{name: "it-node-foreach-deps", status: flow.StatusFailed, errs: []string{"(skipped: docs)"},
+			input: inputOf(map[string]any{"jobs": []any{
+				map[string]any{"id": "deploy", "depends_on": []string{"build", "test"}},
+				map[string]any{"id": "test", "depends_on": []string{"build"}},
+				map[string]any{"id": "build"},
+				map[string]any{"id": "lint"},
+				map[string]any{"id": "docs", "depends_on": []string{"lint"}},
+			}}),
+			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+				at := map[string]flow.StepRecord{}
+				for _, s := range stepRecords(d, "job") {
+					at[s.Branch] = s
+				}
+				require.Contains(t, at, "jobs/deploy")
+				require.NotNil(t, at["jobs/build"].EndedAt)
+				require.NotNil(t, at["jobs/test"].EndedAt)
+				assert.False(t, at["jobs/test"].StartedAt.Before(*at["jobs/build"].EndedAt), "test starts after build ended")
+				assert.False(t, at["jobs/deploy"].StartedAt.Before(*at["jobs/test"].EndedAt), "deploy starts after test ended")
+				assert.Equal(t, flow.StepCompleted, at["jobs/deploy"].Status)
+				assert.Equal(t, flow.StepFailed, at["jobs/lint"].Status)
+				assert.NotContains(t, at, "jobs/docs", "docs depends on the failed lint: never started")
+				assert.Equal(t, flow.StepSkipped, recordOf(t, d, "docs").Status)
+				var parts []string
+				for _, s := range stepRecords(d, "part") {
+					if s.Branch == "jobs/deploy" {
+						parts = append(parts, strings.TrimSpace(s.Output))
+					}
+				}
+				assert.Equal(t, []string{"deploy-a", "deploy-b"}, parts, "the loop inside the item sees the item")
 			}},
 		{name: "it-node-foreach-continue", output: `{"all": ["1", null, "3"]}`},
 		{name: "it-node-foreach-stop", status: flow.StatusFailed, errs: []string{"exit code 1"},
