@@ -31,37 +31,52 @@ type compiled struct {
 	tmpls map[string]*expr.Template
 }
 
+// bounded is a map of at most maxCompiled entries that drops the oldest when full (a
+// dropped entry is compiled again, to the same result, when next used). Safe for
+// concurrent use.
+type bounded[V any] struct {
+	mu    sync.Mutex
+	m     map[string]V
+	order []string // keys, oldest first
+}
+
+func (b *bounded[V]) get(key string) (V, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.m[key]
+	return v, ok
+}
+
+// add stores v under key unless the key is there already, and returns the stored value.
+func (b *bounded[V]) add(key string, v V) V {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if old, ok := b.m[key]; ok {
+		return old
+	}
+	if b.m == nil {
+		b.m = map[string]V{}
+	}
+	if len(b.order) >= maxCompiled {
+		delete(b.m, b.order[0])
+		b.order = b.order[1:]
+	}
+	b.m[key] = v
+	b.order = append(b.order, key)
+	return v
+}
+
 // compiledCache is the process's compiled definitions, by content hash.
-var compiledCache = struct {
-	mu sync.Mutex
-	m  map[string]*compiled
-}{m: map[string]*compiled{}}
+var compiledCache bounded[*compiled]
 
 // compiledFor returns the compiled expressions of def's content, creating the entry on
 // first use.
 func compiledFor(def *flowdef.Definition) *compiled {
 	key := def.Hash()
-	compiledCache.mu.Lock()
-	defer compiledCache.mu.Unlock()
-	if c, ok := compiledCache.m[key]; ok {
+	if c, ok := compiledCache.get(key); ok {
 		return c
 	}
-	c := newCompiled(def)
-	evictOne(compiledCache.m)
-	compiledCache.m[key] = c
-	return c
-}
-
-// evictOne drops one entry of m when it is full (which one does not matter: a dropped
-// entry is compiled again, to the same result, when used).
-func evictOne[V any](m map[string]V) {
-	if len(m) < maxCompiled {
-		return
-	}
-	for k := range m {
-		delete(m, k)
-		return
-	}
+	return compiledCache.add(key, newCompiled(def))
 }
 
 func newCompiled(def *flowdef.Definition) *compiled {
@@ -149,28 +164,18 @@ func (c *compiled) template(key, src string) (*expr.Template, error) {
 
 // schemaCache is the process's compiled JSON Schemas (inputs, outputs, output_schema), by
 // their JSON text.
-var schemaCache = struct {
-	mu sync.Mutex
-	m  map[string]*signals.Schema
-}{m: map[string]*signals.Schema{}}
+var schemaCache bounded[*signals.Schema]
 
 // compileSchema is signals.CompileSchema, compiled once per schema text (a compiled
 // schema only validates, so runs share it). A schema that does not compile is not kept.
 func compileSchema(raw json.RawMessage) (*signals.Schema, error) {
 	key := string(raw)
-	schemaCache.mu.Lock()
-	sc, ok := schemaCache.m[key]
-	schemaCache.mu.Unlock()
-	if ok {
+	if sc, ok := schemaCache.get(key); ok {
 		return sc, nil
 	}
 	sc, err := signals.CompileSchema(raw)
 	if err != nil {
 		return nil, err
 	}
-	schemaCache.mu.Lock()
-	defer schemaCache.mu.Unlock()
-	evictOne(schemaCache.m)
-	schemaCache.m[key] = sc
-	return sc, nil
+	return schemaCache.add(key, sc), nil
 }

@@ -87,14 +87,19 @@ func TestCompiledConcurrentRuns(t *testing.T) {
 	}
 }
 
-// The process keeps at most maxCompiled entries.
-func TestEvictOneBounds(t *testing.T) {
-	m := map[string]int{}
+// The process keeps at most maxCompiled entries, dropping the oldest.
+func TestBoundedDropsTheOldest(t *testing.T) {
+	var b bounded[int]
 	for i := range maxCompiled + 10 {
-		evictOne(m)
-		m[fmt.Sprint(i)] = i
+		assert.Equal(t, i, b.add(fmt.Sprint(i), i))
 	}
-	assert.Len(t, m, maxCompiled)
+	assert.Len(t, b.m, maxCompiled)
+	_, ok := b.get("9")
+	assert.False(t, ok)
+	v, ok := b.get("10")
+	assert.True(t, ok)
+	assert.Equal(t, 10, v)
+	assert.Equal(t, 10, b.add("10", 99), "a key there already keeps its value")
 }
 
 // A schema compiles once per text; one that does not compile is an error every time.
