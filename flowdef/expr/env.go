@@ -166,7 +166,18 @@ func (e *Env) Compile(expr string) (*Program, error) {
 	if err != nil {
 		return nil, &CompileError{Expr: expr, Issues: []Issue{{Line: 1, Message: err.Error()}}}
 	}
-	return &Program{expr: expr, prg: prg, out: checked.OutputType(), limit: e.limit}, nil
+	return &Program{expr: expr, prg: prg, out: checked.OutputType(), limit: e.limit, names: identNames(checked.NativeRep())}, nil
+}
+
+// identNames are the top-level identifiers a checked expression refers to (the root of
+// every identifier; comprehension variables too, which the activation does not have).
+func identNames(a *celast.AST) map[string]bool {
+	names := map[string]bool{}
+	for _, id := range celast.MatchDescendants(celast.NavigateAST(a), celast.KindMatcher(celast.IdentKind)) {
+		root, _, _ := strings.Cut(id.AsIdent(), ".")
+		names[root] = true
+	}
+	return names
 }
 
 // CompileBool compiles a condition (if, while, check): like Compile, and it is also an

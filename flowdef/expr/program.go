@@ -16,6 +16,9 @@ type Program struct {
 	prg   cel.Program
 	out   *types.Type
 	limit uint64
+	// names are the top-level identifiers the expression reads (nil: unknown, build all):
+	// an evaluation converts only those of the activation.
+	names map[string]bool
 }
 
 // Expr returns the expression as written.
@@ -86,39 +89,56 @@ type Activation struct {
 	Run RunInfo
 }
 
-// vars builds the CEL activation.
-func (a Activation) vars() (map[string]any, error) {
-	in, err := normalizeMap(a.Inputs)
-	if err != nil {
-		return nil, err
-	}
-	vs, err := normalizeMap(a.Vars)
-	if err != nil {
-		return nil, err
-	}
-	steps := make(map[string]any, len(a.Steps))
-	for id, s := range a.Steps {
-		out, err := normalize(s.Output)
+// vars builds the CEL activation: the values of the names in need (all of them when need
+// is nil), converted to CEL values. Converting is the costly part of an evaluation, so an
+// expression that reads only `index` does not convert every step's output.
+func (a Activation) vars(need map[string]bool) (map[string]any, error) {
+	wants := func(name string) bool { return need == nil || need[name] }
+	out := map[string]any{}
+	if wants(Inputs) {
+		in, err := normalizeMap(a.Inputs)
 		if err != nil {
 			return nil, err
 		}
-		steps[id] = map[string]any{"output": out, "status": s.Status, "error": s.Error, "cost_usd": s.CostUSD}
+		out[Inputs] = toVal(in)
 	}
-	item, err := normalize(a.Item)
-	if err != nil {
-		return nil, err
+	if wants(Vars) {
+		vs, err := normalizeMap(a.Vars)
+		if err != nil {
+			return nil, err
+		}
+		out[Vars] = toVal(vs)
 	}
-	out := map[string]any{
-		Inputs: toVal(in),
-		Vars:   toVal(vs),
-		Steps:  toVal(steps),
-		Index:  types.Int(a.Index),
-		Run: toVal(map[string]any{
+	if wants(Steps) {
+		steps := make(map[string]any, len(a.Steps))
+		for id, s := range a.Steps {
+			o, err := normalize(s.Output)
+			if err != nil {
+				return nil, err
+			}
+			steps[id] = map[string]any{"output": o, "status": s.Status, "error": s.Error, "cost_usd": s.CostUSD}
+		}
+		out[Steps] = toVal(steps)
+	}
+	if wants(Index) {
+		out[Index] = types.Int(a.Index)
+	}
+	if wants(Run) {
+		out[Run] = toVal(map[string]any{
 			"id": a.Run.ID, "workflow": a.Run.Workflow, "attempt": a.Run.Attempt, "started_at": a.Run.StartedAt,
-		}),
+		})
 	}
-	out[Scope{ItemName: a.ItemName}.itemName()] = toVal(item)
+	if name := (Scope{ItemName: a.ItemName}).itemName(); wants(name) {
+		item, err := normalize(a.Item)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = toVal(item)
+	}
 	for k, v := range a.Extra {
+		if !wants(k) {
+			continue
+		}
 		nv, err := normalize(v)
 		if err != nil {
 			return nil, err
@@ -130,7 +150,7 @@ func (a Activation) vars() (map[string]any, error) {
 
 // evalVal evaluates to CEL's value.
 func (p *Program) evalVal(act Activation) (ref.Val, error) {
-	vars, err := act.vars()
+	vars, err := act.vars(p.names)
 	if err != nil {
 		return nil, &EvalError{Expr: p.expr, Err: err}
 	}

@@ -19,39 +19,19 @@ const (
 	statusCancelled = "cancelled"
 )
 
-// evaluator compiles and evaluates a run's expressions. Every expression and template is
-// compiled once per run (cached by its source and item name); evaluation reads only the
-// recorded values of a frame, so it gives the same result on every replay.
+// evaluator evaluates a run's expressions. The compiled environments, programs and
+// templates are those of the definition (compiledFor: shared by every run of the same
+// definition content, compiled once per worker process), so a run compiles nothing its
+// definition's earlier runs compiled. Compiling is a pure function of the definition and
+// the expression, and evaluation reads only the recorded values of a frame, so sharing
+// them changes no result and every replay gives the same values.
 type evaluator struct {
-	vars  []string // every variable name of the definition, sorted
-	steps []string // every node id of the definition, sorted
-	envs  map[string]*expr.Env
-	progs map[string]*expr.Program
-	tmpls map[string]*expr.Template
-	run   expr.RunInfo
+	c   *compiled
+	run expr.RunInfo
 }
 
 func newEvaluator(def *flowdef.Definition, run expr.RunInfo) *evaluator {
-	ids := map[string]bool{}
-	vars := map[string]bool{}
-	for _, k := range sortedKeys(def.Vars) {
-		vars[k] = true
-	}
-	for _, list := range [][]*flowdef.Node{def.Steps, def.OnError, def.Always} {
-		walk(list, func(n *flowdef.Node) {
-			if n.ID != "" {
-				ids[n.ID] = true
-			}
-			for _, k := range sortedKeys(n.Set) {
-				vars[k] = true
-			}
-		})
-	}
-	return &evaluator{
-		vars: slices.Sorted(maps.Keys(vars)), steps: slices.Sorted(maps.Keys(ids)),
-		envs: map[string]*expr.Env{}, progs: map[string]*expr.Program{}, tmpls: map[string]*expr.Template{},
-		run: run,
-	}
+	return &evaluator{c: compiledFor(def), run: run}
 }
 
 // walk calls fn on every node of list and of the lists nested in it, in document order.
@@ -86,31 +66,20 @@ func nested(n *flowdef.Node) [][]*flowdef.Node {
 
 // env is the CEL environment for a frame: item visible (under its name) inside foreach
 // and loops over a list.
-func (e *evaluator) env(f *frame) (*expr.Env, error) {
-	key, outer := envKey(f)
-	if env, ok := e.envs[key]; ok {
-		return env, nil
-	}
-	env, err := expr.NewEnv(expr.Scope{Vars: e.vars, Steps: e.steps, Item: f.hasItem, ItemName: f.itemName, Extra: outer})
-	if err != nil {
-		return nil, err
-	}
-	e.envs[key] = env
-	return env, nil
-}
+func (e *evaluator) env(f *frame) (*expr.Env, error) { return e.c.env(envKey(f)) }
 
-// envKey names the CEL environment f needs: its item's name and the names of the
-// enclosing items it sees (outer, sorted).
-func envKey(f *frame) (key string, outer []string) {
-	key = "\x00"
-	if f.hasItem {
-		key = f.itemName
+// envKey names the scope of a frame: "\x00" at the top; inside an item, the item's name
+// followed by the names of the enclosing items it sees, sorted, each after a "\x00"
+// (see compiled.envLocked).
+func envKey(f *frame) string {
+	if !f.hasItem {
+		return "\x00"
 	}
-	outer = sortedKeys(f.outer)
-	for _, n := range outer {
+	key := f.itemName
+	for _, n := range sortedKeys(f.outer) {
 		key += "\x00" + n
 	}
-	return key, outer
+	return key
 }
 
 // activation is the recorded data of f.
@@ -119,21 +88,7 @@ func (e *evaluator) activation(f *frame) expr.Activation {
 }
 
 func (e *evaluator) program(f *frame, src string) (*expr.Program, error) {
-	env, err := e.env(f)
-	if err != nil {
-		return nil, err
-	}
-	key, _ := envKey(f)
-	key += "\x01" + src
-	if p, ok := e.progs[key]; ok {
-		return p, nil
-	}
-	p, err := env.Compile(src)
-	if err != nil {
-		return nil, err
-	}
-	e.progs[key] = p
-	return p, nil
+	return e.c.program(envKey(f), src)
 }
 
 // eval evaluates the CEL expression src in f.
@@ -163,21 +118,15 @@ func (e *evaluator) evalList(f *frame, src string) ([]any, error) {
 	return p.EvalList(e.activation(f))
 }
 
-func (e *evaluator) template(src string) (*expr.Template, error) {
-	if t, ok := e.tmpls[src]; ok {
-		return t, nil
-	}
-	t, err := expr.ParseTemplate(src)
-	if err != nil {
-		return nil, err
-	}
-	e.tmpls[src] = t
-	return t, nil
+// template is src parsed, shared by the frames of f's scope (a Template caches its
+// programs for one Env).
+func (e *evaluator) template(f *frame, src string) (*expr.Template, error) {
+	return e.c.template(envKey(f), src)
 }
 
 // render renders the template src as a string.
 func (e *evaluator) render(f *frame, src string) (string, error) {
-	t, err := e.template(src)
+	t, err := e.template(f, src)
 	if err != nil {
 		return "", err
 	}
@@ -193,8 +142,7 @@ func (e *evaluator) render(f *frame, src string) (string, error) {
 
 func (e *evaluator) renderWith(t *expr.Template, env *expr.Env, f *frame) (string, error) {
 	// A Template caches its programs for the last Env it was given; templates are cached
-	// per run and each run's Envs live as long as it, so a template compiles once per run
-	// (and item name, when one is used under several).
+	// per scope (envKey) with that scope's Env, so each compiles once per definition.
 	return t.Render(env, e.activation(f))
 }
 
@@ -204,7 +152,7 @@ func (e *evaluator) renderWith(t *expr.Template, env *expr.Env, f *frame) (strin
 func (e *evaluator) value(f *frame, v any) (any, error) {
 	switch x := v.(type) {
 	case string:
-		t, err := e.template(x)
+		t, err := e.template(f, x)
 		if err != nil {
 			return nil, err
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
-	"github.com/gateflow/gateflow/signals"
 )
 
 // DefaultMaxVisits is how many times a goto may re-enter the same node in one run when
@@ -216,7 +215,7 @@ func checkSchema(s flowdef.Schema, v any) error {
 	if s.IsZero() {
 		return nil
 	}
-	sc, err := signals.CompileSchema(s.JSON)
+	sc, err := compileSchema(s.JSON)
 	if err != nil {
 		return fmt.Errorf("schema does not compile: %w", err)
 	}

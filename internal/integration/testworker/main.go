@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
+	"sync"
 	"syscall"
 	"time"
 
@@ -99,7 +101,48 @@ func quotas() budget.Quotas {
 	return budget.Quotas{MonthlyUSD: &q}
 }
 
-// serveHeap serves GET /heap: after a GC, the heap in use (bytes) and the Mark count.
+// cpuProfile is the CPU profile GET /cpu/start?file=F starts and /cpu/stop writes to F.
+type cpuProfile struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (p *cpuProfile) start(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.f != nil {
+		http.Error(w, "a CPU profile is already running", http.StatusConflict)
+		return
+	}
+	f, err := os.Create(r.URL.Query().Get("file"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	p.f = f
+}
+
+func (p *cpuProfile) stop(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.f == nil {
+		http.Error(w, "no CPU profile is running", http.StatusConflict)
+		return
+	}
+	pprof.StopCPUProfile()
+	if err := p.f.Close(); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	}
+	p.f = nil
+}
+
+// serveHeap serves GET /heap: after a GC, the heap in use (bytes) and the Mark count; and
+// /cpu/start?file=F and /cpu/stop, a CPU profile of what the worker does in between.
 func serveHeap() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -112,6 +155,9 @@ func serveHeap() (string, error) {
 		runtime.ReadMemStats(&m)
 		fmt.Fprintf(w, "%d %d\n", m.HeapInuse, testflows.Marked.Load())
 	})
+	var prof cpuProfile
+	mux.HandleFunc("/cpu/start", prof.start)
+	mux.HandleFunc("/cpu/stop", prof.stop)
 	go func() { _ = http.Serve(l, mux) }()
 	return l.Addr().String(), nil
 }
