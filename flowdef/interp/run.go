@@ -73,8 +73,8 @@ func (f *frame) enclosing(name string) map[string]any {
 		}
 		out[k] = v
 	}
-	for k, v := range f.outer {
-		add(k, v)
+	for _, k := range sortedKeys(f.outer) {
+		add(k, f.outer[k])
 	}
 	if f.hasItem {
 		add(f.itemName, f.item)
