@@ -195,6 +195,9 @@ func planStart(cat *Catalog, copts ClientOptions, name string, input any, opts S
 	if !ok {
 		return nil, &UnknownWorkflowError{Name: name, TaskQueue: copts.TaskQueue, Known: cat.Names()}
 	}
+	if info.Removed != "" {
+		return nil, &UnknownWorkflowError{Name: name, TaskQueue: copts.TaskQueue, Removed: info.Removed}
+	}
 	raw, err := encodeInput(input)
 	if err != nil {
 		return nil, &InputError{Workflow: name, Err: err}

@@ -32,6 +32,9 @@ func (c *Client) RestartOnce(ctx context.Context, name string) (*Run, error) {
 	if !ok {
 		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
 	}
+	if info.Removed != "" {
+		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Removed: info.Removed}
+	}
 	if info.Once == nil {
 		return nil, &InputError{Workflow: name, Err: errors.New("the flow has no once start (flow.Once)")}
 	}
@@ -62,6 +65,9 @@ func (c *Client) SignalStart(ctx context.Context, name string, e signals.Envelop
 	info, ok := cat.Lookup(name)
 	if !ok {
 		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
+	}
+	if info.Removed != "" {
+		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Removed: info.Removed}
 	}
 	if !slices.Contains(info.SignalStarts, e.Name) {
 		return nil, &InputError{Workflow: name, Err: fmt.Errorf("the flow is not started by the signal %s (flow.OnSignal)", e.Name)}

@@ -246,8 +246,12 @@ type WorkflowInfo struct {
 	Kind string `json:"kind,omitempty"`
 	// Hash is the content hash of a declarative definition (flowdef.Hash) and Source
 	// where the worker loaded it from; both empty for Go flows.
-	Hash        string `json:"hash,omitempty"`
-	Source      string `json:"source,omitempty"`
+	Hash   string `json:"hash,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Removed, when set, says why new runs of the flow are refused: a declarative
+	// definition whose file was removed (runs in progress go on). Client.Start refuses it
+	// with an *UnknownWorkflowError.
+	Removed     string `json:"removed,omitempty"`
 	Description string `json:"description,omitempty"`
 	Category    string `json:"category,omitempty"`
 	Version     string `json:"version,omitempty"`

@@ -88,10 +88,16 @@ type UnknownWorkflowError struct {
 	Name      string
 	TaskQueue string
 	Known     []string
+	// Removed is set when the flow is known but served no more for new runs (its
+	// WorkflowInfo.Removed).
+	Removed string
 }
 
 // Error implements error.
 func (e *UnknownWorkflowError) Error() string {
+	if e.Removed != "" {
+		return fmt.Sprintf("workflow %q on task queue %s is not served for new runs: %s", e.Name, e.TaskQueue, e.Removed)
+	}
 	known := "none"
 	if len(e.Known) > 0 {
 		known = strings.Join(e.Known, ", ")

@@ -142,6 +142,7 @@ func TestReloadEditInvalidRemoveAdd(t *testing.T) {
 	assert.Equal(t, []string{"helper"}, l.Names())
 	assert.Nil(t, l.Current("greet"))
 	assert.Contains(t, info(t, w, "greet").Description, "removed")
+	assert.Contains(t, info(t, w, "greet").Removed, "definition greet was removed", "Client.Start refuses new runs")
 	assert.Equal(t, 2, *published)
 	assert.Contains(t, logs.String(), "definition greet was removed")
 

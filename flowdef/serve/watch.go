@@ -193,6 +193,7 @@ func (l *Loader) remove(name, path string) bool {
 	}
 	s.mu.Lock()
 	s.removed = true
+	s.info.Removed = fmt.Sprintf("definition %s was removed (%s); restore the file, or run a definition with flowctl start --file", name, path)
 	s.mu.Unlock()
 	l.log.Warn(fmt.Sprintf("flow definitions: definition %s was removed (%s): new runs of it fail at once; runs in progress go on", name, path),
 		"definition", name, "file", path)

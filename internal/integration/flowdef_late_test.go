@@ -289,11 +289,18 @@ func TestFlowdefServeRemovedWhileRunning(t *testing.T) {
 	assert.Contains(t, logs.String(), "definition late-gated was removed")
 
 	r := flowctlRunOn(t, queue, "start", "late-gated", "--id", queue+"-after", "--wait")
-	assert.NotEqual(t, 0, r.code, r.stdout+r.stderr)
-	assert.Contains(t, r.stdout+r.stderr, "definition late-gated was removed ("+path+")")
-	d, err := c.Describe(ctx, queue+"-after")
+	assert.Equal(t, 2, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stderr, `workflow "late-gated" on task queue `+queue+" is not served for new runs: definition late-gated was removed ("+path+")")
+	_, err = c.Describe(ctx, queue+"-after")
+	var nf *flow.RunNotFoundError
+	assert.ErrorAs(t, err, &nf, "the refused start started nothing")
+	// A raw start (not through Client.Start) of the removed type still fails at once.
+	raw, err := shared.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: queue + "-raw", TaskQueue: queue}, "late-gated")
+	require.NoError(t, err)
+	d, err := c.Wait(ctx, raw.GetID())
 	require.NoError(t, err)
 	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Contains(t, d.Error, "was removed")
 	assert.NotContains(t, stepNames(d), "work", "nothing of the old definition ran")
 
 	_, err = c.Vote(ctx, going.ID, approval.Vote{Gate: "wait", Kind: approval.Approve, By: "tester"})

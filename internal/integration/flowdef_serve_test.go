@@ -159,15 +159,16 @@ func TestFlowdefServe(t *testing.T) {
 	require.Len(t, defs, 1)
 	assert.Equal(t, e2.Hash, defs[0].Hash)
 
-	// A removed file: new runs fail at once, saying so.
+	// A removed file: new starts are refused, saying so; nothing starts.
 	require.NoError(t, os.Remove(path))
 	waitFor(t, "the removal", func() bool { return l.Current("serve-gated") == nil })
-	gone, err := c.Start(ctx, "serve-gated", nil, flow.StartOptions{})
-	require.NoError(t, err)
-	d, err := c.Wait(ctx, gone.ID)
-	require.NoError(t, err)
-	assert.Equal(t, flow.StatusFailed, d.Status)
-	assert.Contains(t, d.Error, "was removed")
+	_, err = c.Start(ctx, "serve-gated", nil, flow.StartOptions{ID: "serve-gated-gone"})
+	var unknown *flow.UnknownWorkflowError
+	require.ErrorAs(t, err, &unknown)
+	assert.Contains(t, err.Error(), "definition serve-gated was removed")
+	_, err = c.Describe(ctx, "serve-gated-gone")
+	var nf *flow.RunNotFoundError
+	assert.ErrorAs(t, err, &nf)
 }
 
 // TestFlowctlStartFile runs a definition no worker loaded, validated by flowctl first.
