@@ -196,6 +196,7 @@ func runAttempts[I, O any](c *Context, handler handler[I, O], in I) (O, error) {
 		err = strayGoto(err) // run_routing.go: a Goto no label caught names the label
 		if onlyAllowed(err) {
 			err = nil // the handler passed an allowed failure on: the run ends warning
+			st.AllowedFailures = max(st.AllowedFailures, 1)
 		}
 		if err == nil || !rt.retryable(err) || st.Attempt >= st.MaxAttempts {
 			return out, err

@@ -226,8 +226,14 @@ func (r *runner) foreach(ctx *flow.Context, f *frame, n *flowdef.Node) (any, err
 	}, opts)
 	list := make([]any, len(outs))
 	copy(list, outs)
-	if err != nil && (opts.OnItemFail != flow.Continue || isSignal(err) || ctx.Workflow().Err() != nil) {
+	goOn := opts.OnItemFail == flow.Continue || opts.OnItemFail == flow.SkipDependents
+	if err != nil && (!goOn || isSignal(err) || ctx.Workflow().Err() != nil) {
 		return list, err
+	}
+	if err != nil {
+		// The failed (and skipped) items were allowed to fail: the node goes on and the
+		// run, if nothing else fails, ends warning.
+		r.allowed = append(r.allowed, &flow.AllowedFailure{Err: &flow.StepError{Step: name(n), Kind: flow.KindBranch, Err: err}})
 	}
 	return list, nil
 }

@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/testsuite"
 )
 
 // orderedItems is a foreach over map items with ids and depends_on; each item appends
@@ -27,6 +30,12 @@ steps:
 
 func orderedRun(t *testing.T, onItemFail string, items []map[string]any) (map[string]any, error, []string) {
 	t.Helper()
+	_, out, err, ran := orderedResult(t, onItemFail, items)
+	return out, err, ran
+}
+
+func orderedResult(t *testing.T, onItemFail string, items []map[string]any) (*testsuite.Result, map[string]any, error, []string) {
+	t.Helper()
 	order := filepath.Join(t.TempDir(), "order")
 	r := run(t, sprintf(orderedItems, onItemFail), map[string]any{"order": order, "items": items}, nil)
 	b, _ := os.ReadFile(order)
@@ -35,9 +44,13 @@ func orderedRun(t *testing.T, onItemFail string, items []map[string]any) (map[st
 		ran = strings.Split(s, "\n")
 	}
 	if r.Err != nil {
-		return nil, r.Err, ran
+		return r, nil, r.Err, ran
 	}
-	return output(t, r), nil, ran
+	var out map[string]any
+	if len(r.Output) > 0 {
+		out = output(t, r)
+	}
+	return r, out, nil, ran
 }
 
 func TestForeachOrderedRunsItemsAfterTheirDependencies(t *testing.T) {
@@ -51,14 +64,19 @@ func TestForeachOrderedRunsItemsAfterTheirDependencies(t *testing.T) {
 }
 
 func TestForeachSkipDependentsSkipsOnlyTheDependents(t *testing.T) {
-	_, err, ran := orderedRun(t, "skip_dependents", []map[string]any{
+	r, _, err, ran := orderedResult(t, "skip_dependents", []map[string]any{
 		{"id": "bad"},
 		{"id": "after", "depends_on": []string{"bad"}},
 		{"id": "free"},
 	})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "(skipped: after)")
+	require.NoError(t, err, "skip_dependents goes on after the items")
+	assert.Equal(t, flow.StatusWarning, r.Status(), "a run that went on after failed items ends warning")
 	assert.ElementsMatch(t, []string{"bad", "free"}, ran, "the independent item ran, the dependent did not")
+	for _, s := range r.State.Steps {
+		if s.Name == "after" {
+			assert.Equal(t, flow.StepSkipped, s.Status)
+		}
+	}
 }
 
 func TestForeachOrderedRefusesACycleBeforeAnyItem(t *testing.T) {

@@ -94,7 +94,9 @@ the field's position too.
     flow.ForEachOptions.Ordered with DependsOn from the items' id and depends_on, a cycle
     failing the node before any item starts) running either the inline steps, each item in
     its own copy of vars and step results, or one child run of `call:` per item. Output:
-    the items' outputs in order (an inline item's is its last node's output).
+    the items' outputs in order (an inline item's is its last node's output; a failed or
+    skipped item's is null). Under continue and skip_dependents the node goes on after
+    failed items, and the run, if nothing else fails, ends warning.
   - call: a child run of the flow named (another definition or a Go flow) through
     flow.ChildByName, `with:` as its input; detached starts it in a branch the run never
     waits for and goes on once the child started (output {run_id}), the child outliving

@@ -209,6 +209,7 @@ steps:
 `, nil, nil)
 	out := output(t, r)
 	assert.Equal(t, []any{"1", nil, "3"}, out["all"])
+	assert.Equal(t, flow.StatusWarning, r.Status(), "the run went on after a failed item")
 }
 
 func TestSleep(t *testing.T) {

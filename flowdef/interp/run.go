@@ -24,6 +24,10 @@ type runner struct {
 	inputs map[string]any
 	// visits counts, per node id, the gotos that jumped to it.
 	visits map[string]int
+	// allowed are the failures the run went on after without a step recording them as
+	// allowed (a foreach's items under on_item_fail continue or skip_dependents); a run
+	// that otherwise succeeds returns them, so it ends warning.
+	allowed []error
 }
 
 // frame is the recorded data expressions see at one place: the top of the run, or one
@@ -159,6 +163,9 @@ func (r *runner) run(ctx *flow.Context) (any, error) {
 		if aerr := r.always(ctx, f); aerr != nil {
 			err = errors.Join(err, fmt.Errorf("always: %w", aerr))
 		}
+	}
+	if err == nil && len(r.allowed) > 0 {
+		return out, errors.Join(r.allowed...)
 	}
 	return out, err
 }
