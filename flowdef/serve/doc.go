@@ -41,8 +41,9 @@ seconds costs nothing); Reload is one poll. What changed since the last poll:
     the catalog; the loader logs "added". A file bringing back a removed definition
     serves it again at once;
   - a removed file (or a file renaming its definition) stops the definition for new runs:
-    they fail at once with an error saying it was removed, its catalog entry says so in
-    its description, runs in progress go on. The catalog keeps the entry: entries are
-    never deleted from a catalog.
+    its catalog entry says so (WorkflowInfo.Removed, and its description), so
+    Client.Start and flowctl refuse new starts and nothing starts; a run started another
+    way (a raw client, a schedule) fails at once saying it was removed. Runs in progress
+    go on. The catalog keeps the entry: entries are never deleted from a catalog.
 */
 package serve

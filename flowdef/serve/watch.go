@@ -45,8 +45,9 @@ func (l *Loader) Watch(ctx context.Context, interval time.Duration) error {
 //     name (Worker.AddFlows: the worker serves flows added after it started without a
 //     restart) and published in the catalog; a file that brings back a removed
 //     definition serves it again at once;
-//   - a removed file stops its definition for new runs: they fail at once with an error
-//     saying it was removed (runs in progress go on) and its catalog description says so.
+//   - a removed file stops its definition for new runs: its catalog entry says so
+//     (WorkflowInfo.Removed), so Client.Start refuses new starts; a run started another
+//     way fails at once saying it was removed. Runs in progress go on.
 //
 // Reload returns an error only when the directory cannot be read or the catalog cannot be
 // published; problems of files are logged.
@@ -195,7 +196,7 @@ func (l *Loader) remove(name, path string) bool {
 	s.removed = true
 	s.info.Removed = fmt.Sprintf("definition %s was removed (%s); restore the file, or run a definition with flowctl start --file", name, path)
 	s.mu.Unlock()
-	l.log.Warn(fmt.Sprintf("flow definitions: definition %s was removed (%s): new runs of it fail at once; runs in progress go on", name, path),
+	l.log.Warn(fmt.Sprintf("flow definitions: definition %s was removed (%s): new starts are refused; runs in progress go on", name, path),
 		"definition", name, "file", path)
 	return true
 }
