@@ -53,6 +53,6 @@ tools:
 clean:
 	rm -rf $(BIN)
 
-## bench: gateflow against the raw Temporal SDK on one embedded server (BENCH_RUNS, BENCH_STEPS, BENCH_CONCURRENCY, BENCH_HELD)
+## bench: gateflow and a definition against the raw Temporal SDK on one embedded server (BENCH_RUNS, BENCH_STEPS, BENCH_CONCURRENCY, BENCH_HELD, BENCH_ROUNDS, BENCH_PROFILE_DIR)
 bench:
 	$(GO) test -run '^$$' -bench GateflowVsRawSDK -benchtime 1x -timeout 60m ./internal/integration
