@@ -18,6 +18,7 @@ package integration
 //	limits.wall_time, steps, tokens       TestFlowdefOptions/it-env-wall-time, -steps, -tokens
 //	limits.max_cost_usd                   TestFlowdefOptions/it-env-max-cost
 //	limits.budget_policy pause            TestFlowdefOptions/it-env-budget-pause
+//	limits.budget_pause                   TestFlowdefOptions/it-env-budget-pause-ends
 //	limits.depth, fan_out                 TestFlowdefOptions/it-env-depth, -fan-out
 //	priority, labels, worker_tags         TestFlowdefOptions/it-env-start-defaults
 //	schedules                             TestFlowdefOptions/it-env-schedule
@@ -164,6 +165,12 @@ steps:
   - {id: first, uses: agent, with: {prompt: "Chat one"}}
   - {id: second, uses: agent, with: {prompt: "Chat two"}}
   - {id: done, finish: {output: {said: "${{ steps.second.output }}"}}}
+`, `
+name: it-env-budget-pause-ends
+limits: {max_cost_usd: "0.001", budget_policy: pause, budget_pause: 2s}
+steps:
+  - {id: first, uses: agent, with: {prompt: "Chat one"}}
+  - {id: second, uses: agent, with: {prompt: "Chat two"}}
 `, `
 name: it-env-depth
 limits: {depth: 1}
@@ -317,6 +324,12 @@ func TestFlowdefOptions(t *testing.T) {
 				eventually(t, c, run, "pauses on its budget", func(d *flow.RunDescription) bool { return d.Status == flow.StatusBudgetPaused })
 				_, err := c.RaiseBudget(ctxT(t, time.Minute), flow.BudgetRequest{Run: run, To: decimal.RequireFromString("5"), By: "alice"})
 				require.NoError(t, err)
+			}},
+		{name: "it-env-budget-pause-ends", status: flow.StatusBudgetExceeded,
+			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+				require.NotNil(t, d.State.EndedAt)
+				assert.GreaterOrEqual(t, d.State.EndedAt.Sub(d.State.StartedAt), 2*time.Second, "it waited budget_pause for a raise")
+				assert.Less(t, d.State.EndedAt.Sub(d.State.StartedAt), time.Minute, "then ended, not after the default 24h")
 			}},
 		{name: "it-env-depth", status: flow.StatusFailed, errs: []string{"depth"}},
 		{name: "it-env-fan-out", status: flow.StatusFailed, errs: []string{"fan"}},
