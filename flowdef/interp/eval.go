@@ -150,8 +150,7 @@ func (e *evaluator) renderWith(t *expr.Template, env *expr.Env, f *frame) (strin
 // string that is exactly one ${{ expr }} keeps the expression's type. Maps are rebuilt
 // key by key in sorted order.
 func (e *evaluator) value(f *frame, v any) (any, error) {
-	switch x := v.(type) {
-	case string:
+	return renderTree(v, func(x string) (any, error) {
 		t, err := e.template(f, x)
 		if err != nil {
 			return nil, err
@@ -164,10 +163,19 @@ func (e *evaluator) value(f *frame, v any) (any, error) {
 			return nil, err
 		}
 		return t.RenderValue(env, e.activation(f))
+	})
+}
+
+// renderTree rebuilds v (maps, lists, scalars) with every string replaced by leaf's
+// value for it; maps key by key in sorted order, errors prefixed by the key or index.
+func renderTree(v any, leaf func(string) (any, error)) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return leaf(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for _, k := range slices.Sorted(maps.Keys(x)) {
-			r, err := e.value(f, x[k])
+			r, err := renderTree(x[k], leaf)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
@@ -177,7 +185,7 @@ func (e *evaluator) value(f *frame, v any) (any, error) {
 	case []any:
 		out := make([]any, len(x))
 		for i, el := range x {
-			r, err := e.value(f, el)
+			r, err := renderTree(el, leaf)
 			if err != nil {
 				return nil, fmt.Errorf("[%d]: %w", i, err)
 			}

@@ -194,33 +194,11 @@ func (m *triggerMap) input(end flow.RunEnd, output json.RawMessage) (any, bool, 
 // render renders every string of v with RenderValue (a string that is one ${{ expr }}
 // keeps its type).
 func (m *triggerMap) render(v any, act expr.Activation) (any, error) {
-	switch x := v.(type) {
-	case string:
+	return renderTree(v, func(x string) (any, error) {
 		t, err := expr.ParseTemplate(x)
 		if err != nil {
 			return nil, err
 		}
 		return t.RenderValue(m.env, act)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			r, err := m.render(x[k], act)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			out[k] = r
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			r, err := m.render(e, act)
-			if err != nil {
-				return nil, fmt.Errorf("[%d]: %w", i, err)
-			}
-			out[i] = r
-		}
-		return out, nil
-	}
-	return v, nil
+	})
 }
