@@ -15,36 +15,6 @@ import (
 	"github.com/gateflow/gateflow/activities/llm"
 )
 
-// Services protect what steps call (an API, a provider) with limits that hold across all
-// the workers of a task queue and with a circuit breaker per worker.
-//
-// A service is declared on the worker (WorkerOptions.Services). Its steps go to their own
-// activity task queue, "<task queue>/svc/<name>" (ServiceQueue), which every worker that
-// declares the service polls with Temporal's TaskQueueActivitiesPerSecond (RatePerSecond:
-// the Temporal server enforces it for all the pollers of the queue together) and
-// MaxConcurrentActivityExecutionSize (MaxConcurrent: per worker). The workers of a task
-// queue should declare the same services with the same limits; the server keeps the rate
-// the latest poller asked for.
-//
-// A step uses a service when it names it (UseService), or, when it names none, when a
-// declared service has the name of
-//   - an HTTP step's URL host, with or without the port ("api.github.com", "127.0.0.1:8080"),
-//   - an agent step's provider (its Provider field, or the provider its model's prefix
-//     picks, e.g. "openai").
-//
-// A step naming a service its worker does not declare fails without being dispatched.
-//
-// With a Breaker, each worker counts the outcomes of the service's steps it runs: a failure
-// is any error but a cancellation or a non-retryable one (such as an HTTP 4xx answer,
-// which is the request's fault, not the service's). When the breaker trips it is open
-// for OpenTimeout: the service's steps fail at once without calling the service, with a
-// retryable ServiceUnavailableErrorType error whose next retry is scheduled by Temporal
-// (NextRetryDelay) after the open time; meanwhile the step shows waiting_service
-// (StepWaitingService) in Client.Describe, flowctl show and watch. After the open time a
-// few probes (HalfOpenProbes) go through; their success closes the breaker, a failure
-// opens it again. Fast failures use attempts of the step's retry policy (three by
-// default): give steps of a service with a breaker attempts enough to outlast it.
-
 // ServiceUnavailableErrorType is the ApplicationError type of a step that failed fast
 // because its service's circuit breaker is open (or half-open with its probes in flight).
 // It is retryable; its NextRetryDelay waits out the open time.
@@ -100,7 +70,35 @@ type ServiceDef struct {
 	Options ServiceOptions
 }
 
-// Service declares a service for WorkerOptions.Services.
+// Service declares a service for WorkerOptions.Services. Services protect what steps call (an API, a provider) with limits that hold across all
+// the workers of a task queue and with a circuit breaker per worker.
+//
+// A service is declared on the worker (WorkerOptions.Services). Its steps go to their own
+// activity task queue, "<task queue>/svc/<name>" (ServiceQueue), which every worker that
+// declares the service polls with Temporal's TaskQueueActivitiesPerSecond (RatePerSecond:
+// the Temporal server enforces it for all the pollers of the queue together) and
+// MaxConcurrentActivityExecutionSize (MaxConcurrent: per worker). The workers of a task
+// queue should declare the same services with the same limits; the server keeps the rate
+// the latest poller asked for.
+//
+// A step uses a service when it names it (UseService), or, when it names none, when a
+// declared service has the name of
+//   - an HTTP step's URL host, with or without the port ("api.github.com", "127.0.0.1:8080"),
+//   - an agent step's provider (its Provider field, or the provider its model's prefix
+//     picks, e.g. "openai").
+//
+// A step naming a service its worker does not declare fails without being dispatched.
+//
+// With a Breaker, each worker counts the outcomes of the service's steps it runs: a failure
+// is any error but a cancellation or a non-retryable one (such as an HTTP 4xx answer,
+// which is the request's fault, not the service's). When the breaker trips it is open
+// for OpenTimeout: the service's steps fail at once without calling the service, with a
+// retryable ServiceUnavailableErrorType error whose next retry is scheduled by Temporal
+// (NextRetryDelay) after the open time; meanwhile the step shows waiting_service
+// (StepWaitingService) in Client.Describe, flowctl show and watch. After the open time a
+// few probes (HalfOpenProbes) go through; their success closes the breaker, a failure
+// opens it again. Fast failures use attempts of the step's retry policy (three by
+// default): give steps of a service with a breaker attempts enough to outlast it.
 func Service(name string, opts ServiceOptions) ServiceDef {
 	return ServiceDef{Name: name, Options: opts}
 }

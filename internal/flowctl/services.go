@@ -61,3 +61,20 @@ func limit(v string, none bool) string {
 	}
 	return v
 }
+
+// eventStepWaiting is the watch event of a step that waits for its service's breaker.
+const eventStepWaiting = "step_waiting"
+
+// stepGoing: a step in this state has not ended (it runs, or waits to go on).
+func stepGoing(s flow.StepStatus) bool {
+	return s == flow.StepRunning || s == flow.StepWaitingService || s == flow.StepWaitingCapacity
+}
+
+// emitServiceWait reports a step that failed fast on an open breaker and waits for it.
+func (w *watcher) emitServiceWait(d *flow.RunDescription, s watchedStep) {
+	if w.json {
+		w.emit(watchEvent{Event: eventStepWaiting, Run: d.ID, Time: w.now(), Status: d.Status, Step: s.event()})
+		return
+	}
+	fmt.Fprintf(w.out, "%s  waiting   %-16s %s\n", clock(w.now()), s.path, s.Detail(100))
+}
