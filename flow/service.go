@@ -99,6 +99,17 @@ type ServiceDef struct {
 // few probes (HalfOpenProbes) go through; their success closes the breaker, a failure
 // opens it again. Fast failures use attempts of the step's retry policy (three by
 // default): give steps of a service with a breaker attempts enough to outlast it.
+//
+// Each worker exports gateflow_service_breaker_state{service} (0 closed, 1 half-open, 2
+// open; updated as the service's steps run) and gateflow_service_fast_failures_total
+// through its client's metrics handler, and reports its breakers' state to the services
+// entity of the task queue (ServicesID), which Client.Services and `flowctl services`
+// read.
+//
+// Limits: a service's steps go to any worker that declares the service, whatever tags a
+// run needs (StartOptions.WorkerTags). Runs replay with the services of the worker that
+// replays them: a worker (or a replayer, RegisterWorkflows) without a service that a
+// recorded step named fails that step again, which Temporal reports as nondeterminism.
 func Service(name string, opts ServiceOptions) ServiceDef {
 	return ServiceDef{Name: name, Options: opts}
 }

@@ -78,6 +78,19 @@ func TestServiceRateLimitHoldsAcrossWorkerProcesses(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
 
+	// Both processes ran calls: the limit held for the two together.
+	who := map[string]int{}
+	it := shared.tc.GetWorkflowHistory(ctx, run.ID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+			who[a.GetIdentity()]++
+		}
+	}
+	t.Logf("calls by worker: %v", who)
+	assert.Len(t, who, 2, "both worker processes ran calls")
+
 	times := log.snapshot()
 	require.Len(t, times, n)
 	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
