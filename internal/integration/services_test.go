@@ -164,6 +164,10 @@ func TestServiceBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 		r := flowctlRunOn(t, queue, "services")
 		return r.code == 0 && bytes.Contains([]byte(r.stdout), []byte("closed"))
 	}, 5*time.Second, 50*time.Millisecond, "the breaker is closed again")
+	r = flowctlRunOn(t, queue+"-none", "services")
+	assert.Equal(t, 3, r.code, "no services on the queue: exit 3")
+	assert.Contains(t, r.stderr, "no worker of task queue "+queue+"-none declared services")
+
 	var out bytes.Buffer
 	require.NoError(t, reg.Write(&out))
 	assert.Regexp(t, `(?m)^gateflow_service_breaker_state\{[^}]*service="flaky"[^}]*\} 0$`, out.String())
