@@ -99,6 +99,9 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 		recorded = d.State.Status // the query is ahead of the search attribute
 	}
 	d.Status = deriveStatus(info.GetStatus(), recorded, d.State)
+	if running {
+		markWaitingService(d.State, resp.GetPendingActivities()) // service_status.go
+	}
 
 	if !running {
 		c.fillOutcome(ctx, d, info.GetStatus())

@@ -24,6 +24,8 @@ type stepOptions struct {
 	detached     bool
 	childTags    []string
 	childTagsSet bool
+	// service is the step's service (UseService, service.go).
+	service string
 }
 
 // StepTimeout bounds one attempt of the step (the activity's StartToCloseTimeout).

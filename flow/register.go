@@ -44,6 +44,10 @@ func runConfigOf(opts WorkerOptions, flows []Definition) (runConfig, error) {
 		return runConfig{}, err
 	}
 	cfg.gateTypes = gateActs.types
+	cfg.services, cfg.baseQueue = serviceNames(opts.Services), opts.TaskQueue // service.go
+	if cfg.baseQueue == "" {
+		cfg.baseQueue = DefaultTaskQueue
+	}
 	return cfg, nil
 }
 

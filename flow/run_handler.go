@@ -27,6 +27,10 @@ type runConfig struct {
 	gateTypes []string
 	// triggers are, by flow name, the flows of the worker its runs' ends start (OnRunOf).
 	triggers map[string][]trigger
+	// services are the worker's declared services, sorted, and baseQueue its task queue
+	// (service.go).
+	services  []string
+	baseQueue string
 }
 
 // runner is one run's wrapper: the state every part shares, and the parts. Each part owns
@@ -55,6 +59,9 @@ type runner struct {
 	optionsErr error
 	// gateTypes are the worker's gate resolver types (run_gate.go).
 	gateTypes []string
+	// services and baseQueue: the worker's services and task queue (service.go).
+	services  []string
+	baseQueue string
 	// steps counts the run's steps for the MaxSteps guard (run_limits.go).
 	steps stepsPart
 	// triggers are the flows the run's end starts (run_triggers.go).
@@ -115,7 +122,8 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	if info.MaxAttempts > 0 {
 		st.MaxAttempts = info.MaxAttempts
 	}
-	rt := &runner{root: wctx, info: info, state: st, guards: guards, gateTypes: cfg.gateTypes, triggers: cfg.triggers[info.Name]}
+	rt := &runner{root: wctx, info: info, state: st, guards: guards, gateTypes: cfg.gateTypes, triggers: cfg.triggers[info.Name],
+		services: cfg.services, baseQueue: cfg.baseQueue}
 	rt.children = &childrenPart{parent: parent, reports: map[string]ChildRecord{}}
 	rt.people = newPeoplePart(rt, cfg.directory)
 	rt.events = &eventsPart{}

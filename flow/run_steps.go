@@ -72,6 +72,9 @@ func (c *Context) dispatch(cl call) *pending {
 	if cl.invalid == nil {
 		cl.invalid = checkRoutes(cl) // run_routing.go: a route that cannot apply to the step
 	}
+	if cl.invalid == nil {
+		cl.invalid = c.checkService(cl) // service.go: a service the worker does not declare
+	}
 	if err := c.holdWhilePaused(cl.onError); err != nil && cl.invalid == nil {
 		cl.invalid = err // run_pause.go: cancelled while the run was paused
 	}
@@ -128,6 +131,7 @@ func (c *Context) dispatch(cl call) *pending {
 		ao.Summary = cl.summary
 	}
 	ao.ScheduleToStartTimeout = cl.opts.queueTimeout // QueueTimeout (routing.go)
+	ao.TaskQueue = c.serviceQueue(cl)                // service.go: "" is the run's queue
 	if left, limited := c.run.wallTimeLeft(now); limited && !cl.onError && left < ao.StartToCloseTimeout {
 		ao.StartToCloseTimeout = left
 		ao.ScheduleToCloseTimeout = left

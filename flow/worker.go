@@ -70,6 +70,8 @@ type WorkerOptions struct {
 	// Directory resolves the "group:" names of approvers and input assignees (see
 	// approval.LoadDirectory for a file-based one). Nil: groups have no members.
 	Directory approval.Directory
+	// Services are the services the worker's steps call, with their limits (see Service).
+	Services []ServiceDef
 	// Worker passes further options to the Temporal worker. TaskQueue, Identity and
 	// StopTimeout above take precedence over the same settings here.
 	Worker worker.Options
@@ -81,6 +83,7 @@ type Worker struct {
 	opts   WorkerOptions
 	extra  []registration
 	ws     []worker.Worker
+	svc    servicesPart // service_status.go
 
 	// mu guards flows, started and late: AddFlows may run while the worker serves.
 	mu    sync.Mutex
@@ -180,6 +183,7 @@ func checkFlows(opts WorkerOptions, served, flows []Definition) error {
 	} else {
 		errs = append(errs, ga.checkFlows(flows)...)
 	}
+	errs = append(errs, checkServices(opts.Services)) // service.go
 	errs = append(errs, checkTriggers(append(slices.Clone(served), flows...))...)
 	return errors.Join(errs...)
 }
@@ -232,11 +236,19 @@ func (w *Worker) Start() error {
 		}
 		w.ws = append(w.ws, tw)
 	}
+	if err := w.startServices(o); err != nil { // service_worker.go
+		w.Stop()
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := w.publish(ctx); err != nil {
 		w.Stop()
 		return fmt.Errorf("worker: publish catalog of %s: %w", w.opts.TaskQueue, err)
+	}
+	if err := w.startServicePublisher(ctx); err != nil {
+		w.Stop()
+		return fmt.Errorf("worker: %w", err)
 	}
 	if err := w.ensureSchedules(ctx, flows); err != nil {
 		w.Stop()
@@ -251,6 +263,7 @@ func (w *Worker) Start() error {
 
 // Stop stops polling and waits up to StopTimeout for in-flight steps.
 func (w *Worker) Stop() {
+	w.stopServicePublisher()
 	for _, tw := range w.ws {
 		tw.Stop()
 	}

@@ -141,7 +141,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.inputCommand(), a.signalCommand(), a.budgetCommand(),
 		a.watchCommand(), a.historyCommand(), a.setupCommand(), a.completionCommand())
 	root.AddCommand(a.cancelCommand(), a.planCommand(), a.schedulesCommand())
-	root.AddCommand(a.validateCommand(), a.flowsCommand())
+	root.AddCommand(a.validateCommand(), a.flowsCommand(), a.servicesCommand())
 	root.AddCommand(a.pauseCommands()...)
 	return root
 }

@@ -211,11 +211,14 @@ func (w *watcher) update(ctx context.Context, d *flow.RunDescription, interval t
 		if !ok {
 			w.emitStep(d, eventStepStarted, s)
 		}
-		if s.Status != flow.StepRunning && (!ok || prev == flow.StepRunning) {
+		if s.Status == flow.StepWaitingService && prev != s.Status {
+			w.emitServiceWait(d, s) // services.go
+		}
+		if !stepGoing(s.Status) && (!ok || stepGoing(prev)) {
 			w.emitStep(d, eventStepFinished, s)
 		}
 		w.seen[s.key] = s.Status
-		if s.Status == flow.StepRunning {
+		if stepGoing(s.Status) {
 			counts.Running++
 		} else {
 			counts.Done++

@@ -21,7 +21,7 @@ var builtTestworker struct {
 
 // startTestworker builds testworker once and starts it serving the test flows on queue,
 // returning once it is ready. The process is killed when the test ends.
-func startTestworker(t *testing.T, queue string) *exec.Cmd {
+func startTestworker(t *testing.T, queue string, args ...string) *exec.Cmd {
 	t.Helper()
 	builtTestworker.once.Do(func() {
 		dir, err := os.MkdirTemp("", "gateflow-testworker-")
@@ -35,7 +35,7 @@ func startTestworker(t *testing.T, queue string) *exec.Cmd {
 		}
 	})
 	require.NoError(t, builtTestworker.err)
-	worker := exec.Command(builtTestworker.path, "--address", shared.srv.FrontendAddress(), "--task-queue", queue)
+	worker := exec.Command(builtTestworker.path, append([]string{"--address", shared.srv.FrontendAddress(), "--task-queue", queue}, args...)...)
 	stdout, err := worker.StdoutPipe()
 	require.NoError(t, err)
 	worker.Stderr = os.Stderr

@@ -34,6 +34,7 @@ func main() {
 	address := flag.String("address", "", "Temporal frontend")
 	queue := flag.String("task-queue", "", "task queue")
 	bench := flag.String("bench", "", `serve one half of the benchmark: "raw", "flow" or "flowdef"; prints the address of a /heap endpoint`)
+	services := flag.Bool("services", false, "serve the service tests' flows (testflows.ServiceFlows) with their services")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	tc, err := client.DialContext(ctx, client.Options{HostPort: *address, Logger: logging.NewSDKLogger(os.Stderr, "error")})
@@ -42,7 +43,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	stop, err := serve(tc, *queue, *bench)
+	mode := *bench
+	if *services {
+		mode = "services"
+	}
+	stop, err := serve(tc, *queue, mode)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -83,6 +88,9 @@ func serve(tc client.Client, queue, bench string) (func(), error) {
 		w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: queue}, defs...)
 		w.RegisterActivity(testflows.EchoWith, testflows.BenchEchoWith)
 		w.RegisterActivity(testflows.MarkWith, testflows.BenchMarkWith)
+		return w.Stop, w.Start()
+	case "services":
+		w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: queue, Services: testflows.Services()}, testflows.ServiceFlows()...)
 		return w.Stop, w.Start()
 	case "raw":
 		w := worker.New(tc, queue, worker.Options{})
