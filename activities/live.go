@@ -20,9 +20,13 @@ const LiveTailLines = 50
 // LiveLineBytes caps one heartbeated line; a longer line is cut into pieces of this size.
 const LiveLineBytes = 1 << 10
 
+// LiveTailBytes caps the text of the heartbeated lines together: older lines are dropped
+// first.
+const LiveTailBytes = 16 << 10
+
 // LiveOutput is the heartbeat detail of a running shell or agent step: the tail of its
 // output (shell) or what it is doing (agent). It is bounded: at most LiveTailLines lines of
-// at most LiveLineBytes each.
+// at most LiveLineBytes each, LiveTailBytes in all.
 type LiveOutput struct {
 	// Attempt is the attempt that sent it (1 for the first).
 	Attempt int `json:"attempt"`
@@ -51,6 +55,7 @@ type LiveLine struct {
 type liveTail struct {
 	mu      sync.Mutex
 	lines   []LiveLine
+	bytes   int // of the lines' text
 	seq     int64
 	partial map[string][]byte
 }
@@ -102,8 +107,14 @@ func (t *liveTail) push(stream, text string) {
 	t.seq++
 	text = strings.ToValidUTF8(strings.TrimSuffix(text, "\r"), "\uFFFD")
 	t.lines = append(t.lines, LiveLine{Seq: t.seq, Stream: stream, Text: text})
-	if over := len(t.lines) - LiveTailLines; over > 0 {
-		t.lines = append(t.lines[:0:0], t.lines[over:]...)
+	t.bytes += len(text)
+	drop := 0
+	for len(t.lines)-drop > LiveTailLines || (t.bytes > LiveTailBytes && len(t.lines)-drop > 1) {
+		t.bytes -= len(t.lines[drop].Text)
+		drop++
+	}
+	if drop > 0 {
+		t.lines = append(t.lines[:0:0], t.lines[drop:]...)
 	}
 }
 

@@ -145,6 +145,17 @@ func TestLiveTail(t *testing.T) {
 	last := snap.Lines[len(snap.Lines)-1]
 	assert.Equal(t, int64(4+2+3*LiveTailLines), last.Seq, "sequence numbers go on")
 	assert.Equal(t, "x", last.Text)
+
+	// Long lines together stay under LiveTailBytes.
+	_, _ = io.WriteString(out, strings.Repeat(strings.Repeat("y", LiveLineBytes-1)+"\n", LiveTailLines))
+	snap = tail.snapshot(1)
+	total := 0
+	for _, l := range snap.Lines {
+		total += len(l.Text)
+	}
+	assert.LessOrEqual(t, total, LiveTailBytes)
+	assert.Greater(t, total, LiveTailBytes-LiveLineBytes)
+	assert.Equal(t, int64(4+2+4*LiveTailLines), snap.Lines[len(snap.Lines)-1].Seq)
 }
 
 func TestRunShellHeartbeatsLiveOutput(t *testing.T) {
