@@ -207,6 +207,9 @@ type HTTPFailure struct {
 // HTTPTransportErrorType (retryable); an invalid step or a missing secret with
 // InvalidStepErrorType (non-retryable). If ctx itself ends, its error is returned.
 //
+// Inside a worker the request carries the step's idempotency key (see IdempotencyKey) in
+// the Idempotency-Key header, or the one HTTP.IdempotencyHeader names.
+//
 // URLs in messages have passwords and secret-looking query parameters redacted, and any
 // resolved secret value the server echoes back is replaced by RedactedValue in the result
 // and the error.

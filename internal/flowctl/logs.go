@@ -69,7 +69,7 @@ func (a *app) logsCommand() *cobra.Command {
 		Example: `  flowctl logs release-9669e41315 build -f
   flowctl logs release-9669e41315 build -o json | jq -r 'select(.event == "line") | .text'`,
 		Args:              exactArgs(2, "RUN STEP"),
-		ValidArgsFunction: a.completeRuns,
+		ValidArgsFunction: a.completeRunSteps,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if interval <= 0 {
 				return usageErr("--interval %s: want a positive duration, e.g. 500ms", interval)
@@ -88,6 +88,33 @@ func (a *app) logsCommand() *cobra.Command {
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the step until it ends")
 	cmd.Flags().DurationVar(&interval, "interval", 500*time.Millisecond, "how often to read the run with -f")
 	return cmd
+}
+
+// completeRunSteps completes RUN with the recent runs, then STEP with the run's steps.
+func (a *app) completeRunSteps(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) != 1 {
+		return a.completeRuns(cmd, args, toComplete)
+	}
+	a.timeout = min(a.timeout, 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	c, err := a.client(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	d, err := c.Describe(ctx, args[0])
+	if err != nil || d.State == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range d.State.Steps {
+		if l := s.Label(); !seen[l] && strings.HasPrefix(l, toComplete) {
+			seen[l] = true
+			out = append(out, l+"\t"+string(s.Kind)+" "+string(s.Status))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
 // stepLogger prints one step's output by polling its run's description.
