@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -177,4 +178,30 @@ func TestRunShellHeartbeatsLiveOutput(t *testing.T) {
 	require.NotEmpty(t, beats, "a running step heartbeats its output")
 	assert.Equal(t, []LiveLine{{Seq: 1, Stream: "stdout", Text: "first"}, {Seq: 2, Stream: "stderr", Text: "warn"}}, beats[0].Lines)
 	assert.Equal(t, 1, beats[0].Attempt)
+}
+
+func TestRunAgentHeartbeatsProgress(t *testing.T) {
+	srv := newAgentFakeProvider(t, http.StatusOK, nil, agentOpenAIAnswer("ok", 1, 1, ""), 1300*time.Millisecond)
+	a := agentOpenAIActivities(srv, "k")
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(a.RunAgent, activity.RegisterOptions{Name: AgentActivity})
+	var mu sync.Mutex
+	var beats []LiveOutput
+	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) {
+		var lo LiveOutput
+		if d.HasValues() && d.Get(&lo) == nil {
+			mu.Lock()
+			beats = append(beats, lo)
+			mu.Unlock()
+		}
+	})
+	_, err := env.ExecuteActivity(AgentActivity, Agent{Model: "gpt-4o-mini", Prompt: "review"})
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, beats, "a waiting agent step heartbeats its progress")
+	assert.Equal(t, "waiting for provider openai (model gpt-4o-mini), 1s", beats[0].Progress)
+	assert.Empty(t, beats[0].Lines)
 }
