@@ -58,9 +58,11 @@ func (a *app) logsCommand() *cobra.Command {
 			"While the step runs, logs prints the last lines it printed (a shell step heartbeats the\n" +
 			"tail of its stdout and stderr every second; stderr lines start with \"stderr| \") or\n" +
 			"what it is doing (an agent step's progress). Once it has ended, logs prints its final\n" +
-			"output from the step record (its error too). With -f it follows the step: it waits for\n" +
-			"the step to start, prints each new line once, and when the step ends prints its final\n" +
-			"output. Without -f it prints what there is now.\n\n" +
+			"output: what a completed shell, HTTP or agent step returned (a shell step's stdout, then\n" +
+			"its stderr lines), else the step record's output preview, and the step's error.\n\n" +
+			"With -f it follows the step: it waits for the step to start, prints each new line\n" +
+			"once, and when the step ends prints its final output. Without -f it prints what there\n" +
+			"is now.\n\n" +
 			"logs exits 0 for a running step (without -f) and a step that ended completed, skipped\n" +
 			"or allowed to fail; 5 for a step that failed, timed out, was cancelled or refused; 3\n" +
 			"when the run has no such step (with -f: once the run has ended).\n\n" +
@@ -82,6 +84,7 @@ func (a *app) logsCommand() *cobra.Command {
 				return err
 			}
 			l := newStepLogger(a.stdout, a.output == "json", c.Describe)
+			l.final = historyOutput(c.Temporal())
 			return l.logs(cmd.Context(), args[0], args[1], follow, interval)
 		},
 	}
@@ -122,8 +125,9 @@ type stepLogger struct {
 	out      io.Writer
 	json     bool
 	describe func(ctx context.Context, id string) (*flow.RunDescription, error)
-	// final is the step's final output once it has ended. It is the record's output preview
-	// today; the blob store, which keeps a shell step's whole stdout and stderr, plugs in here.
+	// final is the step's final output once it has ended: the record's output preview
+	// (recordOutput), or what the step's activity returned (historyOutput). The blob store,
+	// which keeps a shell step's whole stdout and stderr, plugs in here.
 	final func(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) (string, error)
 
 	attempt  int   // the attempt whose lines were printed
@@ -172,6 +176,12 @@ func (l *stepLogger) logs(ctx context.Context, run, step string, follow bool, in
 // update prints what is new in one description and reports whether logs is done.
 func (l *stepLogger) update(ctx context.Context, d *flow.RunDescription, step string, follow bool) (bool, error) {
 	if d.State == nil {
+		// The steps cannot be read now (a busy worker did not answer the query); the live
+		// output of a step named by its ID still can.
+		if live, ok := d.Live[step]; ok {
+			l.printLive(d.ID, step, live)
+			return !follow, nil
+		}
 		if !follow || d.Status.Terminal() {
 			return true, fmt.Errorf("logs %s: the run's steps cannot be read: %s", d.ID, orDash(d.StateError))
 		}

@@ -104,6 +104,15 @@ func TestLogsWithoutFollow(t *testing.T) {
 	assert.Equal(t, "--- build shell completed after 1s (attempt 1, code 0)\nok\n", out)
 }
 
+func TestLogsLiveWithoutState(t *testing.T) {
+	noState := withLive(desc(flow.StatusRunning), "build", lines(1, 1, "one"))
+	noState.State, noState.StateError = nil, "query timed out"
+	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {noState, desc(flow.StatusRunning, done("build", 0, 1000, "one\n"))}}}
+	out, err := logsWith(t, false, f, "build", true)
+	require.NoError(t, err)
+	assert.Equal(t, "one\n--- build shell completed after 1s (attempt 1, code 0)\none\n", out)
+}
+
 func TestLogsAgentProgress(t *testing.T) {
 	ag := running("review", 0)
 	ag.Kind = flow.KindAgent

@@ -53,11 +53,11 @@ type liveInput struct {
 	Gate string `json:"gate"`
 }
 
-// liveFlow prints a line, waits for the test to create the gate file (at most 30s), prints
-// another.
+// liveFlow prints a line, waits for the test to create the gate file (at most 60s), prints
+// another and then 1..100, more than the step record's preview holds.
 var liveFlow = flow.Define("test.live.output", func(ctx *flow.Context, in liveInput) (string, error) {
 	res, err := ctx.Shell("emit", activities.Shell{
-		Command: `echo first; echo warned >&2; i=0; while [ ! -e "$GATE" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; echo second`,
+		Command: `echo first; echo warned >&2; i=0; while [ ! -e "$GATE" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; echo second; seq 1 100`,
 		Env:     map[string]string{"GATE": in.Gate}})
 	return res.Stdout, err
 })
@@ -189,9 +189,9 @@ func TestFlowctlLogsFollowsARunningShellStep(t *testing.T) {
 
 	// The first lines show while the step still waits for the gate.
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "first\nstderr| warned\n") },
-		20*time.Second, 50*time.Millisecond, "logs -f: %q %q", logs.String(), logsErr.String())
+		45*time.Second, 50*time.Millisecond, "logs -f: %q %q; watch: %q %q", logs.String(), logsErr.String(), watch.String(), watchErr.String())
 	require.Eventually(t, func() bool { return strings.Contains(watch.String(), "output    emit             first\n") },
-		20*time.Second, 50*time.Millisecond, "watch: %q %q", watch.String(), watchErr.String())
+		45*time.Second, 50*time.Millisecond, "watch: %q %q", watch.String(), watchErr.String())
 	assert.NotContains(t, logs.String(), "second", "the step has not printed it yet")
 	d, err := c.Describe(ctx, run.ID)
 	require.NoError(t, err)
@@ -210,7 +210,8 @@ func TestFlowctlLogsFollowsARunningShellStep(t *testing.T) {
 	live, final, ok := strings.Cut(out, "--- emit shell completed after ")
 	require.True(t, ok, "logs -f ends with the step's outcome: %q", out)
 	assert.Equal(t, 1, strings.Count(live, "first\n"), "each live line once: %q", out)
-	assert.Contains(t, final, "first\nsecond\n", "then the final output, from the step record")
+	assert.Contains(t, final, "first\nsecond\n1\n2\n", "then the final output")
+	assert.True(t, strings.HasSuffix(out, "99\n100\nstderr| warned\n"), "all of it, from the step's result: %q", out)
 	select {
 	case code := <-watchDone:
 		require.Equal(t, 0, code, watchErr.String())
@@ -223,7 +224,8 @@ func TestFlowctlLogsFollowsARunningShellStep(t *testing.T) {
 	r := flowctlRunOn(t, queue, "logs", run.ID, "emit", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `"event":"ended"`)
-	assert.Contains(t, r.stdout, `"output":"first\nsecond\n"`)
+	assert.Contains(t, r.stdout, `"output":"first\nsecond\n1\n2\n`)
+	assert.Contains(t, r.stdout, `\n100\nstderr| warned\n"`)
 	r = flowctlRunOn(t, queue, "logs", run.ID, "nope")
 	assert.Equal(t, flowctl.ExitNotFound, r.code)
 	assert.Contains(t, r.stderr, "has no step nope")
