@@ -268,7 +268,7 @@ func (a *AgentActivities) RunAgent(ctx context.Context, in Agent) (AgentResult, 
 }
 
 // agentComplete makes the provider call, heartbeating every second while it is in flight
-// (inside an activity). It returns when the call does or when ctx is done.
+// (inside an activity) with a LiveOutput whose Progress says whom it waits for and how long. It returns when the call does or when ctx is done.
 func agentComplete(ctx context.Context, p llm.Provider, req llm.Request) (llm.Response, error) {
 	type outcome struct {
 		resp llm.Response
@@ -281,7 +281,10 @@ func agentComplete(ctx context.Context, p llm.Provider, req llm.Request) (llm.Re
 	}()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	isActivity := activity.IsActivity(ctx)
+	attempt, start := 1, time.Now()
+	if id, ok := Identity(ctx); ok {
+		attempt = id.Attempt
+	}
 	for {
 		select {
 		case o := <-done:
@@ -289,9 +292,8 @@ func agentComplete(ctx context.Context, p llm.Provider, req llm.Request) (llm.Re
 		case <-ctx.Done():
 			return llm.Response{}, ctx.Err()
 		case <-tick.C:
-			if isActivity {
-				activity.RecordHeartbeat(ctx)
-			}
+			heartbeat(ctx, LiveOutput{Attempt: attempt, At: time.Now(), Progress: fmt.Sprintf(
+				"waiting for provider %s (model %s), %s", p.Name(), req.Model, time.Since(start).Round(time.Second))})
 		}
 	}
 }

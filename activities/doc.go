@@ -7,5 +7,14 @@
 // (ShellActivity).
 //
 // Long steps heartbeat, so a crashed worker is noticed within the step's heartbeat timeout
-// and the step is retried elsewhere; a cancelled step kills its whole process group.
+// and the step is retried elsewhere; a cancelled step kills its whole process group. The
+// heartbeat carries a LiveOutput: the last lines of a shell step's stdout and stderr, an
+// agent step's progress, which flow.Client.Describe returns in RunDescription.Live (and
+// flowctl watch and flowctl logs print).
+//
+// Every step has a stable identity for the services it calls (Identity): a shell step gets
+// GATEFLOW_STEP, GATEFLOW_ATTEMPT and GATEFLOW_IDEMPOTENCY_KEY in its environment, an HTTP
+// step sends the key in an Idempotency-Key header (HTTP.IdempotencyHeader). The key is the
+// same for every attempt of the step and differs between steps and runs (IdempotencyKey
+// says what renews it), so a service can deduplicate the at-least-once calls.
 package activities

@@ -80,6 +80,11 @@ type HTTP struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// ExpectStatus lists the statuses that count as success. Empty means any 2xx.
 	ExpectStatus []int `json:"expect_status,omitempty"`
+	// IdempotencyHeader names the header the step's idempotency key (see IdempotencyKey) is
+	// sent in, the same for every attempt of the step. Empty means
+	// DefaultIdempotencyHeader ("Idempotency-Key"); NoIdempotencyHeader ("-") sends none. A
+	// value Headers gives that header is sent instead of the key.
+	IdempotencyHeader string `json:"idempotency_header,omitempty"`
 }
 
 // Validate reports what is wrong with an HTTP step before it is dispatched. It does not
@@ -142,6 +147,15 @@ func (h HTTP) Validate() error {
 			return fmt.Errorf("http: header %s: %v", name, err)
 		}
 	}
+	if ih := h.IdempotencyHeader; ih != "" && ih != NoIdempotencyHeader {
+		if !httpIsToken(ih) {
+			return fmt.Errorf("http: idempotency_header %q is not a valid header name (want a name like Idempotency-Key, or - for none)", ih)
+		}
+		switch http.CanonicalHeaderKey(ih) {
+		case "Content-Length", "Transfer-Encoding", "Host", "Content-Type":
+			return fmt.Errorf("http: idempotency_header %s: that header carries something else; name another", ih)
+		}
+	}
 	for _, s := range h.ExpectStatus {
 		if s < 100 || s > 599 {
 			return fmt.Errorf("http: expect_status %d is out of range 100..599", s)
@@ -193,6 +207,9 @@ type HTTPFailure struct {
 // HTTPTransportErrorType (retryable); an invalid step or a missing secret with
 // InvalidStepErrorType (non-retryable). If ctx itself ends, its error is returned.
 //
+// Inside a worker the request carries the step's idempotency key (see IdempotencyKey) in
+// the Idempotency-Key header, or the one HTTP.IdempotencyHeader names.
+//
 // URLs in messages have passwords and secret-looking query parameters redacted, and any
 // resolved secret value the server echoes back is replaced by RedactedValue in the result
 // and the error.
@@ -201,8 +218,9 @@ func RunHTTP(ctx context.Context, in HTTP) (HTTPResult, error) {
 		return HTTPResult{}, httpInvalidStep(err.Error())
 	}
 	attempt := 1
-	if activity.IsActivity(ctx) {
-		attempt = int(activity.GetInfo(ctx).Attempt)
+	id, inActivity := Identity(ctx)
+	if inActivity {
+		attempt = id.Attempt
 	}
 	method := strings.ToUpper(in.Method)
 	if method == "" {
@@ -237,6 +255,9 @@ func RunHTTP(ctx context.Context, in HTTP) (HTTPResult, error) {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("User-Agent", "gateflow")
+	if name := httpIdempotencyHeader(in.IdempotencyHeader); name != "" && inActivity {
+		req.Header.Set(name, id.Key) // a value in Headers replaces it below
+	}
 	for name, value := range headers {
 		if http.CanonicalHeaderKey(name) == "Host" {
 			req.Host = value
@@ -346,6 +367,17 @@ func httpDoHeartbeating(ctx context.Context, req *http.Request) httpOutcome {
 			}
 		}
 	}
+}
+
+// httpIdempotencyHeader is the header the idempotency key goes in, "" for none.
+func httpIdempotencyHeader(name string) string {
+	switch name {
+	case "":
+		return DefaultIdempotencyHeader
+	case NoIdempotencyHeader:
+		return ""
+	}
+	return name
 }
 
 // httpRetryAfter parses a Retry-After header (delay seconds or an HTTP date) into a delay

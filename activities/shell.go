@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/gateflow/gateflow/internal/proc"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -40,12 +40,18 @@ const MaxOutputBytes = 256 << 10
 const StderrTailBytes = 2 << 10
 
 // Shell is a shell step: Command runs with /bin/sh -c in its own process group.
+//
+// Inside a worker the command also gets the step's identity: GATEFLOW_STEP (its ID in the
+// run), GATEFLOW_ATTEMPT (1 for the first attempt) and GATEFLOW_IDEMPOTENCY_KEY (the same
+// for every attempt of the step; see IdempotencyKey). While it runs, the step heartbeats
+// the last lines of its stdout and stderr every second as a LiveOutput.
 type Shell struct {
 	// Command is the shell command line. Required.
 	Command string `json:"command"`
 	// Dir is the working directory; empty means the worker's.
 	Dir string `json:"dir,omitempty"`
-	// Env adds variables to the worker's environment for this command.
+	// Env adds variables to the worker's environment for this command. It may not set
+	// GATEFLOW_STEP, GATEFLOW_ATTEMPT or GATEFLOW_IDEMPOTENCY_KEY.
 	Env map[string]string `json:"env,omitempty"`
 	// Timeout bounds one attempt of the command; when it passes the process group is
 	// killed and the attempt fails. Zero leaves it to the step's timeout
@@ -64,6 +70,10 @@ func (s Shell) Validate() error {
 	for k := range s.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			return fmt.Errorf("shell: environment variable name %q is invalid", k)
+		}
+		switch k {
+		case EnvStep, EnvAttempt, EnvIdempotencyKey:
+			return fmt.Errorf("shell: environment variable %s is set by the worker; use another name", k)
 		}
 	}
 	return nil
@@ -96,8 +106,13 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 		return ShellResult{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidStepErrorType, nil)
 	}
 	attempt := 1
-	if activity.IsActivity(ctx) {
-		attempt = int(activity.GetInfo(ctx).Attempt)
+	env := in.Env
+	if id, ok := Identity(ctx); ok {
+		attempt = id.Attempt
+		env = id.env()
+		for k, v := range in.Env {
+			env[k] = v // Validate refused the identity's names
+		}
 	}
 	// Heartbeats go on the activity's own context: one sent on the timeout's context as it
 	// expires fails, and the SDK then cancels the activity (a timeout read as cancelled).
@@ -110,11 +125,12 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 
 	cmd := exec.Command("/bin/sh", "-c", in.Command)
 	cmd.Dir = in.Dir
-	cmd.Env = proc.MergeEnv(os.Environ(), in.Env)
+	cmd.Env = proc.MergeEnv(os.Environ(), env)
 	proc.OwnGroup(cmd)
 	stdout := &capped{limit: MaxOutputBytes}
 	stderr := &capped{limit: MaxOutputBytes, keepTail: true}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	live := newLiveTail()
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, live.writer("stdout")), io.MultiWriter(stderr, live.writer("stderr"))
 	// A background child that keeps the output pipes open must not hold the step forever.
 	cmd.WaitDelay = 5 * time.Second
 
@@ -123,7 +139,7 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 		return ShellResult{Attempt: attempt}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("shell: start %q: %v", in.Command, err), ShellStartErrorType, err)
 	}
-	waitErr := waitHeartbeating(ctx, hbctx, cmd)
+	waitErr := waitHeartbeating(ctx, hbctx, cmd, func() LiveOutput { return live.snapshot(attempt) })
 	res := ShellResult{
 		Stdout:    stdout.String(),
 		Stderr:    stderr.String(),
@@ -159,14 +175,13 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 	return res, nil
 }
 
-// waitHeartbeating waits for cmd while heartbeating on hbctx (inside an activity) and kills the
-// whole process group when ctx is done.
-func waitHeartbeating(ctx, hbctx context.Context, cmd *exec.Cmd) error {
+// waitHeartbeating waits for cmd while heartbeating the live output on hbctx every second
+// (inside an activity) and kills the whole process group when ctx is done.
+func waitHeartbeating(ctx, hbctx context.Context, cmd *exec.Cmd, live func() LiveOutput) error {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	isActivity := activity.IsActivity(hbctx)
 	for {
 		select {
 		case err := <-done:
@@ -175,9 +190,7 @@ func waitHeartbeating(ctx, hbctx context.Context, cmd *exec.Cmd) error {
 			proc.KillGroup(cmd)
 			return <-done
 		case <-tick.C:
-			if isActivity {
-				activity.RecordHeartbeat(hbctx)
-			}
+			heartbeat(hbctx, live())
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/history"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
@@ -48,6 +49,10 @@ type RunDescription struct {
 	Output json.RawMessage `json:"output,omitempty"`
 	// Error is why the run failed.
 	Error string `json:"error,omitempty"`
+	// Live is what the run's running shell and agent steps last heartbeat, by their
+	// StepRecord.ActivityID: the tail of a shell step's output, an agent step's progress.
+	// Only while they run; the steps of child runs are in the children's descriptions.
+	Live map[string]activities.LiveOutput `json:"live,omitempty"`
 }
 
 // queryTimeout bounds the state query of a running run (a run whose worker is down cannot
@@ -81,6 +86,9 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 	d.CreatedBy = keywordAttr(info.GetSearchAttributes(), searchattr.CreatedBy)
 
 	running := protocol.IsOpen(info.GetStatus())
+	if running {
+		d.Live = liveOutputs(resp)
+	}
 	delayed := running && info.GetExecutionTime() != nil && info.GetExecutionTime().AsTime().After(time.Now())
 	var st RunState
 	if ok, err := protocol.DecodeMemo(info.GetMemo(), MemoState, &st); err == nil && ok {

@@ -42,9 +42,10 @@ var exitCodes = []struct {
 	{ExitError, "an error not listed below"},
 	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input;\n" +
 		"validate: a definition is invalid)"},
-	{ExitNotFound, "not found (the run does not exist)"},
+	{ExitNotFound, "not found (the run does not exist; logs: the run has no such step)"},
 	{ExitUnreachable, "the Temporal server cannot be reached"},
-	{ExitRunFailed, "with start --wait or watch: the run ended but did not complete"},
+	{ExitRunFailed, "with start --wait or watch: the run ended but did not complete; logs: the step failed,\n" +
+		"timed out, was cancelled or refused"},
 	{ExitRefused, "refused: a vote, an answer, a signal or a budget raise the run refused, or a start\n" +
 		"refused by an exhausted monthly quota (the reason is printed)"},
 }
@@ -139,7 +140,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.voteCommand("reject", approval.Reject, "Reject an approval gate of a run (or a polled gate that allows a manual decision)"),
 		a.voteCommand("request-changes", approval.RequestChanges, "Ask for changes at an approval gate (needs --comment)"),
 		a.inputCommand(), a.signalCommand(), a.budgetCommand(),
-		a.watchCommand(), a.historyCommand(), a.setupCommand(), a.completionCommand())
+		a.watchCommand(), a.logsCommand(), a.historyCommand(), a.setupCommand(), a.completionCommand())
 	root.AddCommand(a.cancelCommand(), a.planCommand(), a.schedulesCommand())
 	root.AddCommand(a.validateCommand(), a.flowsCommand(), a.servicesCommand())
 	root.AddCommand(a.pauseCommands()...)

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
+	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/display"
 )
@@ -22,6 +23,7 @@ const (
 	eventStepStarted  = "step_started"
 	eventStepFinished = "step_finished"
 	eventProgress     = "progress"
+	eventOutput       = "output"
 	eventWaiting      = "waiting"
 	eventEnded        = "ended"
 )
@@ -42,6 +44,8 @@ type watchEvent struct {
 	Status flow.Status `json:"status"`
 	// Step is the step that started or finished (step_started, step_finished).
 	Step *watchStep `json:"step,omitempty"`
+	// Output is a line a running step printed (output), from its heartbeat.
+	Output *watchOutput `json:"output,omitempty"`
 	// Steps counts the steps seen so far (progress, waiting, ended).
 	Steps *stepCounts `json:"steps,omitempty"`
 	// CostUSD is what the run spent so far (progress, waiting, ended).
@@ -86,6 +90,9 @@ type watchedStep struct {
 	path string
 	key  string
 	took time.Duration
+	// own marks a step of the watched run itself (not of a child run): its live output is
+	// in the run's description.
+	own bool
 }
 
 // event is the step as watch -o json prints it.
@@ -96,6 +103,16 @@ func (s watchedStep) event() *watchStep {
 		ExitCode: s.ExitCode, HTTPStatus: s.HTTPStatus, Detail: s.Detail(math.MaxInt), // the whole detail
 		AllowedFailure: s.AllowedFailure, OnError: s.OnError,
 	}
+}
+
+// watchOutput is a line a running shell step printed (activities.LiveLine), with the step's
+// path and the attempt that printed it.
+type watchOutput struct {
+	Step    string `json:"step"`
+	Attempt int    `json:"attempt"`
+	Seq     int64  `json:"seq"`
+	Stream  string `json:"stream"`
+	Text    string `json:"text"`
 }
 
 type stepCounts struct {
@@ -122,8 +139,11 @@ func (a *app) watchCommand() *cobra.Command {
 			"warning; exit 5 otherwise, as `start --wait`) or when it waits for a person: an\n" +
 			"approval, an input or a budget raise (it prints what the run waits for and the\n" +
 			"flowctl command that answers, and exits 0). A run waiting for a signal is watched on.\n\n" +
+			"While a shell step runs, watch prints the lines it prints under it (output lines, from\n" +
+			"the step's heartbeat: every second, the last 50 lines; stderr lines start with\n" +
+			"\"stderr| \"); flowctl logs RUN STEP -f follows one step.\n\n" +
 			"With -o json it prints one JSON object per line, with \"event\" one of step_started,\n" +
-			"step_finished, progress, waiting and ended.",
+			"output, step_finished, progress, waiting and ended.",
 		Example: `  flowctl watch release-9669e41315
   flowctl watch ship-2.0.0 -o json | jq -c 'select(.event == "step_finished") | .step'`,
 		Args:              exactArgs(1, "RUN"),
@@ -153,11 +173,19 @@ type watcher struct {
 
 	started bool
 	seen    map[string]flow.StepStatus // by step key: running, or how it ended
+	lines   map[string]liveMark        // by step key: the last live line printed
 	last    string                     // the progress last printed
 }
 
 func newWatcher(out io.Writer, asJSON bool, describe func(context.Context, string) (*flow.RunDescription, error)) *watcher {
-	return &watcher{out: out, json: asJSON, describe: describe, now: time.Now, seen: map[string]flow.StepStatus{}}
+	return &watcher{out: out, json: asJSON, describe: describe, now: time.Now, seen: map[string]flow.StepStatus{},
+		lines: map[string]liveMark{}}
+}
+
+// liveMark is the attempt and sequence number of the last live line watch printed of a step.
+type liveMark struct {
+	attempt int
+	seq     int64
 }
 
 // watch polls the run every interval until it ends or waits for a person.
@@ -219,6 +247,9 @@ func (w *watcher) update(ctx context.Context, d *flow.RunDescription, interval t
 		}
 		w.seen[s.key] = s.Status
 		if stepGoing(s.Status) {
+			if live, ok := d.Live[s.ActivityID]; ok && s.own && s.Status == flow.StepRunning {
+				w.emitOutput(d, s, live)
+			}
 			counts.Running++
 		} else {
 			counts.Done++
@@ -248,7 +279,7 @@ func (w *watcher) flatten(ctx context.Context, steps []flow.StepRecord, prefix, 
 	now := w.now()
 	for _, s := range steps {
 		ws := watchedStep{StepRecord: s, path: prefix + s.Label(),
-			key: fmt.Sprintf("%s%s/%s@%d", keyPrefix, s.Group, s.ActivityID, s.RunAttempt)}
+			key: fmt.Sprintf("%s%s/%s@%d", keyPrefix, s.Group, s.ActivityID, s.RunAttempt), own: depth == 0}
 		ms := s.Duration(now).Milliseconds()
 		if s.EndedAt != nil {
 			ms = s.DurationMS
@@ -335,6 +366,27 @@ func (w *watcher) emitStep(d *flow.RunDescription, event string, s watchedStep) 
 	line := fmt.Sprintf("%s  finished  %-16s %-8s %-10s %-7s %-7s %s", clock(at), s.path, s.Kind, s.StatusText(),
 		fmtDuration(s.took), s.CostText(), s.Detail(60))
 	fmt.Fprintln(w.out, strings.TrimRight(line, " "))
+}
+
+// emitOutput prints the live lines of a running step not printed yet.
+func (w *watcher) emitOutput(d *flow.RunDescription, s watchedStep, live activities.LiveOutput) {
+	mark := w.lines[s.key]
+	if mark.attempt != live.Attempt {
+		mark = liveMark{attempt: live.Attempt}
+	}
+	for _, line := range live.Lines {
+		if line.Seq <= mark.seq {
+			continue
+		}
+		mark.seq = line.Seq
+		if w.json {
+			w.emit(watchEvent{Event: eventOutput, Run: d.ID, Time: live.At, Status: d.Status, Output: &watchOutput{
+				Step: s.path, Attempt: live.Attempt, Seq: line.Seq, Stream: line.Stream, Text: line.Text}})
+			continue
+		}
+		fmt.Fprintf(w.out, "%s  output    %-16s %s\n", clock(live.At), s.path, liveText(line))
+	}
+	w.lines[s.key] = mark
 }
 
 func (w *watcher) emitProgress(d *flow.RunDescription, counts stepCounts) {

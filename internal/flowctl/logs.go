@@ -1,0 +1,297 @@
+package flowctl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/display"
+)
+
+// Logs events, the "event" field of `logs -o json` lines.
+const (
+	logsEventLine     = "line"
+	logsEventProgress = "progress"
+	logsEventEnded    = "ended"
+)
+
+// logsEvent is one line of `logs -o json`.
+type logsEvent struct {
+	Event string `json:"event"`
+	Run   string `json:"run"`
+	// Step is the step's ID in the run (StepRecord.ActivityID).
+	Step string `json:"step"`
+	// Attempt, Seq, Stream and Text are a live output line (line); Progress what a step
+	// without lines does (progress); both from the step's heartbeat (activities.LiveOutput).
+	Attempt  int    `json:"attempt,omitempty"`
+	Seq      int64  `json:"seq,omitempty"`
+	Stream   string `json:"stream,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Progress string `json:"progress,omitempty"`
+	// Status, ExitCode, HTTPStatus, DurationMS, Output and Error describe the step once it
+	// ended (ended); Output is its final output.
+	Status     flow.StepStatus `json:"status,omitempty"`
+	ExitCode   *int            `json:"exit_code,omitempty"`
+	HTTPStatus int             `json:"http_status,omitempty"`
+	DurationMS int64           `json:"duration_ms,omitempty"`
+	Output     string          `json:"output,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+func (a *app) logsCommand() *cobra.Command {
+	var follow bool
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "logs RUN STEP [-f] [--interval 500ms]",
+		Short: "Print a step's output, following it live while it runs",
+		Long: "Print one step's output. STEP is the step's ID in the run (its name, name#N for a\n" +
+			"later use of the name) or its name as show lists it (GROUP/NAME); a name used more\n" +
+			"than once means its latest step.\n\n" +
+			"While the step runs, logs prints the last lines it printed (a shell step heartbeats the\n" +
+			"tail of its stdout and stderr every second; stderr lines start with \"stderr| \") or\n" +
+			"what it is doing (an agent step's progress). Once it has ended, logs prints its final\n" +
+			"output: what a completed shell, HTTP or agent step returned (a shell step's stdout, then\n" +
+			"its stderr lines), else the step record's output preview, and the step's error.\n\n" +
+			"With -f it follows the step: it waits for the step to start, prints each new line\n" +
+			"once, and when the step ends prints its final output. Without -f it prints what there\n" +
+			"is now.\n\n" +
+			"logs exits 0 for a running step (without -f) and a step that ended completed, skipped\n" +
+			"or allowed to fail; 5 for a step that failed, timed out, was cancelled or refused; 3\n" +
+			"when the run has no such step (with -f: once the run has ended).\n\n" +
+			"With -o json it prints one JSON object per line, with \"event\" one of line, progress\n" +
+			"and ended.",
+		Example: `  flowctl logs release-9669e41315 build -f
+  flowctl logs release-9669e41315 build -o json | jq -r 'select(.event == "line") | .text'`,
+		Args:              exactArgs(2, "RUN STEP"),
+		ValidArgsFunction: a.completeRunSteps,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if interval <= 0 {
+				return usageErr("--interval %s: want a positive duration, e.g. 500ms", interval)
+			}
+			if strings.TrimSpace(args[1]) == "" {
+				return usageErr("STEP is empty: name a step of the run (flowctl show %s lists them)", args[0])
+			}
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			l := newStepLogger(a.stdout, a.output == "json", c.Describe)
+			l.final = historyOutput(c.Temporal())
+			return l.logs(cmd.Context(), args[0], args[1], follow, interval)
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the step until it ends")
+	cmd.Flags().DurationVar(&interval, "interval", 500*time.Millisecond, "how often to read the run with -f")
+	return cmd
+}
+
+// completeRunSteps completes RUN with the recent runs, then STEP with the run's steps.
+func (a *app) completeRunSteps(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) != 1 {
+		return a.completeRuns(cmd, args, toComplete)
+	}
+	a.timeout = min(a.timeout, 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	c, err := a.client(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	d, err := c.Describe(ctx, args[0])
+	if err != nil || d.State == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range d.State.Steps {
+		if l := s.Label(); !seen[l] && strings.HasPrefix(l, toComplete) {
+			seen[l] = true
+			out = append(out, l+"\t"+string(s.Kind)+" "+string(s.Status))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// stepLogger prints one step's output by polling its run's description.
+type stepLogger struct {
+	out      io.Writer
+	json     bool
+	describe func(ctx context.Context, id string) (*flow.RunDescription, error)
+	// final is the step's final output once it has ended: the record's output preview
+	// (recordOutput), or what the step's activity returned (historyOutput). The blob store,
+	// which keeps a shell step's whole stdout and stderr, plugs in here.
+	final func(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) (string, error)
+
+	attempt  int   // the attempt whose lines were printed
+	seq      int64 // the last line printed of that attempt
+	progress string
+}
+
+func newStepLogger(out io.Writer, asJSON bool, describe func(context.Context, string) (*flow.RunDescription, error)) *stepLogger {
+	return &stepLogger{out: out, json: asJSON, describe: describe, final: recordOutput}
+}
+
+// recordOutput is the final output the step record holds: its output preview.
+func recordOutput(_ context.Context, _ *flow.RunDescription, s flow.StepRecord) (string, error) {
+	return s.Output, nil
+}
+
+// logs prints the step's output, once or (follow) until the step ends.
+func (l *stepLogger) logs(ctx context.Context, run, step string, follow bool, interval time.Duration) error {
+	var lastOK time.Time
+	for {
+		d, err := l.describe(ctx, run)
+		switch {
+		case err == nil:
+			lastOK = time.Now()
+			done, err := l.update(ctx, d, step, follow)
+			if done || err != nil {
+				return err
+			}
+		case ctx.Err() != nil, lastOK.IsZero(), time.Since(lastOK) > watchErrorGrace:
+			return err
+		default:
+			var nf *flow.RunNotFoundError
+			if errors.As(err, &nf) {
+				return err
+			}
+			// Keep polling through errors for a while: the server may be restarting.
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("logs %s %s: %w", run, step, ctx.Err())
+		case <-time.After(interval):
+		}
+	}
+}
+
+// update prints what is new in one description and reports whether logs is done.
+func (l *stepLogger) update(ctx context.Context, d *flow.RunDescription, step string, follow bool) (bool, error) {
+	if d.State == nil {
+		// The steps cannot be read now (a busy worker did not answer the query); the live
+		// output of a step named by its ID still can.
+		if live, ok := d.Live[step]; ok {
+			l.printLive(d.ID, step, live)
+			return !follow, nil
+		}
+		if !follow || d.Status.Terminal() {
+			return true, fmt.Errorf("logs %s: the run's steps cannot be read: %s", d.ID, orDash(d.StateError))
+		}
+		return false, nil
+	}
+	rec, ok := findStep(d.State.Steps, step)
+	if !ok {
+		if follow && !d.Status.Terminal() {
+			return false, nil // it may not have started yet
+		}
+		return true, &exitError{code: ExitNotFound, err: fmt.Errorf("run %s has no step %s (flowctl show %s lists its steps)", d.ID, step, d.ID)}
+	}
+	if rec.Status == flow.StepRunning {
+		if live, ok := d.Live[rec.ActivityID]; ok {
+			l.printLive(d.ID, rec.ActivityID, live)
+		}
+		return !follow, nil
+	}
+	return true, l.printEnded(ctx, d, rec)
+}
+
+// findStep is the latest step with that label or name, else the step with that activity ID
+// (name#N).
+func findStep(steps []flow.StepRecord, step string) (flow.StepRecord, bool) {
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].Label() == step || steps[i].Name == step {
+			return steps[i], true
+		}
+	}
+	for _, s := range steps {
+		if s.ActivityID == step {
+			return s, true
+		}
+	}
+	return flow.StepRecord{}, false
+}
+
+// printLive prints the lines of live not printed yet, and a progress that changed.
+func (l *stepLogger) printLive(run, step string, live activities.LiveOutput) {
+	if live.Attempt != l.attempt {
+		if l.attempt != 0 && !l.json {
+			fmt.Fprintf(l.out, "--- attempt %d\n", live.Attempt)
+		}
+		l.attempt, l.seq, l.progress = live.Attempt, 0, ""
+	}
+	for _, line := range live.Lines {
+		if line.Seq <= l.seq {
+			continue
+		}
+		l.seq = line.Seq
+		if l.json {
+			l.emit(logsEvent{Event: logsEventLine, Run: run, Step: step, Attempt: live.Attempt, Seq: line.Seq,
+				Stream: line.Stream, Text: line.Text})
+			continue
+		}
+		fmt.Fprintln(l.out, liveText(line))
+	}
+	if live.Progress != "" && live.Progress != l.progress {
+		l.progress = live.Progress
+		if l.json {
+			l.emit(logsEvent{Event: logsEventProgress, Run: run, Step: step, Attempt: live.Attempt, Progress: live.Progress})
+			return
+		}
+		fmt.Fprintf(l.out, "... %s\n", live.Progress)
+	}
+}
+
+// liveText is a live line as the table output prints it: stderr lines marked.
+func liveText(line activities.LiveLine) string {
+	if line.Stream == "stderr" {
+		return "stderr| " + line.Text
+	}
+	return line.Text
+}
+
+// printEnded prints the ended step's outcome and final output; the error carries exit
+// code 5 for a step that did not complete.
+func (l *stepLogger) printEnded(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) error {
+	out, err := l.final(ctx, d, s)
+	if err != nil {
+		return fmt.Errorf("logs %s %s: read the final output: %w", d.ID, s.ActivityID, err)
+	}
+	if l.json {
+		l.emit(logsEvent{Event: logsEventEnded, Run: d.ID, Step: s.ActivityID, Attempt: s.Attempt, Status: s.Status,
+			ExitCode: s.ExitCode, HTTPStatus: s.HTTPStatus, DurationMS: s.DurationMS, Output: out, Error: s.Error})
+	} else {
+		fmt.Fprintf(l.out, "--- %s %s %s after %s (attempt %d, code %s)\n", s.Label(), s.Kind, s.StatusText(),
+			fmtDuration(time.Duration(s.DurationMS)*time.Millisecond), s.Attempt, s.CodeText())
+		if out != "" {
+			fmt.Fprintln(l.out, strings.TrimRight(out, "\n"))
+		}
+		if s.Error != "" {
+			fmt.Fprintf(l.out, "error: %s\n", display.OneLine(s.Error))
+		}
+	}
+	switch s.Status {
+	case flow.StepCompleted, flow.StepSkipped, flow.StepPlanned:
+		return nil
+	}
+	if !s.AllowedFailure {
+		return &exitError{code: ExitRunFailed, err: fmt.Errorf("step %s of run %s ended %s", s.ActivityID, d.ID, s.Status)}
+	}
+	return nil
+}
+
+func (l *stepLogger) emit(e logsEvent) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		fmt.Fprintf(l.out, `{"event":"error","error":%q}`+"\n", err.Error())
+		return
+	}
+	fmt.Fprintf(l.out, "%s\n", b)
+}

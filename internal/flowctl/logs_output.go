@@ -1,0 +1,100 @@
+package flowctl
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/flow"
+)
+
+// paidAttempt is the "@N" a cost-bearing step's later attempts add to its activity ID.
+var paidAttempt = regexp.MustCompile(`@[0-9]+$`)
+
+// historyOutput is the final output of an ended step as its activity returned it, read from
+// the run's history: a shell step's whole stdout and stderr (as the step kept them: at most
+// activities.MaxOutputBytes each), an HTTP step's body, an agent's text. A step without a
+// completed activity (it failed, was skipped, a child or a custom step) has the record's
+// output preview. When the blob store keeps shell output, its full copy is read here.
+func historyOutput(tc client.Client) func(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) (string, error) {
+	return func(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) (string, error) {
+		if s.Status != flow.StepCompleted || (s.Kind != flow.KindShell && s.Kind != flow.KindHTTP && s.Kind != flow.KindAgent) {
+			return s.Output, nil
+		}
+		payload, err := completedResult(ctx, tc, d, s.ActivityID)
+		if err != nil || payload == nil {
+			return s.Output, err
+		}
+		return decodeOutput(s.Kind, payload)
+	}
+}
+
+// completedResult is the result payload of the step's last completed activity, nil when
+// the history has none.
+func completedResult(ctx context.Context, tc client.Client, d *flow.RunDescription, activityID string) (*commonpb.Payload, error) {
+	scheduled := map[int64]bool{}
+	var last *commonpb.Payload
+	it := tc.GetWorkflowHistory(ctx, d.ID, d.RunID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read the history of %s: %w", d.ID, err)
+		}
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			id := a.GetActivityId()
+			if id == activityID || paidAttempt.ReplaceAllString(id, "") == activityID {
+				scheduled[e.GetEventId()] = true
+			}
+		}
+		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] {
+			if ps := a.GetResult().GetPayloads(); len(ps) > 0 {
+				last = ps[0]
+			}
+		}
+	}
+	return last, nil
+}
+
+// decodeOutput is the output in a step's result payload.
+func decodeOutput(kind flow.StepKind, p *commonpb.Payload) (string, error) {
+	dc := converter.GetDefaultDataConverter()
+	switch kind {
+	case flow.KindShell:
+		var r activities.ShellResult
+		if err := dc.FromPayload(p, &r); err != nil {
+			return "", fmt.Errorf("decode the shell result: %w", err)
+		}
+		out := r.Stdout
+		if r.Stderr != "" {
+			if out != "" && !strings.HasSuffix(out, "\n") {
+				out += "\n"
+			}
+			for _, line := range strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n") {
+				out += "stderr| " + line + "\n"
+			}
+		}
+		if r.Truncated {
+			out += fmt.Sprintf("(output cut at %d bytes per stream)\n", activities.MaxOutputBytes)
+		}
+		return out, nil
+	case flow.KindHTTP:
+		var r activities.HTTPResult
+		if err := dc.FromPayload(p, &r); err != nil {
+			return "", fmt.Errorf("decode the HTTP result: %w", err)
+		}
+		return r.Body, nil
+	default:
+		var r activities.AgentResult
+		if err := dc.FromPayload(p, &r); err != nil {
+			return "", fmt.Errorf("decode the agent result: %w", err)
+		}
+		return r.Text, nil
+	}
+}
