@@ -40,6 +40,9 @@ type RegistryInfo struct {
 	// GateTypes are the types of WorkerOptions.GateResolvers, sorted, without the built-in
 	// ones (flowdef.BuiltinGateResolvers).
 	GateTypes []string `json:"gate_types,omitempty"`
+	// Services are the names of WorkerOptions.Services, sorted; never nil in a worker's
+	// entry (empty: none declared), nil in entries of older workers (not known).
+	Services []string `json:"services"`
 	// PublishedBy is the identity of the worker that published it.
 	PublishedBy string    `json:"published_by,omitempty"`
 	PublishedAt time.Time `json:"published_at"`
@@ -80,6 +83,11 @@ func (w *Worker) registryInfo() RegistryInfo {
 	r.Actions = sortedUnique(r.Actions)
 	r.ItemProviders = sortedUnique(r.ItemProviders)
 	r.GateTypes = sortedUnique(r.GateTypes)
+	r.Services = []string{}
+	for _, s := range w.opts.Services {
+		r.Services = append(r.Services, s.Name)
+	}
+	slices.Sort(r.Services)
 	return r
 }
 
@@ -95,6 +103,7 @@ func (w *Worker) Registry() *flowdef.StaticRegistry {
 		Fallback:      info.Fallback,
 		ItemProviders: info.ItemProviders,
 		GateTypes:     append(slices.Clone(flowdef.BuiltinGateResolvers), info.GateTypes...),
+		Services:      info.Services,
 	}
 	for _, f := range w.flowList() {
 		if f != nil {
@@ -130,6 +139,7 @@ func (c *Catalog) Registry() *flowdef.StaticRegistry {
 		r.Fallback = c.Workers.Fallback
 		r.ItemProviders = slices.Clone(c.Workers.ItemProviders)
 		r.GateTypes = append(r.GateTypes, c.Workers.GateTypes...)
+		r.Services = slices.Clone(c.Workers.Services)
 	}
 	r.GoFlows = c.Names()
 	return r

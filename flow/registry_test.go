@@ -124,7 +124,8 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 	assert.Equal(t, []string{"code-review", "notify-team"}, cat.Names(), "the registry entry is not a flow")
 	require.NotNil(t, cat.Workers)
 	assert.Equal(t, RegistryInfo{Actions: []string{"countFiles", "post-comment"}, ItemProviders: []string{"tickets"},
-		GateTypes: []string{"ci-status", "jira"}, PublishedBy: "w1", PublishedAt: now}, *cat.Workers)
+		GateTypes: []string{"ci-status", "jira"}, Services: []string{}, PublishedBy: "w1", PublishedAt: now}, *cat.Workers)
+	assert.False(t, cat.Registry().HasService("github"), "the worker declared no services: none is known")
 	got, _ := cat.Lookup("code-review")
 	assert.Equal(t, WorkflowInfo{Name: "code-review", Kind: KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"}, got)
 

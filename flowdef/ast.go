@@ -283,6 +283,9 @@ type Node struct {
 
 	// Uses names the action of a step: shell, http, agent or a registered action.
 	Uses string `yaml:"uses"`
+	// Service names the service a step calls (flow.UseService): its steps share the
+	// service's rate limit and circuit breaker.
+	Service string `yaml:"service"`
 	// With is the params of a step, or the input of a call (strings are templates).
 	With map[string]any `yaml:"with"`
 	// Set assigns run variables (strings are templates).

@@ -81,7 +81,9 @@ dependency.
 A node is a mapping; its kind is the one keyword it carries:
 
   - step (`uses:`): runs an action, shell, http, agent or one registered on the worker,
-    with its params in `with:` (strings are templates).
+    with its params in `with:` (strings are templates); `service:` names the service it
+    calls (flow.UseService: the service's shared rate limit and circuit breaker). An
+    http step's `with.idempotency_header` renames its Idempotency-Key header.
   - set: assigns variables, `set: {count: "${{ size(inputs.files) }}"}`.
   - check: asserts a CEL condition, failing the node with `message:` otherwise.
   - switch: compares a CEL value with each of `cases: [{value, steps}]`, else `default:`.

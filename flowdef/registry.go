@@ -30,6 +30,9 @@ type Registry interface {
 	// HasGateType reports whether a poll gate may use this resolver type
 	// (BuiltinGateResolvers are accepted before asking).
 	HasGateType(name string) bool
+	// HasService reports whether a step may name this service (`service:`,
+	// flow.UseService): one the workers declared (flow.WorkerOptions.Services).
+	HasService(name string) bool
 	// HasGoFlow reports whether a Go flow (flow.Define) of this name is registered; a
 	// `call:` to it is not validated further.
 	HasGoFlow(name string) bool
@@ -51,6 +54,9 @@ type StaticRegistry struct {
 	GateTypes []string
 	// GoFlows are the registered Go flow names.
 	GoFlows []string
+	// Services are the declared service names; nil means they are not known (offline
+	// checks), and then any service name is accepted.
+	Services []string
 	// Definitions are sub-definitions by name.
 	Definitions map[string]*Definition
 	// Dir, when set, is searched for <name>.yaml, <name>.yml and <name>.json when a name
@@ -74,6 +80,11 @@ func (r *StaticRegistry) HasItemProvider(name string) bool {
 
 // HasGateType implements Registry.
 func (r *StaticRegistry) HasGateType(name string) bool { return slices.Contains(r.GateTypes, name) }
+
+// HasService implements Registry.
+func (r *StaticRegistry) HasService(name string) bool {
+	return r.Services == nil || slices.Contains(r.Services, name)
+}
 
 // HasGoFlow implements Registry.
 func (r *StaticRegistry) HasGoFlow(name string) bool { return slices.Contains(r.GoFlows, name) }

@@ -194,6 +194,10 @@ func (k *check) step(n *Node, vis []string, c ctx) {
 		k.add(p, fmt.Sprintf("register an action named %s on the worker (flow.Worker.RegisterActivity) or add a fallback action", n.Uses),
 			"%s: no registered action '%s'", lb, n.Uses)
 	}
+	if n.Service != "" && !k.v.reg.HasService(n.Service) {
+		k.add(n.Fields.At("service", n.Pos), fmt.Sprintf("declare a service named %s on the workers (flow.WorkerOptions.Services)", n.Service),
+			"%s: no declared service '%s'", lb, n.Service)
+	}
 	k.templates(n.Fields, n.Pos, lb+": ", "with", mapAny(n.With), vis, c)
 }
 

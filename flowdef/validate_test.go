@@ -273,3 +273,15 @@ steps:
 		t.Fatalf("repo is declared: %v", err)
 	}
 }
+
+func TestValidateServices(t *testing.T) {
+	src := "name: x\nsteps:\n  - {id: a, uses: http, service: github, with: {url: 'http://x'}}\n  - {id: b, uses: shell, service: nope, with: {command: hi}}\n"
+	got := validate(t, &StaticRegistry{Services: []string{"github"}}, src)
+	want := "f.yaml:4:35: step 'b': no declared service 'nope' (hint: declare a service named nope on the workers (flow.WorkerOptions.Services))"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := validate(t, &StaticRegistry{}, src); got != "" {
+		t.Errorf("services not known (offline): any name is accepted, got %q", got)
+	}
+}

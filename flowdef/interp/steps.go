@@ -88,6 +88,9 @@ func (r *runner) stepOptions(n *flowdef.Node) ([]flow.StepOption, error) {
 	if p != nil {
 		opts = append(opts, flow.Retry(*p))
 	}
+	if n.Service != "" {
+		opts = append(opts, flow.UseService(n.Service))
+	}
 	if n.CostLimit != "" {
 		d, err := decimal.NewFromString(n.CostLimit)
 		if err != nil {
@@ -182,6 +185,8 @@ type httpWith struct {
 	JSON         any               `json:"json"`
 	Timeout      string            `json:"timeout"`
 	ExpectStatus []int             `json:"expect_status"`
+	// IdempotencyHeader renames the Idempotency-Key header ("-" sends none).
+	IdempotencyHeader string `json:"idempotency_header"`
 }
 
 type agentWith struct {
@@ -230,7 +235,8 @@ func (r *runner) builtinSpec(f *frame, n *flowdef.Node) (activities.Spec, error)
 		if err != nil {
 			return nil, err
 		}
-		h := activities.HTTP{Method: w.Method, URL: w.URL, Headers: w.Headers, Body: w.Body, Timeout: d, ExpectStatus: w.ExpectStatus}
+		h := activities.HTTP{Method: w.Method, URL: w.URL, Headers: w.Headers, Body: w.Body, Timeout: d, ExpectStatus: w.ExpectStatus,
+			IdempotencyHeader: w.IdempotencyHeader}
 		if h.Method == "" {
 			h.Method = "GET"
 		}

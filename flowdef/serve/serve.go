@@ -270,7 +270,7 @@ func (l *Loader) check(raw map[string][]byte, others map[string]*flowdef.Definit
 	}
 	base := l.w.Registry()
 	reg := &flowdef.StaticRegistry{Actions: base.Actions, Fallback: base.Fallback, ItemProviders: base.ItemProviders,
-		GateTypes: base.GateTypes, Definitions: map[string]*flowdef.Definition{}}
+		GateTypes: base.GateTypes, Services: base.Services, Definitions: map[string]*flowdef.Definition{}}
 	for name, d := range others {
 		reg.Definitions[name] = d
 	}

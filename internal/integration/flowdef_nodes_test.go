@@ -8,6 +8,7 @@ package integration
 //	examples/flows/*.yaml end to end      TestFlowdefExamplesAllRun (flowdef_examples_test.go)
 //	step uses: shell                      TestFlowdefNodes/it-node-shell
 //	step uses: http                       TestFlowdefNodes/it-node-http
+//	step service:, http idempotency_header TestFlowdefStepService
 //	step uses: agent                      TestFlowdefNodes/it-node-agent
 //	step uses: registered activity        TestFlowdefNodes/it-node-action (post-comment)
 //	step uses: fallback action            TestFlowdefNodes/it-node-action (open-pager)
