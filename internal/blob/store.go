@@ -63,8 +63,9 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("blob store %s: %w", rawURL, err)
 		}
-		// Keep temporary files inside the directory so writes are atomic renames.
-		b, err := fileblob.OpenBucket(dir, &fileblob.Options{NoTempDir: true})
+		// Temporary files stay inside the directory so writes are atomic renames; no
+		// .attrs sidecar files (the store keeps no attributes).
+		b, err := fileblob.OpenBucket(dir, &fileblob.Options{NoTempDir: true, Metadata: fileblob.MetadataDontWrite})
 		if err != nil {
 			return nil, fmt.Errorf("blob store %s: %w", rawURL, err)
 		}

@@ -100,7 +100,7 @@ func TestBigPayloadsGoToTheBlobStoreAndTheHistoryStaysSmall(t *testing.T) {
 	assert.GreaterOrEqual(t, refs, 4)
 	entries, err := os.ReadDir(filepath.Join(dir, "payloads"))
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, len(entries), 2, "the input and the output (stored once each by hash)")
+	assert.Len(t, entries, 2, "the input and the output (stored once each by their hash)")
 
 }
 
