@@ -44,6 +44,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/flowdef/serve"
+	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/logging"
@@ -76,6 +77,9 @@ type config struct {
 	flowsDir    string
 	model       string
 	reload      time.Duration
+	blobURL     string
+	// blobThreshold is the payload size above which payloads go to the blob store.
+	blobThreshold int
 }
 
 // quotaFlags collects --workflow-quota NAME=USD.
@@ -121,6 +125,8 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.flowsDir, "flows", "", "serve the declarative definitions (*.yaml, *.yml, *.json) of this directory; edits, additions and removals are picked up without a restart (default with --dev: examples/flows when it exists)")
 	fs.StringVar(&cfg.model, "model", "", "model of the definitions' agent steps that name none (default with --dev: scripted)")
 	fs.DurationVar(&cfg.reload, "reload-interval", serve.DefaultInterval, "how often --flows DIR is polled for edits, additions and removals (0: never)")
+	fs.StringVar(&cfg.blobURL, "blob-url", "", "blob store of payloads over --blob-threshold: file:///dir, s3://bucket?region=..., gs://bucket, azblob://container ("+blobEnv+"; default with --dev: a directory next to --db-file, else under the temporary directory; otherwise none)")
+	fs.IntVar(&cfg.blobThreshold, "blob-threshold", blob.DefaultThreshold, "with a blob store: payloads bigger than this many bytes are kept there, with a reference in the history")
 	fs.Func("webhook", "POST every run event as JSON to this URL (repeatable)", func(v string) error {
 		cfg.webhooks = append(cfg.webhooks, v)
 		return nil
@@ -203,6 +209,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		directory = d
 	}
+	blobs, codec, err := openBlobs(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "flow-worker:", err)
+		return 2
+	}
+	if blobs != nil {
+		defer blobs.Close()
+		cfg.blobURL = blobs.URL() // what the banner shows
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 
@@ -215,6 +230,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		srv, err = devserver.Start(devserver.Options{
 			Port: cfg.port, UIPort: cfg.uiPort, DBFile: cfg.dbFile, Namespace: ns, LogLevel: cfg.serverLog,
+			Codec: codecOrNil(codec),
 		})
 		if err != nil {
 			fmt.Fprintln(stderr, "flow-worker:", err)
@@ -235,6 +251,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	co.Logger = logging.New(stderr, cfg.logLevel, cfg.logFormat)
+	if codec != nil {
+		co.DataConverter = blob.DataConverter(nil, codec)
+	}
 	var metricsSrv *http.Server
 	if cfg.metricsAddr != "" {
 		reg := metrics.NewRegistry()
@@ -393,6 +412,9 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 			reload = "reloaded every " + cfg.reload.String()
 		}
 		fmt.Fprintf(out, "  Definitions      %s (%s: %s)\n", loader.Dir(), reload, strings.Join(loader.Names(), ", "))
+	}
+	if cfg.blobURL != "" {
+		fmt.Fprintf(out, "  Blob store       %s (payloads over %d bytes)\n", cfg.blobURL, cfg.blobThreshold)
 	}
 	if len(cfg.tags) > 0 {
 		fmt.Fprintf(out, "  Tags             %s\n", cfg.tags)

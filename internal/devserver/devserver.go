@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
@@ -59,6 +60,10 @@ type Options struct {
 	LogLevel string
 	// StartTimeout bounds how long Start waits for the frontend to answer. Default 30s.
 	StartTimeout time.Duration
+	// Codec, with a UI, is served on a free loopback port as the UI's codec server (POST
+	// /encode and /decode), so payloads the workers encode with it (e.g. offloaded to a
+	// blob store) still display in the UI. Nil: none.
+	Codec converter.PayloadCodec
 }
 
 // Server is a running embedded Temporal server.
@@ -68,6 +73,7 @@ type Server struct {
 	uiAddress string
 	server    temporal.Server
 	ui        *uiServer
+	codec     *codecServer
 
 	stopOnce sync.Once
 	stopErr  error
@@ -129,8 +135,17 @@ func Start(opts Options) (*Server, error) {
 	}
 	if opts.UIPort != 0 {
 		s.uiAddress = fmt.Sprintf("%s:%d", host, opts.UIPort)
-		ui, err := startUI(s.uiAddress, frontend, opts.Namespace)
+		endpoint := ""
+		if opts.Codec != nil {
+			if s.codec, err = startCodec(opts.Codec, opts.UIPort); err != nil {
+				_ = srv.Stop()
+				return nil, err
+			}
+			endpoint = s.codec.url
+		}
+		ui, err := startUI(s.uiAddress, frontend, opts.Namespace, endpoint)
 		if err != nil {
+			s.codec.stop()
 			_ = srv.Stop()
 			return nil, err
 		}
@@ -150,6 +165,14 @@ func (s *Server) UIURL() string {
 	return "http://" + s.uiAddress
 }
 
+// CodecURL is the codec server's endpoint the UI calls, or "" when there is none.
+func (s *Server) CodecURL() string {
+	if s.codec == nil {
+		return ""
+	}
+	return s.codec.url
+}
+
 // Namespace is the namespace the server created on start.
 func (s *Server) Namespace() string { return s.opts.Namespace }
 
@@ -159,6 +182,7 @@ func (s *Server) Stop() error {
 		if s.ui != nil {
 			s.ui.stop()
 		}
+		s.codec.stop()
 		if err := s.server.Stop(); err != nil {
 			s.stopErr = fmt.Errorf("devserver: stop: %w", err)
 		}

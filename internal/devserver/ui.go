@@ -9,6 +9,9 @@ import (
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/gateflow/gateflow/internal/blob"
 )
 
 // uiServer is the Temporal Web UI served from the assets embedded in the ui-server module.
@@ -21,7 +24,7 @@ type uiServer struct {
 //
 // ui-server's Start blocks and exits the process when it cannot listen, so the port was
 // checked before the server started; the UI is started last, right after that check.
-func startUI(address, frontend, namespace string) (*uiServer, error) {
+func startUI(address, frontend, namespace, codecEndpoint string) (*uiServer, error) {
 	h, p, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: UI address %s: %w", address, err)
@@ -43,6 +46,7 @@ func startUI(address, frontend, namespace string) (*uiServer, error) {
 		DisableNewsFetch:    true,
 		CORS:                uiconfig.CORS{CookieInsecure: true},
 		RefreshInterval:     0,
+		Codec:               uiconfig.Codec{Endpoint: codecEndpoint},
 	}
 	u := &uiServer{srv: uiserver.NewServer(uioptions.WithConfigProvider(cfg)), done: make(chan struct{})}
 	go func() {
@@ -66,4 +70,31 @@ func startUI(address, frontend, namespace string) (*uiServer, error) {
 func (u *uiServer) stop() {
 	u.srv.Stop()
 	<-u.done
+}
+
+// codecServer serves a payload codec to the UI (a Temporal codec server).
+type codecServer struct {
+	srv *http.Server
+	url string
+}
+
+// startCodec serves codec on a free loopback port, allowing the UI on uiPort (as
+// 127.0.0.1 or localhost) to call it.
+func startCodec(codec converter.PayloadCodec, uiPort int) (*codecServer, error) {
+	l, err := net.Listen("tcp", host+":0")
+	if err != nil {
+		return nil, fmt.Errorf("devserver: codec server: %w", err)
+	}
+	c := &codecServer{
+		srv: &http.Server{Handler: blob.HTTPHandler(codec, fmt.Sprintf("http://%s:%d", host, uiPort), fmt.Sprintf("http://localhost:%d", uiPort)), ReadHeaderTimeout: 5 * time.Second},
+		url: "http://" + l.Addr().String(),
+	}
+	go func() { _ = c.srv.Serve(l) }()
+	return c, nil
+}
+
+func (c *codecServer) stop() {
+	if c != nil {
+		_ = c.srv.Close()
+	}
 }

@@ -81,11 +81,13 @@ type app struct {
 	taskQueue string
 	output    string
 	timeout   time.Duration
+	blobURL   string
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
 
-	tc client.Client
+	tc    client.Client
+	blobs io.Closer
 }
 
 // Execute runs flowctl with args and returns the process exit code. Errors are printed
@@ -133,6 +135,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.profile, "profile", "", "profile of the Temporal config file (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE); TLS and API keys come from it or TEMPORAL_TLS_*, TEMPORAL_API_KEY")
 	pf.StringVar(&a.taskQueue, "task-queue", envOr("TEMPORAL_TASK_QUEUE", flow.DefaultTaskQueue), "task queue of the gateflow workers (TEMPORAL_TASK_QUEUE)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
+	pf.StringVar(&a.blobURL, "blob-url", envOr(blobEnv, ""), "blob store holding the workers' big payloads ("+blobEnv+"; default: the in-memory dev server's when it exists)")
 	pf.DurationVar(&a.timeout, "connect-timeout", 5*time.Second, "how long to try reaching the server")
 	root.AddCommand(a.workflowsCommand(), a.startCommand(), a.showCommand(), a.listCommand(),
 		a.approvalsCommand(),
@@ -155,6 +158,9 @@ func (a *app) client(ctx context.Context) (*flow.Client, error) {
 			return nil, usageErr("%v", err)
 		}
 		o.Logger = logging.NewSDKLogger(a.stderr, "off")
+		if o, err = a.withBlobs(ctx, o); err != nil {
+			return nil, err
+		}
 		a.address, a.namespace = o.HostPort, o.Namespace // what the commands report
 		dctx, cancel := context.WithTimeout(ctx, a.timeout)
 		defer cancel()
@@ -170,6 +176,9 @@ func (a *app) client(ctx context.Context) (*flow.Client, error) {
 func (a *app) close() {
 	if a.tc != nil {
 		a.tc.Close()
+	}
+	if a.blobs != nil {
+		_ = a.blobs.Close()
 	}
 }
 
