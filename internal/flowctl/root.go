@@ -135,7 +135,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.profile, "profile", "", "profile of the Temporal config file (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE); TLS and API keys come from it or TEMPORAL_TLS_*, TEMPORAL_API_KEY")
 	pf.StringVar(&a.taskQueue, "task-queue", envOr("TEMPORAL_TASK_QUEUE", flow.DefaultTaskQueue), "task queue of the gateflow workers (TEMPORAL_TASK_QUEUE)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
-	pf.StringVar(&a.blobURL, "blob-url", envOr(blobEnv, ""), "blob store holding the workers' big payloads ("+blobEnv+"; default: the in-memory dev server's when it exists)")
+	pf.StringVar(&a.blobURL, "blob-url", envOr(blobEnv, ""), "blob store holding the workers' big payloads ("+blobEnv+"; default: read only the in-memory dev server's when it exists)")
 	pf.DurationVar(&a.timeout, "connect-timeout", 5*time.Second, "how long to try reaching the server")
 	root.AddCommand(a.workflowsCommand(), a.startCommand(), a.showCommand(), a.listCommand(),
 		a.approvalsCommand(),
