@@ -216,7 +216,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if blobs != nil {
 		defer blobs.Close()
-		cfg.blobURL = blobs.URL() // what the banner shows
+		cfg.blobURL = blobs.URL()  // what the banner shows
 		opts.BlobURL = blobs.URL() // the step cache (flow.Cache)
 	}
 	sigs := make(chan os.Signal, 2)

@@ -14,6 +14,7 @@ import (
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/blob"
+	"github.com/gateflow/gateflow/testsuite"
 )
 
 // cachedBuild appends a line to its input's file (a real process) under a step cache.
@@ -77,6 +78,13 @@ func TestCacheShellStepRunsOnceAcrossRuns(t *testing.T) {
 	assert.True(t, second.State.CostUSD.IsZero(), "a cached step costs the run nothing")
 	assert.Regexp(t, `^cached (<1s|\d+s) ago`, s.Detail(100))
 
+	// Both runs replay: the lookup's answer is in the history.
+	for _, d := range []*flow.RunDescription{first, second} {
+		hist := filepath.Join(t.TempDir(), "history.json")
+		require.NoError(t, testsuite.RecordHistory(ctx, shared.tc, d.ID, hist))
+		assert.NoError(t, testsuite.Replay(hist, flow.WorkerOptions{}, cachedBuild), "the history of %s replays", d.ID)
+	}
+
 	r := run(t, queue, "show", second.ID)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `build .*cached (<1s|\d+s) ago`, r.stdout)
@@ -106,12 +114,14 @@ steps:
 	c, _ := serveDefs(t, queue, []string{def}, flow.WorkerOptions{BlobURL: u})
 	file := filepath.Join(t.TempDir(), "greets.txt")
 	ctx := ctxT(t, time.Minute)
+	var ids []string
 	runOnce := func(who string) flow.StepRecord {
 		run, err := c.Start(ctx, "cache-greet", map[string]string{"who": who, "file": file}, flow.StartOptions{})
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+		ids = append(ids, d.ID)
 		return cachedStep(t, d, "greet")
 	}
 	assert.False(t, runOnce("ada").Cached)
@@ -122,4 +132,5 @@ steps:
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, "ada\nbob\n", string(data))
+	replayDef(t, ids[1], def) // the hit replays
 }
