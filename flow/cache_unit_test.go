@@ -3,6 +3,8 @@ package flow
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,4 +176,47 @@ func TestCachedDetail(t *testing.T) {
 	assert.Equal(t, "cached 3m ago", cachedDetail(3*time.Minute+10*time.Second))
 	assert.Equal(t, "cached 5h ago", cachedDetail(5*time.Hour))
 	assert.Equal(t, "cached 3d ago", cachedDetail(72*time.Hour))
+}
+
+func TestCacheInParallelAndOnACustomStep(t *testing.T) {
+	url := tempStore(t)
+	f := Define("unit/cache-par", func(ctx *Context, _ none) (string, error) {
+		res, err := ctx.Parallel("wave", WaitAll,
+			AgentStep("a", activities.Agent{Prompt: "a", Model: "m", MaxBudgetUSD: dec("0.20")}, Cache("a", time.Hour)),
+			ShellStep("s", activities.Shell{Command: "s"}, Cache("s", time.Hour)))
+		if err != nil {
+			return "", err
+		}
+		n, err := Step[int](ctx.With(Cache("custom", time.Hour)), "count", "unit.count")
+		return fmt.Sprintf("%s %s %d", res[0].Agent.Text, res[1].Shell.Stdout, n), err
+	})
+	run := func() (string, RunState, int) {
+		env := cacheEnv(t, url, f)
+		var made atomic.Int32
+		env.RegisterActivityWithOptions(func(context.Context) (int, error) { made.Add(1); return 7, nil }, activity.RegisterOptions{Name: "unit.count"})
+		mockAgent(env, func(activities.Agent) (activities.AgentResult, error) {
+			made.Add(1)
+			return activities.AgentResult{Text: "agent", CostUSD: dec("0.05"), CostKnown: true, Attempt: 1}, nil
+		})
+		mockShell(env, func(activities.Shell) (activities.ShellResult, error) {
+			made.Add(1)
+			return activities.ShellResult{Stdout: "shell", Attempt: 1}, nil
+		})
+		env.ExecuteWorkflow(f.Name(), none{})
+		require.NoError(t, env.GetWorkflowError())
+		var out string
+		require.NoError(t, env.GetWorkflowResult(&out))
+		return out, queryState(t, env), int(made.Load())
+	}
+	out, _, made := run()
+	assert.Equal(t, "agent shell 7", out)
+	assert.Equal(t, 3, made)
+	out, st, made := run()
+	assert.Equal(t, "agent shell 7", out, "the cached results decode as the steps' own")
+	assert.Equal(t, 0, made, "nothing ran")
+	for _, name := range []string{"a", "s", "count"} {
+		assert.True(t, stepByName(t, st, name).Cached, name)
+	}
+	assert.True(t, st.Budget.Spent.IsZero(), "spent %s", st.Budget.Spent)
+	assert.True(t, st.Budget.Reserved.IsZero(), "the wave's reservation is released: %s", st.Budget.Reserved)
 }
