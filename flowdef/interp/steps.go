@@ -114,11 +114,15 @@ func (r *runner) stepOptions(n *flowdef.Node) ([]flow.StepOption, error) {
 }
 
 // cacheOption maps cache: onto flow.Cache (flow.SharedCache when shared), with the key
-// rendered.
+// rendered. A key that is not shared is prefixed with the definition's name: runs of
+// DefinitionFlow (one workflow type for every definition) keep their entries apart too.
 func (r *runner) cacheOption(f *frame, cc *flowdef.Cache) (flow.StepOption, error) {
 	key, err := r.ev.render(f, cc.Key)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cache.key: %w", cc.Fields.At("key", cc.Pos), err)
+	}
+	if strings.TrimSpace(key) == "" {
+		return nil, fmt.Errorf("%s: cache.key %q rendered empty", cc.Fields.At("key", cc.Pos), cc.Key)
 	}
 	ttl, err := optDuration(cc.TTL)
 	if err != nil {
@@ -127,7 +131,7 @@ func (r *runner) cacheOption(f *frame, cc *flowdef.Cache) (flow.StepOption, erro
 	if cc.Shared {
 		return flow.SharedCache(key, ttl), nil
 	}
-	return flow.Cache(key, ttl), nil
+	return flow.Cache(r.def.Name+": "+key, ttl), nil
 }
 
 // retryPolicy maps retry: onto Temporal's policy (nil without one).
