@@ -220,3 +220,8 @@ func TestCacheInParallelAndOnACustomStep(t *testing.T) {
 	assert.True(t, st.Budget.Spent.IsZero(), "spent %s", st.Budget.Spent)
 	assert.True(t, st.Budget.Reserved.IsZero(), "the wave's reservation is released: %s", st.Budget.Reserved)
 }
+
+func TestCachePlanDetailNamesTheKey(t *testing.T) {
+	d := planDetail(call{opts: stepOptions{cache: &cacheSpec{key: "build-v1", ttl: 10 * time.Minute}}})
+	assert.Contains(t, d, `cached "build-v1" for 10m0s`)
+}

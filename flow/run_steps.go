@@ -108,6 +108,7 @@ func (c *Context) dispatch(cl call) *pending {
 		if hit, err = c.lookupCache(cl); err == nil && hit.Hit {
 			c.hitCache(p, hit) // cache.go: not dispatched, no reservation
 			c.run.publish()
+			c.run.emit(c.wctx, events.StepStarted, cl.name, string(StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group, "cached": true})
 			return p
 		}
 	}
@@ -371,6 +372,9 @@ func planDetail(cl call) string {
 	}
 	if cl.costLimit != nil {
 		parts = append(parts, "reserves "+budget.FormatUSD(*cl.costLimit))
+	}
+	if cs := cl.opts.cache; cs != nil {
+		parts = append(parts, fmt.Sprintf("cached %q for %s", cs.key, cs.ttl))
 	}
 	if len(cl.args) == 1 {
 		if sh, ok := cl.args[0].(activities.Shell); ok {
