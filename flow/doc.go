@@ -97,6 +97,13 @@ steps: ctx.With(opts...). Step
 checks a custom activity function's arguments and result before dispatch. A custom result
 that implements activities.CostReporter or activities.TokenReporter is charged to the run.
 
+Cache(key, ttl) reuses a step's result: a result stored under the key less than ttl ago
+(in the worker's blob store, WorkerOptions.BlobURL) is returned without running the step,
+which is recorded completed and cached with the entry's age ("cached 3m ago") and costs
+nothing; a miss runs the step and stores its result. Keys are per flow; SharedCache shares
+one across flows. The lookup is an activity, so a replay sees the same decision. A worker
+without a blob store fails a step with Cache before dispatching it.
+
 # Parallel steps, branches, fan-out and children
 
 ctx.Parallel runs steps at once (FailFast cancels the rest at the first failure, WaitAll

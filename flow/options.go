@@ -26,6 +26,8 @@ type stepOptions struct {
 	childTagsSet bool
 	// service is the step's service (UseService, service.go).
 	service string
+	// cache is the step's Cache or SharedCache (cache.go).
+	cache *cacheSpec
 }
 
 // StepTimeout bounds one attempt of the step (the activity's StartToCloseTimeout).

@@ -231,6 +231,9 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	onDone := func(i int) {
 		b := branches[i]
 		err := b.p.get(c.wctx, b.result)
+		if err == nil {
+			pc.storeCache(b.p, b.result) // cache.go
+		}
 		rerr := pc.record(b.p, err, b.describe)
 		if rerr == nil {
 			return

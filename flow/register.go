@@ -79,6 +79,9 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	r.RegisterActivityWithOptions(gateActs.poll, activity.RegisterOptions{Name: protocol.GatePollActivity})
+	cache := &cacheActivities{url: opts.BlobURL, store: opts.blobs}
+	r.RegisterActivityWithOptions(cache.lookup, activity.RegisterOptions{Name: cacheLookupActivity})
+	r.RegisterActivityWithOptions(cache.put, activity.RegisterOptions{Name: cacheStoreActivity})
 	r.RegisterActivityWithOptions(triggerStartActivity, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
 	r.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})

@@ -53,6 +53,8 @@ type pending struct {
 	// notMade: the next attempt was not made (its money did not fit the cap); the last
 	// attempt made is already charged and recorded.
 	notMade bool
+	// cachedAge: the result came from the step cache, stored this long ago (cache.go).
+	cachedAge *time.Duration
 }
 
 // outcome is what a finished step reports for its record: filled by the step kind from
@@ -100,6 +102,15 @@ func (c *Context) dispatch(cl call) *pending {
 		p.planned = true
 		c.run.publish()
 		return p
+	}
+	if err == nil && cl.opts.cache != nil {
+		var hit cacheHit
+		if hit, err = c.lookupCache(cl); err == nil && hit.Hit {
+			c.hitCache(p, hit) // cache.go: not dispatched, no reservation
+			c.run.publish()
+			c.run.emit(c.wctx, events.StepStarted, cl.name, string(StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group, "cached": true})
+			return p
+		}
 	}
 	if err == nil && cl.costLimit != nil && !cl.reserved {
 		if err = c.reserve([]budget.Item{{Key: st.Steps[i].ActivityID, Amount: *cl.costLimit}}); err == nil {
@@ -165,6 +176,9 @@ func (c *Context) settleStep(p *pending, result any, describe func() outcome) er
 		return nil
 	}
 	err := p.get(c.wctx, result)
+	if err == nil {
+		c.storeCache(p, result) // cache.go: a miss keeps its result
+	}
 	return c.record(p, err, describe)
 }
 
@@ -186,6 +200,10 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	}
 	if err == nil {
 		o := describe()
+		if p.cachedAge != nil { // cache.go: a hit costs nothing
+			o.cost, o.tokens = decimal.Zero, Tokens{}
+			st.Steps[p.idx].Cached, st.Steps[p.idx].CachedAgeMS = true, p.cachedAge.Milliseconds()
+		}
 		st.endStep(p.idx, end, StepCompleted, o.attempt, "", o.output, o.exitCode)
 		c.stepMetric(kind, StepCompleted, st.Steps[p.idx].Duration(end))
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
@@ -354,6 +372,9 @@ func planDetail(cl call) string {
 	}
 	if cl.costLimit != nil {
 		parts = append(parts, "reserves "+budget.FormatUSD(*cl.costLimit))
+	}
+	if cs := cl.opts.cache; cs != nil {
+		parts = append(parts, fmt.Sprintf("cached %q for %s", cs.key, cs.ttl))
 	}
 	if len(cl.args) == 1 {
 		if sh, ok := cl.args[0].(activities.Shell); ok {

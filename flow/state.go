@@ -203,6 +203,10 @@ type StepRecord struct {
 	Quality *QualityRecord `json:"quality,omitempty"`
 	// Decision is a decision step's options and choice.
 	Decision *DecisionRecord `json:"decision,omitempty"`
+	// Cached marks a step whose result came from the step cache (Cache) without running;
+	// CachedAgeMS is how old the entry was.
+	Cached      bool  `json:"cached,omitempty"`
+	CachedAgeMS int64 `json:"cached_age_ms,omitempty"`
 }
 
 // AttemptRecord is one attempt of a cost-bearing step.
@@ -438,6 +442,9 @@ func (r StepRecord) Detail(n int) string {
 	d := r.Output
 	if r.Error != "" {
 		d = r.Error
+	}
+	if r.Cached {
+		d = strings.TrimSuffix(cachedDetail(time.Duration(r.CachedAgeMS)*time.Millisecond)+": "+d, ": ")
 	}
 	return display.Preview(display.OneLine(d), n)
 }

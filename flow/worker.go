@@ -14,6 +14,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/events"
+	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/shopspring/decimal"
@@ -72,6 +73,12 @@ type WorkerOptions struct {
 	Directory approval.Directory
 	// Services are the services the worker's steps call, with their limits (see Service).
 	Services []ServiceDef
+	// BlobURL is the blob store the worker keeps its own data in: the step cache (Cache).
+	// file:///dir, s3://bucket?region=..., gs://bucket or azblob://container; opened by
+	// Start, closed by Stop. Empty: no store, and steps with Cache fail.
+	BlobURL string
+	// blobs is the store Start opened from BlobURL.
+	blobs *blob.Store
 	// Worker passes further options to the Temporal worker. TaskQueue, Identity and
 	// StopTimeout above take precedence over the same settings here.
 	Worker worker.Options
@@ -196,6 +203,9 @@ func (w *Worker) Start() error {
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
+	if err := w.openBlobs(); err != nil { // cache.go
+		return fmt.Errorf("worker: %w", err)
+	}
 	o := w.opts.Worker
 	o.WorkerStopTimeout = w.opts.StopTimeout
 	// Retries of failed steps are spread by a deterministic jitter (worker_jitter.go).
@@ -268,6 +278,7 @@ func (w *Worker) Stop() {
 		tw.Stop()
 	}
 	w.ws = nil
+	w.closeBlobs()
 	w.mu.Lock()
 	w.started = false
 	w.mu.Unlock()

@@ -197,6 +197,19 @@ type Retry struct {
 	Factor float64 `yaml:"factor"`
 }
 
+// Cache is a step's cache: a result stored under the key less than ttl ago is reused
+// without running the step.
+type Cache struct {
+	Pos    Pos
+	Fields Fields
+	// Key is a template; entries are per flow unless Shared.
+	Key string `yaml:"key"`
+	// TTL is how long an entry is reused ("10m").
+	TTL string `yaml:"ttl"`
+	// Shared shares the key with every flow of the blob store.
+	Shared bool `yaml:"shared"`
+}
+
 // OnError actions.
 const (
 	// ActionFail fails the node (and, unhandled, the run). The default.
@@ -286,6 +299,8 @@ type Node struct {
 	// Service names the service a step calls (flow.UseService): its steps share the
 	// service's rate limit and circuit breaker.
 	Service string `yaml:"service"`
+	// Cache reuses a step's result (flow.Cache, flow.SharedCache).
+	Cache *Cache `yaml:"cache"`
 	// With is the params of a step, or the input of a call (strings are templates).
 	With map[string]any `yaml:"with"`
 	// Set assigns run variables (strings are templates).

@@ -38,6 +38,7 @@ var typeLabels = map[reflect.Type]string{
 	reflect.TypeOf(Schedule{}):    "a schedule",
 	reflect.TypeOf(Trigger{}):     "a trigger",
 	reflect.TypeOf(Retry{}):       "retry",
+	reflect.TypeOf(Cache{}):       "cache",
 	reflect.TypeOf(Case{}):        "a case",
 	reflect.TypeOf(Loop{}):        "loop",
 	reflect.TypeOf(Foreach{}):     "foreach",

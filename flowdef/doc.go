@@ -84,6 +84,9 @@ A node is a mapping; its kind is the one keyword it carries:
     with its params in `with:` (strings are templates); `service:` names the service it
     calls (flow.UseService: the service's shared rate limit and circuit breaker). An
     http step's `with.idempotency_header` renames its Idempotency-Key header.
+    `cache: {key: "build-${{ inputs.version }}", ttl: 10m, shared: false}` reuses the
+    result stored under the key (a template) less than ttl ago without running the step
+    (flow.Cache; keys are per flow unless shared; the worker needs a blob store).
   - set: assigns variables, `set: {count: "${{ size(inputs.files) }}"}`.
   - check: asserts a CEL condition, failing the node with `message:` otherwise.
   - switch: compares a CEL value with each of `cases: [{value, steps}]`, else `default:`.

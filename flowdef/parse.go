@@ -32,7 +32,7 @@ var commonKeys = map[string]bool{
 
 // kindExtra are the keys besides its keyword that a kind accepts.
 var kindExtra = map[Kind][]string{
-	KindStep:     {"with", "service"},
+	KindStep:     {"with", "service", "cache"},
 	KindCheck:    {"message"},
 	KindSwitch:   {"cases", "default"},
 	KindIf:       {"else"},

@@ -198,7 +198,27 @@ func (k *check) step(n *Node, vis []string, c ctx) {
 		k.add(n.Fields.At("service", n.Pos), fmt.Sprintf("declare a service named %s on the workers (flow.WorkerOptions.Services)", n.Service),
 			"%s: no declared service '%s'", lb, n.Service)
 	}
+	if cc := n.Cache; cc != nil {
+		k.cache(cc, lb, vis, c)
+	}
 	k.templates(n.Fields, n.Pos, lb+": ", "with", mapAny(n.With), vis, c)
+}
+
+// cache checks a step's cache: a key (a template) and a positive ttl.
+func (k *check) cache(cc *Cache, lb string, vis []string, c ctx) {
+	if strings.TrimSpace(cc.Key) == "" {
+		k.add(cc.Fields.At("key", cc.Pos), "give the key the result is stored under, e.g. key: \"build-${{ inputs.version }}\"", "%s: cache.key is required", lb)
+	} else {
+		k.template(cc.Fields.At("key", cc.Pos), lb+": cache.key", cc.Key, vis, c)
+	}
+	p := cc.Fields.At("ttl", cc.Pos)
+	if cc.TTL == "" {
+		k.add(p, "give how long a result is reused, e.g. ttl: 10m", "%s: cache.ttl is required", lb)
+	} else if d, err := ParseDuration(cc.TTL); err != nil {
+		k.add(p, hintDuration, "%s: cache.ttl: %v", lb, err)
+	} else if d <= 0 {
+		k.add(p, hintDuration, "%s: cache.ttl must be positive", lb)
+	}
 }
 
 func (k *check) loop(n *Node, vis []string, c ctx) []string {

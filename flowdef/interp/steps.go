@@ -113,6 +113,27 @@ func (r *runner) stepOptions(n *flowdef.Node) ([]flow.StepOption, error) {
 	return opts, nil
 }
 
+// cacheOption maps cache: onto flow.Cache (flow.SharedCache when shared), with the key
+// rendered. A key that is not shared is prefixed with the definition's name: runs of
+// DefinitionFlow (one workflow type for every definition) keep their entries apart too.
+func (r *runner) cacheOption(f *frame, cc *flowdef.Cache) (flow.StepOption, error) {
+	key, err := r.ev.render(f, cc.Key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cache.key: %w", cc.Fields.At("key", cc.Pos), err)
+	}
+	if strings.TrimSpace(key) == "" {
+		return nil, fmt.Errorf("%s: cache.key %q rendered empty", cc.Fields.At("key", cc.Pos), cc.Key)
+	}
+	ttl, err := optDuration(cc.TTL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cache.ttl: %w", cc.Fields.At("ttl", cc.Pos), err)
+	}
+	if cc.Shared {
+		return flow.SharedCache(key, ttl), nil
+	}
+	return flow.Cache(r.def.Name+": "+key, ttl), nil
+}
+
 // retryPolicy maps retry: onto Temporal's policy (nil without one).
 func retryPolicy(rt *flowdef.Retry) (*temporal.RetryPolicy, error) {
 	if rt == nil {
@@ -278,6 +299,13 @@ func (r *runner) step(ctx *flow.Context, f *frame, n *flowdef.Node) (expr.StepRe
 	opts, err := r.stepOptions(n)
 	if err != nil {
 		return expr.StepResult{}, err
+	}
+	if n.Cache != nil {
+		o, err := r.cacheOption(f, n.Cache)
+		if err != nil {
+			return expr.StepResult{}, err
+		}
+		opts = append(opts, o)
 	}
 	switch s := spec.(type) {
 	case activities.Shell:
