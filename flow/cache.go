@@ -20,9 +20,6 @@ import (
 const (
 	cacheLookupActivity = "gateflow.cache.lookup"
 	cacheStoreActivity  = "gateflow.cache.store"
-	// ErrorNoCacheStore is the error type of a step with Cache on a worker without a blob
-	// store (WorkerOptions.BlobURL).
-	ErrorNoCacheStore = "gateflow.NoCacheStore"
 )
 
 // cacheSpec is a step's Cache or SharedCache option.
@@ -93,7 +90,7 @@ func (a *cacheActivities) open(ctx context.Context) (*blob.Store, error) {
 		}
 		if a.url == "" {
 			a.err = temporal.NewNonRetryableApplicationError(
-				"step cache: the worker has no blob store (set WorkerOptions.BlobURL; flow-worker --blob-url)", ErrorNoCacheStore, nil)
+				"step cache: the worker has no blob store (set WorkerOptions.BlobURL; flow-worker --blob-url)", string(ErrorNoCacheStore), nil)
 			return
 		}
 		a.store, a.err = blob.Open(ctx, a.url)
@@ -164,7 +161,7 @@ func cacheActivityOptions(summary string) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		Summary:             summary,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{ErrorNoCacheStore}},
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{string(ErrorNoCacheStore)}},
 	}
 }
 

@@ -210,7 +210,7 @@ func TestWithFlowDefaults(t *testing.T) {
 }
 
 func TestPlanStartRefusesARemovedFlow(t *testing.T) {
-	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "gone", Kind: KindYAMLFlow, Removed: "definition gone was removed (flows/gone.yaml)"}}}
+	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "gone", Kind: protocol.KindYAMLFlow, Removed: "definition gone was removed (flows/gone.yaml)"}}}
 	_, err := planStart(cat, ClientOptions{TaskQueue: "q"}, "gone", nil, StartOptions{}, time.Now())
 	var unknown *UnknownWorkflowError
 	require.ErrorAs(t, err, &unknown)

@@ -241,7 +241,7 @@ func typeName(t reflect.Type) string {
 // WorkflowInfo is a flow's catalog entry.
 type WorkflowInfo struct {
 	Name string `json:"name"`
-	// Kind is KindGoFlow for a flow defined in Go, KindYAMLFlow for a declarative
+	// Kind is "go" for a flow defined in Go, "yaml" for a declarative
 	// definition; empty in entries of older workers (Go flows).
 	Kind string `json:"kind,omitempty"`
 	// Hash is the content hash of a declarative definition (flowdef.Hash) and Source

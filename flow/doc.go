@@ -155,11 +155,11 @@ whose Command is the flowctl command that answers it.
 
 # Polled gates
 
-	res, err := ctx.Gate("ci-green", flow.GateRequest{Type: "http", PollInterval: 30 * time.Second,
+	res, err := ctx.Gate("ci-green", gates.Request{Type: "http", PollInterval: 30 * time.Second,
 		Params: gates.HTTPParams{URL: ciURL, Field: "status", Equals: "success", RejectValues: []any{"failure"}},
 		Timeout: 2 * time.Hour, OnTimeout: gates.RejectOnTimeout, AllowManual: true})
 
-A polled gate waits until a GateResolver (package gates; "http" and "command" are built in,
+A polled gate waits until a gates.Resolver (package gates; "http" and "command" are built in,
 WorkerOptions.GateResolvers adds yours) approves or rejects it. Each poll is one activity,
 gateflow.gate.poll, and between polls the run sleeps on a durable timer, with the status
 awaiting_gate and the wait "gate:NAME/TYPE". A rejection is a *gates.RejectedError (it ends

@@ -205,6 +205,12 @@ const (
 	// ErrorGoto fails a run whose handler returned a *GotoError: a label that gave up
 	// after MaxVisits, or a Goto no enclosing label caught (see Context.Label).
 	ErrorGoto ErrorType = "GotoError"
+	// ErrorServiceUnavailable fails a step fast while its service's circuit breaker is
+	// open; retryable, its next retry waits out the open time (see Service).
+	ErrorServiceUnavailable ErrorType = "gateflow.ServiceUnavailable"
+	// ErrorNoCacheStore fails a step with Cache on a worker without a blob store
+	// (WorkerOptions.BlobURL); not retried.
+	ErrorNoCacheStore ErrorType = "gateflow.NoCacheStore"
 )
 
 // Is reports whether err's chain holds an application error of type t.

@@ -11,24 +11,6 @@ import (
 	"github.com/gateflow/gateflow/internal/display"
 )
 
-// Polled gates (package gates): the names a handler and a worker use, here so they read
-// flow.GateRequest and flow.GateResolver.
-type (
-	// GateResolver decides polled gates of one type, one poll at a time (gates.Resolver).
-	// Register resolvers with WorkerOptions.GateResolvers; "http" and "command" are built
-	// in.
-	GateResolver = gates.Resolver
-	// GateParams is what a resolver gets for one poll: the gate, the run, the poll's
-	// number and the request's params as JSON (gates.Params).
-	GateParams = gates.Params
-	// GatePoll is a resolver's answer: approved, rejected or pending (gates.Poll).
-	GatePoll = gates.Poll
-	// GateRequest is what ctx.Gate asks (gates.Request).
-	GateRequest = gates.Request
-	// GateResult is how a polled gate ended (gates.Result).
-	GateResult = gates.Result
-)
-
 // Gate opens the polled gate name and waits until its resolver (the worker's resolver of
 // type req.Type) decides it, a person does (req.AllowManual), or its deadline passes.
 //
@@ -58,7 +40,7 @@ type (
 // the Result and the step record who did. Without it such votes are refused and leave no
 // trace. Votes sent before the run reached the gate are applied when it opens (or
 // recorded as refused in RunState.Refused).
-func (c *Context) Gate(name string, req GateRequest) (GateResult, error) {
+func (c *Context) Gate(name string, req gates.Request) (gates.Result, error) {
 	return c.runGate(name, req)
 }
 

@@ -54,7 +54,7 @@ func (s *scriptedResolver) polls() []gates.Params {
 
 // polledCase configures polledFlow.
 type polledCase struct {
-	Req GateRequest `json:"req"`
+	Req gates.Request `json:"req"`
 	// Before sleeps before the gate; Return returns the gate's error.
 	Before time.Duration `json:"before,omitempty"`
 	After  time.Duration `json:"after,omitempty"`
@@ -63,13 +63,13 @@ type polledCase struct {
 
 // polledOut is what polledFlow saw.
 type polledOut struct {
-	Res      GateResult `json:"res"`
-	Err      string     `json:"err,omitempty"`
-	Rejected bool       `json:"rejected,omitempty"`
-	Reason   string     `json:"reason,omitempty"`
-	TimedOut bool       `json:"timed_out,omitempty"`
-	Invalid  bool       `json:"invalid,omitempty"`
-	Step     bool       `json:"step,omitempty"`
+	Res      gates.Result `json:"res"`
+	Err      string       `json:"err,omitempty"`
+	Rejected bool         `json:"rejected,omitempty"`
+	Reason   string       `json:"reason,omitempty"`
+	TimedOut bool         `json:"timed_out,omitempty"`
+	Invalid  bool         `json:"invalid,omitempty"`
+	Step     bool         `json:"step,omitempty"`
 }
 
 var polledFlow = Define("gates/polled", func(ctx *Context, in polledCase) (polledOut, error) {
@@ -109,7 +109,7 @@ type gateEnv struct {
 	timers []time.Duration
 }
 
-func newGateEnv(t *testing.T, r ...GateResolver) *gateEnv {
+func newGateEnv(t *testing.T, r ...gates.Resolver) *gateEnv {
 	t.Helper()
 	acts, err := newGateActivities(r)
 	require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestGatePollsUntilApproved(t *testing.T) {
 	r := &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Pending("queued"), gates.Pending("running 3/9"), gates.Approved("all green")}}
 	env := newGateEnv(t, r)
 	waiting := stateAt(t, env.TestWorkflowEnvironment, 15*time.Second)
-	out, st := env.run(t, polledCase{Req: GateRequest{Type: "ci", Params: map[string]any{"pipeline": 812}, PollInterval: 10 * time.Second}})
+	out, st := env.run(t, polledCase{Req: gates.Request{Type: "ci", Params: map[string]any{"pipeline": 812}, PollInterval: 10 * time.Second}})
 
 	assert.Empty(t, out.Err)
 	assert.Equal(t, gates.OutcomeApproved, out.Res.Outcome)
@@ -203,7 +203,7 @@ func TestGatePollsUntilApproved(t *testing.T) {
 func TestGateRejectEndsWithTheReason(t *testing.T) {
 	r := &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Pending(""), gates.Rejected("unit tests failed")}}
 	env := newGateEnv(t, r)
-	out, st := env.run(t, polledCase{Req: GateRequest{Type: "ci", PollInterval: time.Second}})
+	out, st := env.run(t, polledCase{Req: gates.Request{Type: "ci", PollInterval: time.Second}})
 	assert.True(t, out.Rejected)
 	assert.False(t, out.Step, "a decision is not a step failure")
 	assert.Equal(t, "unit tests failed", out.Reason)
@@ -216,7 +216,7 @@ func TestGateRejectEndsWithTheReason(t *testing.T) {
 
 	// Returned by the handler, a rejection ends the run as rejected.
 	env = newGateEnv(t, &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Rejected("red")}})
-	_, st = env.run(t, polledCase{Req: GateRequest{Type: "ci"}, Return: true})
+	_, st = env.run(t, polledCase{Req: gates.Request{Type: "ci"}, Return: true})
 	assert.Equal(t, StatusRejected, st.Status)
 	require.Error(t, env.GetWorkflowError())
 	assert.True(t, ErrorRejected.Is(env.GetWorkflowError()), "got %v", env.GetWorkflowError())
@@ -243,7 +243,7 @@ func TestGateTimeoutFollowsOnTimeout(t *testing.T) {
 	} {
 		t.Run(string(tc.on), func(t *testing.T) {
 			env := newGateEnv(t, &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Pending("still red")}})
-			out, st := env.run(t, polledCase{Req: GateRequest{Type: "ci", PollInterval: 10 * time.Second, Timeout: 35 * time.Second, OnTimeout: tc.on}})
+			out, st := env.run(t, polledCase{Req: gates.Request{Type: "ci", PollInterval: 10 * time.Second, Timeout: 35 * time.Second, OnTimeout: tc.on}})
 			assert.Equal(t, tc.outcome, out.Res.Outcome)
 			assert.Equal(t, gates.TimeoutActor, out.Res.By)
 			assert.Equal(t, 4, out.Res.Polls, "polls at 0s, 10s, 20s and 30s; the deadline at 35s")
@@ -264,7 +264,7 @@ func TestGateTimeoutFollowsOnTimeout(t *testing.T) {
 
 func TestGateUnknownTypeIsRefusedWithoutAnActivity(t *testing.T) {
 	env := newGateEnv(t, &scriptedResolver{typ: "ci"})
-	out, st := env.run(t, polledCase{Req: GateRequest{Type: "jira"}})
+	out, st := env.run(t, polledCase{Req: gates.Request{Type: "jira"}})
 	assert.True(t, out.Invalid, "an ErrorInvalidStep")
 	assert.True(t, out.Step)
 	assert.Equal(t, `step checks: gate checks: no gate resolver of type "jira" on this worker (registered: ci, command, http)`, out.Err)
@@ -279,17 +279,17 @@ func TestGateUnknownTypeIsRefusedWithoutAnActivity(t *testing.T) {
 func TestGateRequestValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		req  GateRequest
+		req  gates.Request
 		err  string
 	}{
-		{"empty type", GateRequest{}, "gate checks: the gate type is empty"},
-		{"negative interval", GateRequest{Type: "ci", PollInterval: -time.Second}, "gate checks: poll interval is -1s; want 0 (meaning 30s) or at least 1s"},
-		{"interval below the minimum", GateRequest{Type: "ci", PollInterval: 100 * time.Millisecond}, "poll interval is 100ms; the minimum is 1s"},
-		{"negative timeout", GateRequest{Type: "ci", Timeout: -time.Hour}, "timeout is -1h0m0s; want 0 (no deadline) or more"},
-		{"negative poll timeout", GateRequest{Type: "ci", PollTimeout: -time.Second}, "poll timeout is -1s"},
-		{"unknown on_timeout", GateRequest{Type: "ci", OnTimeout: "later"}, `on_timeout "later" is not one of fail, approve, reject or continue`},
-		{"too many polls", GateRequest{Type: "ci", PollInterval: time.Second, Timeout: time.Hour}, "is 3600 polls; the limit is 2000"},
-		{"params not an object", GateRequest{Type: "ci", Params: "x"}, "params must be a JSON object, not a string"},
+		{"empty type", gates.Request{}, "gate checks: the gate type is empty"},
+		{"negative interval", gates.Request{Type: "ci", PollInterval: -time.Second}, "gate checks: poll interval is -1s; want 0 (meaning 30s) or at least 1s"},
+		{"interval below the minimum", gates.Request{Type: "ci", PollInterval: 100 * time.Millisecond}, "poll interval is 100ms; the minimum is 1s"},
+		{"negative timeout", gates.Request{Type: "ci", Timeout: -time.Hour}, "timeout is -1h0m0s; want 0 (no deadline) or more"},
+		{"negative poll timeout", gates.Request{Type: "ci", PollTimeout: -time.Second}, "poll timeout is -1s"},
+		{"unknown on_timeout", gates.Request{Type: "ci", OnTimeout: "later"}, `on_timeout "later" is not one of fail, approve, reject or continue`},
+		{"too many polls", gates.Request{Type: "ci", PollInterval: time.Second, Timeout: time.Hour}, "is 3600 polls; the limit is 2000"},
+		{"params not an object", gates.Request{Type: "ci", Params: "x"}, "params must be a JSON object, not a string"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newGateEnv(t, &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Approved("")}})
@@ -306,7 +306,7 @@ func TestGateManualApproveEndsThePollingEarly(t *testing.T) {
 	env := newGateEnv(t, &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Pending("waiting for CI")}})
 	vote := voteAt(env.TestWorkflowEnvironment, 90*time.Second, approval.Vote{Gate: "checks", Kind: approval.Approve, By: " alice ", Comment: "CI is flaky, ship it"})
 	waiting := stateAt(t, env.TestWorkflowEnvironment, 30*time.Second)
-	out, st := env.run(t, polledCase{Req: GateRequest{Type: "ci", PollInterval: time.Minute, AllowManual: true}})
+	out, st := env.run(t, polledCase{Req: gates.Request{Type: "ci", PollInterval: time.Minute, AllowManual: true}})
 
 	// The Web UI details say how the gate stands and how to decide it.
 	md := detailsMarkdown(waiting, waiting.StartedAt)
@@ -335,7 +335,7 @@ func TestGateManualRejectAndEarlyVote(t *testing.T) {
 	voteAt(env.TestWorkflowEnvironment, 30*time.Second, approval.Vote{Gate: "checks", Kind: approval.Reject, By: "bob", Comment: "release frozen"})
 	late := voteAt(env.TestWorkflowEnvironment, 40*time.Second, approval.Vote{Gate: "checks", Kind: approval.Approve, By: "alice"})
 	changes := voteAt(env.TestWorkflowEnvironment, 10*time.Second, approval.Vote{Gate: "checks", Kind: approval.RequestChanges, By: "carol", Comment: "x"})
-	out, st := env.run(t, polledCase{Req: GateRequest{Type: "ci", PollInterval: time.Minute, AllowManual: true}, After: time.Minute})
+	out, st := env.run(t, polledCase{Req: gates.Request{Type: "ci", PollInterval: time.Minute, AllowManual: true}, After: time.Minute})
 	assert.True(t, out.Rejected)
 	assert.Equal(t, "release frozen", out.Reason)
 	assert.Equal(t, "gate checks: rejected by bob (manual) after 1 poll: release frozen", out.Err)
@@ -348,7 +348,7 @@ func TestGateManualRejectAndEarlyVote(t *testing.T) {
 	// A vote sent before the run reached the gate decides it when it opens, before any poll.
 	env = newGateEnv(t, &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Pending("")}})
 	early := voteAt(env.TestWorkflowEnvironment, 10*time.Second, approval.Vote{Gate: "checks", Kind: approval.Approve, By: "alice"})
-	out, _ = env.run(t, polledCase{Req: GateRequest{Type: "ci", AllowManual: true}, Before: time.Minute})
+	out, _ = env.run(t, polledCase{Req: gates.Request{Type: "ci", AllowManual: true}, Before: time.Minute})
 	assert.Equal(t, approval.VoteQueued, early.vote(t).Status)
 	assert.Equal(t, gates.OutcomeApproved, out.Res.Outcome)
 	assert.Equal(t, "alice", out.Res.By)
@@ -359,7 +359,7 @@ func TestGateManualRejectAndEarlyVote(t *testing.T) {
 func TestGateManualVoteRefusedWithoutAllowManual(t *testing.T) {
 	env := newGateEnv(t, &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Pending(""), gates.Pending(""), gates.Approved("green")}})
 	vote := voteAt(env.TestWorkflowEnvironment, 15*time.Second, approval.Vote{Gate: "checks", Kind: approval.Approve, By: "alice"})
-	out, st := env.run(t, polledCase{Req: GateRequest{Type: "ci", PollInterval: 10 * time.Second}})
+	out, st := env.run(t, polledCase{Req: gates.Request{Type: "ci", PollInterval: 10 * time.Second}})
 	err := vote.refusal(t)
 	assert.Contains(t, err.Error(), "approval checks: this is a polled gate (type ci) that its resolver decides; it does not allow a manual decision")
 	assert.Equal(t, gates.Result{Outcome: gates.OutcomeApproved, By: "ci", Comment: "green", Polls: 3, DecidedAt: out.Res.DecidedAt}, out.Res)
@@ -368,7 +368,7 @@ func TestGateManualVoteRefusedWithoutAllowManual(t *testing.T) {
 	// A vote that arrived before the gate opened is recorded as refused.
 	env = newGateEnv(t, &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Approved("")}})
 	voteAt(env.TestWorkflowEnvironment, time.Second, approval.Vote{Gate: "checks", Kind: approval.Approve, By: "alice"})
-	out, st = env.run(t, polledCase{Req: GateRequest{Type: "ci"}, Before: time.Minute})
+	out, st = env.run(t, polledCase{Req: gates.Request{Type: "ci"}, Before: time.Minute})
 	assert.Equal(t, "ci", out.Res.By)
 	require.Len(t, st.Refused, 1)
 	assert.Contains(t, st.Refused[0].Reason, "does not allow a manual decision")
@@ -378,7 +378,7 @@ func TestGateFailedPollsAndBadParams(t *testing.T) {
 	boom := errors.New("connection reset")
 	r := &scriptedResolver{typ: "ci", errs: []error{boom}}
 	env := newGateEnv(t, r)
-	out, st := env.run(t, polledCase{Req: GateRequest{Type: "ci", PollInterval: 5 * time.Second}})
+	out, st := env.run(t, polledCase{Req: gates.Request{Type: "ci", PollInterval: 5 * time.Second}})
 	assert.True(t, out.Step)
 	assert.Contains(t, out.Err, "gate checks: 5 polls in a row failed; the last: gate checks: poll 5 with ci: connection reset")
 	assert.Len(t, r.polls(), 5*3, "each failed poll is an activity tried 3 times")
@@ -391,14 +391,14 @@ func TestGateFailedPollsAndBadParams(t *testing.T) {
 	r = &scriptedResolver{typ: "ci", answers: []gates.Poll{{}, {}, {}, gates.Pending("p"), gates.Approved("ok")},
 		errs: []error{boom, boom, boom, nil, nil}} // poll 1 fails its 3 attempts
 	env = newGateEnv(t, r)
-	out, _ = env.run(t, polledCase{Req: GateRequest{Type: "ci", PollInterval: 5 * time.Second}})
+	out, _ = env.run(t, polledCase{Req: gates.Request{Type: "ci", PollInterval: 5 * time.Second}})
 	assert.Empty(t, out.Err)
 	assert.Equal(t, 3, out.Res.Polls)
 
 	// Params the resolver refuses fail the gate at once, without retries.
 	r = &scriptedResolver{typ: "ci", errs: []error{&gates.ParamsError{Type: "ci", Reason: "pipeline is missing"}}}
 	env = newGateEnv(t, r)
-	out, _ = env.run(t, polledCase{Req: GateRequest{Type: "ci"}})
+	out, _ = env.run(t, polledCase{Req: gates.Request{Type: "ci"}})
 	assert.True(t, out.Invalid)
 	assert.Contains(t, out.Err, "gate ci: bad params: pipeline is missing")
 	assert.Len(t, r.polls(), 1)
@@ -406,19 +406,19 @@ func TestGateFailedPollsAndBadParams(t *testing.T) {
 	// So does a resolver's answer that is not a poll state.
 	r = &scriptedResolver{typ: "ci", answers: []gates.Poll{{State: "maybe"}}}
 	env = newGateEnv(t, r)
-	out, _ = env.run(t, polledCase{Req: GateRequest{Type: "ci"}})
+	out, _ = env.run(t, polledCase{Req: gates.Request{Type: "ci"}})
 	assert.True(t, out.Invalid)
 	assert.Contains(t, out.Err, `the ci resolver answered a bad poll: poll state "maybe"`)
 }
 
 func TestWorkerRefusesBadGateResolvers(t *testing.T) {
-	w := NewWorker(nil, WorkerOptions{GateResolvers: []GateResolver{&scriptedResolver{typ: ""}, &scriptedResolver{typ: "http"}}})
+	w := NewWorker(nil, WorkerOptions{GateResolvers: []gates.Resolver{&scriptedResolver{typ: ""}, &scriptedResolver{typ: "http"}}})
 	err := w.Validate()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "gate resolvers: gate resolver *flow.scriptedResolver has an empty type")
 	assert.Contains(t, err.Error(), `gate resolver type "http" is registered twice (http is built in)`)
 	assert.Error(t, w.Start(), "Start validates first")
-	assert.NoError(t, NewWorker(nil, WorkerOptions{GateResolvers: []GateResolver{&scriptedResolver{typ: "ci"}}}).Validate())
+	assert.NoError(t, NewWorker(nil, WorkerOptions{GateResolvers: []gates.Resolver{&scriptedResolver{typ: "ci"}}}).Validate())
 }
 
 func TestWorkerRefusesAFlowWhoseGateTypesItCannotServe(t *testing.T) {
@@ -431,7 +431,7 @@ func TestWorkerRefusesAFlowWhoseGateTypesItCannotServe(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, `flow unit/uses-gates uses gate type "pr_checks", which no gate resolver of this worker serves `+
 		`(registered: command, http; add it to WorkerOptions.GateResolvers)`, err.Error())
-	assert.NoError(t, NewWorker(nil, WorkerOptions{GateResolvers: []GateResolver{&scriptedResolver{typ: "pr_checks"}}}, f).Validate())
+	assert.NoError(t, NewWorker(nil, WorkerOptions{GateResolvers: []gates.Resolver{&scriptedResolver{typ: "pr_checks"}}}, f).Validate())
 
 	bad := Define("unit/uses-blank-gate", func(ctx *Context, _ none) (none, error) { return none{}, nil }, UsesGates(" "))
 	require.Error(t, bad.Err())

@@ -10,17 +10,13 @@ import (
 	"github.com/gateflow/gateflow/internal/blob"
 )
 
-// DefaultPayloadThreshold is the serialized size in bytes above which WithPayloadStore
-// moves a payload out of the history (128 KiB).
-const DefaultPayloadThreshold = blob.DefaultThreshold
-
 // PayloadStore configures WithPayloadStore.
 type PayloadStore struct {
 	// URL is the blob store: file:///dir, s3://bucket?region=..., gs://bucket or
 	// azblob://container.
 	URL string
 	// Threshold is the serialized payload size in bytes above which payloads go to the
-	// store. 0 means DefaultPayloadThreshold.
+	// store. 0 means 128 KiB.
 	Threshold int
 	// ReadOnly only reads payloads others offloaded: nothing this client sends goes to
 	// the store (flowctl when it guessed the dev server's store).

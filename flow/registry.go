@@ -9,20 +9,8 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/flowdef"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
-
-// Kinds of catalog entries (WorkflowInfo.Kind).
-const (
-	// KindGoFlow is a flow defined in Go with Define.
-	KindGoFlow = "go"
-	// KindYAMLFlow is a declarative definition (package flowdef) a worker loaded from a
-	// file.
-	KindYAMLFlow = "yaml"
-)
-
-// RegistryEntryName is the name of the catalog entry that carries the registries of the
-// task queue's workers (RegistryInfo). It is not a flow: Catalog.Workflows never lists it.
-const RegistryEntryName = "gateflow.registry"
 
 // RegistryInfo is what a worker publishes of its registries in the catalog of its task
 // queue, so that clients validate declarative definitions (package flowdef) against what
@@ -62,7 +50,7 @@ type registryEntry struct {
 func (w *Worker) registryInfo() RegistryInfo {
 	var r RegistryInfo
 	for _, x := range w.extra {
-		if x.name == FallbackActionActivity {
+		if x.name == protocol.FallbackActionActivity {
 			r.Fallback = true
 			continue
 		}
@@ -157,7 +145,7 @@ func decodeCatalog(m catalogMemo) (*Catalog, error) {
 		if err := json.Unmarshal(raw, &head); err != nil {
 			return nil, fmt.Errorf("decode a catalog entry: %w", err)
 		}
-		if head.Name == RegistryEntryName {
+		if head.Name == protocol.RegistryEntryName {
 			var e registryEntry
 			if err := json.Unmarshal(raw, &e); err != nil {
 				return nil, fmt.Errorf("decode the registry entry: %w", err)
@@ -191,7 +179,7 @@ func sortedUnique(s []string) []string {
 
 // registryEntry is the worker's RegistryInfo as a catalog entry.
 func (w *Worker) registryEntry(identity string, now time.Time) (json.RawMessage, error) {
-	e := registryEntry{Name: RegistryEntryName, Kind: "registry", Registry: w.registryInfo()}
+	e := registryEntry{Name: protocol.RegistryEntryName, Kind: "registry", Registry: w.registryInfo()}
 	e.Registry.PublishedBy, e.Registry.PublishedAt = identity, now
 	if w.opts.Quotas.MonthlyUSD != nil {
 		e.OverallQuotaUSD = w.opts.Quotas.MonthlyUSD.String()

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gateflow/gateflow/flowdef"
+	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -25,7 +26,7 @@ func countFiles(context.Context, string) (int, error) { return 0, nil }
 func registryWorker() *Worker {
 	w := NewWorker(nil, WorkerOptions{TaskQueue: "reg",
 		ItemProviders: []ItemProvider{ticketProvider{}},
-		GateResolvers: []GateResolver{&scriptedResolver{typ: "ci-status"}, &scriptedResolver{typ: "jira"}},
+		GateResolvers: []gates.Resolver{&scriptedResolver{typ: "ci-status"}, &scriptedResolver{typ: "jira"}},
 	}, Define("notify-team", func(*Context, string) (string, error) { return "", nil }))
 	w.RegisterActivity(countFiles, "")
 	w.RegisterActivity(countFiles, "post-comment")
@@ -59,7 +60,7 @@ steps:
 
 func TestWorkerFlowsAreOfKindGo(t *testing.T) {
 	for _, f := range registryWorker().Flows() {
-		assert.Equal(t, KindGoFlow, f.Kind, f.Name)
+		assert.Equal(t, protocol.KindGoFlow, f.Kind, f.Name)
 	}
 }
 
@@ -91,7 +92,7 @@ func TestWorkerWithAFallbackActionAcceptsEveryActionName(t *testing.T) {
 	w.RegisterFallbackAction(func(context.Context, ActionCall) (any, error) { return nil, nil })
 	r := w.Registry()
 	assert.True(t, r.HasFallbackAction())
-	assert.NotContains(t, r.Actions, FallbackActionActivity, "the fallback is not an action name")
+	assert.NotContains(t, r.Actions, protocol.FallbackActionActivity, "the fallback is not an action name")
 	_, err := flowdef.Check("any.yaml", []byte("name: any\nsteps:\n  - {id: a, uses: anything-at-all}\n"), r)
 	require.NoError(t, err, "with a fallback, any action name is served")
 
@@ -111,7 +112,7 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 		require.NoError(t, err)
 		raw = append(raw, b)
 	}
-	yaml, err := json.Marshal(WorkflowInfo{Name: "code-review", Kind: KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"})
+	yaml, err := json.Marshal(WorkflowInfo{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"})
 	require.NoError(t, err)
 	reg, err := w.registryEntry("w1", now)
 	require.NoError(t, err)
@@ -127,7 +128,7 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 		GateTypes: []string{"ci-status", "jira"}, Services: []string{}, PublishedBy: "w1", PublishedAt: now}, *cat.Workers)
 	assert.False(t, cat.Registry().HasService("github"), "the worker declared no services: none is known")
 	got, _ := cat.Lookup("code-review")
-	assert.Equal(t, WorkflowInfo{Name: "code-review", Kind: KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"}, got)
+	assert.Equal(t, WorkflowInfo{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"}, got)
 
 	r, err := c.Registry(context.Background())
 	require.NoError(t, err)
@@ -147,6 +148,6 @@ func TestRegistryOfACatalogWithoutWorkersIsTheBuiltins(t *testing.T) {
 }
 
 func TestTheRegistryEntryNameIsReserved(t *testing.T) {
-	w := NewWorker(nil, WorkerOptions{}, Define(RegistryEntryName, func(*Context, string) (string, error) { return "", nil }))
+	w := NewWorker(nil, WorkerOptions{}, Define(protocol.RegistryEntryName, func(*Context, string) (string, error) { return "", nil }))
 	assert.ErrorContains(t, w.Validate(), "reserved")
 }

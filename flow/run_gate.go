@@ -102,21 +102,21 @@ func (p *peoplePart) openPolled(ctx workflow.Context, g *polledGate) {
 func (rt *runner) hasGateType(t string) bool { return slices.Contains(rt.gateTypes, t) }
 
 // runGate is ctx.Gate (gate.go).
-func (c *Context) runGate(name string, req GateRequest) (GateResult, error) {
+func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) {
 	if err := c.holdWhilePaused(false); err != nil { // run_pause.go: no new step while paused
-		return GateResult{}, &StepError{Step: name, Kind: KindGate, Err: err}
+		return gates.Result{}, &StepError{Step: name, Kind: KindGate, Err: err}
 	}
 	rt, st := c.run, c.run.state
 	now := workflow.Now(c.wctx)
 	i := st.beginStep(c.scope, name, KindGate, now)
 	rec := &GateRecord{Type: strings.TrimSpace(req.Type), AllowManual: req.AllowManual}
 	st.Steps[i].Gate = rec
-	refuse := func(err error) (GateResult, error) {
+	refuse := func(err error) (gates.Result, error) {
 		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
 		rt.publish()
-		return GateResult{}, &StepError{Step: name, Kind: KindGate, Err: err}
+		return gates.Result{}, &StepError{Step: name, Kind: KindGate, Err: err}
 	}
-	invalid := func(format string, args ...any) (GateResult, error) {
+	invalid := func(format string, args ...any) (gates.Result, error) {
 		msg := fmt.Sprintf(format, args...)
 		return refuse(newTypedError(msg, ErrorInvalidStep, errors.New(msg)))
 	}
@@ -144,7 +144,7 @@ func (c *Context) runGate(name string, req GateRequest) (GateResult, error) {
 	if rt.plan {
 		st.endStep(i, now, StepPlanned, 0, "", planGate(req), nil)
 		rt.publish()
-		return GateResult{Outcome: gates.OutcomeApproved, By: "plan", DecidedAt: now}, nil
+		return gates.Result{Outcome: gates.OutcomeApproved, By: "plan", DecidedAt: now}, nil
 	}
 	var deadline time.Time
 	if req.Timeout > 0 {
@@ -172,7 +172,7 @@ func (c *Context) runGate(name string, req GateRequest) (GateResult, error) {
 		c.stepMetric(KindGate, status, st.Steps[i].Duration(end))
 		rt.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": KindGate, "polls": rec.Polls})
 		rt.publish()
-		return GateResult{Polls: rec.Polls, Message: rec.Message}, &StepError{Step: name, Kind: KindGate, Err: err}
+		return gates.Result{Polls: rec.Polls, Message: rec.Message}, &StepError{Step: name, Kind: KindGate, Err: err}
 	}
 	if timedOut {
 		res = timeoutResult(req, res)

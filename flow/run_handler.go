@@ -378,11 +378,11 @@ func (rt *runner) drainCancelReason(ctx workflow.Context) {
 // worker's. On the run's first workflow task a mismatch fails the run; when a worker with
 // other code replays a run in progress, the workflow task fails with the reason and the
 // run waits, untouched, for a worker with the right version. Declarative definitions
-// (KindYAMLFlow) are not compared: their version follows edits of the file while the
+// (kind "yaml") are not compared: their version follows edits of the file while the
 // worker runs, and each run is pinned to the exact definition it started with instead
 // (package flowdef/interp records it in the run's history).
 func (rt *runner) checkVersion() error {
-	if rt.info.Kind == KindYAMLFlow {
+	if rt.info.Kind == protocol.KindYAMLFlow {
 		return nil
 	}
 	started, _ := workflow.GetTypedSearchAttributes(rt.root).GetKeyword(searchattr.VersionKey)

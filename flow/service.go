@@ -13,12 +13,8 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
-
-// ServiceUnavailableErrorType is the ApplicationError type of a step that failed fast
-// because its service's circuit breaker is open (or half-open with its probes in flight).
-// It is retryable; its NextRetryDelay waits out the open time.
-const ServiceUnavailableErrorType = "gateflow.ServiceUnavailable"
 
 // StepWaitingService is what Client.Describe reports for a step whose last attempt failed
 // fast on an open breaker and whose next attempt waits for the breaker's open time; the
@@ -74,7 +70,7 @@ type ServiceDef struct {
 // the workers of a task queue and with a circuit breaker per worker.
 //
 // A service is declared on the worker (WorkerOptions.Services). Its steps go to their own
-// activity task queue, "<task queue>/svc/<name>" (ServiceQueue), which every worker that
+// activity task queue, "<task queue>/svc/<name>", which every worker that
 // declares the service polls with Temporal's TaskQueueActivitiesPerSecond (RatePerSecond:
 // the Temporal server enforces it for all the pollers of the queue together) and
 // MaxConcurrentActivityExecutionSize (MaxConcurrent: per worker). The workers of a task
@@ -93,7 +89,7 @@ type ServiceDef struct {
 // is any error but a cancellation or a non-retryable one (such as an HTTP 4xx answer,
 // which is the request's fault, not the service's). When the breaker trips it is open
 // for OpenTimeout: the service's steps fail at once without calling the service, with a
-// retryable ServiceUnavailableErrorType error whose next retry is scheduled by Temporal
+// retryable ErrorServiceUnavailable error whose next retry is scheduled by Temporal
 // (NextRetryDelay) after the open time; meanwhile the step shows waiting_service
 // (StepWaitingService) in Client.Describe, flowctl show and watch. After the open time a
 // few probes (HalfOpenProbes) go through; their success closes the breaker, a failure
@@ -103,7 +99,7 @@ type ServiceDef struct {
 // Each worker exports gateflow_service_breaker_state{service} (0 closed, 1 half-open, 2
 // open; updated as the service's steps run) and gateflow_service_fast_failures_total
 // through its client's metrics handler, and reports its breakers' state to the services
-// entity of the task queue (ServicesID), which Client.Services and `flowctl services`
+// entity of the task queue ("gateflow-catalog-<queue>/services"), which Client.Services and `flowctl services`
 // read.
 //
 // Limits: a service's steps go to any worker that declares the service, whatever tags a
@@ -119,9 +115,6 @@ func Service(name string, opts ServiceOptions) ServiceDef {
 func UseService(name string) StepOption {
 	return func(o *stepOptions) { o.service = name }
 }
-
-// ServiceQueue is the activity task queue of service name on taskQueue.
-func ServiceQueue(taskQueue, name string) string { return taskQueue + "/svc/" + name }
 
 var serviceName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
 
@@ -221,5 +214,5 @@ func (c *Context) serviceQueue(cl call) string {
 	if err != nil || name == "" {
 		return ""
 	}
-	return ServiceQueue(c.run.baseQueue, name)
+	return protocol.ServiceQueue(c.run.baseQueue, name)
 }

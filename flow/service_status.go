@@ -21,13 +21,10 @@ import (
 )
 
 // The services' state is published, per worker, in a catalog entity of its own (workflow
-// ID ServicesID of the task queue, run on the task queue like the flows' catalog): each
+// ID "gateflow-catalog-<queue>/services", run on the task queue like the flows' catalog): each
 // worker sends one entry per declared service when it starts and again whenever one of
 // its breakers changes state, keyed by service and worker identity, so the entity holds
 // the latest state every worker reported. Client.Services reads it from the entity's Memo.
-
-// ServicesID is the workflow ID of the entity holding the services' state of taskQueue.
-func ServicesID(taskQueue string) string { return protocol.CatalogID(taskQueue) + "/services" }
 
 // ServiceBreakerState is a breaker's state on one worker.
 type ServiceBreakerState struct {
@@ -147,7 +144,7 @@ func (w *Worker) publishServices(ctx context.Context) error {
 	queue := w.opts.TaskQueue
 	seed := entity.CatalogState{TaskQueue: queue}
 	seed.Merge(append([]json.RawMessage(nil), raw...), now)
-	sid := ServicesID(queue)
+	sid := protocol.ServicesID(queue)
 	_, err := w.client.SignalWithStartWorkflow(ctx, sid, protocol.CatalogPublishSignal, raw,
 		sdkclient.StartWorkflowOptions{
 			ID:            sid,
@@ -166,7 +163,7 @@ func (w *Worker) publishServices(ctx context.Context) error {
 // ErrNoCatalog means no worker with services ever started on the queue. A worker that
 // stopped keeps its last report (see UpdatedAt).
 func (c *Client) Services(ctx context.Context) ([]ServiceStatus, error) {
-	id := ServicesID(c.opts.TaskQueue)
+	id := protocol.ServicesID(c.opts.TaskQueue)
 	resp, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		var nf *serviceerror.NotFound
@@ -210,7 +207,7 @@ func markWaitingService(st *RunState, pending []*workflowpb.PendingActivityInfo)
 	for _, a := range pending {
 		f := a.GetLastFailure()
 		info := f.GetApplicationFailureInfo()
-		if info.GetType() != ServiceUnavailableErrorType || a.GetState() != enumspb.PENDING_ACTIVITY_STATE_SCHEDULED {
+		if info.GetType() != string(ErrorServiceUnavailable) || a.GetState() != enumspb.PENDING_ACTIVITY_STATE_SCHEDULED {
 			continue
 		}
 		var sw serviceWait

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 func TestCheckServicesReportsEveryMistake(t *testing.T) {
@@ -178,7 +179,7 @@ func TestServiceBreakerTripsFailsFastAndProbes(t *testing.T) {
 	err := run()
 	var app *temporal.ApplicationError
 	require.ErrorAs(t, err, &app)
-	assert.Equal(t, ServiceUnavailableErrorType, app.Type())
+	assert.Equal(t, string(ErrorServiceUnavailable), app.Type())
 	assert.False(t, app.NonRetryable())
 	assert.Greater(t, app.NextRetryDelay(), 100*time.Millisecond)
 	assert.LessOrEqual(t, app.NextRetryDelay(), 220*time.Millisecond)
@@ -221,7 +222,7 @@ func TestMarkWaitingService(t *testing.T) {
 	pending := []*workflowpb.PendingActivityInfo{{
 		ActivityId: "s1@2", State: enumspb.PENDING_ACTIVITY_STATE_SCHEDULED, NextAttemptScheduleTime: timestamppb.New(next),
 		LastFailure: &failurepb.Failure{FailureInfo: &failurepb.Failure_ApplicationFailureInfo{ApplicationFailureInfo: &failurepb.ApplicationFailureInfo{
-			Type: ServiceUnavailableErrorType, Details: &commonpb.Payloads{Payloads: details.GetPayloads()}}}},
+			Type: string(ErrorServiceUnavailable), Details: &commonpb.Payloads{Payloads: details.GetPayloads()}}}},
 	}, {
 		ActivityId: "s2", State: enumspb.PENDING_ACTIVITY_STATE_SCHEDULED,
 		LastFailure: &failurepb.Failure{FailureInfo: &failurepb.Failure_ApplicationFailureInfo{ApplicationFailureInfo: &failurepb.ApplicationFailureInfo{
@@ -237,6 +238,6 @@ func TestMarkWaitingService(t *testing.T) {
 	assert.Equal(t, "waiting for service api (circuit breaker open), next attempt at 2026-01-02T03:04:05Z", st.Steps[0].Error)
 	assert.Equal(t, StepRunning, st.Steps[1].Status, "another failure is not a wait for the service")
 	assert.Equal(t, StepRunning, st.Steps[2].Status)
-	assert.True(t, strings.HasPrefix(ServiceQueue("q", "x"), "q/svc/"))
+	assert.True(t, strings.HasPrefix(protocol.ServiceQueue("q", "x"), "q/svc/"))
 	markWaitingService(nil, pending) // no state: nothing to mark
 }

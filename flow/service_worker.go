@@ -13,6 +13,8 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // Breaker defaults (BreakerOptions).
@@ -26,7 +28,7 @@ const (
 )
 
 // startServices starts one Temporal worker per declared service on its queue
-// (ServiceQueue), with the service's limits and breaker and the same activities as the
+// ("<queue>/svc/<name>"), with the service's limits and breaker and the same activities as the
 // worker's own queues (see Services).
 func (w *Worker) startServices(o worker.Options) error {
 	w.svc = servicesPart{notify: make(chan struct{}, 1)}
@@ -44,7 +46,7 @@ func (w *Worker) startServices(o worker.Options) error {
 			w.svc.breakers = append(w.svc.breakers, b)
 			so.Interceptors = append(append([]interceptor.WorkerInterceptor(nil), o.Interceptors...), b)
 		}
-		q := ServiceQueue(w.opts.TaskQueue, d.Name)
+		q := protocol.ServiceQueue(w.opts.TaskQueue, d.Name)
 		tw := worker.New(w.client, q, so)
 		if err := RegisterActivities(tw, w.opts); err != nil {
 			return err
@@ -151,7 +153,7 @@ func (a *breakerActivity) ExecuteActivity(ctx context.Context, in *interceptor.E
 		}
 		return nil, temporal.NewApplicationErrorWithOptions(
 			fmt.Sprintf("service %s: circuit breaker %s, not called; next attempt in %s", b.name, after, delay.Round(time.Millisecond)),
-			ServiceUnavailableErrorType, temporal.ApplicationErrorOptions{
+			string(ErrorServiceUnavailable), temporal.ApplicationErrorOptions{
 				NextRetryDelay: delay, Details: []any{serviceWait{Service: b.name, State: after.String(), RetryAfterMS: delay.Milliseconds()}},
 			})
 	}
@@ -162,7 +164,7 @@ func (a *breakerActivity) ExecuteActivity(ctx context.Context, in *interceptor.E
 	return res, err
 }
 
-// serviceWait is the detail of a ServiceUnavailableErrorType error.
+// serviceWait is the detail of an ErrorServiceUnavailable error.
 type serviceWait struct {
 	Service      string `json:"service"`
 	State        string `json:"state"`

@@ -14,6 +14,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/events"
+	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -59,7 +60,7 @@ type WorkerOptions struct {
 	// built-in "http" and "command" (package gates). An empty or repeated type is an
 	// error of Start. Every worker of a task queue must have the same resolvers: a run
 	// refuses a gate type its worker lacks.
-	GateResolvers []GateResolver
+	GateResolvers []gates.Resolver
 	// Tags are what this worker offers (e.g. "gpu", "eu"): runs started with WorkerTags go
 	// only to workers that have every tag they need. At most protocol.MaxWorkerTags.
 	Tags []string
@@ -147,7 +148,7 @@ func (w *Worker) Flows() []WorkflowInfo {
 	for _, f := range flows {
 		info := f.Info()
 		if info.Kind == "" {
-			info.Kind = KindGoFlow
+			info.Kind = protocol.KindGoFlow
 		}
 		out = append(out, info)
 	}
@@ -180,7 +181,7 @@ func checkFlows(opts WorkerOptions, served, flows []Definition) error {
 		if seen[f.Name()] {
 			errs = append(errs, fmt.Errorf("flow %s is defined twice", f.Name()))
 		}
-		if entity.Reserved(f.Name()) || f.Name() == RegistryEntryName {
+		if entity.Reserved(f.Name()) || f.Name() == protocol.RegistryEntryName {
 			errs = append(errs, fmt.Errorf("flow name %s is reserved for gateflow's own workflows", f.Name()))
 		}
 		seen[f.Name()] = true

@@ -1,10 +1,10 @@
 package flow
 
-import "context"
+import (
+	"context"
 
-// FallbackActionActivity is the activity name of a worker's fallback action
-// (RegisterFallbackAction).
-const FallbackActionActivity = "gateflow.action"
+	"github.com/gateflow/gateflow/internal/protocol"
+)
 
 // ActionCall is what a fallback action is called with: the name a declarative
 // definition's step `uses:` and its `with:` parameters, after their expressions were
@@ -18,11 +18,11 @@ type ActionCall struct {
 
 // RegisterFallbackAction registers fn as the action of every `uses:` name of a
 // declarative definition (package flowdef) that no activity of the worker is registered
-// under: such a step runs the activity FallbackActionActivity with an ActionCall naming
+// under: such a step runs the activity "gateflow.action" with an ActionCall naming
 // the action, and its output is what fn returns. With a fallback, flowdef.Validate
 // accepts any action name (Worker.Registry reports it, and so does the catalog for
 // clients). Register it before loading definitions (package flowdef/serve reads the
 // worker's registry when it loads them) and before Start.
 func (w *Worker) RegisterFallbackAction(fn func(ctx context.Context, call ActionCall) (any, error)) {
-	w.RegisterActivity(fn, FallbackActionActivity)
+	w.RegisterActivity(fn, protocol.FallbackActionActivity)
 }

@@ -17,14 +17,14 @@ import (
 // gateActivities answer the poll activity (gateflow.gate.poll) with the worker's gate
 // resolvers: the built-ins and WorkerOptions.GateResolvers.
 type gateActivities struct {
-	resolvers map[string]GateResolver
+	resolvers map[string]gates.Resolver
 	// types are the resolvers' types, sorted: what runs check a request's type against.
 	types []string
 }
 
 // newGateActivities checks the worker's resolvers; an empty or repeated type (a
 // built-in's too) is an error naming it.
-func newGateActivities(extra []GateResolver) (gateActivities, error) {
+func newGateActivities(extra []gates.Resolver) (gateActivities, error) {
 	m, err := gates.Registry(extra)
 	if err != nil {
 		return gateActivities{}, fmt.Errorf("gate resolvers: %w", err)

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // lateEnv is a test environment with a worker's dynamic workflow registered, as Start
@@ -87,7 +88,7 @@ func TestAddFlowsAfterStartChecks(t *testing.T) {
 		"duplicate":  {[]Definition{Define("test/steps", someHandler)}, "flow test/steps is defined twice"},
 		"twice":      {[]Definition{Define("a", someHandler), Define("a", someHandler)}, "flow a is defined twice"},
 		"nil":        {[]Definition{nil}, "flow 0 is nil"},
-		"reserved":   {[]Definition{badDef{name: RegistryEntryName}}, "reserved"},
+		"reserved":   {[]Definition{badDef{name: protocol.RegistryEntryName}}, "reserved"},
 		"trigger":    {[]Definition{Define("b", someHandler, OnRunOf("test/steps", WhenCompleted))}, "flow b is started by runs of test/steps (a trigger)"},
 		"no trigger": {[]Definition{Define("c", someHandler, OnRunOf("missing", WhenCompleted))}, "which this worker does not serve"},
 		"gate type":  {[]Definition{Define("d", someHandler, UsesGates("nope"))}, `gate type "nope"`},

@@ -5,7 +5,7 @@ green, a change ticket being approved, a health endpoint reporting ready, a scri
 exits 0: each is a Resolver, registered on the worker by its type, and a handler waits on
 one with ctx.Gate (package flow).
 
-	res, err := ctx.Gate("ci-green", flow.GateRequest{
+	res, err := ctx.Gate("ci-green", gates.Request{
 		Type:         "http",
 		Params:       gates.HTTPParams{URL: ciURL, Field: "status", Equals: "success", RejectValues: []any{"failure"}},
 		PollInterval: 30 * time.Second,

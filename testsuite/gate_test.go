@@ -12,8 +12,8 @@ import (
 	"github.com/gateflow/gateflow/testsuite"
 )
 
-var ciGate = flow.Define("testsuite.gate", func(ctx *flow.Context, _ struct{}) (flow.GateResult, error) {
-	return ctx.Gate("ci", flow.GateRequest{Type: "http", PollInterval: time.Minute, AllowManual: true,
+var ciGate = flow.Define("testsuite.gate", func(ctx *flow.Context, _ struct{}) (gates.Result, error) {
+	return ctx.Gate("ci", gates.Request{Type: "http", PollInterval: time.Minute, AllowManual: true,
 		Params: gates.HTTPParams{URL: "http://ci.invalid/status", Field: "state", Equals: "green"}})
 })
 

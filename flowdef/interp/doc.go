@@ -73,7 +73,7 @@ the field's position too.
     max_budget_usd; output_schema becomes its ResponseSchema). Any other name is the
     activity registered under it: flow.Step[json.RawMessage](ctx, id, name, with), the
     rendered `with:` its one argument; with Registry(worker.Registry()) a name the worker
-    did not register goes to its fallback action (flow.FallbackActionActivity with a
+    did not register goes to its fallback action (protocol.FallbackActionActivity with a
     flow.ActionCall{Name, With}) when it has one. Unknown `with:` fields of the built-ins
     are errors.
   - set assigns vars (keys in sorted order), check fails the node with its rendered

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/flowdef"
+	"github.com/gateflow/gateflow/internal/protocol"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -397,7 +398,7 @@ steps:
 	env.RegisterActivity(func(call flow.ActionCall) (any, error) {
 		calls = append(calls, call)
 		return map[string]any{"handled": call.Name}, nil
-	}, flow.FallbackActionActivity)
+	}, protocol.FallbackActionActivity)
 	env.RegisterActivity(func(map[string]any) (int, error) { return 42, nil }, "count-lines")
 	r := env.Run(def.Name, nil)
 	assert.Equal(t, map[string]any{"post": map[string]any{"handled": "post-comment"}, "count": float64(42)}, output(t, r))

@@ -15,6 +15,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/expr"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // The built-in actions of `uses:`.
@@ -344,7 +345,7 @@ func (r *runner) step(ctx *flow.Context, f *frame, n *flowdef.Node) (expr.StepRe
 	var raw json.RawMessage
 	if reg := r.opts.registry; reg != nil && !reg.HasAction(n.Uses) && reg.HasFallbackAction() {
 		// No activity of that name on the worker: its fallback action takes the call.
-		raw, err = flow.Step[json.RawMessage](ctx.With(opts...), name(n), flow.FallbackActionActivity,
+		raw, err = flow.Step[json.RawMessage](ctx.With(opts...), name(n), protocol.FallbackActionActivity,
 			flow.ActionCall{Name: n.Uses, With: with})
 	} else {
 		raw, err = flow.Step[json.RawMessage](ctx.With(opts...), name(n), n.Uses, with)

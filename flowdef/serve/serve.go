@@ -17,6 +17,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/interp"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // Options configure a Loader.
@@ -210,7 +211,7 @@ func (l *Loader) interpOptions(def *flowdef.Definition, path string) []interp.Op
 	// The worker's registry first, so the loader's own options may replace it.
 	opts := append([]interp.Option{interp.Registry(l.w.Registry())}, l.opts.Interp...)
 	return append(opts, interp.FlowOptions(func(i *flow.WorkflowInfo) error {
-		i.Kind, i.Hash, i.Source = flow.KindYAMLFlow, hash, path
+		i.Kind, i.Hash, i.Source = protocol.KindYAMLFlow, hash, path
 		return nil
 	}))
 }

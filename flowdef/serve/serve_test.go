@@ -15,6 +15,7 @@ import (
 
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef/interp"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/testsuite"
 )
 
@@ -78,11 +79,11 @@ func TestDirLoads(t *testing.T) {
 	assert.Equal(t, []string{"greet", "helper"}, l.Names())
 	require.NoError(t, w.Validate())
 	g := info(t, w, "greet")
-	assert.Equal(t, flow.KindYAMLFlow, g.Kind)
+	assert.Equal(t, protocol.KindYAMLFlow, g.Kind)
 	assert.Equal(t, l.Current("greet").Hash(), g.Hash)
 	assert.Equal(t, path, g.Source)
 	assert.Equal(t, "1", g.Version)
-	assert.Equal(t, flow.KindGoFlow, info(t, w, interp.DefinitionFlowName).Kind)
+	assert.Equal(t, protocol.KindGoFlow, info(t, w, interp.DefinitionFlowName).Kind)
 }
 
 func TestDirRefusesInvalidWithEveryError(t *testing.T) {
@@ -155,7 +156,7 @@ func TestReloadEditInvalidRemoveAdd(t *testing.T) {
 	assert.NotContains(t, logs.String(), "restart")
 	assert.Equal(t, []string{"extra", "greet", "helper"}, l.Names())
 	e := info(t, w, "extra")
-	assert.Equal(t, flow.KindYAMLFlow, e.Kind)
+	assert.Equal(t, protocol.KindYAMLFlow, e.Kind)
 	assert.Equal(t, extra, e.Source)
 	assert.Equal(t, l.Current("extra").Hash(), e.Hash)
 	assert.Equal(t, h1, info(t, w, "greet").Hash)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // validateOptions are the flags of flowctl validate.
@@ -201,7 +202,7 @@ func (a *app) flowsCommand() *cobra.Command {
 func (a *app) printDefinitions(cat *flow.Catalog) error {
 	defs := []flow.WorkflowInfo{}
 	for _, w := range cat.Workflows {
-		if w.Kind == flow.KindYAMLFlow {
+		if w.Kind == protocol.KindYAMLFlow {
 			defs = append(defs, w)
 		}
 	}

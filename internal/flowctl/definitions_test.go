@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // testdataRegistry are the flags that make --offline check the way flowdef's own tests
@@ -134,8 +135,8 @@ func TestPrintDefinitions(t *testing.T) {
 	var out bytes.Buffer
 	a := &app{stdout: &out, output: "table"}
 	cat := &flow.Catalog{Workflows: []flow.WorkflowInfo{
-		{Name: "hello", Kind: flow.KindGoFlow},
-		{Name: "code-review", Kind: flow.KindYAMLFlow, Version: "3", Hash: "43dbc39447700475a49f", Source: "flows/review.yaml", PublishedBy: "w1"},
+		{Name: "hello", Kind: protocol.KindGoFlow},
+		{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "43dbc39447700475a49f", Source: "flows/review.yaml", PublishedBy: "w1"},
 		{Name: "old"}, // an older worker's Go flow
 	}}
 	require.NoError(t, a.printDefinitions(cat))

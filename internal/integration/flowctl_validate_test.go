@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // TestFlowctlValidate checks definitions against the registry the shared worker published
@@ -95,8 +96,8 @@ func TestFlowctlFlows(t *testing.T) {
 	require.NoError(t, err)
 	info, ok := cat.Lookup("hello")
 	require.True(t, ok)
-	assert.Equal(t, flow.KindGoFlow, info.Kind)
-	_, ok = cat.Lookup(flow.RegistryEntryName)
+	assert.Equal(t, protocol.KindGoFlow, info.Kind)
+	_, ok = cat.Lookup(protocol.RegistryEntryName)
 	assert.False(t, ok)
 	require.NotNil(t, cat.Workers)
 	assert.Contains(t, cat.Workers.Actions, "Count")

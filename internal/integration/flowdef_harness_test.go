@@ -138,7 +138,7 @@ func serveDefs(t *testing.T, queue string, defs []string, opts flow.WorkerOption
 	opts.Directory = approval.StaticDirectory{"ops": {"alice", "bob"}}
 	opts.Providers = map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(defRules...), "stalled": stalled{}}
 	opts.ItemProviders = []flow.ItemProvider{openTickets{}}
-	opts.GateResolvers = []flow.GateResolver{ticketClosed{}}
+	opts.GateResolvers = []gates.Resolver{ticketClosed{}}
 	w := flow.NewWorker(shared.tc, opts, doubleFlow)
 	h := &defHost{}
 	w.RegisterActivity(func(_ context.Context, in map[string]any) (map[string]any, error) {

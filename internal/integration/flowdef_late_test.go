@@ -99,7 +99,7 @@ func TestFlowdefServeAdded(t *testing.T) {
 		e, ok = cat.Lookup("late-greet")
 		return ok && gated
 	})
-	assert.Equal(t, flow.KindYAMLFlow, e.Kind)
+	assert.Equal(t, protocol.KindYAMLFlow, e.Kind)
 	assert.Equal(t, path, e.Source)
 	assert.Equal(t, l.Current("late-greet").Hash(), e.Hash)
 	assert.Equal(t, "added while the worker runs", e.Description)

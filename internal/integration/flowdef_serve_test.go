@@ -21,6 +21,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/flowdef/serve"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 const servedGated = `name: serve-gated
@@ -104,7 +105,7 @@ func TestFlowdefServe(t *testing.T) {
 	require.NoError(t, err)
 	e1, ok := cat.Lookup("serve-gated")
 	require.True(t, ok)
-	assert.Equal(t, flow.KindYAMLFlow, e1.Kind)
+	assert.Equal(t, protocol.KindYAMLFlow, e1.Kind)
 	assert.Equal(t, path, e1.Source)
 	assert.Equal(t, l.Current("serve-gated").Hash(), e1.Hash)
 

@@ -15,6 +15,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // TestFlowdefStepService: a definition's `service:` routes the step to the service's
@@ -72,7 +73,7 @@ steps:
 			queues = append(queues, a.GetTaskQueue().GetName())
 		}
 	}
-	assert.Equal(t, []string{flow.ServiceQueue(queue, "status")}, queues, "the step ran on the service's task queue")
+	assert.Equal(t, []string{protocol.ServiceQueue(queue, "status")}, queues, "the step ran on the service's task queue")
 
 	reg, err := c.Registry(ctx)
 	require.NoError(t, err)

@@ -83,7 +83,7 @@ func TestGateHTTPApprovesAfterThreePolls(t *testing.T) {
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
-	var res flow.GateResult
+	var res gates.Result
 	require.NoError(t, json.Unmarshal(d.Result, &res))
 	assert.Equal(t, gates.OutcomeApproved, res.Outcome)
 	assert.Equal(t, "http", res.By)
@@ -157,7 +157,7 @@ func TestGateTimeoutFollowsOnTimeout(t *testing.T) {
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, flow.StatusCompleted, d.Status, "%s: %s", on, d.Error)
-		var res flow.GateResult
+		var res gates.Result
 		require.NoError(t, json.Unmarshal(d.Result, &res))
 		assert.Equal(t, want, res.Outcome, on)
 		assert.Equal(t, gates.TimeoutActor, res.By, on)
@@ -198,7 +198,7 @@ func TestGateManualDecisionEndsThePollingEarly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
 	assert.Less(t, time.Since(start), 30*time.Second, "the vote woke the one-minute sleep")
-	var out flow.GateResult
+	var out gates.Result
 	require.NoError(t, json.Unmarshal(d.Result, &out))
 	assert.Equal(t, gates.OutcomeApproved, out.Outcome)
 	assert.Equal(t, "alice", out.By)

@@ -23,6 +23,7 @@ import (
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/logging"
 	"github.com/gateflow/gateflow/internal/metrics"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // requestLog is a local HTTP server that records when each request arrived and answers
@@ -62,7 +63,7 @@ func TestServiceRateLimitHoldsAcrossWorkerProcesses(t *testing.T) {
 	startTestworker(t, queue, "--services")
 
 	ctx := ctxT(t, 2*time.Minute)
-	svcQueue := flow.ServiceQueue(queue, testflows.RatedService)
+	svcQueue := protocol.ServiceQueue(queue, testflows.RatedService)
 	require.Eventually(t, func() bool {
 		resp, err := shared.tc.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
 			Namespace: shared.srv.Namespace(), TaskQueue: &taskqueuepb.TaskQueue{Name: svcQueue},

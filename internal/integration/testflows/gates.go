@@ -22,18 +22,18 @@ type GateInput struct {
 	AllowManual bool            `json:"allow_manual,omitempty"`
 }
 
-func (in GateInput) request(typ string, params any) flow.GateRequest {
-	return flow.GateRequest{Type: typ, Params: params, PollInterval: in.Interval, Timeout: in.Timeout,
+func (in GateInput) request(typ string, params any) gates.Request {
+	return gates.Request{Type: typ, Params: params, PollInterval: in.Interval, Timeout: in.Timeout,
 		OnTimeout: in.OnTimeout, AllowManual: in.AllowManual}
 }
 
 // HTTPGate waits at the "http" gate "ready" and returns its result.
-var HTTPGate = flow.Define("test.gate.http", func(ctx *flow.Context, in GateInput) (flow.GateResult, error) {
+var HTTPGate = flow.Define("test.gate.http", func(ctx *flow.Context, in GateInput) (gates.Result, error) {
 	return ctx.Gate("ready", in.request(gates.HTTPType, gates.HTTPParams{URL: in.URL, Field: "status", Equals: "green",
 		RejectValues: []any{"red"}}))
 })
 
 // CommandGate waits at the "command" gate "script" and returns its result.
-var CommandGate = flow.Define("test.gate.command", func(ctx *flow.Context, in GateInput) (flow.GateResult, error) {
+var CommandGate = flow.Define("test.gate.command", func(ctx *flow.Context, in GateInput) (gates.Result, error) {
 	return ctx.Gate("script", in.request(gates.CommandType, gates.CommandParams{Command: in.Command}))
 })
