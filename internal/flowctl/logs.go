@@ -3,7 +3,6 @@ package flowctl
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -146,31 +145,9 @@ func recordOutput(_ context.Context, _ *flow.RunDescription, s flow.StepRecord) 
 
 // logs prints the step's output, once or (follow) until the step ends.
 func (l *stepLogger) logs(ctx context.Context, run, step string, follow bool, interval time.Duration) error {
-	var lastOK time.Time
-	for {
-		d, err := l.describe(ctx, run)
-		switch {
-		case err == nil:
-			lastOK = time.Now()
-			done, err := l.update(ctx, d, step, follow)
-			if done || err != nil {
-				return err
-			}
-		case ctx.Err() != nil, lastOK.IsZero(), time.Since(lastOK) > watchErrorGrace:
-			return err
-		default:
-			var nf *flow.RunNotFoundError
-			if errors.As(err, &nf) {
-				return err
-			}
-			// Keep polling through errors for a while: the server may be restarting.
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("logs %s %s: %w", run, step, ctx.Err())
-		case <-time.After(interval):
-		}
-	}
+	return pollRun(ctx, "logs "+run+" "+step, interval, time.Now,
+		func() (*flow.RunDescription, error) { return l.describe(ctx, run) },
+		func(d *flow.RunDescription) (bool, error) { return l.update(ctx, d, step, follow) })
 }
 
 // update prints what is new in one description and reports whether logs is done.

@@ -190,19 +190,30 @@ type liveMark struct {
 
 // watch polls the run every interval until it ends or waits for a person.
 func (w *watcher) watch(ctx context.Context, id string, interval time.Duration) error {
+	return pollRun(ctx, "watch "+id, interval, w.now,
+		func() (*flow.RunDescription, error) { return w.describe(ctx, id) },
+		func(d *flow.RunDescription) (bool, error) { return w.update(ctx, d, interval) })
+}
+
+// pollRun describes a run every interval and hands each description to update until it
+// says done or fails. Errors describing the run are retried for watchErrorGrace after the
+// last success (the server may be restarting), except an unknown run; none was ever read
+// is an error at once. what names the command in a cancellation error.
+func pollRun(ctx context.Context, what string, interval time.Duration, now func() time.Time,
+	describe func() (*flow.RunDescription, error), update func(*flow.RunDescription) (bool, error)) error {
 	var lastOK time.Time
 	for {
-		d, err := w.describe(ctx, id)
+		d, err := describe()
 		switch {
 		case err == nil:
-			lastOK = w.now()
-			done, err := w.update(ctx, d, interval)
+			lastOK = now()
+			done, err := update(d)
 			if done || err != nil {
 				return err
 			}
 		case ctx.Err() != nil:
 			return err
-		case lastOK.IsZero() || w.now().Sub(lastOK) > watchErrorGrace:
+		case lastOK.IsZero() || now().Sub(lastOK) > watchErrorGrace:
 			return err
 		default:
 			var nf *flow.RunNotFoundError
@@ -213,7 +224,7 @@ func (w *watcher) watch(ctx context.Context, id string, interval time.Duration) 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("watch %s: %w", id, ctx.Err())
+			return fmt.Errorf("%s: %w", what, ctx.Err())
 		case <-time.After(interval):
 		}
 	}
