@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/flow"
 )
 
 func TestDecodeOutput(t *testing.T) {
@@ -21,14 +22,14 @@ func TestDecodeOutput(t *testing.T) {
 		return p
 	}
 	for _, tt := range []struct {
-		kind flow.StepKind
+		kind runs.StepKind
 		v    any
 		want string
 	}{
-		{flow.KindShell, activities.ShellResult{Stdout: "a\nb", Stderr: "w1\nw2\n"}, "a\nb\nstderr| w1\nstderr| w2\n"},
-		{flow.KindShell, activities.ShellResult{Stdout: "a\n", Truncated: true}, fmt.Sprintf("a\n(output cut at %d bytes per stream)\n", activities.MaxOutputBytes)},
-		{flow.KindHTTP, activities.HTTPResult{Status: 200, Body: `{"ok":true}`}, `{"ok":true}`},
-		{flow.KindAgent, activities.AgentResult{Text: "LGTM"}, "LGTM"},
+		{runs.KindShell, activities.ShellResult{Stdout: "a\nb", Stderr: "w1\nw2\n"}, "a\nb\nstderr| w1\nstderr| w2\n"},
+		{runs.KindShell, activities.ShellResult{Stdout: "a\n", Truncated: true}, fmt.Sprintf("a\n(output cut at %d bytes per stream)\n", activities.MaxOutputBytes)},
+		{runs.KindHTTP, activities.HTTPResult{Status: 200, Body: `{"ok":true}`}, `{"ok":true}`},
+		{runs.KindAgent, activities.AgentResult{Text: "LGTM"}, "LGTM"},
 	} {
 		p := payload(tt.v)
 		got, err := decodeOutput(tt.kind, p)
@@ -37,6 +38,6 @@ func TestDecodeOutput(t *testing.T) {
 	}
 	p, err := dc.ToPayload("not a result")
 	require.NoError(t, err)
-	_, err = decodeOutput(flow.KindShell, p)
+	_, err = decodeOutput(runs.KindShell, p)
 	assert.ErrorContains(t, err, "decode the shell result")
 }
