@@ -236,3 +236,37 @@ func TestIdentityProviderTokens(t *testing.T) {
 		})
 	}
 }
+
+func TestPolicyPicksTheVerifierByKey(t *testing.T) {
+	alice, _, dir := keys(t)
+	p := newIDP(t)
+	pol := &Policy{Required: true, Directory: dir, Issuer: &Issuer{URL: "https://idp", Audience: "gateflow", Keys: p.jwks}}
+	require.NoError(t, pol.Check())
+	d := vote(t, "alice")
+	signed, err := Sign(alice, d, SignOptions{Now: t0})
+	require.NoError(t, err)
+	v, err := pol.Verify(signed, d, VerifyOptions{Now: t0})
+	require.NoError(t, err)
+	assert.Equal(t, MethodSignature, v.Method)
+	idTok := p.token(t, jwt.Claims{Issuer: "https://idp", Subject: "alice", Audience: jwt.Audience{"gateflow"},
+		IssuedAt: jwt.NewNumericDate(t0), Expiry: jwt.NewNumericDate(t0.Add(time.Minute))})
+	v, err = pol.Verify(idTok, d, VerifyOptions{Now: t0})
+	require.NoError(t, err)
+	assert.Equal(t, MethodIdentityProvider, v.Method)
+
+	// The pinned policy survives JSON (it travels in the run's history).
+	b, err := json.Marshal(pol)
+	require.NoError(t, err)
+	var back Policy
+	require.NoError(t, json.Unmarshal(b, &back))
+	_, err = back.Verify(signed, d, VerifyOptions{Now: t0})
+	require.NoError(t, err)
+	_, err = back.Verify(idTok, d, VerifyOptions{Now: t0})
+	require.NoError(t, err)
+
+	noIDP := &Policy{Directory: dir}
+	_, err = noIDP.Verify(idTok, d, VerifyOptions{Now: t0})
+	reason, _ := IsRefused(err)
+	assert.Equal(t, ReasonUnknownKey, reason, "%v", err)
+	assert.EqualError(t, (&Policy{}).Check(), "auth: the policy has neither a key directory nor an identity provider")
+}

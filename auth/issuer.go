@@ -18,11 +18,11 @@ import (
 // token instead of a personal signature; its subject must be the decision's identity.
 type Issuer struct {
 	// URL is the issuer ("iss") tokens must carry.
-	URL string
+	URL string `json:"url"`
 	// Audience is the audience ("aud") tokens must include.
-	Audience string
+	Audience string `json:"audience"`
 	// Keys are the issuer's public keys.
-	Keys jose.JSONWebKeySet
+	Keys jose.JSONWebKeySet `json:"keys"`
 }
 
 // identityAlgorithms are the signature algorithms accepted from identity providers.

@@ -53,8 +53,13 @@ func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (approva
 	if err := v.Validate(); err != nil {
 		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
 	}
+	proof, err := c.sign(voteDecision(c.opts.Namespace, run, v))
+	if err != nil {
+		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
+	}
+	v.Proof, v.Verified = proof, nil
 	var res approval.VoteResult
-	err := c.update(ctx, run, what, UpdateApproval, v, &res)
+	err = c.update(ctx, run, what, UpdateApproval, v, &res)
 	return res, err
 }
 
@@ -77,8 +82,14 @@ func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnsw
 	if !json.Valid(r.Data) {
 		return signals.InputAnswer{}, &InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
 	}
+	a := protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}
+	proof, err := c.sign(answerDecision(c.opts.Namespace, r.Run, a))
+	if err != nil {
+		return signals.InputAnswer{}, &RefusedError{Run: r.Run, What: "input " + r.Name, Reason: err.Error()}
+	}
+	a.Proof = proof
 	var ans signals.InputAnswer
-	err := c.update(ctx, r.Run, "input "+r.Name, UpdateInput, protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}, &ans)
+	err = c.update(ctx, r.Run, "input "+r.Name, UpdateInput, a, &ans)
 	return ans, err
 }
 

@@ -37,7 +37,7 @@ func RegisterWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, flows ...D
 // runConfigOf is the run configuration of flows served with opts: the worker's defaults,
 // its gate types and the triggers among flows.
 func runConfigOf(opts WorkerOptions, flows []Definition) (runConfig, error) {
-	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
+	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory, auth: opts.Auth,
 		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0, triggers: triggersOf(flows)}
 	gateActs, err := newGateActivities(opts.GateResolvers)
 	if err != nil {

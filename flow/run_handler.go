@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/approval"
@@ -22,6 +23,7 @@ type runConfig struct {
 	guards      Guards
 	maxAttempts int
 	directory   approval.Directory
+	auth        *auth.Policy
 	maxCost     *decimal.Decimal
 	quotas      budget.Quotas
 	events      bool
@@ -39,7 +41,9 @@ type runConfig struct {
 // one concern of the run, registers its message handlers when the run starts and finishes
 // its work when the run ends (see end).
 type runner struct {
-	root  workflow.Context
+	root workflow.Context
+	// auth is the run's pinned decision policy (run_auth.go).
+	auth  *authPart
 	info  WorkflowInfo
 	state *runs.State
 	// guards are the limits in force (the flow's over the worker's, or the parent's).
@@ -146,6 +150,11 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	}, workflow.QueryHandlerOptions{Description: "The run's status, steps, cost and children"}); err != nil {
 		return nil, protocol.RunOptions{}, fmt.Errorf("register query %s: %w", QueryState, err)
 	}
+	ap, err := pinAuth(wctx, cfg.auth, st)
+	if err != nil {
+		return nil, protocol.RunOptions{}, err
+	}
+	rt.auth = ap
 	if err := rt.people.register(wctx); err != nil {
 		return nil, protocol.RunOptions{}, err
 	}

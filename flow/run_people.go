@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/approval"
@@ -59,6 +60,10 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 		for {
 			var v approval.Vote
 			ch.Receive(gctx, &v)
+			if p.rt.auth.signalsRefused() {
+				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, fmt.Errorf("votes sent as Signals are refused: this run accepts signed decisions only, sent as the Update %s (flowctl approve --signing-key)", UpdateApproval))
+				continue
+			}
 			if err := p.checkVote(gctx, v); err != nil {
 				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, err)
 				continue
@@ -92,6 +97,9 @@ func (p *peoplePart) refuse(ctx workflow.Context, kind runs.RefusalKind, name, b
 // are checked against the gate's rules when it opens).
 func (p *peoplePart) checkVote(ctx workflow.Context, v approval.Vote) error {
 	rt := p.rt
+	if _, err := p.verifyVote(ctx, v); err != nil {
+		return err
+	}
 	v.Gate = strings.TrimSpace(v.Gate)
 	if pg, ok := p.polledFor(v.Gate); ok {
 		return pg.check(v)
@@ -109,8 +117,18 @@ func (p *peoplePart) checkVote(ctx workflow.Context, v approval.Vote) error {
 }
 
 // applyVote counts a checked vote, or keeps it until its gate opens.
-func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (approval.VoteResult, error) {
+func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (_ approval.VoteResult, err error) {
 	rt := p.rt
+	verified, verr := p.verifyVote(ctx, v)
+	if verr != nil {
+		return approval.VoteResult{}, verr
+	}
+	v.Verified, v.Proof = verified, "" // the Update in history keeps the proof
+	defer func() {
+		if err == nil {
+			rt.auth.spend(ctx, verified)
+		}
+	}()
 	v.At = workflow.Now(ctx)
 	v.Gate = strings.TrimSpace(v.Gate)
 	if pg, ok := p.polledFor(v.Gate); ok {
@@ -140,6 +158,39 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (approval.
 	return res, nil
 }
 
+// verifyVote checks the vote's proof against the run's pinned policy. A Verified the
+// sender put in the vote counts for nothing: only the run stamps it.
+func (p *peoplePart) verifyVote(ctx workflow.Context, v approval.Vote) (*auth.Verified, error) {
+	if !p.rt.auth.on() {
+		return nil, nil
+	}
+	d, err := voteDecision(workflow.GetInfo(ctx).Namespace, workflow.GetInfo(ctx).WorkflowExecution.ID, v)
+	if err != nil {
+		return nil, err
+	}
+	verified, err := p.rt.auth.verify(ctx, d, v.Proof)
+	if err != nil {
+		return nil, fmt.Errorf("vote on %s by %s: %w", strings.TrimSpace(v.Gate), strings.TrimSpace(v.By), err)
+	}
+	return verified, nil
+}
+
+// verifyAnswer checks an answer's proof against the run's pinned policy.
+func (p *peoplePart) verifyAnswer(ctx workflow.Context, a protocol.InputAnswer) (*auth.Verified, error) {
+	if !p.rt.auth.on() {
+		return nil, nil
+	}
+	d, err := answerDecision(workflow.GetInfo(ctx).Namespace, workflow.GetInfo(ctx).WorkflowExecution.ID, a)
+	if err != nil {
+		return nil, err
+	}
+	verified, err := p.rt.auth.verify(ctx, d, a.Proof)
+	if err != nil {
+		return nil, fmt.Errorf("input %s by %s: %w", a.Name, strings.TrimSpace(a.By), err)
+	}
+	return verified, nil
+}
+
 // inputWait is an open input request of a run.
 type inputWait struct {
 	input   *signals.Input
@@ -161,8 +212,17 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 	rt := p.rt
 	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateInput,
 		func(ctx workflow.Context, a protocol.InputAnswer) (signals.InputAnswer, error) {
+			verified, err := p.verifyAnswer(ctx, a)
+			if err != nil {
+				return signals.InputAnswer{}, err
+			}
 			w := p.inputs[a.Name]
 			ans, err := w.input.Accept(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember)
+			if err == nil {
+				ans.Verified = verified
+				w.input.Answer.Verified = verified
+				rt.auth.spend(ctx, verified)
+			}
 			rt.publish()
 			return ans, err
 		},
@@ -171,6 +231,9 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 				w, ok := p.inputs[a.Name]
 				if !ok {
 					return fmt.Errorf("input %q: the run is not waiting for this input", a.Name)
+				}
+				if _, err := p.verifyAnswer(ctx, a); err != nil {
+					return err
 				}
 				if err := w.input.Check(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember); err != nil {
 					return err

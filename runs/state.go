@@ -288,6 +288,17 @@ type State struct {
 	Budget *budget.Ledger `json:"budget,omitempty"`
 	// Labels are the labels (Context.Label) the run entered, with their visits.
 	Labels []Label `json:"labels,omitempty"`
+	// Auth is how the run verifies decisions, pinned when it started (nil: its worker
+	// verifies nothing, and identities are what senders typed).
+	Auth *Auth `json:"auth,omitempty"`
+}
+
+// Auth is a run's pinned decision policy, as State shows it: whether proofs are
+// required, the key IDs of its directory and its identity provider.
+type Auth struct {
+	Required bool     `json:"required"`
+	KeyIDs   []string `json:"key_ids,omitempty"`
+	Issuer   string   `json:"issuer,omitempty"`
 }
 
 // RefusalKind is what kind of message a run refused.

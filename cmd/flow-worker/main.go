@@ -80,6 +80,7 @@ type config struct {
 	blobURL     string
 	// blobThreshold is the payload size above which payloads go to the blob store.
 	blobThreshold int
+	auth          authFlags
 }
 
 // quotaFlags collects --workflow-quota NAME=USD.
@@ -132,6 +133,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		return nil
 	})
 	fs.BoolVar(&cfg.logEvents, "log-events", false, "write every run event to the log")
+	cfg.auth.register(fs)
 	fs.StringVar(&cfg.logLevel, "log-level", "warn", "worker and workflow log level: debug, info, warn, error, off")
 	fs.StringVar(&cfg.logFormat, "log-format", "console", "log format: console or json (structured zap logs on stderr)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (the SDK's and gateflow's) on this address, e.g. 127.0.0.1:9233, at /metrics")
@@ -200,6 +202,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		opts.Quotas.MonthlyUSD = &d
 	}
+	policy, err := cfg.auth.policy(context.Background())
+	if err != nil {
+		fmt.Fprintln(stderr, "flow-worker:", err)
+		return 2
+	}
+	opts.Auth = policy
 	var directory approval.Directory = examples.Directory()
 	if cfg.groupsFile != "" {
 		d, err := approval.LoadDirectory(cfg.groupsFile)

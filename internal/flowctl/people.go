@@ -11,7 +11,6 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
-	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -173,8 +172,6 @@ func (a *app) signalCommand() *cobra.Command {
 }
 
 func identity(as string) string {
-	if strings.TrimSpace(as) != "" {
-		return strings.TrimSpace(as)
-	}
-	return connect.CurrentUser()
+	// Empty: the client's identity (FLOW_USER, else the OS user; the signing key's owner).
+	return strings.TrimSpace(as)
 }
