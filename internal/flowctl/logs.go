@@ -58,7 +58,8 @@ func (a *app) logsCommand() *cobra.Command {
 			"tail of its stdout and stderr every second; stderr lines start with \"stderr| \") or\n" +
 			"what it is doing (an agent step's progress). Once it has ended, logs prints its final\n" +
 			"output: what a completed shell, HTTP or agent step returned (a shell step's stdout, then\n" +
-			"its stderr lines), else the step record's output preview, and the step's error.\n\n" +
+			"its stderr lines; read from the blob store of --blob-url when the workers keep it\n" +
+			"there), else the step record's output preview, and the step's error.\n\n" +
 			"With -f it follows the step: it waits for the step to start, prints each new line\n" +
 			"once, and when the step ends prints its final output. Without -f it prints what there\n" +
 			"is now.\n\n" +
@@ -83,7 +84,7 @@ func (a *app) logsCommand() *cobra.Command {
 				return err
 			}
 			l := newStepLogger(a.stdout, a.output == "json", c.Describe)
-			l.final = historyOutput(c.Temporal())
+			l.final = historyOutput(c.Temporal(), a.payloads)
 			return l.logs(cmd.Context(), args[0], args[1], follow, interval)
 		},
 	}
@@ -125,8 +126,8 @@ type stepLogger struct {
 	json     bool
 	describe func(ctx context.Context, id string) (*flow.RunDescription, error)
 	// final is the step's final output once it has ended: the record's output preview
-	// (recordOutput), or what the step's activity returned (historyOutput). The blob store,
-	// which keeps a shell step's whole stdout and stderr, plugs in here.
+	// (recordOutput), or what the step's activity returned (historyOutput, through the blob
+	// store when the workers offloaded it).
 	final func(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) (string, error)
 
 	attempt  int   // the attempt whose lines were printed
