@@ -53,7 +53,8 @@ func (a *app) logsCommand() *cobra.Command {
 		Short: "Print a step's output, following it live while it runs",
 		Long: "Print one step's output. STEP is the step's ID in the run (its name, name#N for a\n" +
 			"later use of the name) or its name as show lists it (GROUP/NAME); a name used more\n" +
-			"than once means its latest step.\n\n" +
+			"than once means its latest step. A step of a child run is CHILD/STEP, CHILD the\n" +
+			"child step's name (or give the child run's ID as RUN).\n\n" +
 			"While the step runs, logs prints the last lines it printed (a shell step heartbeats the\n" +
 			"tail of its stdout and stderr every second; stderr lines start with \"stderr| \") or\n" +
 			"what it is doing (an agent step's progress). Once it has ended, logs prints its final\n" +
@@ -144,11 +145,46 @@ func recordOutput(_ context.Context, _ *flow.RunDescription, s flow.StepRecord) 
 	return s.Output, nil
 }
 
-// logs prints the step's output, once or (follow) until the step ends.
+// logs prints the step's output, once or (follow) until the step ends. A step of a child
+// run is CHILD/STEP, CHILD the child step's name in run (childStep).
 func (l *stepLogger) logs(ctx context.Context, run, step string, follow bool, interval time.Duration) error {
 	return pollRun(ctx, "logs "+run+" "+step, interval, time.Now,
 		func() (*flow.RunDescription, error) { return l.describe(ctx, run) },
-		func(d *flow.RunDescription) (bool, error) { return l.update(ctx, d, step, follow) })
+		func(d *flow.RunDescription) (bool, error) {
+			if child, rest, ok := childStep(d, step); ok {
+				run, step = child, rest // follow the step in the child run from now on
+				return false, nil
+			}
+			return l.update(ctx, d, step, follow)
+		})
+}
+
+// childStep finds a step of a child run addressed as CHILD/STEP (CHILD/GROUP/NAME, or
+// deeper: CHILD/GRANDCHILD/STEP): when the run has no step of that name itself, CHILD is
+// its latest child step of that label or name whose child run started, and the result is
+// that run's ID and the rest of the address.
+func childStep(d *flow.RunDescription, step string) (run, rest string, ok bool) {
+	if d.State == nil {
+		return "", "", false
+	}
+	if _, found := findStep(d.State.Steps, step); found {
+		return "", "", false
+	}
+	for i := strings.Index(step, "/"); i > 0 && i < len(step)-1; {
+		prefix, after := step[:i], step[i+1:]
+		for j := len(d.State.Steps) - 1; j >= 0; j-- {
+			s := d.State.Steps[j]
+			if s.Kind == flow.KindChild && s.Child != nil && s.Child.ID != "" && (s.Label() == prefix || s.Name == prefix) {
+				return s.Child.ID, after, true
+			}
+		}
+		next := strings.Index(after, "/")
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return "", "", false
 }
 
 // update prints what is new in one description and reports whether logs is done.

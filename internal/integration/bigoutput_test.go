@@ -43,6 +43,19 @@ steps:
         while [ ! -e '${{ inputs.gate }}' ]; do sleep 0.1; done
 `
 
+// bigOutputParentDef runs bigOutputDef as a child run.
+const bigOutputParentDef = `name: test-bigoutput-parent
+inputs:
+  type: object
+  required: [gate]
+  properties:
+    gate: {type: string}
+steps:
+  - id: sub
+    call: test-bigoutput
+    with: {gate: "${{ inputs.gate }}"}
+`
+
 // bigOutputStdout is what bigOutputDef prints on stdout: exactly 5 MiB.
 func bigOutputStdout() string {
 	var b strings.Builder
@@ -152,6 +165,7 @@ func TestBigShellOutputIsCompleteInFlowctlLogsAndTheHistoryStaysSmall(t *testing
 	defs := filepath.Join(dir, "flows")
 	require.NoError(t, os.MkdirAll(defs, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(defs, "bigoutput.yaml"), []byte(bigOutputDef), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(defs, "parent.yaml"), []byte(bigOutputParentDef), 0o644))
 	blobURL := mustFileURL(t, filepath.Join(dir, "blobs"))
 	queue := fmt.Sprintf("bigoutput-%d", time.Now().UnixNano())
 	startFlowWorker(t, queue, "--blob-url", blobURL, "--flows", defs, "--reload-interval", "0")
@@ -238,4 +252,17 @@ func TestBigShellOutputIsCompleteInFlowctlLogsAndTheHistoryStaysSmall(t *testing
 	require.NotNil(t, rec, "the print step's record")
 	assert.LessOrEqual(t, utf8.RuneCountInString(rec.Output), 200)
 	assert.True(t, strings.HasPrefix(stdout, strings.TrimSuffix(rec.Output, "…")), "the preview is the output's head: %q", rec.Output)
+
+	// A step of a child run: CHILD/STEP (the gate is open, so it ends at once).
+	parent, err := c.Start(ctx, "test-bigoutput-parent", map[string]string{"gate": gate}, flow.StartOptions{})
+	require.NoError(t, err)
+	pd, err := c.Wait(ctx, parent.ID)
+	require.NoError(t, err)
+	require.Equal(t, flow.StatusCompleted, pd.Status, "%s %s", pd.Error, pd.StateError)
+	out.Reset()
+	errb.Reset()
+	cmd = flowctl("--blob-url", blobURL, "logs", parent.ID, "sub/print")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Run(), errb.String())
+	checkFinal("logs of the child's step", out.String())
 }
