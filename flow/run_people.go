@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
@@ -24,7 +26,7 @@ type peoplePart struct {
 	gates    map[string]*approval.Gate
 	gateDirs map[string]approval.StaticDirectory
 	inbox    approval.Inbox
-	waiting  map[Wait]bool
+	waiting  map[runs.Wait]bool
 	inputs   map[string]*inputWait
 	// gateAttempt is the run attempt each gate was opened in.
 	gateAttempt map[string]int
@@ -38,7 +40,7 @@ type peoplePart struct {
 
 func newPeoplePart(rt *runner, dir approval.Directory) *peoplePart {
 	return &peoplePart{rt: rt, dir: dir, gates: map[string]*approval.Gate{}, gateDirs: map[string]approval.StaticDirectory{},
-		waiting: map[Wait]bool{}, inputs: map[string]*inputWait{}, gateAttempt: map[string]int{}, signals: signals.NewBuffer(0, 0)}
+		waiting: map[runs.Wait]bool{}, inputs: map[string]*inputWait{}, gateAttempt: map[string]int{}, signals: signals.NewBuffer(0, 0)}
 }
 
 // register installs the handlers for votes, answers and signals. They are in place
@@ -58,11 +60,11 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 			var v approval.Vote
 			ch.Receive(gctx, &v)
 			if err := p.checkVote(gctx, v); err != nil {
-				p.refuse(gctx, RefusedVote, v.Gate, v.By, err)
+				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, err)
 				continue
 			}
 			if _, err := p.applyVote(gctx, v); err != nil {
-				p.refuse(gctx, RefusedVote, v.Gate, v.By, err)
+				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, err)
 			}
 		}
 	})
@@ -76,11 +78,11 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 // state without limit.
 const maxRefused = 100
 
-func (p *peoplePart) refuse(ctx workflow.Context, kind RefusalKind, name, by string, err error) {
+func (p *peoplePart) refuse(ctx workflow.Context, kind runs.RefusalKind, name, by string, err error) {
 	rt := p.rt
-	rt.state.Refused = append(rt.state.Refused, RefusedMessage{Kind: kind, Name: name, By: by, Reason: err.Error(), At: workflow.Now(ctx)})
+	rt.state.Refused = append(rt.state.Refused, runs.RefusedMessage{Kind: kind, Name: name, By: by, Reason: err.Error(), At: workflow.Now(ctx)})
 	if over := len(rt.state.Refused) - maxRefused; over > 0 {
-		rt.state.Refused = append([]RefusedMessage(nil), rt.state.Refused[over:]...)
+		rt.state.Refused = append([]runs.RefusedMessage(nil), rt.state.Refused[over:]...)
 	}
 	rt.publish()
 }
@@ -190,7 +192,7 @@ func (p *peoplePart) registerSignals(wctx workflow.Context) error {
 			var e signals.Envelope
 			ch.Receive(gctx, &e)
 			if err := e.Validate(); err != nil {
-				p.refuse(gctx, RefusedSignal, e.Name, e.Sender, err)
+				p.refuse(gctx, runs.RefusedSignal, e.Name, e.Sender, err)
 				continue
 			}
 			if e.SentAt.IsZero() {
@@ -215,7 +217,7 @@ func (c *Context) mailbox(op, name, key string, since time.Time) error {
 }
 
 // wait records that the run waits for w, with w's status.
-func (c *Context) wait(w Wait) {
+func (c *Context) wait(w runs.Wait) {
 	c.run.people.waiting[w] = true
 	c.setStatus(w.Status())
 	c.run.publish()
@@ -223,15 +225,15 @@ func (c *Context) wait(w Wait) {
 
 // unwait records that the run no longer waits for w; its status follows what it still
 // waits for.
-func (c *Context) unwait(w Wait) {
+func (c *Context) unwait(w runs.Wait) {
 	delete(c.run.people.waiting, w)
 	c.setStatus(statusWhile(c.run.people.waits()))
 	c.run.publish()
 }
 
 // waits is what the run waits for, sorted by String.
-func (p *peoplePart) waits() []Wait {
-	out := make([]Wait, 0, len(p.waiting))
+func (p *peoplePart) waits() []runs.Wait {
+	out := make([]runs.Wait, 0, len(p.waiting))
 	for w := range p.waiting {
 		out = append(out, w)
 	}
@@ -239,7 +241,7 @@ func (p *peoplePart) waits() []Wait {
 	return out
 }
 
-// waitingList is the FlowWaiting search attribute's value (and RunState.Waiting).
+// waitingList is the FlowWaiting search attribute's value (and runs.State.Waiting).
 func (p *peoplePart) waitingList() []string {
 	waits := p.waits()
 	out := make([]string, len(waits))
@@ -272,7 +274,7 @@ type groupSnapshot struct {
 
 // snapshotGroups reads the members of the groups among who once, records them in history
 // and returns them, for the gate what. A group that cannot be resolved is a problem of
-// the run (logged, in RunState.Problems); when it leaves nobody who could decide, the
+// the run (logged, in runs.State.Problems); when it leaves nobody who could decide, the
 // gate fails with the reason instead of waiting for a vote that cannot come.
 func (c *Context) snapshotGroups(what string, who []string) (approval.StaticDirectory, error) {
 	dir := c.run.people.dir

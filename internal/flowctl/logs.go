@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/display"
 )
 
@@ -37,7 +38,7 @@ type logsEvent struct {
 	Progress string `json:"progress,omitempty"`
 	// Status, ExitCode, HTTPStatus, DurationMS, Output and Error describe the step once it
 	// ended (ended); Output is its final output.
-	Status     flow.StepStatus `json:"status,omitempty"`
+	Status     runs.StepStatus `json:"status,omitempty"`
 	ExitCode   *int            `json:"exit_code,omitempty"`
 	HTTPStatus int             `json:"http_status,omitempty"`
 	DurationMS int64           `json:"duration_ms,omitempty"`
@@ -125,23 +126,23 @@ func (a *app) completeRunSteps(cmd *cobra.Command, args []string, toComplete str
 type stepLogger struct {
 	out      io.Writer
 	json     bool
-	describe func(ctx context.Context, id string) (*flow.RunDescription, error)
+	describe func(ctx context.Context, id string) (*runs.Description, error)
 	// final is the step's final output once it has ended: the record's output preview
 	// (recordOutput), or what the step's activity returned (historyOutput, through the blob
 	// store when the workers offloaded it).
-	final func(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) (string, error)
+	final func(ctx context.Context, d *runs.Description, s runs.Step) (string, error)
 
 	attempt  int   // the attempt whose lines were printed
 	seq      int64 // the last line printed of that attempt
 	progress string
 }
 
-func newStepLogger(out io.Writer, asJSON bool, describe func(context.Context, string) (*flow.RunDescription, error)) *stepLogger {
+func newStepLogger(out io.Writer, asJSON bool, describe func(context.Context, string) (*runs.Description, error)) *stepLogger {
 	return &stepLogger{out: out, json: asJSON, describe: describe, final: recordOutput}
 }
 
 // recordOutput is the final output the step record holds: its output preview.
-func recordOutput(_ context.Context, _ *flow.RunDescription, s flow.StepRecord) (string, error) {
+func recordOutput(_ context.Context, _ *runs.Description, s runs.Step) (string, error) {
 	return s.Output, nil
 }
 
@@ -149,8 +150,8 @@ func recordOutput(_ context.Context, _ *flow.RunDescription, s flow.StepRecord) 
 // run is CHILD/STEP, CHILD the child step's name in run (childStep).
 func (l *stepLogger) logs(ctx context.Context, run, step string, follow bool, interval time.Duration) error {
 	return pollRun(ctx, "logs "+run+" "+step, interval, time.Now,
-		func() (*flow.RunDescription, error) { return l.describe(ctx, run) },
-		func(d *flow.RunDescription) (bool, error) {
+		func() (*runs.Description, error) { return l.describe(ctx, run) },
+		func(d *runs.Description) (bool, error) {
 			if child, rest, ok := childStep(d, step); ok {
 				run, step = child, rest // follow the step in the child run from now on
 				return false, nil
@@ -163,7 +164,7 @@ func (l *stepLogger) logs(ctx context.Context, run, step string, follow bool, in
 // deeper: CHILD/GRANDCHILD/STEP): when the run has no step of that name itself, CHILD is
 // its latest child step of that label or name whose child run started, and the result is
 // that run's ID and the rest of the address.
-func childStep(d *flow.RunDescription, step string) (run, rest string, ok bool) {
+func childStep(d *runs.Description, step string) (run, rest string, ok bool) {
 	if d.State == nil {
 		return "", "", false
 	}
@@ -174,7 +175,7 @@ func childStep(d *flow.RunDescription, step string) (run, rest string, ok bool) 
 		prefix, after := step[:i], step[i+1:]
 		for j := len(d.State.Steps) - 1; j >= 0; j-- {
 			s := d.State.Steps[j]
-			if s.Kind == flow.KindChild && s.Child != nil && s.Child.ID != "" && (s.Label() == prefix || s.Name == prefix) {
+			if s.Kind == runs.KindChild && s.Child != nil && s.Child.ID != "" && (s.Label() == prefix || s.Name == prefix) {
 				return s.Child.ID, after, true
 			}
 		}
@@ -188,7 +189,7 @@ func childStep(d *flow.RunDescription, step string) (run, rest string, ok bool) 
 }
 
 // update prints what is new in one description and reports whether logs is done.
-func (l *stepLogger) update(ctx context.Context, d *flow.RunDescription, step string, follow bool) (bool, error) {
+func (l *stepLogger) update(ctx context.Context, d *runs.Description, step string, follow bool) (bool, error) {
 	if d.State == nil {
 		// The steps cannot be read now (a busy worker did not answer the query); the live
 		// output of a step named by its ID still can.
@@ -208,7 +209,7 @@ func (l *stepLogger) update(ctx context.Context, d *flow.RunDescription, step st
 		}
 		return true, &exitError{code: ExitNotFound, err: fmt.Errorf("run %s has no step %s (flowctl show %s lists its steps)", d.ID, step, d.ID)}
 	}
-	if rec.Status == flow.StepRunning {
+	if rec.Status == runs.StepRunning {
 		if live, ok := d.Live[rec.ActivityID]; ok {
 			l.printLive(d.ID, rec.ActivityID, live)
 		}
@@ -219,7 +220,7 @@ func (l *stepLogger) update(ctx context.Context, d *flow.RunDescription, step st
 
 // findStep is the latest step with that label or name, else the step with that activity ID
 // (name#N).
-func findStep(steps []flow.StepRecord, step string) (flow.StepRecord, bool) {
+func findStep(steps []runs.Step, step string) (runs.Step, bool) {
 	for i := len(steps) - 1; i >= 0; i-- {
 		if steps[i].Label() == step || steps[i].Name == step {
 			return steps[i], true
@@ -230,7 +231,7 @@ func findStep(steps []flow.StepRecord, step string) (flow.StepRecord, bool) {
 			return s, true
 		}
 	}
-	return flow.StepRecord{}, false
+	return runs.Step{}, false
 }
 
 // printLive prints the lines of live not printed yet, and a progress that changed.
@@ -273,7 +274,7 @@ func liveText(line activities.LiveLine) string {
 
 // printEnded prints the ended step's outcome and final output; the error carries exit
 // code 5 for a step that did not complete.
-func (l *stepLogger) printEnded(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) error {
+func (l *stepLogger) printEnded(ctx context.Context, d *runs.Description, s runs.Step) error {
 	out, err := l.final(ctx, d, s)
 	if err != nil {
 		return fmt.Errorf("logs %s %s: read the final output: %w", d.ID, s.ActivityID, err)
@@ -292,7 +293,7 @@ func (l *stepLogger) printEnded(ctx context.Context, d *flow.RunDescription, s f
 		}
 	}
 	switch s.Status {
-	case flow.StepCompleted, flow.StepSkipped, flow.StepPlanned:
+	case runs.StepCompleted, runs.StepSkipped, runs.StepPlanned:
 		return nil
 	}
 	if !s.AllowedFailure {

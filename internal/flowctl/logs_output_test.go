@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/blob"
+	"github.com/gateflow/gateflow/runs"
 )
 
 func TestDecodeOutput(t *testing.T) {
@@ -25,14 +25,14 @@ func TestDecodeOutput(t *testing.T) {
 		return p
 	}
 	for _, tt := range []struct {
-		kind flow.StepKind
+		kind runs.StepKind
 		v    any
 		want string
 	}{
-		{flow.KindShell, activities.ShellResult{Stdout: "a\nb", Stderr: "w1\nw2\n"}, "a\nb\nstderr| w1\nstderr| w2\n"},
-		{flow.KindShell, activities.ShellResult{Stdout: "a\n", Truncated: true}, fmt.Sprintf("a\n(output cut at %d bytes per stream)\n", activities.MaxOutputBytes)},
-		{flow.KindHTTP, activities.HTTPResult{Status: 200, Body: `{"ok":true}`}, `{"ok":true}`},
-		{flow.KindAgent, activities.AgentResult{Text: "LGTM"}, "LGTM"},
+		{runs.KindShell, activities.ShellResult{Stdout: "a\nb", Stderr: "w1\nw2\n"}, "a\nb\nstderr| w1\nstderr| w2\n"},
+		{runs.KindShell, activities.ShellResult{Stdout: "a\n", Truncated: true}, fmt.Sprintf("a\n(output cut at %d bytes per stream)\n", activities.MaxOutputBytes)},
+		{runs.KindHTTP, activities.HTTPResult{Status: 200, Body: `{"ok":true}`}, `{"ok":true}`},
+		{runs.KindAgent, activities.AgentResult{Text: "LGTM"}, "LGTM"},
 	} {
 		p := payload(tt.v)
 		got, err := decodeOutput(tt.kind, p)
@@ -41,7 +41,7 @@ func TestDecodeOutput(t *testing.T) {
 	}
 	p, err := dc.ToPayload("not a result")
 	require.NoError(t, err)
-	_, err = decodeOutput(flow.KindShell, p)
+	_, err = decodeOutput(runs.KindShell, p)
 	assert.ErrorContains(t, err, "decode the shell result")
 }
 
@@ -67,7 +67,7 @@ func TestDecodeOutputOfAnOffloadedShellResult(t *testing.T) {
 	// Read as the workers wrote it: the whole output.
 	got, err := payloadReader{codec: codec, store: u}.resolve(ref, "the step's result")
 	require.NoError(t, err)
-	out, err := decodeOutput(flow.KindShell, got)
+	out, err := decodeOutput(runs.KindShell, got)
 	require.NoError(t, err)
 	assert.Equal(t, len(stdout)+len("\nstderr| warned\n"), len(out))
 	assert.True(t, out == stdout+"\nstderr| warned\n", "the decoded output differs")
@@ -100,7 +100,7 @@ func TestDecodeOutputOfAnOffloadedShellResult(t *testing.T) {
 func TestDecodeOutputSaysWhereTheWorkerCutIt(t *testing.T) {
 	p, err := converter.GetDefaultDataConverter().ToPayload(activities.ShellResult{Stdout: "a\n", Truncated: true, OutputLimit: 1 << 20})
 	require.NoError(t, err)
-	out, err := decodeOutput(flow.KindShell, p)
+	out, err := decodeOutput(runs.KindShell, p)
 	require.NoError(t, err)
 	assert.Equal(t, "a\n(output cut at 1048576 bytes per stream)\n", out)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/approval"
@@ -30,7 +32,7 @@ func (a *app) approvalsCommand() *cobra.Command {
 			}
 			if a.output == "json" {
 				if gates == nil {
-					gates = []flow.PendingGate{}
+					gates = []runs.PendingGate{}
 				}
 				return printJSON(a.stdout, gates)
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/blob"
+	"github.com/gateflow/gateflow/runs"
 )
 
 // bigOutputDef prints 5 MiB of numbered 64-byte lines on stdout and one line on stderr, then
@@ -198,7 +199,7 @@ func TestBigShellOutputIsCompleteInFlowctlLogsAndTheHistoryStaysSmall(t *testing
 	require.NoError(t, os.WriteFile(gate, nil, 0o644))
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, "%s %s", d.Error, d.StateError)
+	require.Equal(t, runs.StatusCompleted, d.Status, "%s %s", d.Error, d.StateError)
 	require.NoError(t, followCmd.Wait(), followErr.String())
 
 	stdout := bigOutputStdout()
@@ -243,7 +244,7 @@ func TestBigShellOutputIsCompleteInFlowctlLogsAndTheHistoryStaysSmall(t *testing
 
 	// The step record keeps a bounded preview.
 	require.NotNil(t, d.State)
-	var rec *flow.StepRecord
+	var rec *runs.Step
 	for i := range d.State.Steps {
 		if d.State.Steps[i].Name == "print" {
 			rec = &d.State.Steps[i]
@@ -258,7 +259,7 @@ func TestBigShellOutputIsCompleteInFlowctlLogsAndTheHistoryStaysSmall(t *testing
 	require.NoError(t, err)
 	pd, err := c.Wait(ctx, parent.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, pd.Status, "%s %s", pd.Error, pd.StateError)
+	require.Equal(t, runs.StatusCompleted, pd.Status, "%s %s", pd.Error, pd.StateError)
 	out.Reset()
 	errb.Reset()
 	cmd = flowctl("--blob-url", blobURL, "logs", parent.ID, "sub/print")

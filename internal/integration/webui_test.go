@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gateflow/gateflow/flow"
 )
 
 // TestWebUIShowsStepsCostsAndPendingApproval opens runs of the example flows in the
@@ -40,21 +40,21 @@ func TestWebUIShowsStepsCostsAndPendingApproval(t *testing.T) {
 		require.NoError(t, err, "flowctl %s: %s", strings.Join(args, " "), stderr.String())
 		return string(out)
 	}
-	describe := func(out string) flow.RunDescription {
+	describe := func(out string) runs.Description {
 		t.Helper()
-		var d flow.RunDescription
+		var d runs.Description
 		require.NoError(t, json.Unmarshal([]byte(out), &d), out)
 		return d
 	}
 
 	release := describe(ctl("start", "release", "--input", `{"version":"1.2.3"}`, "--wait", "-o", "json"))
-	require.Equal(t, flow.StatusCompleted, release.Status)
+	require.Equal(t, runs.StatusCompleted, release.Status)
 
 	ship := describe(ctl("start", "ship", "--input", `{"version":"2.0.0"}`, "-o", "json"))
 	ctl("input", ship.ID, "release-notes", "--as", "alice", "--data", `{"summary":"Faster pages for all","risk":"low"}`)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		status := describe(ctl("show", ship.ID, "-o", "json")).Status
-		if status == flow.StatusAwaitingApproval {
+		if status == runs.StatusAwaitingApproval {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "ship run %s is %s, not waiting for the approval", ship.ID, status)
@@ -63,7 +63,7 @@ func TestWebUIShowsStepsCostsAndPendingApproval(t *testing.T) {
 	artifacts, err := filepath.Abs(filepath.Join("..", "..", "test-artifacts"))
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(artifacts, 0o755))
-	runPage := func(d flow.RunDescription, tab string) string {
+	runPage := func(d runs.Description, tab string) string {
 		return fmt.Sprintf("%s/namespaces/default/workflows/%s/%s/%s", ui, d.ID, d.RunID, tab)
 	}
 
