@@ -85,6 +85,13 @@ type WorkerOptions struct {
 	// file:///dir, s3://bucket?region=..., gs://bucket or azblob://container; opened by
 	// Start, closed by Stop. Empty: no store, and steps with Cache fail.
 	BlobURL string
+	// ShellOutputBytes bounds how much of stdout and of stderr a shell step's result keeps
+	// (the rest is dropped and ShellResult.Truncated set). 0 means activities.MaxOutputBytes
+	// (256 KiB), which keeps results inside the history's limits. A worker whose client
+	// offloads big payloads to a blob store (WithPayloadStore) can keep whole outputs, e.g.
+	// activities.MaxStoredOutputBytes: results then go to the store with a reference in the
+	// history. Negative is an error of Start.
+	ShellOutputBytes int
 	// blobs is the store Start opened from BlobURL.
 	blobs *blob.Store
 	// Worker passes further options to the Temporal worker. TaskQueue, Identity and

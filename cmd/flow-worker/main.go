@@ -80,7 +80,9 @@ type config struct {
 	blobURL     string
 	// blobThreshold is the payload size above which payloads go to the blob store.
 	blobThreshold int
-	auth          authFlags
+	// shellOutput is --max-shell-output (0: chosen by shellOutputLimit).
+	shellOutput int
+	auth        authFlags
 }
 
 // quotaFlags collects --workflow-quota NAME=USD.
@@ -128,6 +130,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.reload, "reload-interval", serve.DefaultInterval, "how often --flows DIR is polled for edits, additions and removals (0: never)")
 	fs.StringVar(&cfg.blobURL, "blob-url", "", "blob store of payloads over --blob-threshold and of the step cache: file:///dir, s3://bucket?region=..., gs://bucket, azblob://container ("+blobEnv+"; default with --dev: a directory next to --db-file, else under the temporary directory; otherwise none)")
 	fs.IntVar(&cfg.blobThreshold, "blob-threshold", blob.DefaultThreshold, "with a blob store: payloads bigger than this many bytes are kept there, with a reference in the history")
+	fs.IntVar(&cfg.shellOutput, "max-shell-output", 0, "bytes of stdout and of stderr a shell step's result keeps (0: 64 MiB with a blob store, where the results go; 256 KiB without one, the most allowed then)")
 	fs.Func("webhook", "POST every run event as JSON to this URL (repeatable)", func(v string) error {
 		cfg.webhooks = append(cfg.webhooks, v)
 		return nil
@@ -219,6 +222,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	blobs, codec, err := openBlobs(cfg)
 	if err != nil {
+		fmt.Fprintln(stderr, "flow-worker:", err)
+		return 2
+	}
+	if opts.ShellOutputBytes, err = shellOutputLimit(cfg.shellOutput, codec != nil); err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)
 		return 2
 	}

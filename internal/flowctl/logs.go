@@ -27,7 +27,7 @@ const (
 type logsEvent struct {
 	Event string `json:"event"`
 	Run   string `json:"run"`
-	// Step is the step's ID in the run (runs.Step.ActivityID).
+	// Step is the step's ID in the run (StepRecord.ActivityID).
 	Step string `json:"step"`
 	// Attempt, Seq, Stream and Text are a live output line (line); Progress what a step
 	// without lines does (progress); both from the step's heartbeat (activities.LiveOutput).
@@ -54,12 +54,14 @@ func (a *app) logsCommand() *cobra.Command {
 		Short: "Print a step's output, following it live while it runs",
 		Long: "Print one step's output. STEP is the step's ID in the run (its name, name#N for a\n" +
 			"later use of the name) or its name as show lists it (GROUP/NAME); a name used more\n" +
-			"than once means its latest step.\n\n" +
+			"than once means its latest step. A step of a child run is CHILD/STEP, CHILD the\n" +
+			"child step's name (or give the child run's ID as RUN).\n\n" +
 			"While the step runs, logs prints the last lines it printed (a shell step heartbeats the\n" +
 			"tail of its stdout and stderr every second; stderr lines start with \"stderr| \") or\n" +
 			"what it is doing (an agent step's progress). Once it has ended, logs prints its final\n" +
 			"output: what a completed shell, HTTP or agent step returned (a shell step's stdout, then\n" +
-			"its stderr lines), else the step record's output preview, and the step's error.\n\n" +
+			"its stderr lines; read from the blob store of --blob-url when the workers keep it\n" +
+			"there), else the step record's output preview, and the step's error.\n\n" +
 			"With -f it follows the step: it waits for the step to start, prints each new line\n" +
 			"once, and when the step ends prints its final output. Without -f it prints what there\n" +
 			"is now.\n\n" +
@@ -84,7 +86,7 @@ func (a *app) logsCommand() *cobra.Command {
 				return err
 			}
 			l := newStepLogger(a.stdout, a.output == "json", c.Describe)
-			l.final = historyOutput(c.Temporal())
+			l.final = historyOutput(c.Temporal(), a.payloads)
 			return l.logs(cmd.Context(), args[0], args[1], follow, interval)
 		},
 	}
@@ -126,8 +128,8 @@ type stepLogger struct {
 	json     bool
 	describe func(ctx context.Context, id string) (*runs.Description, error)
 	// final is the step's final output once it has ended: the record's output preview
-	// (recordOutput), or what the step's activity returned (historyOutput). The blob store,
-	// which keeps a shell step's whole stdout and stderr, plugs in here.
+	// (recordOutput), or what the step's activity returned (historyOutput, through the blob
+	// store when the workers offloaded it).
 	final func(ctx context.Context, d *runs.Description, s runs.Step) (string, error)
 
 	attempt  int   // the attempt whose lines were printed
@@ -144,11 +146,46 @@ func recordOutput(_ context.Context, _ *runs.Description, s runs.Step) (string, 
 	return s.Output, nil
 }
 
-// logs prints the step's output, once or (follow) until the step ends.
+// logs prints the step's output, once or (follow) until the step ends. A step of a child
+// run is CHILD/STEP, CHILD the child step's name in run (childStep).
 func (l *stepLogger) logs(ctx context.Context, run, step string, follow bool, interval time.Duration) error {
 	return pollRun(ctx, "logs "+run+" "+step, interval, time.Now,
 		func() (*runs.Description, error) { return l.describe(ctx, run) },
-		func(d *runs.Description) (bool, error) { return l.update(ctx, d, step, follow) })
+		func(d *runs.Description) (bool, error) {
+			if child, rest, ok := childStep(d, step); ok {
+				run, step = child, rest // follow the step in the child run from now on
+				return false, nil
+			}
+			return l.update(ctx, d, step, follow)
+		})
+}
+
+// childStep finds a step of a child run addressed as CHILD/STEP (CHILD/GROUP/NAME, or
+// deeper: CHILD/GRANDCHILD/STEP): when the run has no step of that name itself, CHILD is
+// its latest child step of that label or name whose child run started, and the result is
+// that run's ID and the rest of the address.
+func childStep(d *runs.Description, step string) (run, rest string, ok bool) {
+	if d.State == nil {
+		return "", "", false
+	}
+	if _, found := findStep(d.State.Steps, step); found {
+		return "", "", false
+	}
+	for i := strings.Index(step, "/"); i > 0 && i < len(step)-1; {
+		prefix, after := step[:i], step[i+1:]
+		for j := len(d.State.Steps) - 1; j >= 0; j-- {
+			s := d.State.Steps[j]
+			if s.Kind == runs.KindChild && s.Child != nil && s.Child.ID != "" && (s.Label() == prefix || s.Name == prefix) {
+				return s.Child.ID, after, true
+			}
+		}
+		next := strings.Index(after, "/")
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return "", "", false
 }
 
 // update prints what is new in one description and reports whether logs is done.

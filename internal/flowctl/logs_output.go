@@ -20,11 +20,12 @@ import (
 var paidAttempt = regexp.MustCompile(`@[0-9]+$`)
 
 // historyOutput is the final output of an ended step as its activity returned it, read from
-// the run's history: a shell step's whole stdout and stderr (as the step kept them: at most
-// activities.MaxOutputBytes each), an HTTP step's body, an agent's text. A step without a
-// completed activity (it failed, was skipped, a child or a custom step) has the record's
-// output preview. When the blob store keeps shell output, its full copy is read here.
-func historyOutput(tc client.Client) func(ctx context.Context, d *runs.Description, s runs.Step) (string, error) {
+// the run's history: a shell step's whole stdout and stderr (as the step kept them: up to
+// the worker's bound per stream, see activities.OutputLimit), an HTTP step's body, an
+// agent's text. A result the workers offloaded to the blob store is read from it through
+// pr. A step without a completed activity (it failed, was skipped, a child or a custom
+// step) has the record's output preview.
+func historyOutput(tc client.Client, pr payloadReader) func(ctx context.Context, d *runs.Description, s runs.Step) (string, error) {
 	return func(ctx context.Context, d *runs.Description, s runs.Step) (string, error) {
 		if s.Status != runs.StepCompleted || (s.Kind != runs.KindShell && s.Kind != runs.KindHTTP && s.Kind != runs.KindAgent) {
 			return s.Output, nil
@@ -32,6 +33,9 @@ func historyOutput(tc client.Client) func(ctx context.Context, d *runs.Descripti
 		payload, err := completedResult(ctx, tc, d, s.ActivityID)
 		if err != nil || payload == nil {
 			return s.Output, err
+		}
+		if payload, err = pr.resolve(payload, "the step's result"); err != nil {
+			return "", err
 		}
 		return decodeOutput(s.Kind, payload)
 	}
@@ -63,7 +67,7 @@ func completedResult(ctx context.Context, tc client.Client, d *runs.Description,
 	return last, nil
 }
 
-// decodeOutput is the output in a step's result payload.
+// decodeOutput is the output in a step's result payload (resolved: not a reference).
 func decodeOutput(kind runs.StepKind, p *commonpb.Payload) (string, error) {
 	dc := converter.GetDefaultDataConverter()
 	switch kind {
@@ -82,7 +86,11 @@ func decodeOutput(kind runs.StepKind, p *commonpb.Payload) (string, error) {
 			}
 		}
 		if r.Truncated {
-			out += fmt.Sprintf("(output cut at %d bytes per stream)\n", activities.MaxOutputBytes)
+			limit := r.OutputLimit
+			if limit == 0 { // a worker from before ShellResult.OutputLimit
+				limit = activities.MaxOutputBytes
+			}
+			out += fmt.Sprintf("(output cut at %d bytes per stream)\n", limit)
 		}
 		return out, nil
 	case runs.KindHTTP:

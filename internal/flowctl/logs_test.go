@@ -168,3 +168,50 @@ func TestWatchPrintsLiveOutput(t *testing.T) {
 	assert.Contains(t, out, `"event":"output"`)
 	assert.Contains(t, out, `"output":{"step":"build","attempt":1,"seq":2,"stream":"stderr","text":"two"}`)
 }
+
+func TestLogsOfAStepInAChildRun(t *testing.T) {
+	child := func(status runs.StepStatus, started bool) runs.Step {
+		s := runs.Step{Name: "deploy", ActivityID: "deploy", Kind: runs.KindChild, Status: status, Attempt: 1, StartedAt: at(0)}
+		if started {
+			s.Child = &runs.Child{ID: "hello-1-deploy", Workflow: "deploy"}
+		}
+		return s
+	}
+	childRun := func(steps ...runs.Step) *runs.Description {
+		d := desc(runs.StatusRunning, steps...)
+		d.ID, d.State.ID = "hello-1-deploy", "hello-1-deploy"
+		return d
+	}
+	f := &fakeDescribe{found: map[string][]*runs.Description{
+		"hello-1": {
+			desc(runs.StatusRunning),                                 // the child step has not started
+			desc(runs.StatusRunning, child(runs.StepRunning, false)), // nor its run
+			desc(runs.StatusRunning, child(runs.StepRunning, true)),
+		},
+		"hello-1-deploy": {
+			childRun(),
+			withLive(childRun(running("build", 0)), "build", lines(1, 1, "compiling")),
+			childRun(done("build", 0, 2000, "built")),
+		},
+	}}
+	out, err := logsWith(t, false, f, "deploy/build", true)
+	require.NoError(t, err)
+	assert.Equal(t, "compiling\n--- build shell completed after 2s (attempt 1, code 0)\nbuilt\n", out)
+
+	// The run's own step of that label wins (a group's step), and a missing child step is
+	// the usual not-found error.
+	grouped := done("build", 0, 1000, "the group's")
+	grouped.Group = "deploy"
+	f = &fakeDescribe{found: map[string][]*runs.Description{
+		"hello-1":        {desc(runs.StatusRunning, child(runs.StepRunning, true), grouped)},
+		"hello-1-deploy": {childRun(done("build", 0, 2000, "the child's"))},
+	}}
+	out, err = logsWith(t, false, f, "deploy/build", false)
+	require.NoError(t, err)
+	assert.Contains(t, out, "the group's")
+	_, err = logsWith(t, false, f, "deploy/nope", false)
+	var ee *exitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, ExitNotFound, ee.code)
+	assert.Contains(t, err.Error(), "run hello-1-deploy has no step nope")
+}

@@ -88,8 +88,9 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 
-	tc    client.Client
-	blobs io.Closer
+	tc       client.Client
+	blobs    io.Closer
+	payloads payloadReader // blobs.go
 }
 
 // Execute runs flowctl with args and returns the process exit code. Errors are printed
