@@ -12,6 +12,11 @@
 // with every error (an invalid edit is logged and the last good version stays served). Every flow-worker serves the generic
 // flow gateflow.definition that `flowctl start --file` starts.
 //
+// --service NAME=rate:N,concurrent:N,failures:N,open:D,... (repeatable) declares a service
+// (flow.Service) that the definitions' steps name with `service: NAME`: its rate limit,
+// shared by all the workers of the task queue, its concurrency limit and circuit breaker on
+// this worker.
+//
 // SIGINT or SIGTERM stops it cleanly: the worker stops polling, in-flight steps get
 // --stop-timeout to finish, then the server (with --dev) stops. A second signal exits at
 // once.
