@@ -124,18 +124,21 @@ func checkPage(t *testing.T, browser *webDriver, url, file string, patterns ...s
 	assert.Empty(t, missing, "%s does not show these (screenshot %s); its text:\n%s", url, file, text)
 }
 
-// startDevWorker runs `flow-worker --dev` (in-memory store) on free ports until the test
-// ends and returns the Temporal address and the Web UI's base URL.
-func startDevWorker(t *testing.T, bin string) (address, ui string) {
+// startDevWorker runs `flow-worker --dev` (in-memory store) on free ports, with the extra
+// flags args, until the test ends and returns the Temporal address and the Web UI's base URL.
+func startDevWorker(t *testing.T, bin string, args ...string) (address, ui string) {
 	t.Helper()
 	port, uiPort := freePort(t), freePort(t)
-	cmd := exec.Command(bin, "--dev", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort))
+	cmd := exec.Command(bin, append([]string{"--dev", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort)}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
+	// exited is closed once the process ended, with its error in waitErr: the early-exit
+	// check and the cleanup both wait on it.
+	exited := make(chan struct{})
+	var waitErr error
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -146,7 +149,8 @@ func startDevWorker(t *testing.T, bin string) (address, ui string) {
 			}
 		}
 		_, _ = io.Copy(io.Discard, stdout)
-		exited <- cmd.Wait()
+		waitErr = cmd.Wait()
+		close(exited)
 	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -159,8 +163,8 @@ func startDevWorker(t *testing.T, bin string) (address, ui string) {
 	})
 	select {
 	case <-ready:
-	case err := <-exited:
-		t.Fatalf("flow-worker exited early: %v\n%s", err, stderr.String())
+	case <-exited:
+		t.Fatalf("flow-worker exited early: %v\n%s", waitErr, stderr.String())
 	case <-time.After(90 * time.Second):
 		t.Fatalf("flow-worker not ready in time:\n%s", stderr.String())
 	}
