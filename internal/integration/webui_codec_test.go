@@ -17,9 +17,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/internal/logging"
+	"github.com/gateflow/gateflow/runs"
 )
 
 // TestWebUIDecodesBigPayloadsThroughTheCodecEndpoint runs `flow-worker --dev` with a small
@@ -41,9 +41,9 @@ func TestWebUIDecodesBigPayloadsThroughTheCodecEndpoint(t *testing.T) {
 		"start", "hello", "--input", fmt.Sprintf(`{"name":%q}`, marker), "--wait", "-o", "json")
 	out, err := cmd.Output()
 	require.NoError(t, err, "flowctl start: %s", out)
-	var d flow.RunDescription
+	var d runs.Description
 	require.NoError(t, json.Unmarshal(out, &d), string(out))
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 
 	// The history holds a reference, not the result: what the UI gets from the server.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/runs"
 )
 
 // The flow-worker binary declares services from --service flags, for definitions that
@@ -119,8 +120,8 @@ steps:
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
 	run, err := c.Start(ctx, "svc-flags", nil, flow.StartOptions{})
 	require.NoError(t, err)
-	d := eventually(t, c, run.ID, "the call waits for its service", func(d *flow.RunDescription) bool {
-		return len(d.State.Steps) == 2 && d.State.Steps[1].Status == flow.StepWaitingService
+	d := eventually(t, c, run.ID, "the call waits for its service", func(d *runs.Description) bool {
+		return len(d.State.Steps) == 2 && d.State.Steps[1].Status == runs.StepWaitingService
 	})
 	assert.Contains(t, d.State.Steps[1].Error, "waiting for service flaky (circuit breaker open)")
 	require.Eventually(t, func() bool {
@@ -130,7 +131,7 @@ steps:
 
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"ping": 1, "call": 3}`, string(d.Result))
 	flaky := calls("/flaky")
 	require.Len(t, flaky, 3, "two failures and the probe: the fast failure never reached the server")
