@@ -7,6 +7,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -26,6 +27,31 @@ func voteDecision(namespace, run string, v approval.Vote) (auth.Decision, error)
 		return auth.Decision{}, err
 	}
 	return auth.Decision{Namespace: namespace, Run: run, Target: gate, Kind: auth.KindVote, PayloadSHA256: h, By: by}, nil
+}
+
+// budgetDecision is what a budget raise of run in namespace says (the new cap as its
+// exact decimal text).
+func budgetDecision(namespace, run string, r protocol.BudgetRaise) (auth.Decision, error) {
+	to, err := budget.ParseUSD(r.To)
+	if err != nil {
+		return auth.Decision{}, err
+	}
+	by := strings.TrimSpace(r.By)
+	h, err := auth.PayloadHash(map[string]any{"to": to.String(), "by": by})
+	if err != nil {
+		return auth.Decision{}, err
+	}
+	return auth.Decision{Namespace: namespace, Run: run, Kind: auth.KindBudget, PayloadSHA256: h, By: by}, nil
+}
+
+// pauseDecision is what a pause or resume of run in namespace says.
+func pauseDecision(namespace, run string, r protocol.RunPause) (auth.Decision, error) {
+	by := strings.TrimSpace(r.By)
+	h, err := auth.PayloadHash(map[string]any{"action": r.Action, "by": by, "reason": strings.TrimSpace(r.Reason)})
+	if err != nil {
+		return auth.Decision{}, err
+	}
+	return auth.Decision{Namespace: namespace, Run: run, Kind: auth.KindPause, PayloadSHA256: h, By: by}, nil
 }
 
 // answerDecision is what an answer to an input of run in namespace says.

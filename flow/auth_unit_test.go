@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -192,4 +193,58 @@ func TestSignedAnswers(t *testing.T) {
 	require.NotNil(t, st.Inputs[0].Answer)
 	require.NotNil(t, st.Inputs[0].Answer.Verified, "the answer is recorded as verified")
 	assert.Equal(t, "carol-1", st.Inputs[0].Answer.Verified.KeyID)
+}
+
+var sleepyFlow = Define("auth/sleepy", func(ctx *Context, _ none) (none, error) {
+	return none{}, ctx.Sleep("wait", time.Hour)
+}, MaxCostUSD(decimal.RequireFromString("1")))
+
+// TestSignedBudgetRaiseAndPause: with proofs required, an unsigned budget raise or pause is
+// refused, a raise whose proof signed another amount is refused, and signed ones apply.
+func TestSignedBudgetRaiseAndPause(t *testing.T) {
+	k := newAuthKeys(t, true)
+	env := newUnitEnv(t, runConfig{auth: k.policy}, sleepyFlow)
+	env.SetStartTime(authT0)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testRun})
+	sign := func(m int, d auth.Decision, err error) string {
+		require.NoError(t, err)
+		tok, err := auth.Sign(k.alice, d, auth.SignOptions{Now: authT0.Add(time.Duration(m) * time.Minute)})
+		require.NoError(t, err)
+		return tok
+	}
+	raise := func(to string) protocol.BudgetRaise { return protocol.BudgetRaise{To: to, By: "alice"} }
+	signedRaise := func(to, signedTo string, m int) protocol.BudgetRaise {
+		r := raise(to)
+		d, err := budgetDecision(testNamespace, testRun, raise(signedTo))
+		r.Proof = sign(m, d, err)
+		return r
+	}
+	pause := func(action string, m int) protocol.RunPause {
+		r := protocol.RunPause{Action: action, By: "alice", Reason: "hold on"}
+		if action == protocol.ControlResume {
+			r.Reason = ""
+		}
+		d, err := pauseDecision(testNamespace, testRun, r)
+		r.Proof = sign(m, d, err)
+		return r
+	}
+	unsignedRaise := updateAt(env, time.Minute, UpdateBudget, raise("2"))
+	otherAmount := updateAt(env, 2*time.Minute, UpdateBudget, signedRaise("3", "2", 2))
+	goodRaise := updateAt(env, 3*time.Minute, UpdateBudget, signedRaise("2.00", "2", 3))
+	unsignedPause := updateAt(env, 4*time.Minute, UpdatePause, protocol.RunPause{Action: protocol.ControlPause, By: "alice"})
+	goodPause := updateAt(env, 5*time.Minute, UpdatePause, pause(protocol.ControlPause, 5))
+	goodResume := updateAt(env, 6*time.Minute, UpdatePause, pause(protocol.ControlResume, 6))
+	env.ExecuteWorkflow(sleepyFlow.Name(), none{})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+
+	assert.ErrorContains(t, unsignedRaise.refusal(t), "budget raise by alice: this run accepts signed decisions only: budget by alice has no proof")
+	assert.ErrorContains(t, otherAmount.refusal(t), "decision refused (mismatch): the token signs another payload")
+	goodRaise.value(t)
+	assert.ErrorContains(t, unsignedPause.refusal(t), "pause by alice: this run accepts signed decisions only")
+	goodPause.value(t)
+	goodResume.value(t)
+	st := queryState(t, env)
+	require.NotNil(t, st.Budget)
+	assert.Equal(t, "2", st.Budget.Cap.Amount.String(), "the signed raise applied")
 }

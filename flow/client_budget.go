@@ -28,8 +28,15 @@ type BudgetRequest struct {
 // *RefusedError.
 func (c *Client) RaiseBudget(ctx context.Context, r BudgetRequest) (budget.Cap, error) {
 	r.By = c.who(r.By)
+	what := "budget raise to " + budget.FormatUSD(r.To)
+	raise := protocol.BudgetRaise{To: r.To.String(), By: r.By}
+	proof, err := c.sign(budgetDecision(c.opts.Namespace, r.Run, raise))
+	if err != nil {
+		return budget.Cap{}, &RefusedError{Run: r.Run, What: what, Reason: err.Error()}
+	}
+	raise.Proof = proof
 	var cp budget.Cap
-	err := c.update(ctx, r.Run, "budget raise to "+budget.FormatUSD(r.To), UpdateBudget, protocol.BudgetRaise{To: r.To.String(), By: r.By}, &cp)
+	err = c.update(ctx, r.Run, what, UpdateBudget, raise, &cp)
 	return cp, err
 }
 

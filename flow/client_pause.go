@@ -33,6 +33,12 @@ func (c *Client) pauseRun(ctx context.Context, action string, r PauseRequest) er
 	case r.Workflow != "":
 		return &InputError{Workflow: action + " " + r.Run, Err: errors.New("give a run or a workflow type, not both (Pause and Resume take a type)")}
 	}
+	msg := protocol.RunPause{Action: action, By: c.who(r.By), Reason: r.Reason}
+	proof, err := c.sign(pauseDecision(c.opts.Namespace, r.Run, msg))
+	if err != nil {
+		return &RefusedError{Run: r.Run, What: action, Reason: err.Error()}
+	}
+	msg.Proof = proof
 	var status runs.Status
-	return c.update(ctx, r.Run, action, UpdatePause, protocol.RunPause{Action: action, By: c.who(r.By), Reason: r.Reason}, &status)
+	return c.update(ctx, r.Run, action, UpdatePause, msg, &status)
 }

@@ -71,6 +71,24 @@ func (a *authPart) verify(ctx workflow.Context, d auth.Decision, proof string) (
 	return &v, nil
 }
 
+// check verifies the proof of a decision sent to this run, built by decide from the run's
+// namespace and ID; what names the decision in the refusal ("budget raise by alice").
+func (a *authPart) check(ctx workflow.Context, what, proof string, decide func(namespace, run string) (auth.Decision, error)) (*auth.Verified, error) {
+	if !a.on() {
+		return nil, nil
+	}
+	info := workflow.GetInfo(ctx)
+	d, err := decide(info.Namespace, info.WorkflowExecution.ID)
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.verify(ctx, d, proof)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return v, nil
+}
+
 // spend records that the run accepted v's proof, and forgets proofs expired long ago.
 func (a *authPart) spend(ctx workflow.Context, v *auth.Verified) {
 	if v == nil || v.Nonce == "" {

@@ -3,8 +3,10 @@ package flow
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/budget"
@@ -101,9 +103,14 @@ func (b *budgetPart) register(wctx workflow.Context) error {
 			if err != nil {
 				return budget.Cap{}, err
 			}
+			verified, err := b.verify(ctx, r)
+			if err != nil {
+				return budget.Cap{}, err
+			}
 			if err := b.ledger.Raise(to); err != nil {
 				return budget.Cap{}, err
 			}
+			b.rt.auth.spend(ctx, verified)
 			b.capVersion++
 			f, _ := to.Float64()
 			if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.MaxCostKey.ValueSet(f)); err != nil {
@@ -118,11 +125,21 @@ func (b *budgetPart) register(wctx workflow.Context) error {
 				if err != nil {
 					return err
 				}
+				if _, err := b.verify(ctx, r); err != nil {
+					return err
+				}
 				probe := *b.ledger
 				return probe.Raise(to)
 			},
 			Description: "Raise the run's money cap. Payload: {\"to\": \"5.00\", \"by\": \"alice\"}; the new cap must be above the current one and not below what is spent and reserved.",
 		})
+}
+
+// verify checks a budget raise's proof against the run's pinned policy.
+func (b *budgetPart) verify(ctx workflow.Context, r protocol.BudgetRaise) (*auth.Verified, error) {
+	return b.rt.auth.check(ctx, "budget raise by "+strings.TrimSpace(r.By), r.Proof, func(ns, run string) (auth.Decision, error) {
+		return budgetDecision(ns, run, r)
+	})
 }
 
 // reserve sets money aside for a cost-bearing step before it is dispatched. When the cap

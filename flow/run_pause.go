@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -34,15 +35,35 @@ const maxPauseReason = 500
 // command, so runs recorded before it replay unchanged.
 func (p *pausePart) register(wctx workflow.Context) error {
 	if err := workflow.SetUpdateHandlerWithOptions(wctx, UpdatePause,
-		func(ctx workflow.Context, r protocol.RunPause) (runs.Status, error) { return p.apply(ctx, r), nil },
+		func(ctx workflow.Context, r protocol.RunPause) (runs.Status, error) {
+			verified, err := p.verify(ctx, r)
+			if err != nil {
+				return "", err
+			}
+			p.rt.auth.spend(ctx, verified)
+			return p.apply(ctx, r), nil
+		},
 		workflow.UpdateHandlerOptions{
-			Validator: func(_ workflow.Context, r protocol.RunPause) error { return p.check(r) },
+			Validator: func(ctx workflow.Context, r protocol.RunPause) error {
+				if err := p.check(r); err != nil {
+					return err
+				}
+				_, err := p.verify(ctx, r)
+				return err
+			},
 			Description: "Pause the run {\"action\": \"pause\", \"by\": \"alice\", \"reason\": \"...\"}: it finishes the steps in flight " +
 				"and starts no new one until {\"action\": \"resume\", \"by\": \"alice\"}. Returns the run's status.",
 		}); err != nil {
 		return fmt.Errorf("register update %s: %w", UpdatePause, err)
 	}
 	return nil
+}
+
+// verify checks a pause's proof against the run's pinned policy.
+func (p *pausePart) verify(ctx workflow.Context, r protocol.RunPause) (*auth.Verified, error) {
+	return p.rt.auth.check(ctx, r.Action+" by "+strings.TrimSpace(r.By), r.Proof, func(ns, run string) (auth.Decision, error) {
+		return pauseDecision(ns, run, r)
+	})
 }
 
 // check is the Validator: it refuses what would change nothing or cannot be done, with the

@@ -161,34 +161,14 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (_ approva
 // verifyVote checks the vote's proof against the run's pinned policy. A Verified the
 // sender put in the vote counts for nothing: only the run stamps it.
 func (p *peoplePart) verifyVote(ctx workflow.Context, v approval.Vote) (*auth.Verified, error) {
-	if !p.rt.auth.on() {
-		return nil, nil
-	}
-	d, err := voteDecision(workflow.GetInfo(ctx).Namespace, workflow.GetInfo(ctx).WorkflowExecution.ID, v)
-	if err != nil {
-		return nil, err
-	}
-	verified, err := p.rt.auth.verify(ctx, d, v.Proof)
-	if err != nil {
-		return nil, fmt.Errorf("vote on %s by %s: %w", strings.TrimSpace(v.Gate), strings.TrimSpace(v.By), err)
-	}
-	return verified, nil
+	what := fmt.Sprintf("vote on %s by %s", strings.TrimSpace(v.Gate), strings.TrimSpace(v.By))
+	return p.rt.auth.check(ctx, what, v.Proof, func(ns, run string) (auth.Decision, error) { return voteDecision(ns, run, v) })
 }
 
 // verifyAnswer checks an answer's proof against the run's pinned policy.
 func (p *peoplePart) verifyAnswer(ctx workflow.Context, a protocol.InputAnswer) (*auth.Verified, error) {
-	if !p.rt.auth.on() {
-		return nil, nil
-	}
-	d, err := answerDecision(workflow.GetInfo(ctx).Namespace, workflow.GetInfo(ctx).WorkflowExecution.ID, a)
-	if err != nil {
-		return nil, err
-	}
-	verified, err := p.rt.auth.verify(ctx, d, a.Proof)
-	if err != nil {
-		return nil, fmt.Errorf("input %s by %s: %w", a.Name, strings.TrimSpace(a.By), err)
-	}
-	return verified, nil
+	what := fmt.Sprintf("input %s by %s", a.Name, strings.TrimSpace(a.By))
+	return p.rt.auth.check(ctx, what, a.Proof, func(ns, run string) (auth.Decision, error) { return answerDecision(ns, run, a) })
 }
 
 // inputWait is an open input request of a run.

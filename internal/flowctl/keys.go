@@ -1,6 +1,7 @@
 package flowctl
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -38,28 +39,35 @@ func (a *app) keysCommand() *cobra.Command {
 			if err := auth.SaveKey(out, k); err != nil {
 				return err
 			}
+			pub, err := json.MarshalIndent(k.Public(), "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(out+".pub", append(pub, '\n'), 0o644); err != nil {
+				return fmt.Errorf("write the public key: %w", err)
+			}
 			if a.output == "json" {
 				return printJSON(a.stdout, k.Public())
 			}
-			fmt.Fprintf(a.stdout, "Key %s of %s written to %s (keep it private).\n", k.ID, k.Owner, out)
-			fmt.Fprintf(a.stdout, "Add it to the workers' directory: flowctl keys directory %s ... > directory.json\n", out)
+			fmt.Fprintf(a.stdout, "Key %s of %s written to %s (keep it private), its public half to %s.pub.\n", k.ID, k.Owner, out, out)
+			fmt.Fprintf(a.stdout, "Add it to the workers' directory: flowctl keys directory %s.pub ... > directory.json\n", out)
 			return nil
 		},
 	}
 	newKey.Flags().StringVar(&owner, "owner", "", "the identity the key belongs to")
 	newKey.Flags().StringVar(&out, "out", "", "file to write the private key to (mode 0600)")
 	dir := &cobra.Command{
-		Use:   "directory KEY-FILE...",
-		Short: "Print the key directory (public keys only) of key files, for flow-worker --auth-keys",
+		Use:   "directory KEY.pub...",
+		Short: "Print the key directory of public keys (the .pub files keys new writes, or key files), for flow-worker --auth-keys",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var pub []auth.DirectoryKey
 			for _, f := range args {
-				k, err := auth.LoadKey(f)
+				k, err := readPublicKey(f)
 				if err != nil {
 					return usageErr("%v", err)
 				}
-				pub = append(pub, k.Public())
+				pub = append(pub, k)
 			}
 			d, err := auth.NewDirectory(pub...)
 			if err != nil {
@@ -70,4 +78,22 @@ func (a *app) keysCommand() *cobra.Command {
 	}
 	cmd.AddCommand(newKey, dir)
 	return cmd
+}
+
+// readPublicKey reads a public key file (keys new's .pub) or, from a private key file, its
+// public half.
+func readPublicKey(path string) (auth.DirectoryKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return auth.DirectoryKey{}, err
+	}
+	var k auth.DirectoryKey
+	if err := json.Unmarshal(b, &k); err == nil && k.JWK.Valid() && k.JWK.IsPublic() {
+		return k, nil
+	}
+	priv, err := auth.LoadKey(path)
+	if err != nil {
+		return auth.DirectoryKey{}, fmt.Errorf("%s is neither a public key (.pub) nor a key file: %w", path, err)
+	}
+	return priv.Public(), nil
 }

@@ -92,6 +92,7 @@ func (a *app) printRun(d *runs.Description) error {
 		return err
 	}
 	printAttempts(w, st.Nested())
+	printDecisions(w, st)
 	return nil
 }
 

@@ -57,7 +57,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Contains(t, r.stdout, "Key "+who+"-1 of "+who+" written to ")
 	}
-	r := ctl("x", "keys", "directory", filepath.Join(dir, "alice.key"), filepath.Join(dir, "bob.key"))
+	r := ctl("x", "keys", "directory", filepath.Join(dir, "alice.key.pub"), filepath.Join(dir, "bob.key"))
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "directory.json"), []byte(r.stdout), 0o644))
 	assert.NotContains(t, r.stdout, `"d":`, "the directory holds public keys only")

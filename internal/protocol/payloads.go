@@ -164,6 +164,8 @@ type InputAnswer struct {
 type BudgetRaise struct {
 	To string `json:"to"`
 	By string `json:"by"`
+	// Proof is the raiser's signed decision or identity provider token (package auth).
+	Proof string `json:"proof,omitempty"`
 }
 
 // RunPause is the argument of the Update UpdatePause: Action is ControlPause or
@@ -172,6 +174,8 @@ type RunPause struct {
 	Action string `json:"action"`
 	By     string `json:"by"`
 	Reason string `json:"reason,omitempty"`
+	// Proof is the sender's signed decision or identity provider token (package auth).
+	Proof string `json:"proof,omitempty"`
 }
 
 // ItemsRequest asks ItemsActivity for the items of Provider in Scope matching Filter.
