@@ -66,6 +66,7 @@ type outcome struct {
 	httpStatus int
 	cost       decimal.Decimal
 	tokens     Tokens
+	artifacts  []activities.Artifact
 }
 
 // dispatch records the step as running and schedules its activity, or records it as
@@ -131,7 +132,7 @@ func (c *Context) dispatch(cl call) *pending {
 		if errors.Is(err, budget.ErrExceeded) {
 			status = StepRefused // its money did not fit the cap: not dispatched
 		}
-		st.endStep(i, now, status, 0, err.Error(), "", nil)
+		st.endStep(i, now, status, 0, stepFailureMessage(err), "", nil) // artifacts.go
 		p.err = &StepError{Step: cl.name, Kind: cl.kind, Err: err}
 		c.run.publish()
 		c.onStepFailed(i, cl.group, cl.onError)
@@ -207,6 +208,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 		st.endStep(p.idx, end, StepCompleted, o.attempt, "", o.output, o.exitCode)
 		c.stepMetric(kind, StepCompleted, st.Steps[p.idx].Duration(end))
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
+		st.Steps[p.idx].Artifacts = o.artifacts
 		st.charge(p.idx, o.cost, o.tokens)
 		c.lastAttempt(p, o.cost, o.tokens, "")
 		c.run.publish()
@@ -229,6 +231,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st.Steps[p.idx].Timeout = timeout
 	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
+	st.Steps[p.idx].Artifacts = fi.artifacts // what a failed shell step collected
 	st.charge(p.idx, fi.cost, fi.tokens)
 	c.lastAttempt(p, fi.cost, fi.tokens, errorMessage(err))
 	c.run.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": fi.cost.String()})
@@ -292,6 +295,7 @@ type failure struct {
 	httpStatus int
 	cost       decimal.Decimal
 	tokens     Tokens
+	artifacts  []activities.Artifact
 }
 
 type failureDetailsJSON struct {
@@ -301,6 +305,8 @@ type failureDetailsJSON struct {
 	CostUSD  decimal.Decimal `json:"cost_usd"`
 	Usage    llm.Usage       `json:"usage"`
 	TimedOut bool            `json:"timed_out"`
+	// Artifacts: what a failed shell step collected (activities.ShellFailure).
+	Artifacts []activities.Artifact `json:"artifacts"`
 }
 
 func failureInfo(err error) failure {
@@ -317,6 +323,7 @@ func failureInfo(err error) failure {
 	switch app.Type() {
 	case activities.ShellExitErrorType:
 		f.exitCode = d.ExitCode
+		f.artifacts = d.Artifacts
 	case activities.HTTPStatusErrorType:
 		f.httpStatus = d.Status
 	}
@@ -332,7 +339,7 @@ func decodeDetails(app *temporal.ApplicationError) (failureDetailsJSON, bool) {
 	}
 	if sf, ok := tryDetails[activities.ShellFailure](app); ok {
 		code := sf.ExitCode
-		return failureDetailsJSON{Attempt: sf.Attempt, ExitCode: &code}, true
+		return failureDetailsJSON{Attempt: sf.Attempt, ExitCode: &code, Artifacts: sf.Artifacts}, true
 	}
 	if hf, ok := tryDetails[activities.HTTPFailure](app); ok {
 		return failureDetailsJSON{Attempt: hf.Attempt, Status: hf.Status, TimedOut: hf.TimedOut}, true
