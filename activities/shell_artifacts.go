@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gateflow/gateflow/internal/artifactname"
 	"github.com/gateflow/gateflow/internal/blob"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -94,30 +95,7 @@ func (s Shell) HasArtifacts() bool { return len(s.Inputs) > 0 || len(s.Outputs) 
 // CheckArtifactName reports what is wrong with an artifact name or placement path: it must
 // be a relative slash path without empty, "." or ".." parts, backslashes or control
 // characters.
-func CheckArtifactName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("is empty")
-	case strings.HasPrefix(name, "/"):
-		return errors.New("is absolute; want a path relative to the work directory, like dist/app.txt")
-	case strings.Contains(name, `\`):
-		return errors.New(`has a backslash; use / between directories`)
-	}
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
-			return errors.New("has a control character")
-		}
-	}
-	for _, part := range strings.Split(name, "/") {
-		switch part {
-		case "":
-			return errors.New("has an empty part (// or a trailing /)")
-		case ".", "..":
-			return fmt.Errorf("has a %q part; want a path inside the work directory", part)
-		}
-	}
-	return nil
-}
+func CheckArtifactName(name string) error { return artifactname.Check(name) }
 
 // validateArtifacts is the artifact part of Shell.Validate.
 func (s Shell) validateArtifacts() error {
