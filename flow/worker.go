@@ -74,9 +74,11 @@ type WorkerOptions struct {
 	Directory approval.Directory
 	// Services are the services the worker's steps call, with their limits (see Service).
 	Services []ServiceDef
-	// BlobURL is the blob store the worker keeps its own data in: the step cache (Cache).
-	// file:///dir, s3://bucket?region=..., gs://bucket or azblob://container; opened by
-	// Start, closed by Stop. Empty: no store, and steps with Cache fail.
+	// BlobURL is the blob store the worker keeps its own data in: the step cache (Cache)
+	// and shell steps' artifacts (activities.Shell Outputs and Inputs; every worker of the
+	// task queue needs the same store). file:///dir, s3://bucket?region=..., gs://bucket
+	// or azblob://container; opened by Start, closed by Stop. Empty: no store, and steps
+	// with Cache or artifacts fail.
 	BlobURL string
 	// blobs is the store Start opened from BlobURL.
 	blobs *blob.Store
