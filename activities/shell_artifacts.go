@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gateflow/gateflow/internal/artifactname"
 	"github.com/gateflow/gateflow/internal/blob"
@@ -137,10 +138,33 @@ func (in ArtifactInput) place() string {
 
 // artifactRun is one attempt's artifact work: its store, work directory and key prefix.
 type artifactRun struct {
-	store  ArtifactStore
-	dir    string
-	prefix string
-	tmp    string // a temporary work directory to remove afterwards
+	store   ArtifactStore
+	dir     string
+	prefix  string
+	tmp     string // a temporary work directory to remove afterwards
+	attempt int
+}
+
+// transfer runs fn (one download or upload) while heartbeating what it does every second,
+// so a big artifact does not outlast the step's heartbeat timeout.
+func (a *artifactRun) transfer(ctx context.Context, what string, fn func() error) error {
+	if !activity.IsActivity(ctx) {
+		return fn()
+	}
+	beat := func() { heartbeat(ctx, LiveOutput{Attempt: a.attempt, Progress: what, At: time.Now()}) }
+	beat()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			beat()
+		}
+	}
 }
 
 // prepareArtifacts gets a step that declares artifacts ready to run: the store, a work
@@ -157,7 +181,7 @@ func prepareArtifacts(ctx context.Context, in *Shell, attempt int) (*artifactRun
 				"(set flow.WorkerOptions.BlobURL, or flow-worker --blob-url; every worker of the task queue needs the same store)",
 			ArtifactsUnavailableErrorType, nil)
 	}
-	a := &artifactRun{store: store, dir: in.Dir, prefix: artifactPrefix(ctx, attempt)}
+	a := &artifactRun{store: store, dir: in.Dir, prefix: artifactPrefix(ctx, attempt), attempt: attempt}
 	if a.dir == "" {
 		tmp, err := os.MkdirTemp("", "gateflow-step-")
 		if err != nil {
@@ -182,7 +206,11 @@ func (a *artifactRun) place(ctx context.Context, in ArtifactInput) error {
 			fmt.Sprintf("shell: input %s has no blob key: it was not resolved when the step was dispatched", label),
 			ArtifactNotFoundErrorType, nil)
 	}
-	data, err := a.store.Get(ctx, in.Key)
+	var data []byte
+	err := a.transfer(ctx, "downloading input "+label, func() (err error) {
+		data, err = a.store.Get(ctx, in.Key)
+		return err
+	})
 	if err != nil {
 		if isNotFound(err) {
 			return temporal.NewNonRetryableApplicationError(
@@ -243,7 +271,7 @@ func (a *artifactRun) upload(ctx context.Context, name string) (Artifact, error)
 		return Artifact{}, fmt.Errorf("shell: output %s: %w", name, err)
 	}
 	key := a.prefix + "/" + name
-	if err := a.store.Put(ctx, key, data); err != nil {
+	if err := a.transfer(ctx, "uploading output "+name, func() error { return a.store.Put(ctx, key, data) }); err != nil {
 		return Artifact{}, fmt.Errorf("shell: output %s: %w", name, err)
 	}
 	sum := sha256.Sum256(data)

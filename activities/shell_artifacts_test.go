@@ -5,16 +5,22 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/gateflow/gateflow/internal/blob"
 )
@@ -204,4 +210,45 @@ func TestArtifactKeyPrefix(t *testing.T) {
 	assert.Equal(t, "artifacts/wf/run/build/2", ArtifactKeyPrefix("wf", "run", "build", 2))
 	assert.Equal(t, "artifacts/wf/run/review%2Fbuild%232/1", ArtifactKeyPrefix("wf", "run", "review/build#2", 1))
 	assert.Equal(t, "artifacts/_/%2E%2E/%2E/1", ArtifactKeyPrefix("", "..", ".", 1))
+}
+
+// slowStore is a memStore whose Get takes a while.
+type slowStore struct {
+	memStore
+	delay time.Duration
+}
+
+func (s *slowStore) Get(ctx context.Context, key string) ([]byte, error) {
+	time.Sleep(s.delay)
+	return s.memStore.Get(ctx, key)
+}
+
+func TestArtifactTransfersHeartbeat(t *testing.T) {
+	store := &slowStore{delay: 1500 * time.Millisecond}
+	require.NoError(t, store.Put(context.Background(), "artifacts/k/app", []byte("app")))
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(func(ctx context.Context, in Shell) (ShellResult, error) {
+		return RunShell(WithArtifactStore(ctx, store), in)
+	}, activity.RegisterOptions{Name: ShellActivity})
+	var mu sync.Mutex
+	var progress []string
+	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) {
+		var lo LiveOutput
+		if d.HasValues() && d.Get(&lo) == nil && lo.Progress != "" {
+			mu.Lock()
+			progress = append(progress, lo.Progress)
+			mu.Unlock()
+		}
+	})
+	val, err := env.ExecuteActivity(ShellActivity, Shell{Command: "cat app", Inputs: []ArtifactInput{{Step: "build", Name: "app", Key: "artifacts/k/app"}}})
+	require.NoError(t, err)
+	var res ShellResult
+	require.NoError(t, val.Get(&res))
+	assert.Equal(t, "app", res.Stdout)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, progress, "a download heartbeats while it runs")
+	assert.Equal(t, "downloading input build/app", progress[0])
 }
