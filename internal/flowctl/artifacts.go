@@ -82,7 +82,7 @@ func (a *app) artifactGetCommand() *cobra.Command {
 		Example: `  flowctl artifacts get release-9669e41315 build dist/app.txt
   flowctl artifacts get release-9669e41315 build dist/app.tar.gz --out app.tar.gz --blob-url s3://gateflow-blobs?region=eu-west-1`,
 		Args:              exactArgs(3, "RUN STEP NAME"),
-		ValidArgsFunction: a.completeRuns,
+		ValidArgsFunction: a.completeRunSteps,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rows, err := a.runArtifacts(cmd.Context(), args[0])
 			if err != nil {
