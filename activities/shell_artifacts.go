@@ -93,15 +93,10 @@ func artifactStoreOf(ctx context.Context) ArtifactStore {
 // HasArtifacts reports whether the step declares inputs or outputs.
 func (s Shell) HasArtifacts() bool { return len(s.Inputs) > 0 || len(s.Outputs) > 0 }
 
-// CheckArtifactName reports what is wrong with an artifact name or placement path: it must
-// be a relative slash path without empty, "." or ".." parts, backslashes or control
-// characters.
-func CheckArtifactName(name string) error { return artifactname.Check(name) }
-
 // validateArtifacts is the artifact part of Shell.Validate.
 func (s Shell) validateArtifacts() error {
 	for i, o := range s.Outputs {
-		if err := CheckArtifactName(o); err != nil {
+		if err := artifactname.Check(o); err != nil {
 			return fmt.Errorf("shell: output %d %q %w", i+1, o, err)
 		}
 		if _, err := path.Match(o, ""); err != nil {
@@ -113,11 +108,11 @@ func (s Shell) validateArtifacts() error {
 		if strings.TrimSpace(in.Step) == "" {
 			return fmt.Errorf("shell: input %d (%q) names no step", i+1, in.Name)
 		}
-		if err := CheckArtifactName(in.Name); err != nil {
+		if err := artifactname.Check(in.Name); err != nil {
 			return fmt.Errorf("shell: input %d name %q %w", i+1, in.Name, err)
 		}
 		p := in.place()
-		if err := CheckArtifactName(p); err != nil {
+		if err := artifactname.Check(p); err != nil {
 			return fmt.Errorf("shell: input %d path %q %w", i+1, p, err)
 		}
 		if j, dup := places[p]; dup {
@@ -237,7 +232,7 @@ func isNotFound(err error) bool {
 // no file or an upload that fails is an error; for one that failed it is best effort (what
 // can be collected is, and the rest is left out).
 func (a *artifactRun) collect(ctx context.Context, patterns []string, succeeded bool) ([]Artifact, error) {
-	names, err := CollectOutputs(a.dir, patterns)
+	names, err := collectOutputs(a.dir, patterns)
 	if err != nil && succeeded {
 		return nil, temporal.NewNonRetryableApplicationError("shell: outputs: "+err.Error(), ArtifactErrorType, nil)
 	}
@@ -285,12 +280,12 @@ func (a *artifactRun) cleanup() {
 	}
 }
 
-// CollectOutputs lists the files under dir that patterns (slash globs relative to dir, as
+// collectOutputs lists the files under dir that patterns (slash globs relative to dir, as
 // path.Match reads them) match, as sorted slash names relative to dir, each once. A matched
 // directory stands for every regular file under it. A pattern that matches nothing, or
 // only empty directories, is an error naming it, and so is a matched symbolic link or
 // other non-regular file; the names found are returned with the error.
-func CollectOutputs(dir string, patterns []string) ([]string, error) {
+func collectOutputs(dir string, patterns []string) ([]string, error) {
 	seen := map[string]bool{}
 	var names []string
 	var errs []error
@@ -378,13 +373,13 @@ func artifactPrefix(ctx context.Context, attempt int) string {
 		info := activity.GetInfo(ctx)
 		wf, run, step = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
 	}
-	return ArtifactKeyPrefix(wf, run, step, attempt)
+	return artifactKeyPrefix(wf, run, step, attempt)
 }
 
-// ArtifactKeyPrefix is the blob key prefix of the outputs of one attempt of a step:
+// artifactKeyPrefix is the blob key prefix of the outputs of one attempt of a step:
 // artifacts/<workflowID>/<runID>/<stepID>/<attempt>, each part path-escaped (a step ID
 // "group/build" is one part).
-func ArtifactKeyPrefix(workflowID, runID, stepID string, attempt int) string {
+func artifactKeyPrefix(workflowID, runID, stepID string, attempt int) string {
 	esc := func(s string) string {
 		switch s { // keep every part a valid key part
 		case "":

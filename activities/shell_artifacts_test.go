@@ -84,7 +84,7 @@ func TestCollectOutputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := CollectOutputs(dir, tt.patterns)
+			got, err := collectOutputs(dir, tt.patterns)
 			assert.Equal(t, tt.want, got)
 			assertValidation(t, err, tt.wantErr)
 		})
@@ -207,9 +207,9 @@ func TestRunShellArtifactFailures(t *testing.T) {
 }
 
 func TestArtifactKeyPrefix(t *testing.T) {
-	assert.Equal(t, "artifacts/wf/run/build/2", ArtifactKeyPrefix("wf", "run", "build", 2))
-	assert.Equal(t, "artifacts/wf/run/review%2Fbuild%232/1", ArtifactKeyPrefix("wf", "run", "review/build#2", 1))
-	assert.Equal(t, "artifacts/_/%2E%2E/%2E/1", ArtifactKeyPrefix("", "..", ".", 1))
+	assert.Equal(t, "artifacts/wf/run/build/2", artifactKeyPrefix("wf", "run", "build", 2))
+	assert.Equal(t, "artifacts/wf/run/review%2Fbuild%232/1", artifactKeyPrefix("wf", "run", "review/build#2", 1))
+	assert.Equal(t, "artifacts/_/%2E%2E/%2E/1", artifactKeyPrefix("", "..", ".", 1))
 }
 
 // slowStore is a memStore whose Get takes a while.

@@ -90,3 +90,32 @@ func TestShellInputsResolvedFromTheRunAndMissingOnesNotDispatched(t *testing.T) 
 	assert.Equal(t, StepFailed, miss.Status)
 	assert.Equal(t, `artifact "dist/other" of step "build" not found: no earlier step "build" produced it (the closest, build, is completed and produced dist/app)`, miss.Error)
 }
+
+// What a failed shell step still collected is on its record, and later steps can use it
+// (a test report of failed tests, read by a cleanup step).
+func TestFailedShellStepArtifactsAreRecordedAndUsable(t *testing.T) {
+	f := Define("unit/artifacts-failed", func(ctx *Context, _ none) (string, error) {
+		_, _ = ctx.Shell("test", activities.Shell{Command: "make test", Outputs: []string{"report.xml"}}, AllowFailure())
+		res, err := ctx.Shell("report", activities.Shell{Command: "cat report.xml",
+			Inputs: []activities.ArtifactInput{{Step: "test", Name: "report.xml"}}})
+		return res.Stdout, err
+	})
+	env := newUnitEnv(t, runConfig{}, f)
+	report := activities.Artifact{Name: "report.xml", Key: "artifacts/k/report.xml", Size: 9}
+	calls := mockShell(env, func(s activities.Shell) (activities.ShellResult, error) {
+		if len(s.Outputs) > 0 {
+			return activities.ShellResult{}, temporal.NewApplicationError("exit code 2", activities.ShellExitErrorType,
+				activities.ShellFailure{ExitCode: 2, Attempt: 1, Artifacts: []activities.Artifact{report}})
+		}
+		return activities.ShellResult{Stdout: "read", Attempt: 1}, nil
+	})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+	st := queryState(t, env)
+	failed := stepByName(t, st, "test")
+	assert.Equal(t, StepFailed, failed.Status)
+	assert.Equal(t, []activities.Artifact{report}, failed.Artifacts)
+	all := calls.all()
+	require.Len(t, all, 2)
+	assert.Equal(t, report.Key, all[1].Inputs[0].Key)
+}
