@@ -195,6 +195,14 @@ func TestRunShellArtifactFailures(t *testing.T) {
 		assert.Equal(t, "log.txt", f.Artifacts[0].Name)
 		assert.EqualValues(t, 8, f.Artifacts[0].Size)
 	})
+	t.Run("a timed-out step keeps what it collected", func(t *testing.T) {
+		_, err := RunShell(ctx, Shell{Command: "echo partial > log.txt; sleep 5", Timeout: 300 * time.Millisecond, Outputs: []string{"log.txt"}})
+		app := appErrorOf(t, err, ShellTimeoutErrorType)
+		var f ShellFailure
+		require.NoError(t, app.Details(&f))
+		require.Len(t, f.Artifacts, 1)
+		assert.Equal(t, "log.txt", f.Artifacts[0].Name)
+	})
 	t.Run("an input gone from the store", func(t *testing.T) {
 		_, err := RunShell(ctx, Shell{Command: "true", Inputs: []ArtifactInput{{Step: "build", Name: "a", Key: "artifacts/x/y/build/1/a"}}})
 		app := appErrorOf(t, err, ArtifactNotFoundErrorType)

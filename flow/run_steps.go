@@ -318,12 +318,11 @@ func failureInfo(err error) failure {
 	if !ok {
 		return failure{}
 	}
-	f := failure{attempt: d.Attempt, cost: d.CostUSD,
+	f := failure{attempt: d.Attempt, cost: d.CostUSD, artifacts: d.Artifacts, // a failed or timed-out shell step's
 		tokens: Tokens{Input: d.Usage.InputTokens, Output: d.Usage.OutputTokens}}
 	switch app.Type() {
 	case activities.ShellExitErrorType:
 		f.exitCode = d.ExitCode
-		f.artifacts = d.Artifacts
 	case activities.HTTPStatusErrorType:
 		f.httpStatus = d.Status
 	}
