@@ -9,7 +9,7 @@
 // Long steps heartbeat, so a crashed worker is noticed within the step's heartbeat timeout
 // and the step is retried elsewhere; a cancelled step kills its whole process group. The
 // heartbeat carries a LiveOutput: the last lines of a shell step's stdout and stderr, an
-// agent step's progress, which flow.Client.Describe returns in RunDescription.Live (and
+// agent step's progress, which flow.Client.Describe returns in runs.Description.Live (and
 // flowctl watch and flowctl logs print).
 //
 // Every step has a stable identity for the services it calls (Identity): a shell step gets
@@ -22,6 +22,6 @@
 // worker's blob store after the command (ShellResult.Artifacts lists them), Shell.Inputs
 // are placed in the step's work directory before it, on whichever worker runs it. The run
 // resolves each input's blob key from its own step records before it dispatches the step
-// (flow.StepRecord.Artifacts); the activity finds the store in its context
+// (runs.Step.Artifacts); the activity finds the store in its context
 // (WithArtifactStore, which flow.NewWorker sets up from WorkerOptions.BlobURL).
 package activities

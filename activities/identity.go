@@ -15,7 +15,7 @@ import (
 // Environment variables a shell step gets from the worker (Shell.Env may not set them).
 const (
 	// EnvStep is the step's ID in the run: its name, GROUP/NAME inside a branch, with "#N"
-	// for its N-th use in the run (flow.StepRecord.ActivityID).
+	// for its N-th use in the run (runs.Step.ActivityID).
 	EnvStep = "GATEFLOW_STEP"
 	// EnvAttempt is the attempt of the step (1 for the first).
 	EnvAttempt = "GATEFLOW_ATTEMPT"

@@ -12,7 +12,7 @@ import (
 )
 
 // Live output: a running step heartbeats what it is doing, and clients read it from the
-// pending activity's heartbeat details (flow.RunDescription.Live, `flowctl logs -f`).
+// pending activity's heartbeat details (runs.Description.Live, `flowctl logs -f`).
 
 // LiveTailLines is how many of its last output lines a running shell step heartbeats.
 const LiveTailLines = 50

@@ -31,9 +31,9 @@ const ShellStartErrorType = "gateflow.ShellStart"
 // ShellTimeoutErrorType is the application error type of a command killed at its timeout.
 const ShellTimeoutErrorType = "gateflow.ShellTimeout"
 
-// MaxOutputBytes bounds how much of stdout and of stderr a shell step keeps (the rest is
-// dropped and ShellResult.Truncated is set), so results stay well inside Temporal's payload
-// limits.
+// MaxOutputBytes bounds how much of stdout and of stderr a shell step keeps by default (the
+// rest is dropped and ShellResult.Truncated is set), so results stay well inside Temporal's
+// payload limits. A worker whose payloads go to a blob store keeps more (WithOutputLimit).
 const MaxOutputBytes = 256 << 10
 
 // StderrTailBytes is how much of the end of stderr a failed step's error message carries.
@@ -95,8 +95,11 @@ type ShellResult struct {
 	Stderr   string        `json:"stderr"`
 	ExitCode int           `json:"exit_code"`
 	Duration time.Duration `json:"duration"`
-	// Truncated is set when stdout or stderr was longer than MaxOutputBytes.
+	// Truncated is set when stdout or stderr was longer than the bound (OutputLimit, by
+	// default MaxOutputBytes).
 	Truncated bool `json:"truncated,omitempty"`
+	// OutputLimit is the bound per stream that cut the output, set with Truncated.
+	OutputLimit int `json:"output_limit,omitempty"`
 	// Attempt is the activity attempt that produced this result (1 for the first).
 	Attempt int `json:"attempt"`
 	// Artifacts are the files of Shell.Outputs, as stored in the blob store.
@@ -142,8 +145,9 @@ func runShell(ctx context.Context, in Shell) (ShellResult, error) {
 	cmd.Dir = in.Dir
 	cmd.Env = proc.MergeEnv(os.Environ(), env)
 	proc.OwnGroup(cmd)
-	stdout := &capped{limit: MaxOutputBytes}
-	stderr := &capped{limit: MaxOutputBytes, keepTail: true}
+	limit := OutputLimit(ctx)
+	stdout := &capped{limit: limit}
+	stderr := &capped{limit: limit, keepTail: true}
 	live := newLiveTail()
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, live.writer("stdout")), io.MultiWriter(stderr, live.writer("stderr"))
 	// A background child that keeps the output pipes open must not hold the step forever.
@@ -162,6 +166,9 @@ func runShell(ctx context.Context, in Shell) (ShellResult, error) {
 		Duration:  time.Since(start),
 		Truncated: stdout.dropped || stderr.dropped,
 		Attempt:   attempt,
+	}
+	if res.Truncated {
+		res.OutputLimit = limit
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) && in.Timeout > 0 {
@@ -232,10 +239,10 @@ func (c *capped) Write(p []byte) (int, error) {
 	if c.keepTail {
 		c.buf.Write(p)
 		if over := c.buf.Len() - c.limit; over > 0 {
+			// Next discards without copying; Write slides the rest down only when half the
+			// buffer is free, so a long stream costs linear time even with a large limit.
 			c.dropped = true
-			rest := append([]byte(nil), c.buf.Bytes()[over:]...)
-			c.buf.Reset()
-			c.buf.Write(rest)
+			c.buf.Next(over)
 		}
 		return n, nil
 	}

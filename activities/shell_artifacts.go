@@ -45,7 +45,7 @@ const MaxArtifactBytes = 256 << 20
 // ArtifactInput is an artifact of an earlier step of the run, placed in the step's work
 // directory before the command runs.
 type ArtifactInput struct {
-	// Step names the producing step (its name, or its ID as StepRecord.ActivityID shows it).
+	// Step names the producing step (its name, or its ID as runs.Step.ActivityID shows it).
 	// The closest earlier step of that name in the same run attempt that produced Name
 	// wins.
 	Step string `json:"step"`

@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gateflow/gateflow/auth"
 )
 
 // VoteKind is what a person decides at a gate. Only the three canonical values below are
@@ -62,6 +64,13 @@ type Vote struct {
 	// At is when the vote arrived, stamped by the workflow (workflow time), not by the
 	// voter.
 	At time.Time `json:"at,omitzero"`
+	// Proof is the voter's signed decision or identity provider token (package auth), for
+	// runs whose worker verifies decisions. Runs check it on arrival and keep Verified
+	// instead; the Update in history keeps the proof for audits.
+	Proof string `json:"proof,omitempty"`
+	// Verified is what the run verified about the voter, stamped by the workflow; nil for
+	// an unverified vote.
+	Verified *auth.Verified `json:"verified,omitempty"`
 }
 
 // Validate checks the form of the vote on its own, without any gate's rules: a gate name,

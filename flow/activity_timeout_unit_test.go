@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 )
 
@@ -12,9 +14,9 @@ import (
 // own, so its StepTimeout must be Temporal's.
 func TestActivityOptionsTimeoutSlackOnlyForShellAndHTTP(t *testing.T) {
 	o := stepOptions{timeout: 2 * time.Second}
-	for kind, want := range map[StepKind]time.Duration{
-		KindShell: 32 * time.Second, KindHTTP: 32 * time.Second,
-		KindAgent: 2 * time.Second, KindDecision: 2 * time.Second, KindActivity: 2 * time.Second,
+	for kind, want := range map[runs.StepKind]time.Duration{
+		runs.KindShell: 32 * time.Second, runs.KindHTTP: 32 * time.Second,
+		runs.KindAgent: 2 * time.Second, runs.KindDecision: 2 * time.Second, runs.KindActivity: 2 * time.Second,
 	} {
 		assert.Equal(t, want, activityOptions("id", "step", kind, o, nil).StartToCloseTimeout, kind)
 	}

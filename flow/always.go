@@ -3,6 +3,8 @@ package flow
 import (
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/activities"
 )
 
@@ -31,7 +33,7 @@ type StepFailure struct {
 	// Step is the failed step's name, as the handler gave it.
 	Step string
 	// Kind is what the step does (shell, http, agent, activity, child).
-	Kind StepKind
+	Kind runs.StepKind
 	// Error is why the step failed, as its step record says.
 	Error string
 	// Duration is how long the step ran.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -48,7 +50,7 @@ func alwaysShell(s activities.Shell) (activities.ShellResult, error) {
 
 func TestAlwaysRunsOnceOnEveryOutcomeAfterOnError(t *testing.T) {
 	tests := []struct {
-		outcome Status
+		outcome runs.Status
 		// work is the handler's shell step, or "" for an agent step over the cap.
 		work   string
 		cancel bool
@@ -56,10 +58,10 @@ func TestAlwaysRunsOnceOnEveryOutcomeAfterOnError(t *testing.T) {
 		want      []string
 		errorStep string
 	}{
-		{StatusCompleted, "work", false, []string{"work", "report", "broken"}, ""},
-		{StatusFailed, "work-fails", false, []string{"work-fails", "cleanup", "report", "broken"}, "work"},
-		{StatusCancelled, "work-slow", true, []string{"cleanup", "report", "broken"}, "work"},
-		{StatusBudgetExceeded, "", false, []string{"cleanup", "report", "broken"}, "think"},
+		{runs.StatusCompleted, "work", false, []string{"work", "report", "broken"}, ""},
+		{runs.StatusFailed, "work-fails", false, []string{"work-fails", "cleanup", "report", "broken"}, "work"},
+		{runs.StatusCancelled, "work-slow", true, []string{"cleanup", "report", "broken"}, "work"},
+		{runs.StatusBudgetExceeded, "", false, []string{"cleanup", "report", "broken"}, "think"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.outcome), func(t *testing.T) {
@@ -85,7 +87,7 @@ func TestAlwaysRunsOnceOnEveryOutcomeAfterOnError(t *testing.T) {
 			}
 			env.ExecuteWorkflow(f.Name(), none{})
 			require.True(t, env.IsWorkflowCompleted())
-			if tt.outcome == StatusCompleted {
+			if tt.outcome == runs.StatusCompleted {
 				require.NoError(t, env.GetWorkflowError(), "a failing Always step does not fail the run")
 			} else {
 				require.Error(t, env.GetWorkflowError())
@@ -100,7 +102,7 @@ func TestAlwaysRunsOnceOnEveryOutcomeAfterOnError(t *testing.T) {
 				}
 				assert.Equal(t, string(tt.outcome), s.Env["GATEFLOW_RUN_STATUS"], "an Always step knows the outcome")
 				assert.Equal(t, tt.errorStep, s.Env["GATEFLOW_ERROR_STEP"], "and the failed step")
-				if tt.outcome != StatusCompleted {
+				if tt.outcome != runs.StatusCompleted {
 					assert.NotEmpty(t, s.Env["GATEFLOW_ERROR_MESSAGE"])
 				}
 			}
@@ -111,10 +113,10 @@ func TestAlwaysRunsOnceOnEveryOutcomeAfterOnError(t *testing.T) {
 			report := stepByName(t, st, "report")
 			assert.True(t, report.Always)
 			assert.False(t, report.OnError)
-			assert.Equal(t, StepCompleted, report.Status)
+			assert.Equal(t, runs.StepCompleted, report.Status)
 			assert.Equal(t, "completed (always)", report.StatusText())
 			broken := stepByName(t, st, "broken")
-			assert.Equal(t, StepFailed, broken.Status)
+			assert.Equal(t, runs.StepFailed, broken.Status)
 			assert.Equal(t, "failed (always)", broken.StatusText())
 			assert.Equal(t, "exit code 1: broken", broken.Error)
 			n := 0
@@ -158,7 +160,7 @@ func TestOnStepErrorRunsAfterAnAllowedFailureAndTheRunGoesOn(t *testing.T) {
 	assertAllowedFailure(t, lintErr, "lint")
 
 	require.Len(t, seen, 1)
-	assert.Equal(t, StepFailure{Step: "lint", Kind: KindShell, Error: "exit code 2: 2 problems", Duration: time.Minute, Allowed: true}, seen[0])
+	assert.Equal(t, StepFailure{Step: "lint", Kind: runs.KindShell, Error: "exit code 2: 2 problems", Duration: time.Minute, Allowed: true}, seen[0])
 	assert.Equal(t, []string{"lint:failed"}, stepsWhenCalled, "called once the step is recorded, before the handler goes on")
 	calls := shells.all()
 	require.Len(t, calls, 2)
@@ -166,14 +168,14 @@ func TestOnStepErrorRunsAfterAnAllowedFailureAndTheRunGoesOn(t *testing.T) {
 	assert.Equal(t, "lint", calls[0].Env["STEP"])
 
 	st := queryState(t, env)
-	assert.Equal(t, StatusWarning, st.Status)
+	assert.Equal(t, runs.StatusWarning, st.Status)
 	var names []string
 	for _, s := range st.Steps {
 		names = append(names, s.Name)
 	}
 	assert.Equal(t, []string{"lint", "notify", "build"}, names, "the error handler's steps are recorded")
 	notify := stepByName(t, st, "notify")
-	assert.Equal(t, StepCompleted, notify.Status)
+	assert.Equal(t, runs.StepCompleted, notify.Status)
 	assert.False(t, notify.AllowedFailure, "the error handler's context has none of the failed step's options")
 }
 
@@ -205,11 +207,11 @@ func TestOnStepErrorRunsForEachFailedParallelStep(t *testing.T) {
 	env.ExecuteWorkflow(f.Name(), none{})
 	require.Error(t, env.GetWorkflowError())
 	assert.Equal(t, []StepFailure{
-		{Step: "lint", Kind: KindShell, Error: "exit code 1: lint", Duration: time.Minute},
-		{Step: "vet", Kind: KindShell, Error: "exit code 1: vet", Duration: 2 * time.Minute, Allowed: true},
+		{Step: "lint", Kind: runs.KindShell, Error: "exit code 1: lint", Duration: time.Minute},
+		{Step: "vet", Kind: runs.KindShell, Error: "exit code 1: vet", Duration: 2 * time.Minute, Allowed: true},
 	}, seen, "once per failed step, in the order they failed")
 	assert.Equal(t, []bool{true, true}, endedWhenCalled, "called once the Parallel call has finished")
-	assert.Equal(t, StatusFailed, queryState(t, env).Status)
+	assert.Equal(t, runs.StatusFailed, queryState(t, env).Status)
 }
 
 func TestClearErrorHandlersStopsTheStepErrorHandler(t *testing.T) {
@@ -228,7 +230,7 @@ func TestClearErrorHandlersStopsTheStepErrorHandler(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []string{"second:a"}, seen)
 	st := queryState(t, env)
-	assert.Equal(t, StatusWarning, st.Status)
+	assert.Equal(t, runs.StatusWarning, st.Status)
 	assert.Equal(t, 2, st.AllowedFailures)
 }
 
@@ -258,10 +260,10 @@ func TestStepErrorHandlerDoesNotRecurse(t *testing.T) {
 	require.True(t, errors.As(notifyErr, &se), "the handler sees its step's error: %v", notifyErr)
 	assert.Equal(t, "notify", se.Step)
 	st := queryState(t, env)
-	assert.Equal(t, StepFailed, stepByName(t, st, "notify").Status)
-	assert.Equal(t, StepFailed, stepByName(t, st, "notify-again").Status)
-	assert.Equal(t, StepCompleted, stepByName(t, st, "build").Status)
-	assert.Equal(t, StatusWarning, st.Status, "a failure inside the handler does not fail the run")
+	assert.Equal(t, runs.StepFailed, stepByName(t, st, "notify").Status)
+	assert.Equal(t, runs.StepFailed, stepByName(t, st, "notify-again").Status)
+	assert.Equal(t, runs.StepCompleted, stepByName(t, st, "build").Status)
+	assert.Equal(t, runs.StatusWarning, st.Status, "a failure inside the handler does not fail the run")
 }
 
 func TestOnStepErrorRunsAfterAFailedChild(t *testing.T) {
@@ -282,10 +284,10 @@ func TestOnStepErrorRunsAfterAFailedChild(t *testing.T) {
 	assertAllowedFailure(t, childErr, "smoke")
 	require.Len(t, seen, 1)
 	assert.Equal(t, "smoke", seen[0].Step)
-	assert.Equal(t, KindChild, seen[0].Kind)
+	assert.Equal(t, runs.KindChild, seen[0].Kind)
 	assert.True(t, seen[0].Allowed)
 	assert.Equal(t, "step c1: exit code 3: boom", seen[0].Error)
-	assert.Equal(t, StatusWarning, queryState(t, env).Status)
+	assert.Equal(t, runs.StatusWarning, queryState(t, env).Status)
 }
 
 func TestHandlerReturningOnlyAllowedFailuresEndsWarning(t *testing.T) {
@@ -309,7 +311,7 @@ func TestHandlerReturningOnlyAllowedFailuresEndsWarning(t *testing.T) {
 			assert.Equal(t, "partial", out)
 			assert.Len(t, shells.all(), 1, "no second attempt")
 			st := queryState(t, env)
-			assert.Equal(t, StatusWarning, st.Status)
+			assert.Equal(t, runs.StatusWarning, st.Status)
 			assert.Empty(t, st.Error)
 		})
 	}
@@ -338,18 +340,18 @@ func TestFailedHandlerOutputIsKept(t *testing.T) {
 	env.ExecuteWorkflow(f.Name(), none{})
 	require.Error(t, env.GetWorkflowError())
 	st := queryState(t, env)
-	assert.Equal(t, StatusFailed, st.Status)
+	assert.Equal(t, runs.StatusFailed, st.Status)
 	assert.JSONEq(t, `{"built":["a"],"failed":"b"}`, string(st.Output))
 
 	// Describe returns it for the failed run, from the state in the Memo.
 	desc := describeClosed(t, st, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, nil, errors.New("workflow execution error: step b: exit code 1: work-fails"))
-	assert.Equal(t, StatusFailed, desc.Status)
+	assert.Equal(t, runs.StatusFailed, desc.Status)
 	assert.JSONEq(t, `{"built":["a"],"failed":"b"}`, string(desc.Output))
 	assert.Empty(t, desc.Result, "Result stays the completed result")
 	assert.Equal(t, st.Error, desc.Error)
 
 	// A completed run's output is its Result.
-	st.Status, st.Error = StatusCompleted, ""
+	st.Status, st.Error = runs.StatusCompleted, ""
 	desc = describeClosed(t, st, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, []byte(`{"built":["a"]}`), nil)
 	assert.JSONEq(t, `{"built":["a"]}`, string(desc.Result))
 	assert.Empty(t, desc.Output)
@@ -369,7 +371,7 @@ func TestCompletedAndTooLargeOutputsAreKept(t *testing.T) {
 
 // describeClosed describes a closed run whose Memo holds st, with the Temporal status ts
 // and the result or error run.Get gives.
-func describeClosed(t *testing.T, st RunState, ts enumspb.WorkflowExecutionStatus, result []byte, runErr error) *RunDescription {
+func describeClosed(t *testing.T, st runs.State, ts enumspb.WorkflowExecutionStatus, result []byte, runErr error) *runs.Description {
 	t.Helper()
 	tc := &mocks.Client{}
 	p, err := converter.GetDefaultDataConverter().ToPayload(st)
@@ -419,5 +421,5 @@ func TestAllowedFailureBeforeTheChangeIsNil(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	assert.NoError(t, lintErr)
 	assert.Len(t, shells.all(), 2)
-	assert.Equal(t, StatusWarning, queryState(t, env).Status)
+	assert.Equal(t, runs.StatusWarning, queryState(t, env).Status)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/events"
 	"go.temporal.io/sdk/workflow"
@@ -18,37 +20,37 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	rt := c.run
 	st := rt.state
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(c.scope, name, KindApproval, now)
+	i := beginStep(st, c.scope, name, runs.KindApproval, now)
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
 		rt.publish()
-		return approval.Decision{}, &StepError{Step: name, Kind: KindApproval, Err: err}
+		return approval.Decision{}, &StepError{Step: name, Kind: runs.KindApproval, Err: err}
 	}
 	// An approval is carried by the run, not by the attempt: a retried run does not ask
 	// people again for a gate they approved.
 	if prev, ok := rt.people.gates[name]; ok && prev.Closed() && prev.Decision.Outcome == approval.Approved &&
 		rt.people.gateAttempt[name] < st.Attempt {
-		st.endStep(i, now, StepCompleted, 0, "", describeDecision(*prev.Decision)+" (in an earlier attempt)", nil)
+		endStep(st, i, now, runs.StepCompleted, 0, "", describeDecision(*prev.Decision)+" (in an earlier attempt)", nil)
 		rt.publish()
 		return *prev.Decision, nil
 	}
 	if rt.plan {
 		d := approval.Decision{Outcome: approval.Approved, DecidedAt: now, By: "plan"}
-		st.endStep(i, now, StepPlanned, 0, "", fmt.Sprintf("approval by %s (assumed granted)", strings.Join(req.Approvers, ", ")), nil)
+		endStep(st, i, now, runs.StepPlanned, 0, "", fmt.Sprintf("approval by %s (assumed granted)", strings.Join(req.Approvers, ", ")), nil)
 		rt.publish()
 		return d, nil
 	}
 	g, err := approval.Open(name, req, now)
 	if err != nil {
-		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
 		rt.publish()
-		return approval.Decision{}, &StepError{Step: name, Kind: KindApproval, Err: err}
+		return approval.Decision{}, &StepError{Step: name, Kind: runs.KindApproval, Err: err}
 	}
 	snap, err := c.snapshotGroups("approval "+name, g.Request.Approvers)
 	if err != nil {
-		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
 		rt.publish()
-		return approval.Decision{}, &StepError{Step: name, Kind: KindApproval, Err: err}
+		return approval.Decision{}, &StepError{Step: name, Kind: runs.KindApproval, Err: err}
 	}
 	rt.people.gates[name] = g
 	rt.people.gateDirs[name] = snap
@@ -59,10 +61,10 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	if !g.Closed() {
 		rt.emit(c.wctx, events.ApprovalRequested, name, "", req.Message, map[string]any{
 			"approvers": g.Request.Approvers, "required": g.Request.Required, "deadline": g.Deadline,
-			"command": Wait{Kind: ForApproval, Name: name}.Command(c.RunID())})
+			"command": runs.Wait{Kind: runs.ForApproval, Name: name}.Command(c.RunID())})
 		gm := workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{"workflow": rt.info.Name})
 		gm.Counter("gateflow_gates_opened_total").Inc(1)
-		wait := Wait{Kind: ForApproval, Name: name}
+		wait := runs.Wait{Kind: runs.ForApproval, Name: name}
 		c.wait(wait)
 		ok, werr := c.await(req.Timeout, "approval "+name, g.Closed)
 		c.unwait(wait)
@@ -74,9 +76,9 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 		}
 		gm.WithTags(map[string]string{"outcome": outcome}).Counter("gateflow_gates_decided_total").Inc(1)
 		if werr != nil {
-			st.endStep(i, workflow.Now(c.wctx), StepCancelled, 0, errorMessage(werr), "", nil)
+			endStep(st, i, workflow.Now(c.wctx), runs.StepCancelled, 0, errorMessage(werr), "", nil)
 			rt.publish()
-			return approval.Decision{}, &StepError{Step: name, Kind: KindApproval, Err: werr}
+			return approval.Decision{}, &StepError{Step: name, Kind: runs.KindApproval, Err: werr}
 		}
 		if !ok {
 			g.Expire(workflow.Now(c.wctx))
@@ -85,11 +87,11 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	d := *g.Decision
 	gerr := g.Err()
 	rt.emit(c.wctx, events.ApprovalDecided, name, string(d.Outcome), d.Comment, map[string]any{"by": d.By, "votes": len(d.Votes)})
-	status := StepCompleted
+	status := runs.StepCompleted
 	if gerr != nil {
-		status = StepFailed
+		status = runs.StepFailed
 	}
-	st.endStep(i, workflow.Now(c.wctx), status, 0, errString(gerr), describeDecision(d), nil)
+	endStep(st, i, workflow.Now(c.wctx), status, 0, errString(gerr), describeDecision(d), nil)
 	rt.publish()
 	if d.FailRun {
 		rt.people.failRun = gerr

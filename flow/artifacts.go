@@ -9,6 +9,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/blob"
+	"github.com/gateflow/gateflow/runs"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -43,8 +44,8 @@ func (c *Context) resolveInputs(s activities.Shell) (activities.Shell, error) {
 
 // lookupArtifact finds artifact name of step in steps (a run's records, oldest first): the
 // last record of runAttempt whose name or activity ID is step and that holds the artifact.
-func lookupArtifact(steps []StepRecord, runAttempt int, step, name string) (activities.Artifact, error) {
-	var closest *StepRecord
+func lookupArtifact(steps []runs.Step, runAttempt int, step, name string) (activities.Artifact, error) {
+	var closest *runs.Step
 	for i := len(steps) - 1; i >= 0; i-- {
 		r := &steps[i]
 		if r.RunAttempt != runAttempt || (r.Name != step && r.ActivityID != step) {
@@ -84,20 +85,22 @@ func stepFailureMessage(err error) string {
 	return err.Error()
 }
 
-// shellActivity is the shell activity with the worker's blob store for artifacts.
-func shellActivity(opts WorkerOptions) func(context.Context, activities.Shell) (activities.ShellResult, error) {
+// withArtifacts gives the shell activity shell the worker's blob store for artifacts.
+func withArtifacts(opts WorkerOptions, shell func(context.Context, activities.Shell) (activities.ShellResult, error)) func(context.Context, activities.Shell) (activities.ShellResult, error) {
 	var store activities.ArtifactStore
 	switch {
 	case opts.blobs != nil:
 		store = opts.blobs
 	case opts.BlobURL != "":
 		store = &lazyStore{url: opts.BlobURL}
+	default:
+		return shell
 	}
 	return func(ctx context.Context, in activities.Shell) (activities.ShellResult, error) {
-		if store != nil && in.HasArtifacts() {
+		if in.HasArtifacts() {
 			ctx = activities.WithArtifactStore(ctx, store)
 		}
-		return activities.RunShell(ctx, in)
+		return shell(ctx, in)
 	}
 }
 

@@ -8,16 +8,17 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/runs"
 )
 
 func TestLookupArtifactClosestEarlierProducerOfTheAttempt(t *testing.T) {
 	art := func(name, key string) activities.Artifact { return activities.Artifact{Name: name, Key: key} }
-	steps := []StepRecord{
-		{Name: "build", ActivityID: "build", RunAttempt: 1, Status: StepCompleted, Artifacts: []activities.Artifact{art("app", "k1")}},
-		{Name: "build", ActivityID: "build#2", RunAttempt: 2, Status: StepCompleted, Artifacts: []activities.Artifact{art("app", "k2"), art("log", "k2log")}},
-		{Name: "test", ActivityID: "test#2", RunAttempt: 2, Status: StepCompleted},
-		{Name: "build", ActivityID: "build#3", RunAttempt: 2, Status: StepCompleted, Artifacts: []activities.Artifact{art("app", "k3")}},
-		{Name: "build", ActivityID: "review/build", Branch: "review", RunAttempt: 2, Status: StepFailed},
+	steps := []runs.Step{
+		{Name: "build", ActivityID: "build", RunAttempt: 1, Status: runs.StepCompleted, Artifacts: []activities.Artifact{art("app", "k1")}},
+		{Name: "build", ActivityID: "build#2", RunAttempt: 2, Status: runs.StepCompleted, Artifacts: []activities.Artifact{art("app", "k2"), art("log", "k2log")}},
+		{Name: "test", ActivityID: "test#2", RunAttempt: 2, Status: runs.StepCompleted},
+		{Name: "build", ActivityID: "build#3", RunAttempt: 2, Status: runs.StepCompleted, Artifacts: []activities.Artifact{art("app", "k3")}},
+		{Name: "build", ActivityID: "review/build", Branch: "review", RunAttempt: 2, Status: runs.StepFailed},
 	}
 	tests := []struct {
 		name       string
@@ -87,7 +88,7 @@ func TestShellInputsResolvedFromTheRunAndMissingOnesNotDispatched(t *testing.T) 
 	st := queryState(t, env)
 	assert.Equal(t, []activities.Artifact{{Name: "dist/app", Key: "artifacts/k/dist/app", Size: 3}}, stepByName(t, st, "build").Artifacts)
 	miss := stepByName(t, st, "missing")
-	assert.Equal(t, StepFailed, miss.Status)
+	assert.Equal(t, runs.StepFailed, miss.Status)
 	assert.Equal(t, `artifact "dist/other" of step "build" not found: no earlier step "build" produced it (the closest, build, is completed and produced dist/app)`, miss.Error)
 }
 
@@ -113,7 +114,7 @@ func TestFailedShellStepArtifactsAreRecordedAndUsable(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	st := queryState(t, env)
 	failed := stepByName(t, st, "test")
-	assert.Equal(t, StepFailed, failed.Status)
+	assert.Equal(t, runs.StepFailed, failed.Status)
 	assert.Equal(t, []activities.Artifact{report}, failed.Artifacts)
 	all := calls.all()
 	require.Len(t, all, 2)

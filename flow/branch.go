@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -46,17 +48,17 @@ func Async[T any](ctx *Context, name string, fn func(*Context) (T, error)) *Futu
 	f := &Future[T]{name: name, fut: fut, cancel: cancel}
 	bc := ctx.branch(bctx, name)
 	st := ctx.run.state
-	i := st.beginStep(ctx.scope, name, KindBranch, workflow.Now(ctx.wctx))
+	i := beginStep(st, ctx.scope, name, runs.KindBranch, workflow.Now(ctx.wctx))
 	ctx.run.publish()
 	if err := checkBranchName(name); err != nil {
-		st.endStep(i, workflow.Now(ctx.wctx), StepFailed, 0, err.Error(), "", nil)
-		set.SetError(&StepError{Step: name, Kind: KindBranch, Err: err})
+		endStep(st, i, workflow.Now(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
+		set.SetError(&StepError{Step: name, Kind: runs.KindBranch, Err: err})
 		return f
 	}
 	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		st.endStep(i, workflow.Now(ctx.wctx), StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, workflow.Now(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
 		ctx.run.publish()
-		set.SetError(&StepError{Step: name, Kind: KindBranch, Err: err})
+		set.SetError(&StepError{Step: name, Kind: runs.KindBranch, Err: err})
 		return f
 	}
 	workflow.Go(bctx, func(gctx workflow.Context) {
@@ -64,18 +66,18 @@ func Async[T any](ctx *Context, name string, fn func(*Context) (T, error)) *Futu
 		end := workflow.Now(gctx)
 		switch {
 		case err == nil:
-			st.endStep(i, end, StepCompleted, 0, "", "", nil)
+			endStep(st, i, end, runs.StepCompleted, 0, "", "", nil)
 			set.Set(out, nil)
 		case onlyAllowed(err):
 			// Only allowed failures (AllowFailure steps): the branch completed.
-			st.endStep(i, end, StepCompleted, 0, "", "", nil)
+			endStep(st, i, end, runs.StepCompleted, 0, "", "", nil)
 			set.Set(out, err)
 		case isCancellation(err):
-			st.endStep(i, end, StepCancelled, 0, errorMessage(err), "", nil)
-			set.Set(out, &StepError{Step: name, Kind: KindBranch, Err: err})
+			endStep(st, i, end, runs.StepCancelled, 0, errorMessage(err), "", nil)
+			set.Set(out, &StepError{Step: name, Kind: runs.KindBranch, Err: err})
 		default:
-			st.endStep(i, end, StepFailed, 0, errorMessage(err), "", nil)
-			set.Set(out, &StepError{Step: name, Kind: KindBranch, Err: err})
+			endStep(st, i, end, runs.StepFailed, 0, errorMessage(err), "", nil)
+			set.Set(out, &StepError{Step: name, Kind: runs.KindBranch, Err: err})
 		}
 		ctx.run.publish()
 	})
@@ -94,10 +96,10 @@ func (c *Context) Go(name string, fn func(*Context) error) *Future[struct{}] {
 func Race[T any](ctx *Context, name string, fns ...func(*Context) (T, error)) (int, T, error) {
 	var zero T
 	if len(fns) == 0 {
-		return -1, zero, &StepError{Step: name, Kind: KindBranch, Err: errors.New("race of no branches")}
+		return -1, zero, &StepError{Step: name, Kind: runs.KindBranch, Err: errors.New("race of no branches")}
 	}
 	if err := ctx.run.guards.checkFanOut(name, len(fns)); err != nil {
-		return -1, zero, &StepError{Step: name, Kind: KindBranch, Err: err}
+		return -1, zero, &StepError{Step: name, Kind: runs.KindBranch, Err: err}
 	}
 	futures := make([]*Future[T], len(fns))
 	for i, fn := range fns {

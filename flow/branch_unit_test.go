@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -108,7 +110,7 @@ func TestForEachBoundsTheItemsInFlightAndKeepsInputOrder(t *testing.T) {
 	assert.Equal(t, "items/3/run", stepActivityID(st, "items/3/run"))
 }
 
-func stepActivityID(st RunState, label string) string {
+func stepActivityID(st runs.State, label string) string {
 	for _, s := range st.Steps {
 		if s.Label() == label {
 			return s.ActivityID
@@ -127,7 +129,7 @@ func TestForEachHaltCancelsTheItemsInFlight(t *testing.T) {
 	st := queryState(t, env)
 	for _, s := range st.Steps {
 		if s.Label() == "items/1/run" {
-			assert.Equal(t, StepCancelled, s.Status, "the item in flight was cancelled")
+			assert.Equal(t, runs.StepCancelled, s.Status, "the item in flight was cancelled")
 		}
 	}
 }
@@ -152,8 +154,8 @@ func TestForEachSkipDependentsSkipsExactlyTheDependents(t *testing.T) {
 	assert.NotContains(t, events, "+sleep 1")
 	assert.NotContains(t, events, "+sleep 2")
 	st := queryState(t, env)
-	assert.Equal(t, StepSkipped, stepByLabel(t, st, "items/2").Status)
-	assert.Equal(t, StepSkipped, stepByLabel(t, st, "items/3").Status)
+	assert.Equal(t, runs.StepSkipped, stepByLabel(t, st, "items/2").Status)
+	assert.Equal(t, runs.StepSkipped, stepByLabel(t, st, "items/3").Status)
 }
 
 func TestForEachOrderedStartsAnItemAfterItsDependencies(t *testing.T) {
@@ -182,7 +184,7 @@ func TestForEachOrderedRefusesADependencyCycle(t *testing.T) {
 	assert.Empty(t, tl.events, "no item started")
 }
 
-func stepByLabel(t *testing.T, st RunState, label string) StepRecord {
+func stepByLabel(t *testing.T, st runs.State, label string) runs.Step {
 	t.Helper()
 	for _, s := range st.Steps {
 		if s.Label() == label {
@@ -190,7 +192,7 @@ func stepByLabel(t *testing.T, st RunState, label string) StepRecord {
 		}
 	}
 	t.Fatalf("no step %s", label)
-	return StepRecord{}
+	return runs.Step{}
 }
 
 // A branch waits for an approval while the handler runs steps; both finish.
@@ -218,11 +220,11 @@ func TestBranchWaitsForAnApprovalWhileTheHandlerRunsSteps(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&out))
 	assert.Equal(t, "approved", out)
 	assert.Equal(t, approval.VoteStatus("approved"), vote.vote(t).Status)
-	assert.Equal(t, StatusAwaitingApproval, waiting.Status)
-	assert.Equal(t, StepCompleted, stepByLabel(t, *waiting, "build").Status, "the step ran while the branch waited")
+	assert.Equal(t, runs.StatusAwaitingApproval, waiting.Status)
+	assert.Equal(t, runs.StepCompleted, stepByLabel(t, *waiting, "build").Status, "the step ran while the branch waited")
 	st := queryState(t, env)
-	assert.Equal(t, StepCompleted, stepByLabel(t, st, "review/ship").Status)
-	assert.Equal(t, KindBranch, stepByLabel(t, st, "review").Kind)
+	assert.Equal(t, runs.StepCompleted, stepByLabel(t, st, "review/ship").Status)
+	assert.Equal(t, runs.KindBranch, stepByLabel(t, st, "review").Kind)
 }
 
 var raceFlow = Define("unit/race", func(ctx *Context, _ none) (string, error) {
@@ -248,9 +250,9 @@ func TestRaceReturnsTheFirstAndCancelsTheLoser(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&out))
 	assert.Equal(t, "1 sleep 1", out)
 	st := queryState(t, env)
-	assert.Equal(t, StepCancelled, stepByLabel(t, st, "first/1/slow").Status, "the loser was cancelled")
-	assert.Equal(t, StepCancelled, stepByLabel(t, st, "first/1").Status)
-	assert.Equal(t, StepCompleted, stepByLabel(t, st, "first/2").Status)
+	assert.Equal(t, runs.StepCancelled, stepByLabel(t, st, "first/1/slow").Status, "the loser was cancelled")
+	assert.Equal(t, runs.StepCancelled, stepByLabel(t, st, "first/1").Status)
+	assert.Equal(t, runs.StepCompleted, stepByLabel(t, st, "first/2").Status)
 }
 
 var parallelBranchFlow = Define("unit/parallel-branch", func(ctx *Context, _ none) (int, error) {
@@ -282,9 +284,9 @@ func TestParallelRunsBranchesAndChildrenWithSteps(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&out))
 	assert.Equal(t, 6, out, "the child's output through ResultAs")
 	st := queryState(t, env)
-	assert.Equal(t, StepCompleted, stepByLabel(t, st, "mixed/two/b").Status)
-	assert.Equal(t, StepCompleted, stepByLabel(t, st, "mixed/kid/kid").Status)
-	assert.Equal(t, StepCompleted, stepByLabel(t, st, "mixed/lint").Status)
+	assert.Equal(t, runs.StepCompleted, stepByLabel(t, st, "mixed/two/b").Status)
+	assert.Equal(t, runs.StepCompleted, stepByLabel(t, st, "mixed/kid/kid").Status)
+	assert.Equal(t, runs.StepCompleted, stepByLabel(t, st, "mixed/lint").Status)
 }
 
 var fanChildFlow = Define("unit/fan-child", func(ctx *Context, in []int) ([]int, error) {
@@ -302,7 +304,7 @@ func TestForEachChildRunsOneChildPerItemWithItsID(t *testing.T) {
 	assert.Equal(t, []int{2, 4, 6}, out)
 	st := queryState(t, env)
 	kid := stepByLabel(t, st, "double/n2")
-	assert.Equal(t, KindChild, kid.Kind)
+	assert.Equal(t, runs.KindChild, kid.Kind)
 	require.NotNil(t, kid.Child)
 	assert.Equal(t, "default-test-workflow-id/double/n2", kid.Child.ID)
 }
@@ -317,12 +319,12 @@ func TestForEachRefusesMoreItemsThanTheFanOutGuard(t *testing.T) {
 }
 
 func TestNestedListsABranchsStepsAfterIt(t *testing.T) {
-	st := RunState{Steps: []StepRecord{
-		{Name: "sign-off", Kind: KindBranch, ActivityID: "sign-off"},
-		{Name: "eu", Kind: KindBranch, Branch: "regions", ActivityID: "regions/eu"},
-		{Name: "approve", Kind: KindApproval, Branch: "sign-off", ActivityID: "sign-off/approve"},
-		{Name: "deploy", Kind: KindShell, Branch: "regions/eu", ActivityID: "regions/eu/deploy"},
-		{Name: "build", Kind: KindShell, ActivityID: "build"},
+	st := runs.State{Steps: []runs.Step{
+		{Name: "sign-off", Kind: runs.KindBranch, ActivityID: "sign-off"},
+		{Name: "eu", Kind: runs.KindBranch, Branch: "regions", ActivityID: "regions/eu"},
+		{Name: "approve", Kind: runs.KindApproval, Branch: "sign-off", ActivityID: "sign-off/approve"},
+		{Name: "deploy", Kind: runs.KindShell, Branch: "regions/eu", ActivityID: "regions/eu/deploy"},
+		{Name: "build", Kind: runs.KindShell, ActivityID: "build"},
 	}}
 	var labels []string
 	for _, s := range st.Nested() {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
@@ -50,15 +52,15 @@ func TestBudgetParallelWaveReservesTogether(t *testing.T) {
 		pre        []spend
 		wave       []spend
 		wantCalls  int // agent calls, the pre steps included
-		wantStatus Status
+		wantStatus runs.Status
 		wantErr    string
 	}{
-		{"limits over the cap together: nothing dispatched", nil, third("0.40"), 0, StatusBudgetExceeded,
+		{"limits over the cap together: nothing dispatched", nil, third("0.40"), 0, runs.StatusBudgetExceeded,
 			"step wave: budget: parallel steps wave/x#0, wave/y#1, wave/z#2 need $1.20 together but only $1.00 of the $1.00 cap is left (spent $0.00)"},
-		{"each fits alone, not together after a spend", []spend{{"pre", "0.26", "0.26"}}, third("0.25"), 1, StatusBudgetExceeded,
+		{"each fits alone, not together after a spend", []spend{{"pre", "0.26", "0.26"}}, third("0.25"), 1, runs.StatusBudgetExceeded,
 			"step wave: budget: parallel steps wave/x#0, wave/y#1, wave/z#2 need $0.75 together but only $0.74 of the $1.00 cap is left (spent $0.26)"},
-		{"exactly the cap: all dispatched", []spend{{"pre", "0.25", "0.25"}}, third("0.25"), 4, StatusCompleted, ""},
-		{"under the cap: all dispatched", nil, third("0.30"), 3, StatusCompleted, ""},
+		{"exactly the cap: all dispatched", []spend{{"pre", "0.25", "0.25"}}, third("0.25"), 4, runs.StatusCompleted, ""},
+		{"under the cap: all dispatched", nil, third("0.30"), 3, runs.StatusCompleted, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +82,7 @@ func TestBudgetParallelWaveReservesTogether(t *testing.T) {
 				assert.Nil(t, got.results, "no results: no step of the wave was dispatched")
 				require.Len(t, st.Steps, len(tt.pre)+3, "each step of the wave is recorded as refused")
 				for _, s := range st.Steps[len(tt.pre):] {
-					assert.Equal(t, StepRefused, s.Status, s.Name)
+					assert.Equal(t, runs.StepRefused, s.Status, s.Name)
 					assert.Equal(t, "wave", s.Group)
 					assert.Equal(t, strings.TrimPrefix(tt.wantErr, "step wave: "), s.Error, s.Name)
 					assert.True(t, s.CostUSD.IsZero(), "a refused step cost nothing")
@@ -156,12 +158,12 @@ func TestBudgetCustomStepWithCostLimitReserves(t *testing.T) {
 			if tt.wantErr != "" {
 				assert.Equal(t, tt.wantErr, budgetError(t, env))
 				assert.ErrorIs(t, stepErr, budget.ErrExceeded)
-				assert.Equal(t, StepRefused, stepByName(t, st, "price").Status)
-				assert.Equal(t, StatusBudgetExceeded, st.Status)
+				assert.Equal(t, runs.StepRefused, stepByName(t, st, "price").Status)
+				assert.Equal(t, runs.StatusBudgetExceeded, st.Status)
 				return
 			}
 			require.NoError(t, env.GetWorkflowError())
-			assert.Equal(t, StatusCompleted, st.Status)
+			assert.Equal(t, runs.StatusCompleted, st.Status)
 			assertUSD(t, "0.45", stepByName(t, st, "price").CostUSD, "the result's StepCostUSD is charged")
 			require.Len(t, st.Budget.Charges, 2)
 			c := st.Budget.Charges[1]
@@ -200,7 +202,7 @@ func TestBudgetParallelCustomStepsReserveTheirCostLimit(t *testing.T) {
 			st := queryState(t, env)
 			if tt.wantCalls == 0 {
 				assert.Contains(t, budgetError(t, env), "parallel steps prices/p1#0, prices/p2#1, prices/p3#2 need $1.20 together")
-				assert.Equal(t, StatusBudgetExceeded, st.Status)
+				assert.Equal(t, runs.StatusBudgetExceeded, st.Status)
 				return
 			}
 			require.NoError(t, env.GetWorkflowError())
@@ -303,12 +305,12 @@ func TestBudgetChildCapFromItsParent(t *testing.T) {
 		limit      string // the child's agent step's MaxBudgetUSD
 		wantAmount string
 		wantSource budget.Source
-		wantStatus Status
+		wantStatus runs.Status
 	}{
-		{"the parent's cap", "", "0.35", "0.35", budget.SourceParent, StatusCompleted},
-		{"a lower flow default stays", "0.20", "0.20", "0.20", budget.SourceFlow, StatusCompleted},
-		{"a higher flow default gives way", "0.50", "0.35", "0.35", budget.SourceParent, StatusCompleted},
-		{"a step over the parent's cap is refused", "", "0.36", "0.35", budget.SourceParent, StatusBudgetExceeded},
+		{"the parent's cap", "", "0.35", "0.35", budget.SourceParent, runs.StatusCompleted},
+		{"a lower flow default stays", "0.20", "0.20", "0.20", budget.SourceFlow, runs.StatusCompleted},
+		{"a higher flow default gives way", "0.50", "0.35", "0.35", budget.SourceParent, runs.StatusCompleted},
+		{"a step over the parent's cap is refused", "", "0.36", "0.35", budget.SourceParent, runs.StatusBudgetExceeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -324,9 +326,9 @@ func TestBudgetChildCapFromItsParent(t *testing.T) {
 			require.NoError(t, env.SetMemoOnStart(map[string]any{protocol.MemoParent: pi}))
 			agents := mockSpends(env, spend{"think", tt.limit, "0.05"})
 			mockShell(env, deployShell)
-			var reports callLog[ChildRecord]
+			var reports callLog[runs.Child]
 			env.OnSignalExternalWorkflow(mock.Anything, "p-1", "p-run", protocol.SignalChildReport, mock.Anything).Run(func(args mock.Arguments) {
-				reports.add(args.Get(4).(ChildRecord))
+				reports.add(args.Get(4).(runs.Child))
 			}).Return(nil).Once()
 			env.ExecuteWorkflow(child.Name(), none{})
 			require.True(t, env.IsWorkflowCompleted())
@@ -339,7 +341,7 @@ func TestBudgetChildCapFromItsParent(t *testing.T) {
 			assert.Equal(t, tt.wantStatus, st.Status)
 			require.Len(t, reports.all(), 1)
 			assert.Equal(t, tt.wantStatus, reports.all()[0].Status, "the parent hears how the child's budget went")
-			if tt.wantStatus == StatusBudgetExceeded {
+			if tt.wantStatus == runs.StatusBudgetExceeded {
 				assert.Empty(t, agents.all(), "the step was never dispatched")
 				assert.Equal(t, "step think: budget: step think needs $0.36 but only $0.35 of the $0.35 cap is left (spent $0.00)",
 					budgetError(t, env), "the parent tells a budget stop by the error type")

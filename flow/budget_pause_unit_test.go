@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -42,10 +44,10 @@ func TestBudgetPauseWaitsForARaiseBeforeAStep(t *testing.T) {
 	env.ExecuteWorkflow(f.Name(), none{})
 	require.NoError(t, env.GetWorkflowError())
 
-	assert.Equal(t, StatusBudgetPaused, paused.Status, "waiting for a higher cap")
+	assert.Equal(t, runs.StatusBudgetPaused, paused.Status, "waiting for a higher cap")
 	assert.Equal(t, []string{"budget"}, paused.Waiting)
 	assert.Len(t, paused.Steps, 2, "b is recorded as running while the run waits")
-	assert.Equal(t, StepRunning, paused.Steps[1].Status)
+	assert.Equal(t, runs.StepRunning, paused.Steps[1].Status)
 
 	err := low.refusal(t)
 	assert.ErrorContains(t, err, "$0.20", "a cap below what is spent is refused by the Validator")
@@ -57,7 +59,7 @@ func TestBudgetPauseWaitsForARaiseBeforeAStep(t *testing.T) {
 	require.Len(t, agents.all(), 2)
 	assert.Equal(t, "b", agents.all()[1].Prompt)
 	st := queryState(t, env)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	assert.Empty(t, st.Waiting)
 	assertUSD(t, "0.60", st.Budget.Cap.Amount)
 	assert.Equal(t, budget.SourceRaise, st.Budget.Cap.Source)
@@ -78,12 +80,12 @@ func TestBudgetPauseEndsExceededWithoutARaise(t *testing.T) {
 	paused := stateAt(t, env, 59*time.Minute)
 	env.ExecuteWorkflow(f.Name(), none{})
 
-	assert.Equal(t, StatusBudgetPaused, paused.Status)
+	assert.Equal(t, runs.StatusBudgetPaused, paused.Status)
 	assert.Equal(t, "step b: budget: step b needs $0.30 but only $0.25 of the $0.50 cap is left (spent $0.25)", budgetError(t, env))
 	assert.Len(t, agents.all(), 1, "b never ran")
 	assert.Len(t, shells.all(), 1, "the on-error step ran")
 	st := queryState(t, env)
-	assert.Equal(t, StatusBudgetExceeded, st.Status)
+	assert.Equal(t, runs.StatusBudgetExceeded, st.Status)
 	require.NotNil(t, st.EndedAt)
 	assert.Equal(t, time.Hour, st.EndedAt.Sub(st.StartedAt), "the run waited BudgetPause")
 	assert.Equal(t, budget.SourceStart, st.Budget.Cap.Source, "never raised")
@@ -103,13 +105,13 @@ func TestBudgetPauseAfterACrossingCharge(t *testing.T) {
 	env.ExecuteWorkflow(f.Name(), none{})
 	require.NoError(t, env.GetWorkflowError())
 
-	assert.Equal(t, StatusBudgetPaused, paused.Status)
+	assert.Equal(t, runs.StatusBudgetPaused, paused.Status)
 	assert.True(t, paused.Budget.Over())
 	assert.EqualError(t, below.refusal(t), "budget: the new cap $0.32 is below the $0.35 already spent and reserved")
 	assertUSD(t, "0.40", raiseResult(t, raise).Amount)
 	assert.Len(t, agents.all(), 2, "b fits the raised cap exactly")
 	st := queryState(t, env)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	assertUSD(t, "0.40", st.Budget.Spent)
 	assert.Empty(t, got.errs.all(), "the handler never saw a budget error")
 }
@@ -156,7 +158,7 @@ func TestBudgetPolicyResolution(t *testing.T) {
 			assert.Contains(t, budgetError(t, env), "step b needs $0.30")
 			assert.Len(t, agents.all(), 1)
 			st := queryState(t, env)
-			assert.Equal(t, StatusBudgetExceeded, st.Status)
+			assert.Equal(t, runs.StatusBudgetExceeded, st.Status)
 			require.NotNil(t, st.EndedAt)
 			assert.Equal(t, tt.wantWait, st.EndedAt.Sub(st.StartedAt))
 		})

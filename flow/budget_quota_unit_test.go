@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
@@ -101,15 +103,15 @@ func TestBudgetQuotaReserveBeforeAnyStep(t *testing.T) {
 		opts         protocol.RunOptions
 		check        error
 		wantReserves int
-		wantStatus   Status
+		wantStatus   runs.Status
 	}{
-		{"refused: no step runs", overallQuota(), protocol.RunOptions{MaxCostUSD: "1.00"}, exhausted(), 1, StatusBudgetExceeded},
-		{"admitted: runs", overallQuota(), protocol.RunOptions{MaxCostUSD: "1.00"}, nil, 1, StatusCompleted},
-		{"admitted without a cap", overallQuota(), protocol.RunOptions{}, nil, 1, StatusCompleted},
-		{"reserved by the client: not again", overallQuota(), protocol.RunOptions{QuotaChecked: true}, exhausted(), 0, StatusCompleted},
-		{"the flow's own quota", budget.Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/quota": dec("5")}}, protocol.RunOptions{}, exhausted(), 1, StatusBudgetExceeded},
-		{"only another flow's quota: not reserved", budget.Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/other": dec("5")}}, protocol.RunOptions{}, exhausted(), 0, StatusCompleted},
-		{"no quotas: not reserved", budget.Quotas{}, protocol.RunOptions{}, exhausted(), 0, StatusCompleted},
+		{"refused: no step runs", overallQuota(), protocol.RunOptions{MaxCostUSD: "1.00"}, exhausted(), 1, runs.StatusBudgetExceeded},
+		{"admitted: runs", overallQuota(), protocol.RunOptions{MaxCostUSD: "1.00"}, nil, 1, runs.StatusCompleted},
+		{"admitted without a cap", overallQuota(), protocol.RunOptions{}, nil, 1, runs.StatusCompleted},
+		{"reserved by the client: not again", overallQuota(), protocol.RunOptions{QuotaChecked: true}, exhausted(), 0, runs.StatusCompleted},
+		{"the flow's own quota", budget.Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/quota": dec("5")}}, protocol.RunOptions{}, exhausted(), 1, runs.StatusBudgetExceeded},
+		{"only another flow's quota: not reserved", budget.Quotas{PerWorkflow: map[string]decimal.Decimal{"unit/other": dec("5")}}, protocol.RunOptions{}, exhausted(), 0, runs.StatusCompleted},
+		{"no quotas: not reserved", budget.Quotas{}, protocol.RunOptions{}, exhausted(), 0, runs.StatusCompleted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,7 +142,7 @@ func TestBudgetQuotaReserveBeforeAnyStep(t *testing.T) {
 			}
 			st := queryState(t, env)
 			assert.Equal(t, tt.wantStatus, st.Status)
-			if tt.wantStatus != StatusBudgetExceeded {
+			if tt.wantStatus != runs.StatusBudgetExceeded {
 				require.NoError(t, env.GetWorkflowError())
 				assert.Len(t, agents.all(), 1)
 				if tt.wantReserves == 1 && tt.opts.MaxCostUSD != "" {
@@ -218,7 +220,7 @@ func TestBudgetQuotaClientReservationIsReleasedAtTheEnd(t *testing.T) {
 			}
 			env.ExecuteWorkflow(f.Name(), none{})
 			require.True(t, env.IsWorkflowCompleted())
-			assert.Equal(t, Status(end), queryState(t, env).Status)
+			assert.Equal(t, runs.Status(end), queryState(t, env).Status)
 			assert.Empty(t, q.reserves.all(), "the client reserved already")
 			require.Len(t, q.charges.all(), 1)
 			assert.Equal(t, "rel-1#abc", q.charges.all()[0].Reservation)
@@ -336,5 +338,5 @@ func TestBudgetQuotaChargeFailureDoesNotStopTheRun(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError(), "runs already going are never stopped by a quota")
 	assert.Len(t, agents.all(), 2)
 	assert.Len(t, tries.all(), 2)
-	assert.Equal(t, StatusCompleted, queryState(t, env).Status)
+	assert.Equal(t, runs.StatusCompleted, queryState(t, env).Status)
 }

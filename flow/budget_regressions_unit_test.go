@@ -4,10 +4,11 @@ package flow
 
 import (
 	"context"
-	"github.com/shopspring/decimal"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
@@ -207,16 +209,16 @@ func TestBudgetReservationsToTheCent(t *testing.T) {
 			assert.Equal(t, 1, got.attempt, "a budget stop is not attempted again (MaxAttempts 3)")
 
 			st := queryState(t, env)
-			assert.Equal(t, StatusBudgetExceeded, st.Status)
+			assert.Equal(t, runs.StatusBudgetExceeded, st.Status)
 			assert.Equal(t, wantMsg, st.Error)
 			assert.Equal(t, 1, st.Attempt)
 			e := stepByName(t, st, "e")
-			assert.Equal(t, StepRefused, e.Status, "its money did not fit: not dispatched")
+			assert.Equal(t, runs.StepRefused, e.Status, "its money did not fit: not dispatched")
 			assert.Equal(t, refusedE, e.Error)
 			assert.True(t, e.CostUSD.IsZero())
 			for _, n := range []string{"a", "b", "c", "d"} {
 				s := stepByName(t, st, n)
-				assert.Equal(t, StepCompleted, s.Status, n)
+				assert.Equal(t, runs.StepCompleted, s.Status, n)
 				assertUSD(t, "0.25", s.CostUSD, n)
 			}
 			assertUSD(t, "1.00", st.CostUSD)
@@ -239,7 +241,7 @@ func TestBudgetReservationsToTheCent(t *testing.T) {
 			}
 			n := stepByName(t, st, "notify")
 			assert.True(t, n.OnError)
-			assert.Equal(t, StepCompleted, n.Status)
+			assert.Equal(t, runs.StepCompleted, n.Status)
 		})
 	}
 }
@@ -257,7 +259,7 @@ func TestBudgetStepUnderTheCapIsNotRefused(t *testing.T) {
 	assert.Len(t, agents.all(), 5)
 	assert.Empty(t, shells.all(), "no on-error step for a completed run")
 	st := queryState(t, env)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	assertUSD(t, "1.01", st.Budget.Spent)
 }
 
@@ -276,12 +278,12 @@ func TestBudgetOvershootIsChargedAndCrossingTheCapStops(t *testing.T) {
 	assert.Len(t, agents.all(), 2, "b went over the cap after it ran; c was never dispatched")
 
 	st := queryState(t, env)
-	assert.Equal(t, StatusBudgetExceeded, st.Status)
+	assert.Equal(t, runs.StatusBudgetExceeded, st.Status)
 	a := stepByName(t, st, "a")
-	assert.Equal(t, StepCompleted, a.Status)
+	assert.Equal(t, runs.StepCompleted, a.Status)
 	assertUSD(t, "0.13", a.CostUSD, "the step is charged what it cost, not its limit")
 	b := stepByName(t, st, "b")
-	assert.Equal(t, StepCompleted, b.Status, "b itself ran")
+	assert.Equal(t, runs.StepCompleted, b.Status, "b itself ran")
 	assertUSD(t, "0.09", b.CostUSD)
 	for _, s := range st.Steps {
 		assert.NotEqual(t, "c", s.Name, "c has no record: the run stopped after b")
@@ -314,7 +316,7 @@ func TestBudgetWarningRecordedOnce(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 
 	st := queryState(t, env)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	require.Len(t, st.Budget.Warnings, 1, "80% is crossed once, by b; c and d stay above it")
 	w := st.Budget.Warnings[0]
 	assertUSD(t, "0.8", w.Threshold)

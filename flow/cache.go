@@ -31,7 +31,7 @@ type cacheSpec struct {
 
 // Cache reuses the step's result: before the step is dispatched its key is looked up in the
 // worker's blob store (WorkerOptions.BlobURL); an entry stored less than ttl ago is a hit,
-// and the step is recorded completed and cached (StepRecord.Cached, with its age) with the
+// and the step is recorded completed and cached (runs.Step.Cached, with its age) with the
 // stored result, without running and without cost (no reservation, no charge). A miss runs
 // the step and stores its result when it succeeds. Keys are namespaced per flow (workflow
 // type): two flows never share an entry unless both use SharedCache. A worker without a
@@ -209,21 +209,6 @@ func (c *Context) storeCache(p *pending, result any) {
 	if err := workflow.ExecuteActivity(actx, cacheStoreActivity, in).Get(actx, nil); err != nil {
 		c.Logger().Warn("step cache: cannot store the result", "step", p.call.name, "error", err)
 	}
-}
-
-// cachedDetail is a cached step's age as the record shows it: "cached 3m ago".
-func cachedDetail(age time.Duration) string {
-	switch {
-	case age < time.Second:
-		return "cached <1s ago"
-	case age < time.Minute:
-		return fmt.Sprintf("cached %ds ago", int(age.Seconds()))
-	case age < time.Hour:
-		return fmt.Sprintf("cached %dm ago", int(age.Minutes()))
-	case age < 48*time.Hour:
-		return fmt.Sprintf("cached %dh ago", int(age.Hours()))
-	}
-	return fmt.Sprintf("cached %dd ago", int(age.Hours()/24))
 }
 
 // openBlobs opens WorkerOptions.BlobURL for the worker's activities.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -44,7 +46,7 @@ func cachedShellFlow(name string, opt StepOption) Definition {
 
 // runCached runs f once in a fresh environment on the store and returns the result, the
 // state and how often the shell step ran.
-func runCached(t *testing.T, url string, f Definition) (string, RunState, int) {
+func runCached(t *testing.T, url string, f Definition) (string, runs.State, int) {
 	t.Helper()
 	env := cacheEnv(t, url, f)
 	calls := mockShell(env, func(activities.Shell) (activities.ShellResult, error) {
@@ -69,7 +71,7 @@ func TestCacheMissRunsAndStoresThenHitReusesWithoutRunning(t *testing.T) {
 	assert.Equal(t, "built", out, "the hit returns the stored result")
 	assert.Equal(t, 0, n, "a hit does not run the step")
 	s := stepByName(t, st, "build")
-	assert.Equal(t, StepCompleted, s.Status)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.True(t, s.Cached)
 	assert.Contains(t, s.Detail(100), "cached ")
 	assert.Contains(t, s.Detail(100), " ago")
@@ -115,7 +117,7 @@ func TestCacheHitOfAPaidStepCostsNothing(t *testing.T) {
 		a, err := ctx.Agent("summarize", activities.Agent{Prompt: "p", Model: "m", MaxBudgetUSD: dec("0.50")}, Cache("sum", time.Hour))
 		return a.Text, err
 	})
-	run := func() (string, RunState, int) {
+	run := func() (string, runs.State, int) {
 		env := cacheEnv(t, url, f)
 		calls := mockAgent(env, func(activities.Agent) (activities.AgentResult, error) {
 			return activities.AgentResult{Text: "summary", CostUSD: dec("0.05"), CostKnown: true, Attempt: 1}, nil
@@ -154,7 +156,7 @@ func TestCacheWithoutAStoreFailsTheStepBeforeDispatch(t *testing.T) {
 	assert.Contains(t, err.Error(), "no blob store")
 	assert.Empty(t, calls.all(), "the step is not dispatched")
 	s := stepByName(t, queryState(t, env), "build")
-	assert.Equal(t, StepFailed, s.Status)
+	assert.Equal(t, runs.StepFailed, s.Status)
 	assert.Contains(t, s.Error, "WorkerOptions.BlobURL")
 }
 
@@ -170,14 +172,6 @@ func TestCacheRejectsAnEmptyKeyAndABadTTL(t *testing.T) {
 	}
 }
 
-func TestCachedDetail(t *testing.T) {
-	assert.Equal(t, "cached <1s ago", cachedDetail(200*time.Millisecond))
-	assert.Equal(t, "cached 42s ago", cachedDetail(42*time.Second))
-	assert.Equal(t, "cached 3m ago", cachedDetail(3*time.Minute+10*time.Second))
-	assert.Equal(t, "cached 5h ago", cachedDetail(5*time.Hour))
-	assert.Equal(t, "cached 3d ago", cachedDetail(72*time.Hour))
-}
-
 func TestCacheInParallelAndOnACustomStep(t *testing.T) {
 	url := tempStore(t)
 	f := Define("unit/cache-par", func(ctx *Context, _ none) (string, error) {
@@ -190,7 +184,7 @@ func TestCacheInParallelAndOnACustomStep(t *testing.T) {
 		n, err := Step[int](ctx.With(Cache("custom", time.Hour)), "count", "unit.count")
 		return fmt.Sprintf("%s %s %d", res[0].Agent.Text, res[1].Shell.Stdout, n), err
 	})
-	run := func() (string, RunState, int) {
+	run := func() (string, runs.State, int) {
 		env := cacheEnv(t, url, f)
 		var made atomic.Int32
 		env.RegisterActivityWithOptions(func(context.Context) (int, error) { made.Add(1); return 7, nil }, activity.RegisterOptions{Name: "unit.count"})

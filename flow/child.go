@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -31,12 +33,12 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	st := rt.state
 	held := ctx.holdWhilePaused(false) // run_pause.go: no new child while the run is paused
 	now := workflow.Now(ctx.wctx)
-	i := st.beginStep(ctx.scope, name, KindChild, now)
+	i := beginStep(st, ctx.scope, name, runs.KindChild, now)
 	fail := func(err error) (O, error) {
-		st.endStep(i, workflow.Now(ctx.wctx), StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, workflow.Now(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
 		rt.publish()
 		ctx.onStepFailed(i, "", false)
-		return out, &StepError{Step: name, Kind: KindChild, Err: err}
+		return out, &StepError{Step: name, Kind: runs.KindChild, Err: err}
 	}
 	switch {
 	case held != nil:
@@ -50,7 +52,7 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 		return fail(err)
 	}
 	if rt.plan {
-		st.endStep(i, now, StepPlanned, 0, "", "child run of "+f.Name(), nil)
+		endStep(st, i, now, runs.StepPlanned, 0, "", "child run of "+f.Name(), nil)
 		rt.publish()
 		return out, nil
 	}
@@ -86,7 +88,7 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 		Depth: depth, Guards: rt.guards, TreeTokens: rt.children.treeTokens(rt.state), StartedAt: st.StartedAt, CreatedBy: createdBy,
 		CapUSD: capUSD,
 	}
-	sa := []temporal.SearchAttributeUpdate{searchattr.StatusKey.ValueSet(string(StatusRunning))}
+	sa := []temporal.SearchAttributeUpdate{searchattr.StatusKey.ValueSet(string(runs.StatusRunning))}
 	if createdBy != "" {
 		sa = append(sa, searchattr.CreatedByKey.ValueSet(createdBy))
 	}
@@ -120,7 +122,7 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	if o.childTagsSet {
 		cwo.TaskQueue = queue
 	}
-	st.Steps[i].Child = &ChildRecord{ID: childID, Workflow: f.Name(), Status: StatusRunning}
+	st.Steps[i].Child = &runs.Child{ID: childID, Workflow: f.Name(), Status: runs.StatusRunning}
 	rt.publish()
 
 	fut := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cctx, cwo), f.Name(), in)
@@ -134,11 +136,11 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	childCost := decimal.Zero
 	if rep, ok := rt.children.reports[childID]; ok {
 		rec.Status, rec.CostUSD, rec.Tokens, rec.Steps, rec.Error = rep.Status, rep.CostUSD, rep.Tokens, rep.Steps, rep.Error
-		st.charge(i, rep.CostUSD, rep.Tokens)
-		rt.children.tokens = rt.children.tokens.add(rep.Tokens)
+		chargeStep(st, i, rep.CostUSD, rep.Tokens)
+		rt.children.tokens = addTokens(rt.children.tokens, rep.Tokens)
 		childCost = rep.CostUSD
 	} else if err == nil {
-		rec.Status = StatusCompleted
+		rec.Status = runs.StatusCompleted
 	} else if !o.detached || !isCancellation(err) {
 		// (The detached child of a cancelled parent goes on: it stays running here.)
 		rec.Status = statusOf(err, 0)
@@ -151,34 +153,34 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 		err = berr
 	}
 	if err != nil {
-		status := StepFailed
+		status := runs.StepFailed
 		if isCancellation(err) {
-			status = StepCancelled
+			status = runs.StepCancelled
 		}
-		st.endStep(i, end, status, 1, errorMessage(err), "", nil)
-		if status == StepCancelled && o.detached {
+		endStep(st, i, end, status, 1, errorMessage(err), "", nil)
+		if status == runs.StepCancelled && o.detached {
 			st.Steps[i].Error = "cancelled; the detached child run " + childID + " goes on"
 		}
-		se := &StepError{Step: name, Kind: KindChild, Err: err}
+		se := &StepError{Step: name, Kind: runs.KindChild, Err: err}
 		var serr error = se
-		if status == StepFailed && o.allowFailure {
+		if status == runs.StepFailed && o.allowFailure {
 			st.Steps[i].AllowedFailure = true
 			st.AllowedFailures++
 			serr = ctx.allowedFailure(se)
 		}
 		rt.publish()
-		if status == StepFailed {
+		if status == runs.StepFailed {
 			ctx.onStepFailed(i, "", false)
 		}
 		return out, serr
 	}
-	st.endStep(i, end, StepCompleted, 1, "", fmt.Sprintf("%s %s", rec.ID, rec.Status), nil)
-	if rec.Status == StatusWarning {
+	endStep(st, i, end, runs.StepCompleted, 1, "", fmt.Sprintf("%s %s", rec.ID, rec.Status), nil)
+	if rec.Status == runs.StatusWarning {
 		st.AllowedFailures++
 	}
 	rt.publish()
 	if gerr := rt.guards.checkTokens(name, rt.children.treeTokens(rt.state)); gerr != nil && rec.Tokens.Total() > 0 {
-		return out, &StepError{Step: name, Kind: KindChild, Err: gerr}
+		return out, &StepError{Step: name, Kind: runs.KindChild, Err: gerr}
 	}
 	return out, nil
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -108,13 +110,13 @@ func TestDetachedChildOutlivesItsCancelledParent(t *testing.T) {
 				assert.Empty(t, done.all(), "cancelling the parent cancels the child")
 			}
 			st := queryState(t, env)
-			assert.Equal(t, StatusCancelled, st.Status)
+			assert.Equal(t, runs.StatusCancelled, st.Status)
 			s := stepByName(t, st, "smoke")
-			assert.Equal(t, StepCancelled, s.Status)
+			assert.Equal(t, runs.StepCancelled, s.Status)
 			assert.Equal(t, tt.wantStepErr, s.Error)
 			require.NotNil(t, s.Child)
 			if tt.wantDone {
-				assert.Equal(t, StatusRunning, s.Child.Status, "as far as the parent knows, the child goes on")
+				assert.Equal(t, runs.StatusRunning, s.Child.Status, "as far as the parent knows, the child goes on")
 			}
 		})
 	}
@@ -132,8 +134,8 @@ func TestDetachedChildReportsAsAnyChildWhileTheParentWaits(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&out))
 	assert.Equal(t, []string{"child:one ok"}, out)
 	s := stepByName(t, queryState(t, env), "smoke")
-	assert.Equal(t, StepCompleted, s.Status)
-	assert.Equal(t, StatusCompleted, s.Child.Status)
+	assert.Equal(t, runs.StepCompleted, s.Status)
+	assert.Equal(t, runs.StatusCompleted, s.Child.Status)
 }
 
 // servedMock answers the serving check with ans and counts the checks by queue.
@@ -161,7 +163,7 @@ func TestChildOfAnUnservedFlowFailsAtOnce(t *testing.T) {
 	assert.Equal(t, []servedQuery{{Workflow: "unit/child", CatalogQueue: "unit-q", TaskQueue: "unit-q"}}, checks.all())
 	st := queryState(t, env)
 	s := stepByName(t, st, "smoke")
-	assert.Equal(t, StepFailed, s.Status)
+	assert.Equal(t, runs.StepFailed, s.Status)
 	assert.Nil(t, s.Child)
 	assert.Zero(t, s.DurationMS, "at once")
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -78,18 +80,18 @@ func TestChildRunsAsAChildWorkflow(t *testing.T) {
 	assert.Equal(t, []time.Duration{20 * time.Minute, 20 * time.Minute}, runTimeouts.all(), "StepTimeout bounds the child run")
 
 	st := queryState(t, env)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	require.Len(t, st.Steps, 2)
 	for i, id := range []string{"rel-1/smoke", "rel-1/smoke#2"} {
 		s := st.Steps[i]
-		assert.Equal(t, KindChild, s.Kind)
-		assert.Equal(t, StepCompleted, s.Status)
+		assert.Equal(t, runs.KindChild, s.Kind)
+		assert.Equal(t, runs.StepCompleted, s.Status)
 		assert.Equal(t, id+" completed", s.Output)
 		require.NotNil(t, s.Child)
 		assert.Equal(t, id, s.Child.ID)
 		assert.Equal(t, "unit/child", s.Child.Workflow)
 		assert.NotEmpty(t, s.Child.RunID)
-		assert.Equal(t, StatusCompleted, s.Child.Status, "without a report the status comes from the result")
+		assert.Equal(t, runs.StatusCompleted, s.Child.Status, "without a report the status comes from the result")
 	}
 }
 
@@ -98,10 +100,10 @@ func TestChildFailureWithoutReport(t *testing.T) {
 		name       string
 		opts       []StepOption
 		wantErr    string
-		wantStatus Status
+		wantStatus runs.Status
 	}{
-		{"fails the parent", nil, "step smoke: step c1: exit code 3: boom", StatusFailed},
-		{"allowed", []StepOption{AllowFailure()}, "", StatusWarning},
+		{"fails the parent", nil, "step smoke: step c1: exit code 3: boom", runs.StatusFailed},
+		{"allowed", []StepOption{AllowFailure()}, "", runs.StatusWarning},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,11 +125,11 @@ func TestChildFailureWithoutReport(t *testing.T) {
 			st := queryState(t, env)
 			assert.Equal(t, tt.wantStatus, st.Status)
 			s := stepByName(t, st, "smoke")
-			assert.Equal(t, StepFailed, s.Status)
+			assert.Equal(t, runs.StepFailed, s.Status)
 			assert.Equal(t, "step c1: exit code 3: boom", s.Error)
 			assert.Equal(t, tt.wantErr == "", s.AllowedFailure)
 			require.NotNil(t, s.Child)
-			assert.Equal(t, StatusFailed, s.Child.Status, "status from the child's error")
+			assert.Equal(t, runs.StatusFailed, s.Child.Status, "status from the child's error")
 			assert.Equal(t, "step c1: exit code 3: boom", s.Child.Error)
 		})
 	}
@@ -137,19 +139,19 @@ func TestChildFailureWithoutReport(t *testing.T) {
 // children (and gives a child no Memo, so it does not know its parent), so the child's
 // report is delivered to the parent here as the server would: before the child ends.
 func TestChildReportRollsUp(t *testing.T) {
-	report := ChildRecord{ID: "rel-3/smoke", RunID: "r1", Status: StatusWarning, CostUSD: dec("0.25"),
-		Tokens: Tokens{Input: 30, Output: 12},
-		Steps: []StepRecord{{Name: "think", Kind: KindAgent, Status: StepFailed, AllowedFailure: true, Attempt: 1,
+	report := runs.Child{ID: "rel-3/smoke", RunID: "r1", Status: runs.StatusWarning, CostUSD: dec("0.25"),
+		Tokens: runs.Tokens{Input: 30, Output: 12},
+		Steps: []runs.Step{{Name: "think", Kind: runs.KindAgent, Status: runs.StepFailed, AllowedFailure: true, Attempt: 1,
 			CostUSD: dec("0.25"), Error: "agent: no"}}}
 	tests := []struct {
 		name       string
 		opts       []Option
 		wantErr    string
-		wantStatus Status
+		wantStatus runs.Status
 	}{
-		{"cost, tokens, steps and status", nil, "", StatusWarning},
+		{"cost, tokens, steps and status", nil, "", runs.StatusWarning},
 		{"tokens count for the parent's guard", []Option{WithGuards(Guards{MaxTokens: 40})},
-			"step smoke: guard: tokens 42 exceeds the limit of 40 at step smoke", StatusFailed},
+			"step smoke: guard: tokens 42 exceeds the limit of 40 at step smoke", runs.StatusFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,7 +162,7 @@ func TestChildReportRollsUp(t *testing.T) {
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "rel-3"})
 			slowShell(env, "slow", 10*time.Minute)
 			env.RegisterDelayedCallback(func() {
-				env.SignalWorkflow(protocol.SignalChildReport, ChildRecord{ID: "rel-3/unrelated", Status: StatusFailed, CostUSD: dec("9")})
+				env.SignalWorkflow(protocol.SignalChildReport, runs.Child{ID: "rel-3/unrelated", Status: runs.StatusFailed, CostUSD: dec("9")})
 				env.SignalWorkflow(protocol.SignalChildReport, report)
 			}, 5*time.Minute)
 			env.ExecuteWorkflow(parent.Name(), none{})
@@ -176,18 +178,18 @@ func TestChildReportRollsUp(t *testing.T) {
 			st := queryState(t, env)
 			assert.Equal(t, tt.wantStatus, st.Status)
 			s := stepByName(t, st, "smoke")
-			assert.Equal(t, StepCompleted, s.Status)
+			assert.Equal(t, runs.StepCompleted, s.Status)
 			assert.Equal(t, "rel-3/smoke warning", s.Output)
 			assert.Equal(t, "0.25", s.CostUSD.String())
-			assert.Equal(t, &Tokens{Input: 30, Output: 12}, s.Tokens)
+			assert.Equal(t, &runs.Tokens{Input: 30, Output: 12}, s.Tokens)
 			require.NotNil(t, s.Child)
-			assert.Equal(t, StatusWarning, s.Child.Status, "status from the report")
+			assert.Equal(t, runs.StatusWarning, s.Child.Status, "status from the report")
 			assert.Equal(t, "0.25", s.Child.CostUSD.String())
-			assert.Equal(t, Tokens{Input: 30, Output: 12}, s.Child.Tokens)
+			assert.Equal(t, runs.Tokens{Input: 30, Output: 12}, s.Child.Tokens)
 			require.Len(t, s.Child.Steps, 1)
 			assert.Equal(t, "think", s.Child.Steps[0].Name)
 			assert.Equal(t, "0.25", st.CostUSD.String(), "the unrelated report is not charged")
-			assert.Equal(t, Tokens{Input: 30, Output: 12}, st.Tokens)
+			assert.Equal(t, runs.Tokens{Input: 30, Output: 12}, st.Tokens)
 			assert.Equal(t, 1, st.AllowedFailures, "a child that ended with warning counts as an allowed failure")
 			assert.Contains(t, currentDetails(t, env), "| ↳ think | agent | failed (allowed) | 1 |")
 		})
@@ -203,11 +205,11 @@ func TestChildReportsToItsParent(t *testing.T) {
 	tests := []struct {
 		name       string
 		treeTokens int64
-		wantStatus Status
+		wantStatus runs.Status
 		wantErr    string
 	}{
-		{"completed, deeper child refused", 100, StatusCompleted, ""},
-		{"the parent's tree tokens count", 490, StatusFailed, "step think: guard: tokens 505 exceeds the limit of 500 at step think"},
+		{"completed, deeper child refused", 100, runs.StatusCompleted, ""},
+		{"the parent's tree tokens count", 490, runs.StatusFailed, "step think: guard: tokens 505 exceeds the limit of 500 at step think"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,9 +230,9 @@ func TestChildReportsToItsParent(t *testing.T) {
 			mockAgent(env, func(activities.Agent) (activities.AgentResult, error) {
 				return activities.AgentResult{Text: "ok", CostUSD: dec("0.01"), Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}}, nil
 			})
-			var reports callLog[ChildRecord]
+			var reports callLog[runs.Child]
 			env.OnSignalExternalWorkflow(mock.Anything, "p-1", "p-run", protocol.SignalChildReport, mock.Anything).Run(func(args mock.Arguments) {
-				reports.add(args.Get(4).(ChildRecord))
+				reports.add(args.Get(4).(runs.Child))
 			}).Return(nil).Once()
 			env.ExecuteWorkflow(child.Name(), none{})
 			require.True(t, env.IsWorkflowCompleted())
@@ -239,7 +241,7 @@ func TestChildReportsToItsParent(t *testing.T) {
 			assert.Equal(t, tt.wantStatus, st.Status)
 			assert.Equal(t, 1, st.Depth)
 			assert.Equal(t, "p-1", st.ParentID)
-			want := pi.Guards
+			want := runs.Guards(pi.Guards)
 			want.MaxSteps = DefaultGuards.MaxSteps // a limit the parent's worker did not know: the child's own
 			assert.Equal(t, want, st.Guards, "the parent's guards, not the child flow's own")
 			assert.True(t, tree.Equal(st.StartedAt), "wall time counts from the top-level run's start")
@@ -250,7 +252,7 @@ func TestChildReportsToItsParent(t *testing.T) {
 			assert.NotEmpty(t, rep.RunID)
 			assert.Equal(t, tt.wantStatus, rep.Status)
 			assert.Equal(t, "0.01", rep.CostUSD.String())
-			assert.Equal(t, Tokens{Input: 10, Output: 5}, rep.Tokens)
+			assert.Equal(t, runs.Tokens{Input: 10, Output: 5}, rep.Tokens)
 			assert.Equal(t, tt.wantErr, rep.Error)
 			if tt.wantErr != "" {
 				assert.Len(t, rep.Steps, 1)
@@ -259,8 +261,8 @@ func TestChildReportsToItsParent(t *testing.T) {
 			require.NoError(t, env.GetWorkflowError())
 			assert.EqualError(t, grandErr, "step grand: guard: child depth 2 exceeds the limit of 1 at step grand")
 			require.Len(t, rep.Steps, 2)
-			assert.Equal(t, KindChild, rep.Steps[1].Kind)
-			assert.Equal(t, StepFailed, rep.Steps[1].Status)
+			assert.Equal(t, runs.KindChild, rep.Steps[1].Kind)
+			assert.Equal(t, runs.StepFailed, rep.Steps[1].Status)
 		})
 	}
 }
@@ -294,8 +296,8 @@ func TestChildRefusedBeforeStart(t *testing.T) {
 	st := queryState(t, env)
 	require.Len(t, st.Steps, 5)
 	for _, s := range st.Steps[1:] {
-		assert.Equal(t, KindChild, s.Kind, s.Name)
-		assert.Equal(t, StepFailed, s.Status, s.Name)
+		assert.Equal(t, runs.KindChild, s.Kind, s.Name)
+		assert.Equal(t, runs.StepFailed, s.Status, s.Name)
 		assert.Nil(t, s.Child, "%s: no child record for a child never started", s.Name)
 	}
 }

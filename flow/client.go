@@ -1,6 +1,9 @@
 package flow
 
 import (
+	"fmt"
+
+	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/internal/connect"
 	"go.temporal.io/sdk/client"
 )
@@ -11,8 +14,16 @@ type ClientOptions struct {
 	// DefaultTaskQueue.
 	TaskQueue string
 	// Identity is recorded as the creator of runs started without StartOptions.CreatedBy.
-	// Default: FLOW_USER, else the OS user.
+	// Default: FLOW_USER, else the OS user (the key's owner when Key is set).
 	Identity string
+	// Key signs the decisions the client sends (votes and answers), for runs whose worker
+	// verifies them (WorkerOptions.Auth). A decision's identity must then be the key's
+	// owner. Nil: decisions go unsigned, and such runs refuse them when proofs are
+	// required.
+	Key *auth.Key
+	// Namespace is the Temporal namespace of the client, which signed decisions name.
+	// Default "default".
+	Namespace string
 }
 
 // Client starts and inspects gateflow runs. It wraps a Temporal client.
@@ -28,6 +39,12 @@ func NewClient(c client.Client, opts ClientOptions) *Client {
 	}
 	if opts.Identity == "" {
 		opts.Identity = connect.CurrentUser()
+		if opts.Key != nil {
+			opts.Identity = opts.Key.Owner
+		}
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
 	}
 	return &Client{tc: c, opts: opts}
 }
@@ -39,6 +56,22 @@ func (c *Client) Temporal() client.Client { return c.tc }
 func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
 
 // who is by, or the client's identity when by is empty.
+// sign is the proof for decision d, signed with the client's key; empty without a key.
+// Nobody signs for someone else: a decision by another identity than the key's owner is
+// refused before it is sent.
+func (c *Client) sign(d auth.Decision, err error) (string, error) {
+	if c.opts.Key == nil {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if d.By != c.opts.Key.Owner {
+		return "", fmt.Errorf("the signing key %s belongs to %s; it cannot sign for %s", c.opts.Key.ID, c.opts.Key.Owner, d.By)
+	}
+	return auth.Sign(*c.opts.Key, d, auth.SignOptions{})
+}
+
 func (c *Client) who(by string) string {
 	if by == "" {
 		return c.opts.Identity

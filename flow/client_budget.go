@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -31,36 +33,11 @@ func (c *Client) RaiseBudget(ctx context.Context, r BudgetRequest) (budget.Cap, 
 	return cp, err
 }
 
-// SpendLine is one scope's spend in a month, with what admitted runs still hold reserved,
-// against its quota if it has one.
-type SpendLine struct {
-	Scope    budget.Scope    `json:"scope"`
-	Month    string          `json:"month"`
-	SpentUSD decimal.Decimal `json:"spent_usd"`
-	// ReservedUSD is what runs that were admitted under a quota and have not ended hold
-	// (their caps, less what they spent).
-	ReservedUSD decimal.Decimal `json:"reserved_usd"`
-	// QuotaUSD is the scope's monthly quota; nil when it has none.
-	QuotaUSD *decimal.Decimal `json:"quota_usd,omitempty"`
-	// Exhausted is set when new runs in the scope are refused whatever their cap: spent
-	// plus reserved has reached the quota.
-	Exhausted bool `json:"exhausted"`
-}
-
-// LeftUSD is what the quota still admits: quota - spent - reserved, never below zero; false
-// without a quota.
-func (l SpendLine) LeftUSD() (decimal.Decimal, bool) {
-	if l.QuotaUSD == nil {
-		return decimal.Zero, false
-	}
-	return decimal.Max(decimal.Zero, l.QuotaUSD.Sub(l.SpentUSD).Sub(l.ReservedUSD)), true
-}
-
 // MonthlySpend is the spend of month ("2026-11"; empty: the current UTC month) overall and
 // per workflow of the catalog, read from the month's ledgers. Every run's cost is charged
 // to them whether or not a quota is configured, so the lines show the spend without any
 // quota (QuotaUSD nil); with the workers' quotas they also say what is left.
-func (c *Client) MonthlySpend(ctx context.Context, month string) ([]SpendLine, error) {
+func (c *Client) MonthlySpend(ctx context.Context, month string) ([]runs.SpendLine, error) {
 	if month == "" {
 		month = budget.MonthOf(time.Now())
 	}
@@ -76,13 +53,13 @@ func (c *Client) MonthlySpend(ctx context.Context, month string) ([]SpendLine, e
 	for _, w := range cat.Workflows {
 		scopes = append(scopes, budget.WorkflowScope(w.Name))
 	}
-	var out []SpendLine
+	var out []runs.SpendLine
 	for _, s := range scopes {
 		sum, err := entity.ReadLedger(ctx, c.tc, c.opts.TaskQueue, s, month)
 		if err != nil {
 			return nil, err
 		}
-		line := SpendLine{Scope: s, Month: month, SpentUSD: sum.Spent, ReservedUSD: sum.Reserved}
+		line := runs.SpendLine{Scope: s, Month: month, SpentUSD: sum.Spent, ReservedUSD: sum.Reserved}
 		if limit, ok := q.LimitFor(s); ok {
 			l := limit
 			line.QuotaUSD = &l

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -47,7 +49,7 @@ func (c *Client) Cancel(ctx context.Context, r CancelRequest) error {
 // approvals are assumed granted, inputs and signals give zero values, and the returned
 // state lists the steps in order with their kinds, options and the money they would
 // reserve. Branches that depend on step results follow the zero values.
-func (c *Client) Plan(ctx context.Context, name string, input any) (*RunDescription, error) {
+func (c *Client) Plan(ctx context.Context, name string, input any) (*runs.Description, error) {
 	run, err := c.Start(ctx, name, input, StartOptions{ID: "plan-" + newRunID(name), plan: true})
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
@@ -55,23 +57,15 @@ func (c *Client) Plan(ctx context.Context, name string, input any) (*RunDescript
 	return c.Wait(ctx, run.ID)
 }
 
-// PausedType is a paused workflow type, as Client.Paused lists it.
-type PausedType struct {
-	Workflow string    `json:"workflow"`
-	By       string    `json:"by,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-	Since    time.Time `json:"since"`
-}
-
 // Paused lists the paused workflow types of the client's task queue.
-func (c *Client) Paused(ctx context.Context) ([]PausedType, error) {
+func (c *Client) Paused(ctx context.Context) ([]runs.PausedType, error) {
 	list, err := entity.ReadPaused(ctx, c.tc, c.opts.TaskQueue)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]PausedType, len(list))
+	out := make([]runs.PausedType, len(list))
 	for i, p := range list {
-		out[i] = PausedType(p)
+		out[i] = runs.PausedType(p)
 	}
 	return out, nil
 }
@@ -134,7 +128,7 @@ func (c *Client) control(ctx context.Context, signal string, r PauseRequest) err
 	return fmt.Errorf("%s %s: not visible yet", signal, r.Workflow)
 }
 
-func isPaused(list []PausedType, name string) bool {
+func isPaused(list []runs.PausedType, name string) bool {
 	for _, p := range list {
 		if strings.EqualFold(p.Workflow, name) {
 			return p.Workflow == name

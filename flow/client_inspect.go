@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/history"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
@@ -20,48 +21,13 @@ import (
 	"go.temporal.io/sdk/converter"
 )
 
-// RunDescription is what Describe knows about a run.
-type RunDescription struct {
-	ID       string `json:"id"`
-	RunID    string `json:"run_id"`
-	Workflow string `json:"workflow"`
-	// Status is gateflow's status of the run.
-	Status Status `json:"status"`
-	// TemporalStatus is Temporal's execution status (Running, Completed, Failed, ...).
-	TemporalStatus string `json:"temporal_status"`
-	// TaskQueue is the queue the run was started on (with its worker tags).
-	TaskQueue string `json:"task_queue"`
-	// CreatedBy is who started the run (FlowCreatedBy).
-	CreatedBy string `json:"created_by,omitempty"`
-	// StartTime and CloseTime are Temporal's; CloseTime is nil while the run is open.
-	StartTime time.Time  `json:"start_time"`
-	CloseTime *time.Time `json:"close_time,omitempty"`
-	// State is the run's state: from the Query gateflow.state while it runs, from its Memo
-	// once it has ended. Nil when neither could be read (StateError says why).
-	State      *RunState `json:"state,omitempty"`
-	StateError string    `json:"state_error,omitempty"`
-	// Result is the handler's output of a completed run (also one that ended warning), as
-	// JSON.
-	Result json.RawMessage `json:"result,omitempty"`
-	// Output is what the handler returned next to its error, as JSON, for a run that ended
-	// without completing (failed, rejected, cancelled, budget exceeded): State.Output. Nil
-	// when the handler never returned (the run ended before it ran, or was terminated).
-	Output json.RawMessage `json:"output,omitempty"`
-	// Error is why the run failed.
-	Error string `json:"error,omitempty"`
-	// Live is what the run's running shell and agent steps last heartbeat, by their
-	// StepRecord.ActivityID: the tail of a shell step's output, an agent step's progress.
-	// Only while they run; the steps of child runs are in the children's descriptions.
-	Live map[string]activities.LiveOutput `json:"live,omitempty"`
-}
-
 // queryTimeout bounds the state query of a running run (a run whose worker is down cannot
 // answer).
 const queryTimeout = 5 * time.Second
 
 // Describe returns a run's status, steps and, once it ended, its result or error (and the
 // output a run that did not complete returned with its error, in Output).
-func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, error) {
+func (c *Client) Describe(ctx context.Context, id string) (*runs.Description, error) {
 	if strings.TrimSpace(id) == "" {
 		return nil, errors.New("describe: run ID is empty")
 	}
@@ -70,7 +36,7 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 		return nil, runError("describe", id, err)
 	}
 	info := resp.GetWorkflowExecutionInfo()
-	d := &RunDescription{
+	d := &runs.Description{
 		ID:             info.GetExecution().GetWorkflowId(),
 		RunID:          info.GetExecution().GetRunId(),
 		Workflow:       info.GetType().GetName(),
@@ -90,7 +56,7 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 		d.Live = liveOutputs(resp)
 	}
 	delayed := running && info.GetExecutionTime() != nil && info.GetExecutionTime().AsTime().After(time.Now())
-	var st RunState
+	var st runs.State
 	if ok, err := protocol.DecodeMemo(info.GetMemo(), MemoState, &st); err == nil && ok {
 		d.State = &st
 	} else if delayed {
@@ -102,7 +68,7 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 			d.StateError = err.Error()
 		}
 	}
-	recorded := Status(saStatus)
+	recorded := runs.Status(saStatus)
 	if d.State != nil && running {
 		recorded = d.State.Status // the query is ahead of the search attribute
 	}
@@ -120,14 +86,14 @@ func (c *Client) Describe(ctx context.Context, id string) (*RunDescription, erro
 	return d, nil
 }
 
-func (c *Client) queryState(ctx context.Context, id, runID string) (*RunState, error) {
+func (c *Client) queryState(ctx context.Context, id, runID string) (*runs.State, error) {
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	v, err := c.tc.QueryWorkflow(qctx, id, runID, QueryState)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", QueryState, err)
 	}
-	var st RunState
+	var st runs.State
 	if err := v.Get(&st); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", QueryState, err)
 	}
@@ -135,7 +101,7 @@ func (c *Client) queryState(ctx context.Context, id, runID string) (*RunState, e
 }
 
 // fillOutcome reads a closed run's result or failure.
-func (c *Client) fillOutcome(ctx context.Context, d *RunDescription, s enumspb.WorkflowExecutionStatus) {
+func (c *Client) fillOutcome(ctx context.Context, d *runs.Description, s enumspb.WorkflowExecutionStatus) {
 	run := c.tc.GetWorkflow(ctx, d.ID, d.RunID)
 	var raw json.RawMessage
 	err := run.Get(ctx, &raw)
@@ -152,7 +118,7 @@ func (c *Client) fillOutcome(ctx context.Context, d *RunDescription, s enumspb.W
 
 // deriveStatus is a run's gateflow status: what the run wrapper recorded, unless Temporal
 // closed the run without the wrapper (terminated, timed out, cancelled before it ran).
-func deriveStatus(ts enumspb.WorkflowExecutionStatus, recorded Status, st *RunState) Status {
+func deriveStatus(ts enumspb.WorkflowExecutionStatus, recorded runs.Status, st *runs.State) runs.Status {
 	if recorded == "" && st != nil {
 		recorded = st.Status
 	}
@@ -161,24 +127,24 @@ func deriveStatus(ts enumspb.WorkflowExecutionStatus, recorded Status, st *RunSt
 		enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		// A continued-as-new execution is one link of a chain that goes on under its ID.
 		if recorded == "" || recorded.Terminal() {
-			return StatusRunning
+			return runs.StatusRunning
 		}
 		return recorded
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		if recorded.Terminal() {
 			return recorded
 		}
-		return StatusCompleted
+		return runs.StatusCompleted
 	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return StatusCancelled
+		return runs.StatusCancelled
 	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		if recorded.Terminal() && recorded != StatusCompleted && recorded != StatusWarning {
+		if recorded.Terminal() && recorded != runs.StatusCompleted && recorded != runs.StatusWarning {
 			return recorded
 		}
-		return StatusFailed
+		return runs.StatusFailed
 	}
 	// terminated or timed out: the wrapper did not get to record an end.
-	return StatusFailed
+	return runs.StatusFailed
 }
 
 func temporalStatusName(s enumspb.WorkflowExecutionStatus) string {
@@ -206,7 +172,7 @@ func runError(op, id string, err error) error {
 }
 
 // Wait blocks until the run ends (or ctx is done) and describes it.
-func (c *Client) Wait(ctx context.Context, id string) (*RunDescription, error) {
+func (c *Client) Wait(ctx context.Context, id string) (*runs.Description, error) {
 	run := c.tc.GetWorkflow(ctx, id, "")
 	if err := run.Get(ctx, nil); err != nil {
 		var nf *serviceerror.NotFound
@@ -220,27 +186,12 @@ func (c *Client) Wait(ctx context.Context, id string) (*RunDescription, error) {
 	return c.Describe(ctx, id)
 }
 
-// RunSummary is one line of List.
-type RunSummary struct {
-	// ID is the run's workflow ID; RunID the Temporal run ID of its latest execution.
-	ID    string `json:"id"`
-	RunID string `json:"run_id"`
-	// Workflow is the flow's name and Status the run's gateflow status (FlowStatus).
-	Workflow string `json:"workflow"`
-	Status   Status `json:"status"`
-	// CreatedBy is who started the run.
-	CreatedBy string `json:"created_by,omitempty"`
-	// StartTime and CloseTime are Temporal's; CloseTime is nil while the run is open.
-	StartTime time.Time  `json:"start_time"`
-	CloseTime *time.Time `json:"close_time,omitempty"`
-}
-
 // ListOptions filter List.
 type ListOptions struct {
 	// Workflow keeps runs of this flow only.
 	Workflow string
 	// Status keeps runs with this gateflow status only.
-	Status Status
+	Status runs.Status
 	// Label keeps runs with this label ("k=v"); CreatedBy runs started by this person.
 	Label     string
 	CreatedBy string
@@ -254,20 +205,20 @@ type ListOptions struct {
 }
 
 // List returns recent gateflow runs, newest first.
-func (c *Client) List(ctx context.Context, opts ListOptions) ([]RunSummary, error) {
-	runs, _, err := c.ListPage(ctx, opts)
-	return runs, err
+func (c *Client) List(ctx context.Context, opts ListOptions) ([]runs.Summary, error) {
+	found, _, err := c.ListPage(ctx, opts)
+	return found, err
 }
 
 // ListPage returns one page of runs (at most opts.Limit) and the token of the next page
 // (nil after the last).
-func (c *Client) ListPage(ctx context.Context, opts ListOptions) ([]RunSummary, []byte, error) {
+func (c *Client) ListPage(ctx context.Context, opts ListOptions) ([]runs.Summary, []byte, error) {
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = 20
 	}
 	query := listQuery(opts)
-	var out []RunSummary
+	var out []runs.Summary
 	token := opts.PageToken
 	for len(out) < limit {
 		resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -280,8 +231,8 @@ func (c *Client) ListPage(ctx context.Context, opts ListOptions) ([]RunSummary, 
 			if opts.WaitingFor != "" && !waitingMatches(e.GetSearchAttributes(), opts.WaitingFor) {
 				continue
 			}
-			recorded := Status(keywordAttr(e.GetSearchAttributes(), searchattr.Status))
-			s := RunSummary{
+			recorded := runs.Status(keywordAttr(e.GetSearchAttributes(), searchattr.Status))
+			s := runs.Summary{
 				ID:        e.GetExecution().GetWorkflowId(),
 				RunID:     e.GetExecution().GetRunId(),
 				Workflow:  e.GetType().GetName(),

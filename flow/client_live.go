@@ -14,7 +14,7 @@ import (
 var paidAttemptSuffix = regexp.MustCompile(`@[0-9]+$`)
 
 // liveOutputs reads the live output the run's running shell and agent steps heartbeat from
-// the pending activities of a description, by the step's activity ID (StepRecord.ActivityID).
+// the pending activities of a description, by the step's activity ID (runs.Step.ActivityID).
 // A detail that does not decode (another kind of heartbeat) is left out.
 func liveOutputs(resp *workflowservice.DescribeWorkflowExecutionResponse) map[string]activities.LiveOutput {
 	var out map[string]activities.LiveOutput

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -31,6 +33,6 @@ func (c *Client) pauseRun(ctx context.Context, action string, r PauseRequest) er
 	case r.Workflow != "":
 		return &InputError{Workflow: action + " " + r.Run, Err: errors.New("give a run or a workflow type, not both (Pause and Resume take a type)")}
 	}
-	var status Status
+	var status runs.Status
 	return c.update(ctx, r.Run, action, UpdatePause, protocol.RunPause{Action: action, By: c.who(r.By), Reason: r.Reason}, &status)
 }

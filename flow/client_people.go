@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -51,8 +53,13 @@ func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (approva
 	if err := v.Validate(); err != nil {
 		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
 	}
+	proof, err := c.sign(voteDecision(c.opts.Namespace, run, v))
+	if err != nil {
+		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
+	}
+	v.Proof, v.Verified = proof, nil
 	var res approval.VoteResult
-	err := c.update(ctx, run, what, UpdateApproval, v, &res)
+	err = c.update(ctx, run, what, UpdateApproval, v, &res)
 	return res, err
 }
 
@@ -75,8 +82,14 @@ func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnsw
 	if !json.Valid(r.Data) {
 		return signals.InputAnswer{}, &InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
 	}
+	a := protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}
+	proof, err := c.sign(answerDecision(c.opts.Namespace, r.Run, a))
+	if err != nil {
+		return signals.InputAnswer{}, &RefusedError{Run: r.Run, What: "input " + r.Name, Reason: err.Error()}
+	}
+	a.Proof = proof
 	var ans signals.InputAnswer
-	err := c.update(ctx, r.Run, "input "+r.Name, UpdateInput, protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}, &ans)
+	err = c.update(ctx, r.Run, "input "+r.Name, UpdateInput, a, &ans)
 	return ans, err
 }
 
@@ -140,36 +153,17 @@ func (c *Client) envelope(e signals.Envelope) (signals.Envelope, error) {
 	return e, nil
 }
 
-// PendingGate is an open approval gate of a run, as Approvals lists it.
-type PendingGate struct {
-	// Run is the run's ID, Workflow its flow, Gate the gate's name.
-	Run      string `json:"run"`
-	Workflow string `json:"workflow"`
-	Gate     string `json:"gate"`
-	// Message is what the gate asks.
-	Message string `json:"message"`
-	// Approvers may decide (users and group: names); Pending are those who have not.
-	Approvers []string `json:"approvers"`
-	Pending   []string `json:"pending"`
-	// Approvals counted so far, of Required.
-	Approvals int        `json:"approvals"`
-	Required  int        `json:"required"`
-	OpenedAt  time.Time  `json:"opened_at"`
-	Deadline  *time.Time `json:"deadline,omitempty"`
-	OnTimeout string     `json:"on_timeout,omitempty"`
-}
-
 // Approvals lists every open approval gate across runs (runs whose FlowStatus is
 // awaiting_approval), with who may decide and the deadline.
-func (c *Client) Approvals(ctx context.Context) ([]PendingGate, error) {
+func (c *Client) Approvals(ctx context.Context) ([]runs.PendingGate, error) {
 	resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query:    fmt.Sprintf("%s = %s AND ExecutionStatus = 'Running'", searchattr.Status, quote(string(StatusAwaitingApproval))),
+		Query:    fmt.Sprintf("%s = %s AND ExecutionStatus = 'Running'", searchattr.Status, quote(string(runs.StatusAwaitingApproval))),
 		PageSize: 1000,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list runs awaiting approval: %w", err)
 	}
-	var out []PendingGate
+	var out []runs.PendingGate
 	for _, e := range resp.GetExecutions() {
 		id := e.GetExecution().GetWorkflowId()
 		st, err := c.queryState(ctx, id, "")
@@ -180,7 +174,7 @@ func (c *Client) Approvals(ctx context.Context) ([]PendingGate, error) {
 			if g.Closed() {
 				continue
 			}
-			out = append(out, PendingGate{
+			out = append(out, runs.PendingGate{
 				Run: id, Workflow: st.Workflow, Gate: g.Name, Message: g.Request.Message,
 				Approvers: g.Request.Approvers, Pending: g.Pending(), Approvals: len(g.Approvals()),
 				Required: g.Request.Required, OpenedAt: g.OpenedAt, Deadline: g.Deadline,

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/gateflow/gateflow/budget"
@@ -184,7 +186,7 @@ type startPlan struct {
 	// maxRunsGroup is the group of the flow's MaxRuns (maxruns_key.go), if it has one.
 	maxRunsGroup string
 	workflow     client.StartWorkflowOptions
-	status       Status
+	status       runs.Status
 	sa           []temporal.SearchAttributeUpdate
 }
 
@@ -261,9 +263,9 @@ func planStart(cat *Catalog, copts ClientOptions, name string, input any, opts S
 	if !opts.StartAt.IsZero() {
 		delay = max(opts.StartAt.Sub(now), 0)
 	}
-	p.status = StatusRunning
+	p.status = runs.StatusRunning
 	if delay > 0 {
-		p.status = StatusPending
+		p.status = runs.StatusPending
 	}
 	priority := opts.Priority // with the flow's default, clamped to 1..5 (withFlowDefaults)
 	p.sa = []temporal.SearchAttributeUpdate{
@@ -340,7 +342,7 @@ func withFlowDefaults(info WorkflowInfo, opts StartOptions) (StartOptions, error
 // hold marks the run as held in pending because its workflow type is paused.
 func (p *startPlan) hold() {
 	p.runOpts.Paused = true
-	p.status = StatusPending
+	p.status = runs.StatusPending
 }
 
 // options are the Temporal start options of the plan, with its status and memo.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,7 +58,7 @@ func TestPlanStart(t *testing.T) {
 		{name: "defaults", flow: "hello", input: planInput{Name: "ada"}, check: func(t *testing.T, p *startPlan) {
 			assert.Regexp(t, `^hello-[0-9a-f]{10}$`, p.id)
 			assert.JSONEq(t, `{"name":"ada"}`, string(p.input))
-			assert.Equal(t, StatusRunning, p.status)
+			assert.Equal(t, runs.StatusRunning, p.status)
 			o := p.options()
 			assert.Equal(t, "q", o.TaskQueue)
 			assert.Equal(t, "hello: Say hello", o.StaticSummary)
@@ -92,7 +94,7 @@ func TestPlanStart(t *testing.T) {
 			assert.Equal(t, budget.Pause, p.runOpts.BudgetPolicy)
 		}},
 		{name: "a delay holds the run in pending", flow: "hello", opts: StartOptions{StartAt: now.Add(time.Hour)}, check: func(t *testing.T, p *startPlan) {
-			assert.Equal(t, StatusPending, p.status)
+			assert.Equal(t, runs.StatusPending, p.status)
 			assert.Equal(t, time.Hour, p.options().StartDelay)
 		}},
 		{name: "concurrency key and limits", flow: "hello", opts: StartOptions{ConcurrencyKey: "deploy", ConcurrencyLimits: map[string]int{"builders": 2}}, check: func(t *testing.T, p *startPlan) {
@@ -164,7 +166,7 @@ func TestStartPlanHoldWhenPaused(t *testing.T) {
 	p, err := planStart(planCatalog(), ClientOptions{TaskQueue: "q"}, "hello", nil, StartOptions{}, time.Now())
 	require.NoError(t, err)
 	p.hold()
-	assert.Equal(t, StatusPending, p.status)
+	assert.Equal(t, runs.StatusPending, p.status)
 	assert.True(t, p.runOpts.Paused)
 	st, _ := p.options().TypedSearchAttributes.GetKeyword(searchattr.StatusKey)
 	assert.Equal(t, "pending", st)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -35,59 +37,59 @@ var temporalStatuses = []enumspb.WorkflowExecutionStatus{
 // TestDeriveStatusMatrix checks every closed or running Temporal status against every
 // status the wrapper may have recorded (and none).
 func TestDeriveStatusMatrix(t *testing.T) {
-	recorded := append([]Status{""}, statuses...)
+	recorded := append([]runs.Status{""}, runs.Statuses()...)
 	for _, ts := range temporalStatuses {
 		for _, rec := range recorded {
 			t.Run(fmt.Sprintf("%s/%s", temporalStatusName(ts), rec), func(t *testing.T) {
-				var want Status
+				var want runs.Status
 				switch ts {
 				case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 					// An open run (or a link of a chain that goes on under its ID) shows
 					// what the wrapper recorded while it is not final.
 					want = rec
 					if rec == "" || rec.Terminal() {
-						want = StatusRunning
+						want = runs.StatusRunning
 					}
 				case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 					// The handler returned: a final status it recorded stands.
-					want = StatusCompleted
+					want = runs.StatusCompleted
 					if rec.Terminal() {
 						want = rec
 					}
 				case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-					want = StatusCancelled
+					want = runs.StatusCancelled
 				case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
 					// A failed run is failed, rejected, cancelled or over budget, never a success.
-					want = StatusFailed
+					want = runs.StatusFailed
 					switch rec {
-					case StatusRejected, StatusCancelled, StatusBudgetExceeded:
+					case runs.StatusRejected, runs.StatusCancelled, runs.StatusBudgetExceeded:
 						want = rec
 					}
 				default:
 					// Terminated, timed out: the wrapper could not record anything.
-					want = StatusFailed
+					want = runs.StatusFailed
 				}
 				got := deriveStatus(ts, rec, nil)
 				assert.Equal(t, want, got)
 				// The same recorded status read from the state (no search attribute).
-				assert.Equal(t, want, deriveStatus(ts, "", &RunState{Status: rec}))
+				assert.Equal(t, want, deriveStatus(ts, "", &runs.State{Status: rec}))
 			})
 		}
 	}
 }
 
 func TestDeriveStatusPrefersSearchAttribute(t *testing.T) {
-	st := &RunState{Status: StatusFailed}
-	assert.Equal(t, StatusRejected, deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, StatusRejected, st))
-	assert.Equal(t, StatusAwaitingApproval, deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, StatusAwaitingApproval, &RunState{Status: StatusRunning}))
-	assert.Equal(t, StatusWarning, deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "", &RunState{Status: StatusWarning}))
+	st := &runs.State{Status: runs.StatusFailed}
+	assert.Equal(t, runs.StatusRejected, deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, runs.StatusRejected, st))
+	assert.Equal(t, runs.StatusAwaitingApproval, deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, runs.StatusAwaitingApproval, &runs.State{Status: runs.StatusRunning}))
+	assert.Equal(t, runs.StatusWarning, deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, "", &runs.State{Status: runs.StatusWarning}))
 }
 
 // TestDeriveStatusPausedRunIsNotOver fails today: Temporal's PAUSED status (an open run
 // whose tasks are held, see PauseWorkflowExecution) falls through to "failed", a terminal
 // status, although the run has not ended (see the report).
 func TestDeriveStatusPausedRunIsNotOver(t *testing.T) {
-	got := deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED, StatusRunning, nil)
+	got := deriveStatus(enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED, runs.StatusRunning, nil)
 	assert.False(t, got.Terminal(), "a paused run is shown as %q", got)
 }
 
@@ -122,8 +124,8 @@ func TestListQuery(t *testing.T) {
 		{"all gateflow runs", ListOptions{}, "FlowStatus IS NOT NULL"},
 		{"limit is not part of the query", ListOptions{Limit: 5}, "FlowStatus IS NOT NULL"},
 		{"by workflow", ListOptions{Workflow: "delivery/release"}, "FlowStatus IS NOT NULL AND WorkflowType = 'delivery/release'"},
-		{"by status", ListOptions{Status: StatusAwaitingApproval}, "FlowStatus IS NOT NULL AND FlowStatus = 'awaiting_approval'"},
-		{"both", ListOptions{Workflow: "hello", Status: StatusFailed}, "FlowStatus IS NOT NULL AND WorkflowType = 'hello' AND FlowStatus = 'failed'"},
+		{"by status", ListOptions{Status: runs.StatusAwaitingApproval}, "FlowStatus IS NOT NULL AND FlowStatus = 'awaiting_approval'"},
+		{"both", ListOptions{Workflow: "hello", Status: runs.StatusFailed}, "FlowStatus IS NOT NULL AND WorkflowType = 'hello' AND FlowStatus = 'failed'"},
 		{"quote escaped", ListOptions{Workflow: "it's"}, `FlowStatus IS NOT NULL AND WorkflowType = 'it\'s'`},
 	}
 	for _, tt := range tests {
@@ -207,14 +209,14 @@ func TestCheckInput(t *testing.T) {
 func TestDetailsMarkdown(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	end1, end2 := t0.Add(1500*time.Millisecond), t0.Add(3*time.Second)
-	st := &RunState{
+	st := &runs.State{
 		Workflow: "release",
-		Status:   StatusFailed,
+		Status:   runs.StatusFailed,
 		Error:    "step deploy: exit | code `3`\nbad",
-		Steps: []StepRecord{
-			{Name: "build|all", Kind: KindShell, Status: StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: &end1, Output: "a | b\n  c"},
-			{Name: "deploy", Kind: KindShell, Status: StepFailed, Attempt: 2, StartedAt: end1, EndedAt: &end2, Output: "ignored", Error: "exit code 3: `no` | way"},
-			{Name: "watch", Kind: KindShell, Status: StepRunning, Attempt: 1, StartedAt: end2, Output: strings.Repeat("x", 100)},
+		Steps: []runs.Step{
+			{Name: "build|all", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: &end1, Output: "a | b\n  c"},
+			{Name: "deploy", Kind: runs.KindShell, Status: runs.StepFailed, Attempt: 2, StartedAt: end1, EndedAt: &end2, Output: "ignored", Error: "exit code 3: `no` | way"},
+			{Name: "watch", Kind: runs.KindShell, Status: runs.StepRunning, Attempt: 1, StartedAt: end2, Output: strings.Repeat("x", 100)},
 		},
 	}
 	want := "**release** — failed\n\nCost **$0.0000**\n\n" +
@@ -226,7 +228,7 @@ func TestDetailsMarkdown(t *testing.T) {
 		"| watch | shell | running | 1 | 7s | - | " + strings.Repeat("x", 79) + "… |\n"
 	assert.Equal(t, want, detailsMarkdown(st, end2.Add(7*time.Second)))
 
-	empty := detailsMarkdown(&RunState{Workflow: "hello", Status: StatusRunning}, t0)
+	empty := detailsMarkdown(&runs.State{Workflow: "hello", Status: runs.StatusRunning}, t0)
 	assert.Equal(t, "**hello** — running\n\nCost **$0.0000**\n\nNo steps yet.\n", empty)
 }
 

@@ -3,6 +3,8 @@ package flow
 import (
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"go.temporal.io/sdk/log"
 
 	"go.temporal.io/sdk/workflow"
@@ -39,7 +41,7 @@ func (c *Context) RunID() string { return workflow.GetInfo(c.wctx).WorkflowExecu
 func (c *Context) Attempt() int { return c.run.state.Attempt }
 
 // State returns a copy of the run's state as the Query gateflow.state would.
-func (c *Context) State() RunState { return c.run.state.clone() }
+func (c *Context) State() runs.State { return cloneState(c.run.state) }
 
 // With returns a context whose steps use opts (before their own options). Use it to give
 // typed steps (Step, Child) options: flow.Step[int](ctx.With(flow.StepTimeout(time.Minute)), ...).

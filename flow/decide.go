@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/internal/display"
@@ -40,21 +42,7 @@ type DecisionRequest struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
-// DecisionRecord is what a run keeps about a decision (Decide), in StepRecord.Decision.
-type DecisionRecord struct {
-	// Options are the choices offered; Choice the one picked.
-	Options []string `json:"options"`
-	Choice  string   `json:"choice,omitempty"`
-	// Reason is why, as the agent or the person gave it (optional for people).
-	Reason string `json:"reason,omitempty"`
-	// By is who decided: the identity of the person who answered, or "agent:" and the
-	// model that answered ("agent:gpt-4o-mini-2024-07-18").
-	By string `json:"by,omitempty"`
-	// AssignTo are the people and groups who could decide; empty when an agent decided.
-	AssignTo []string `json:"assign_to,omitempty"`
-}
-
-// agentDecider prefixes DecisionRecord.By for a decision an agent made.
+// agentDecider prefixes runs.Decision.By for a decision an agent made.
 const agentDecider = "agent:"
 
 // Decide asks for one of req.Options as the step name, of kind decision, and returns it.
@@ -99,12 +87,12 @@ func Decide[T ~string](ctx *Context, name string, req DecisionRequest) (T, error
 func failDecision(ctx *Context, name string, req DecisionRequest, err error) error {
 	st := ctx.run.state
 	now := workflow.Now(ctx.wctx)
-	i := st.beginStep(ctx.scope, name, KindDecision, now)
-	st.Steps[i].Decision = &DecisionRecord{Options: req.Options, AssignTo: req.AssignTo}
-	st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+	i := beginStep(st, ctx.scope, name, runs.KindDecision, now)
+	st.Steps[i].Decision = &runs.Decision{Options: req.Options, AssignTo: req.AssignTo}
+	endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
 	ctx.run.publish()
 	ctx.onStepFailed(i, "", false)
-	return &StepError{Step: name, Kind: KindDecision, Err: err}
+	return &StepError{Step: name, Kind: runs.KindDecision, Err: err}
 }
 
 // failDecided turns the recorded outcome of the decision step i, which ended with an
@@ -113,8 +101,8 @@ func failDecision(ctx *Context, name string, req DecisionRequest, err error) err
 func (c *Context) failDecided(i int, err error, allow bool) error {
 	st := c.run.state
 	r := &st.Steps[i]
-	r.Status, r.Error = StepFailed, err.Error()
-	serr := &StepError{Step: r.Name, Kind: KindDecision, Err: err}
+	r.Status, r.Error = runs.StepFailed, err.Error()
+	serr := &StepError{Step: r.Name, Kind: runs.KindDecision, Err: err}
 	var out error = serr
 	if allow {
 		r.AllowedFailure = true
@@ -134,7 +122,7 @@ type decisionAnswer struct {
 
 func decideByAgent(ctx *Context, name string, req DecisionRequest) (decisionAnswer, error) {
 	cl := ctx.builtinCall(name, decisionAgent(req), nil)
-	cl.kind = KindDecision
+	cl.kind = runs.KindDecision
 	if cl.opts.timeout == 0 {
 		cl.opts.timeout = req.Timeout
 	}
@@ -151,7 +139,7 @@ func decideByAgent(ctx *Context, name string, req DecisionRequest) (decisionAnsw
 	}
 	p := ctx.dispatch(cl)
 	st := ctx.run.state
-	rec := &DecisionRecord{Options: req.Options}
+	rec := &runs.Decision{Options: req.Options}
 	st.Steps[p.idx].Decision = rec
 	err := ctx.settle(p, &res, describe)
 	if err != nil || p.planned {
@@ -174,8 +162,8 @@ func decideByPeople(ctx *Context, name string, req DecisionRequest) (decisionAns
 	}
 	in := signals.InputRequest{Prompt: decisionPeoplePrompt(req), Schema: schema, Assignees: req.AssignTo, Timeout: req.Timeout}
 	idx := -1
-	rec := &DecisionRecord{Options: req.Options, AssignTo: req.AssignTo}
-	raw, ans, err := askInput[json.RawMessage](ctx, name, KindDecision, in, func(i int) {
+	rec := &runs.Decision{Options: req.Options, AssignTo: req.AssignTo}
+	raw, ans, err := askInput[json.RawMessage](ctx, name, runs.KindDecision, in, func(i int) {
 		idx = i
 		ctx.run.state.Steps[i].Decision = rec
 	})

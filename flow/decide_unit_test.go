@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
@@ -62,15 +64,15 @@ func TestDecideByAgentPicksAnOption(t *testing.T) {
 
 	st := queryState(t, env)
 	d := stepByName(t, st, "ship-or-hold")
-	assert.Equal(t, KindDecision, d.Kind)
-	assert.Equal(t, StepCompleted, d.Status)
+	assert.Equal(t, runs.KindDecision, d.Kind)
+	assert.Equal(t, runs.StepCompleted, d.Status)
 	require.NotNil(t, d.Decision)
-	assert.Equal(t, DecisionRecord{Options: []string{"ship", "hold"}, Choice: "hold", Reason: "the tests are red",
+	assert.Equal(t, runs.Decision{Options: []string{"ship", "hold"}, Choice: "hold", Reason: "the tests are red",
 		By: "agent:gpt-4o-mini-2024-07-18"}, *d.Decision)
 	assert.Equal(t, `chose "hold" (by agent:gpt-4o-mini-2024-07-18): the tests are red`, d.Output)
 	assert.Equal(t, "0.002", d.CostUSD.String(), "the decision costs what its call cost")
 	assert.Equal(t, "0.002", st.CostUSD.String())
-	assert.Equal(t, Tokens{Input: 100, Output: 20}, st.Tokens)
+	assert.Equal(t, runs.Tokens{Input: 100, Output: 20}, st.Tokens)
 }
 
 func TestDecideByAgentRetriesAnAnswerOutsideTheOptions(t *testing.T) {
@@ -98,7 +100,7 @@ func TestDecideByAgentRetriesAnAnswerOutsideTheOptions(t *testing.T) {
 	assert.Equal(t, []int32{1, 2}, attempts, "the schema error is retried")
 
 	d := stepByName(t, queryState(t, env), "ship-or-hold")
-	assert.Equal(t, StepCompleted, d.Status)
+	assert.Equal(t, runs.StepCompleted, d.Status)
 	assert.Equal(t, 2, d.Attempt)
 	require.NotNil(t, d.Decision)
 	assert.Equal(t, "ship", d.Decision.Choice)
@@ -121,7 +123,7 @@ func TestDecideByAgentRefusesAChoiceThatIsNoOption(t *testing.T) {
 	assert.Contains(t, err.Error(), `decision ship-or-hold: the choice "later" is not one of the options "ship", "hold"`)
 	st := queryState(t, env)
 	d := stepByName(t, st, "ship-or-hold")
-	assert.Equal(t, StepFailed, d.Status)
+	assert.Equal(t, runs.StepFailed, d.Status)
 	require.NotNil(t, d.Decision)
 	assert.Empty(t, d.Decision.Choice)
 	assert.Equal(t, "0.001", st.CostUSD.String(), "the call was paid for")
@@ -181,8 +183,8 @@ func TestDecideRefusesBadRequestsBeforeAnythingRuns(t *testing.T) {
 			assert.Empty(t, calls.all(), "nothing was dispatched")
 			st := queryState(t, env)
 			d := stepByName(t, st, "ship-or-hold")
-			assert.Equal(t, KindDecision, d.Kind)
-			assert.Equal(t, StepFailed, d.Status)
+			assert.Equal(t, runs.KindDecision, d.Kind)
+			assert.Equal(t, runs.StepFailed, d.Status)
 			assert.Equal(t, tt.wantErr, d.Error)
 			assert.Empty(t, st.Waiting, "nobody was asked")
 			assert.True(t, st.CostUSD.IsZero())
@@ -212,7 +214,7 @@ func TestDecideByPeople(t *testing.T) {
 		assert.ErrorContains(t, wrongType.refusal(t), `answer does not match the schema`)
 		assert.ErrorContains(t, stranger.refusal(t), `"mallory" is not among the assignees`)
 		good.value(t)
-		assert.Equal(t, StatusAwaitingInput, during.Status)
+		assert.Equal(t, runs.StatusAwaitingInput, during.Status)
 		assert.Equal(t, []string{"input:ship-or-hold"}, during.Waiting)
 		dd := stepByName(t, *during, "ship-or-hold")
 		require.NotNil(t, dd.Decision, "the options show while the run waits")
@@ -220,10 +222,10 @@ func TestDecideByPeople(t *testing.T) {
 
 		st := queryState(t, env)
 		d := stepByName(t, st, "ship-or-hold")
-		assert.Equal(t, KindDecision, d.Kind)
-		assert.Equal(t, StepCompleted, d.Status)
+		assert.Equal(t, runs.KindDecision, d.Kind)
+		assert.Equal(t, runs.StepCompleted, d.Status)
 		require.NotNil(t, d.Decision)
-		assert.Equal(t, DecisionRecord{Options: []string{"ship", "hold"}, Choice: "hold", By: "carol",
+		assert.Equal(t, runs.Decision{Options: []string{"ship", "hold"}, Choice: "hold", By: "carol",
 			AssignTo: []string{"alice", "group:release"}}, *d.Decision)
 		assert.Equal(t, `chose "hold" (by carol)`, d.Output)
 		assert.True(t, st.CostUSD.IsZero())
@@ -248,7 +250,7 @@ func TestDecideByPeople(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "nobody answered within 1h0m0s")
 		d := stepByName(t, queryState(t, env), "ship-or-hold")
-		assert.Equal(t, StepFailed, d.Status)
+		assert.Equal(t, runs.StepFailed, d.Status)
 		require.NotNil(t, d.Decision)
 		assert.Empty(t, d.Decision.Choice)
 	})

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,78 +148,46 @@ func TestMaxCostUSDZeroIsAllowed(t *testing.T) {
 	assert.Equal(t, "0", f.Info().MaxCostUSD)
 }
 
-func TestParseStatus(t *testing.T) {
-	for _, s := range statuses {
-		t.Run(string(s), func(t *testing.T) {
-			got, err := ParseStatus(string(s))
-			require.NoError(t, err)
-			assert.Equal(t, s, got)
-		})
-	}
-	for _, bad := range []string{"", "Running", "done", "canceled", " running"} {
-		t.Run("bad "+bad, func(t *testing.T) {
-			got, err := ParseStatus(bad)
-			require.Error(t, err)
-			assert.Equal(t, Status(""), got)
-			assert.Equal(t, "want one of pending, running, awaiting_approval, awaiting_input, waiting_signal, "+
-				"sleeping, budget_paused, awaiting_gate, waiting_capacity, paused, completed, warning, failed, rejected, cancelled, budget_exceeded", err.Error())
-		})
-	}
-	assert.Len(t, statuses, 16, "every status of the design is listed")
-}
-
-func TestStatusTerminal(t *testing.T) {
-	terminal := map[Status]bool{
-		StatusCompleted: true, StatusWarning: true, StatusFailed: true, StatusRejected: true,
-		StatusCancelled: true, StatusBudgetExceeded: true,
-	}
-	for _, s := range append(statuses, Status(""), Status("bogus")) {
-		t.Run(string(s), func(t *testing.T) {
-			assert.Equal(t, terminal[s], s.Terminal())
-		})
-	}
-}
-
 func TestRunStateSteps(t *testing.T) {
 	t0 := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	var st RunState
+	var st runs.State
 	names := []string{"build", "test", "build", "deploy", "build", "test"}
 	wantIDs := []string{"build", "test", "build#2", "deploy", "build#3", "test#2"}
 	for i, n := range names {
-		idx := st.beginStep("", n, KindShell, t0.Add(time.Duration(i)*time.Second))
+		idx := beginStep(&st, "", n, runs.KindShell, t0.Add(time.Duration(i)*time.Second))
 		assert.Equal(t, i, idx)
 	}
 	for i, rec := range st.Steps {
 		assert.Equal(t, names[i], rec.Name)
 		assert.Equal(t, wantIDs[i], rec.ActivityID)
-		assert.Equal(t, KindShell, rec.Kind)
-		assert.Equal(t, StepRunning, rec.Status)
+		assert.Equal(t, runs.KindShell, rec.Kind)
+		assert.Equal(t, runs.StepRunning, rec.Status)
 		assert.Equal(t, 1, rec.Attempt)
 		assert.Nil(t, rec.EndedAt)
 		assert.Equal(t, 10*time.Second-time.Duration(i)*time.Second, rec.Duration(t0.Add(10*time.Second)), "running steps count until now")
 	}
 
 	code := 2
-	st.endStep(1, t0.Add(5*time.Second), StepFailed, 3, "exit code 2", "", &code)
+	endStep(&st, 1, t0.Add(5*time.Second), runs.StepFailed, 3, "exit code 2", "", &code)
 	rec := st.Steps[1]
-	assert.Equal(t, StepFailed, rec.Status)
+	assert.Equal(t, runs.StepFailed, rec.Status)
 	assert.Equal(t, 3, rec.Attempt)
 	assert.Equal(t, "exit code 2", rec.Error)
 	require.NotNil(t, rec.ExitCode)
 	assert.Equal(t, 2, *rec.ExitCode)
 	assert.Equal(t, 4*time.Second, rec.Duration(t0.Add(time.Hour)), "ended steps keep their duration")
 
-	st.endStep(0, t0.Add(time.Second), StepCompleted, 0, "", "out", nil)
+	endStep(&st, 0, t0.Add(time.Second), runs.StepCompleted, 0, "", "out", nil)
 	assert.Equal(t, 1, st.Steps[0].Attempt, "attempt 0 keeps the recorded attempt")
 	assert.Equal(t, "out", st.Steps[0].Output)
 
-	st.finish(t0.Add(time.Minute), StatusFailed, "boom")
-	assert.Equal(t, StatusFailed, st.Status)
+	finishRun(&st, t0.Add(time.Minute), runs.StatusFailed, "boom")
+	assert.Equal(t, runs.StatusFailed, st.Status)
 	assert.Equal(t, "boom", st.Error)
 	require.NotNil(t, st.EndedAt)
 	assert.Equal(t, t0.Add(time.Minute), *st.EndedAt)
 
-	c := st.clone()
+	c := cloneState(&st)
 	c.Steps[0].Name = "changed"
 	assert.Equal(t, "build", st.Steps[0].Name, "clone copies the steps")
 }
@@ -347,7 +317,7 @@ func TestActivityOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ao := activityOptions("id#2", "id", KindShell, tt.o, tt.nonRetries)
+			ao := activityOptions("id#2", "id", runs.KindShell, tt.o, tt.nonRetries)
 			assert.Equal(t, "id#2", ao.ActivityID)
 			assert.Equal(t, "id (shell)", ao.Summary)
 			assert.Equal(t, tt.wantStart, ao.StartToCloseTimeout)
@@ -398,7 +368,7 @@ func TestErrorMessageAndFailureDetails(t *testing.T) {
 			assert.Equal(t, tt.wantCode, code)
 		})
 	}
-	se := &StepError{Step: "build", Kind: KindShell, Err: exit}
+	se := &StepError{Step: "build", Kind: runs.KindShell, Err: exit}
 	assert.Equal(t, "step build: exit code 4: nope", se.Error())
 	var app *temporal.ApplicationError
 	assert.True(t, errors.As(se, &app), "StepError unwraps to the Temporal error")

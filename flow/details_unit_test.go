@@ -4,37 +4,39 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 )
 
 func TestDetailsMarkdownWithCostGroupsAllowedFailuresAndChildren(t *testing.T) {
 	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { x := t0.Add(d); return &x }
-	st := &RunState{
+	st := &runs.State{
 		Workflow:    "release",
-		Status:      StatusWarning,
+		Status:      runs.StatusWarning,
 		Attempt:     2,
 		MaxAttempts: 3,
 		CostUSD:     dec("0.123456"),
-		Tokens:      Tokens{Input: 1200, Output: 34},
-		Steps: []StepRecord{
-			{Name: "review", Kind: KindAgent, Status: StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: at(2 * time.Second),
-				Output: "looks\ngood", CostUSD: dec("0.1"), Tokens: &Tokens{Input: 1000, Output: 30}},
-			{Name: "lint", Group: "checks", Kind: KindShell, Status: StepFailed, AllowedFailure: true, Attempt: 3,
+		Tokens:      runs.Tokens{Input: 1200, Output: 34},
+		Steps: []runs.Step{
+			{Name: "review", Kind: runs.KindAgent, Status: runs.StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: at(2 * time.Second),
+				Output: "looks\ngood", CostUSD: dec("0.1"), Tokens: &runs.Tokens{Input: 1000, Output: 30}},
+			{Name: "lint", Group: "checks", Kind: runs.KindShell, Status: runs.StepFailed, AllowedFailure: true, Attempt: 3,
 				StartedAt: t0, EndedAt: at(1500 * time.Millisecond), Output: "ignored", Error: "exit code 1: style"},
-			{Name: "unit", Group: "checks", Kind: KindShell, Status: StepCancelled, Attempt: 1,
+			{Name: "unit", Group: "checks", Kind: runs.KindShell, Status: runs.StepCancelled, Attempt: 1,
 				StartedAt: t0, EndedAt: at(time.Second), Error: "cancelled"},
-			{Name: "smoke", Kind: KindChild, Status: StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: at(time.Minute),
+			{Name: "smoke", Kind: runs.KindChild, Status: runs.StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: at(time.Minute),
 				Output: "rel/smoke completed", CostUSD: dec("0.023456"),
-				Child: &ChildRecord{ID: "rel/smoke", Status: StatusCompleted, Steps: []StepRecord{
-					{Name: "probe", Kind: KindHTTP, Status: StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: at(time.Second), Output: "200 OK"},
-					{Name: "deep", Kind: KindChild, Status: StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: at(time.Second),
-						CostUSD: dec("0.02"), Child: &ChildRecord{ID: "rel/smoke/deep", Steps: []StepRecord{
-							{Name: "think", Kind: KindAgent, Status: StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: at(time.Second), CostUSD: dec("0.02")},
+				Child: &runs.Child{ID: "rel/smoke", Status: runs.StatusCompleted, Steps: []runs.Step{
+					{Name: "probe", Kind: runs.KindHTTP, Status: runs.StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: at(time.Second), Output: "200 OK"},
+					{Name: "deep", Kind: runs.KindChild, Status: runs.StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: at(time.Second),
+						CostUSD: dec("0.02"), Child: &runs.Child{ID: "rel/smoke/deep", Steps: []runs.Step{
+							{Name: "think", Kind: runs.KindAgent, Status: runs.StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: at(time.Second), CostUSD: dec("0.02")},
 						}}},
 				}}},
-			{Name: "pause", Kind: KindSleep, Status: StepRunning, Attempt: 1, StartedAt: t0.Add(time.Minute)},
-			{Name: "announce", Kind: KindSkip, Status: StepSkipped, Attempt: 1, StartedAt: t0, EndedAt: at(0), Output: "dry run"},
+			{Name: "pause", Kind: runs.KindSleep, Status: runs.StepRunning, Attempt: 1, StartedAt: t0.Add(time.Minute)},
+			{Name: "announce", Kind: runs.KindSkip, Status: runs.StepSkipped, Attempt: 1, StartedAt: t0, EndedAt: at(0), Output: "dry run"},
 		},
 	}
 	want := "**release** — warning (attempt 2 of 3)\n\n" +
@@ -52,6 +54,6 @@ func TestDetailsMarkdownWithCostGroupsAllowedFailuresAndChildren(t *testing.T) {
 		"| announce | skip | skipped | 1 | 0s | - | dry run |\n"
 	assert.Equal(t, want, detailsMarkdown(st, t0.Add(90*time.Second)))
 
-	one := detailsMarkdown(&RunState{Workflow: "w", Status: StatusRunning, Attempt: 1, MaxAttempts: 1, CostUSD: dec("2")}, t0)
+	one := detailsMarkdown(&runs.State{Workflow: "w", Status: runs.StatusRunning, Attempt: 1, MaxAttempts: 1, CostUSD: dec("2")}, t0)
 	assert.Equal(t, "**w** — running\n\nCost **$2.0000**\n\nNo steps yet.\n", one, "no attempt counter or tokens when there are none")
 }

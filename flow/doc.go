@@ -66,7 +66,7 @@ check the monthly quotas themselves. The catalog (WorkflowInfo) lists a flow's s
 
 Every step is a Temporal activity whose ActivityID and Summary are the step's name, so the
 Web UI's timeline reads like the handler, and every step is recorded in the run's
-RunState (status, attempt, duration, output preview, cost, tokens).
+runs.State (status, attempt, duration, output preview, cost, tokens).
 
 	ctx.Shell(name, activities.Shell{...})  // a process; cancellation kills its process group
 	ctx.HTTP(name, activities.HTTP{...})    // a request; secrets resolve on the worker only
@@ -150,7 +150,7 @@ approval.ErrRejected); returned, it ends the run as rejected. Input asks for an 
 type T checked against a JSON Schema and T; WaitSignal waits for a signal, buffered before
 the wait and deduplicated by ID, keyed signals reaching every run waiting on the key. While
 it waits the run's status says for what (awaiting_approval, awaiting_input,
-waiting_signal) and RunState.Waiting and the FlowWaiting search attribute list each Wait,
+waiting_signal) and runs.State.Waiting and the FlowWaiting search attribute list each Wait,
 whose Command is the flowctl command that answers it.
 
 # Polled gates
@@ -179,11 +179,11 @@ A quality gate reads a 0–100 score at a dotted path of a step's output (an age
 raw JSON, a map or a struct) and passes at or above the threshold; below it fails the step
 with ErrorQualityGate, or with QualityContinue records an allowed failure and goes on. It
 runs in the workflow, costs nothing and records the score and threshold
-(StepRecord.Quality). Decide returns one of a list of options: an agent picks it (an agent
+(runs.Step.Quality). Decide returns one of a list of options: an agent picks it (an agent
 step whose ResponseSchema enumerates the options, so an answer outside them is refused
 with activities.AgentSchemaErrorType and asked again, and which costs money like any agent
 step), or with AssignTo a person answers it as an input (`flowctl input RUN NAME --data
-'"ship"'`); StepRecord.Decision keeps the options, the choice, the reason and who decided.
+'"ship"'`); runs.Step.Decision keeps the options, the choice, the reason and who decided.
 
 # Budgets
 
@@ -197,13 +197,13 @@ when its cap fits what the month has not spent or reserved (see Client.Start).
 
 Cost-bearing steps (agents, decisions, any step with a CostLimit) are retried by the run,
 not by Temporal: each attempt is one activity (ID, ID@2, ID@3 ...) whose cost and tokens are
-charged as soon as it ends, paid or not, and listed in StepRecord.Attempts; the limit is
+charged as soon as it ends, paid or not, and listed in runs.Step.Attempts; the limit is
 reserved again before the next attempt, so an attempt the cap cannot pay for is not made;
 the backoff between attempts is a durable timer with a deterministic ±20% jitter. A
 provider's rate limit (429 with Retry-After) is waited out in waiting_capacity without
 using an attempt, for at most the step's timeout. A Parallel wave whose limits do not fit
 together records each of its steps as refused; a step that cost more than its own limit is
-flagged (StepRecord.Overshoot; "$0.45 > $0.25 limit" in flowctl show and the Web UI).
+flagged (runs.Step.Overshoot; "$0.45 > $0.25 limit" in flowctl show and the Web UI).
 
 # Errors
 
@@ -211,7 +211,7 @@ A step's error is a *StepError naming the step; errors.As and errors.Is see thro
 the Temporal error, a *GuardError (ErrGuard) or an approval error. A step allowed to fail
 (AllowFailure) returns an *AllowedFailure around it; a handler that returns only allowed
 failures ends the run warning. What a handler returns with its error is kept
-(RunState.Output, RunDescription.Output). Runs and steps fail with
+(runs.State.Output, runs.Description.Output). Runs and steps fail with
 Temporal application errors of stable types (ErrorType: ErrorBudgetExceeded,
 ErrorRejected, ErrorShellExit, ...); branch on them with ErrorType.Is. Permanent marks a
 handler's error as final so the run is not attempted again. Client calls refuse bad input

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -18,7 +20,7 @@ import (
 // never dispatched. errors.As and errors.Is work through it.
 type StepError struct {
 	Step string
-	Kind StepKind
+	Kind runs.StepKind
 	Err  error
 }
 

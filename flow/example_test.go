@@ -3,6 +3,8 @@ package flow_test
 import (
 	"fmt"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/gateflow/gateflow/activities"
@@ -64,9 +66,9 @@ func ExampleFlow_Err() {
 }
 
 func ExampleParseStatus() {
-	s, err := flow.ParseStatus("awaiting_approval")
+	s, err := runs.ParseStatus("awaiting_approval")
 	fmt.Println(s, s.Terminal(), err)
-	s, _ = flow.ParseStatus("completed")
+	s, _ = runs.ParseStatus("completed")
 	fmt.Println(s, s.Terminal())
 	// Output:
 	// awaiting_approval false <nil>

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/internal/depgraph"
 
 	"go.temporal.io/sdk/workflow"
@@ -103,13 +105,13 @@ func forEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, i
 		return results, nil
 	}
 	if err := ctx.run.guards.checkFanOut(name, len(items)); err != nil {
-		return nil, &StepError{Step: name, Kind: KindBranch, Err: err}
+		return nil, &StepError{Step: name, Kind: runs.KindBranch, Err: err}
 	}
 	if err := checkBranchName(name); err != nil {
-		return nil, &StepError{Step: name, Kind: KindBranch, Err: err}
+		return nil, &StepError{Step: name, Kind: runs.KindBranch, Err: err}
 	}
 	if err := checkItemCycle(len(items), opts); err != nil {
-		return nil, &StepError{Step: name, Kind: KindBranch, Err: err}
+		return nil, &StepError{Step: name, Kind: runs.KindBranch, Err: err}
 	}
 	fctx, cancel := workflow.WithCancel(ctx.wctx)
 	defer cancel()

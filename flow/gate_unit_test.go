@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -130,7 +132,7 @@ func newGateEnv(t *testing.T, r ...gates.Resolver) *gateEnv {
 	return env
 }
 
-func (e *gateEnv) run(t *testing.T, in polledCase) (polledOut, RunState) {
+func (e *gateEnv) run(t *testing.T, in polledCase) (polledOut, runs.State) {
 	t.Helper()
 	e.ExecuteWorkflow(polledFlow.Name(), in)
 	require.True(t, e.IsWorkflowCompleted())
@@ -142,16 +144,16 @@ func (e *gateEnv) run(t *testing.T, in polledCase) (polledOut, RunState) {
 	return out, queryState(t, e.TestWorkflowEnvironment)
 }
 
-func gateStep(t *testing.T, st RunState) StepRecord {
+func gateStep(t *testing.T, st runs.State) runs.Step {
 	t.Helper()
 	for _, s := range st.Steps {
-		if s.Kind == KindGate {
+		if s.Kind == runs.KindGate {
 			require.NotNil(t, s.Gate, "a gate step has a gate record")
 			return s
 		}
 	}
 	t.Fatal("no gate step")
-	return StepRecord{}
+	return runs.Step{}
 }
 
 func TestGatePollsUntilApproved(t *testing.T) {
@@ -181,22 +183,22 @@ func TestGatePollsUntilApproved(t *testing.T) {
 	}
 
 	// While it waits the run says so.
-	assert.Equal(t, StatusAwaitingGate, waiting.Status)
+	assert.Equal(t, runs.StatusAwaitingGate, waiting.Status)
 	assert.Equal(t, []string{"gate:checks/ci"}, waiting.Waiting)
 	w := gateStep(t, *waiting)
-	assert.Equal(t, StepRunning, w.Status)
+	assert.Equal(t, runs.StepRunning, w.Status)
 	assert.Equal(t, 2, w.Gate.Polls)
 	assert.Equal(t, "ci gate: poll 2 pending: running 3/9", w.Output)
 
 	s := gateStep(t, st)
-	assert.Equal(t, StepCompleted, s.Status)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.Equal(t, "approved by ci after 3 polls: all green", s.Output)
 	assert.Equal(t, 3, s.Gate.Polls)
 	assert.Equal(t, gates.OutcomeApproved, s.Gate.Decision)
 	assert.Equal(t, "ci", s.Gate.By)
 	assert.Equal(t, "all green", s.Gate.Comment)
 	assert.Equal(t, int64(20_000), s.DurationMS)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	assert.Empty(t, st.Waiting)
 }
 
@@ -209,7 +211,7 @@ func TestGateRejectEndsWithTheReason(t *testing.T) {
 	assert.Equal(t, "unit tests failed", out.Reason)
 	assert.Equal(t, "gate checks: rejected by ci after 2 polls: unit tests failed", out.Err)
 	s := gateStep(t, st)
-	assert.Equal(t, StepFailed, s.Status)
+	assert.Equal(t, runs.StepFailed, s.Status)
 	assert.Equal(t, out.Err, s.Error)
 	assert.Equal(t, gates.OutcomeRejected, s.Gate.Decision)
 	assert.Equal(t, "unit tests failed", s.Gate.Reason)
@@ -217,7 +219,7 @@ func TestGateRejectEndsWithTheReason(t *testing.T) {
 	// Returned by the handler, a rejection ends the run as rejected.
 	env = newGateEnv(t, &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Rejected("red")}})
 	_, st = env.run(t, polledCase{Req: gates.Request{Type: "ci"}, Return: true})
-	assert.Equal(t, StatusRejected, st.Status)
+	assert.Equal(t, runs.StatusRejected, st.Status)
 	require.Error(t, env.GetWorkflowError())
 	assert.True(t, ErrorRejected.Is(env.GetWorkflowError()), "got %v", env.GetWorkflowError())
 	assert.Contains(t, st.Error, "gate checks: rejected by ci after 1 poll: red")
@@ -227,19 +229,19 @@ func TestGateTimeoutFollowsOnTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		on       gates.OnTimeout
 		outcome  gates.Outcome
-		status   StepStatus
+		status   runs.StepStatus
 		err      string
 		timedOut bool
 		rejected bool
 	}{
-		{on: "", outcome: gates.OutcomeTimedOut, status: StepTimedOut, timedOut: true,
+		{on: "", outcome: gates.OutcomeTimedOut, status: runs.StepTimedOut, timedOut: true,
 			err: "gate checks: timed out after 35s (4 polls) without a decision; last poll: still red"},
-		{on: gates.FailOnTimeout, outcome: gates.OutcomeTimedOut, status: StepTimedOut, timedOut: true,
+		{on: gates.FailOnTimeout, outcome: gates.OutcomeTimedOut, status: runs.StepTimedOut, timedOut: true,
 			err: "gate checks: timed out after 35s (4 polls) without a decision; last poll: still red"},
-		{on: gates.ApproveOnTimeout, outcome: gates.OutcomeApproved, status: StepCompleted},
-		{on: gates.RejectOnTimeout, outcome: gates.OutcomeRejected, status: StepTimedOut, rejected: true,
+		{on: gates.ApproveOnTimeout, outcome: gates.OutcomeApproved, status: runs.StepCompleted},
+		{on: gates.RejectOnTimeout, outcome: gates.OutcomeRejected, status: runs.StepTimedOut, rejected: true,
 			err: "gate checks: rejected at the deadline after 4 polls: no decision within 35s"},
-		{on: gates.ContinueOnTimeout, outcome: gates.OutcomeTimedOut, status: StepCompleted},
+		{on: gates.ContinueOnTimeout, outcome: gates.OutcomeTimedOut, status: runs.StepCompleted},
 	} {
 		t.Run(string(tc.on), func(t *testing.T) {
 			env := newGateEnv(t, &scriptedResolver{typ: "ci", answers: []gates.Poll{gates.Pending("still red")}})
@@ -271,7 +273,7 @@ func TestGateUnknownTypeIsRefusedWithoutAnActivity(t *testing.T) {
 	assert.Zero(t, env.polls, "no poll activity was scheduled")
 	assert.Empty(t, env.timers)
 	s := gateStep(t, st)
-	assert.Equal(t, StepFailed, s.Status)
+	assert.Equal(t, runs.StepFailed, s.Status)
 	assert.Equal(t, "jira", s.Gate.Type)
 	assert.Zero(t, s.Gate.Polls)
 }
@@ -297,7 +299,7 @@ func TestGateRequestValidation(t *testing.T) {
 			assert.True(t, out.Invalid, "an ErrorInvalidStep: %s", out.Err)
 			assert.Contains(t, out.Err, tc.err)
 			assert.Zero(t, env.polls)
-			assert.Equal(t, StepFailed, gateStep(t, st).Status)
+			assert.Equal(t, runs.StepFailed, gateStep(t, st).Status)
 		})
 	}
 }
@@ -322,7 +324,7 @@ func TestGateManualApproveEndsThePollingEarly(t *testing.T) {
 		Message: "waiting for CI", Polls: 2, DecidedAt: out.Res.DecidedAt}, out.Res)
 	assert.Equal(t, 2, env.polls, "polls at 0s and 60s; the vote at 90s woke the sleep")
 	s := gateStep(t, st)
-	assert.Equal(t, StepCompleted, s.Status)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.Equal(t, int64(90_000), s.DurationMS, "the gate ended at the vote, not at the next poll")
 	assert.Equal(t, "approved by alice (manual) after 2 polls: CI is flaky, ship it", s.Output)
 	assert.True(t, s.Gate.Manual)
@@ -383,7 +385,7 @@ func TestGateFailedPollsAndBadParams(t *testing.T) {
 	assert.Contains(t, out.Err, "gate checks: 5 polls in a row failed; the last: gate checks: poll 5 with ci: connection reset")
 	assert.Len(t, r.polls(), 5*3, "each failed poll is an activity tried 3 times")
 	s := gateStep(t, st)
-	assert.Equal(t, StepFailed, s.Status)
+	assert.Equal(t, runs.StepFailed, s.Status)
 	assert.Equal(t, 5, s.Gate.Polls)
 	assert.Equal(t, 5, s.Gate.FailedPolls)
 

@@ -5,32 +5,14 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/runs"
 )
 
-// Guards are execution limits on a run and the tree of child runs below it. A zero field
-// means the default (see DefaultGuards); a negative one means no limit.
-type Guards struct {
-	// MaxChildDepth is how deep child runs may nest (a top-level run is depth 0, its
-	// children depth 1). Default 5.
-	MaxChildDepth int `json:"max_child_depth,omitempty"`
-	// MaxFanOut is the most steps one Parallel call may run, and the most child runs one
-	// run may start. Default 50.
-	MaxFanOut int `json:"max_fan_out,omitempty"`
-	// MaxTokens is the most agent tokens (input and output) the run and its children may
-	// use together. Default: no limit.
-	MaxTokens int64 `json:"max_tokens,omitempty"`
-	// MaxWallTime bounds the run from its start; steps get no more than what is left.
-	// Default: no limit.
-	MaxWallTime time.Duration `json:"max_wall_time,omitempty"`
-	// MaxSteps is the most steps the run may record: every step of its own (activities,
-	// sleeps, skips, branches, approvals, inputs, signals, gates, sends, children, each
-	// Parallel or ForEach step), over all its attempts and plans too. A child run counts its
-	// own steps against the same limit; the parent counts the child as one step. The step
-	// past the limit is refused before it runs (recorded failed with a *GuardError);
-	// OnError and Always steps are neither counted nor refused. Default 10,000 (about what
-	// fits in a Temporal history).
-	MaxSteps int `json:"max_steps,omitempty"`
-}
+// Guards are execution limits on a run and the tree of child runs below it: the most child
+// depth, fan-out, agent tokens, wall time and steps (the fields and their defaults are
+// runs.Guards'). A zero field means the default (see DefaultGuards); a negative one means
+// no limit. A run's state keeps the limits in force (runs.State.Guards).
+type Guards runs.Guards
 
 // DefaultGuards are the limits a run gets when neither the flow nor the worker sets them.
 var DefaultGuards = Guards{MaxChildDepth: 5, MaxFanOut: 50, MaxTokens: -1, MaxWallTime: -1, MaxSteps: 10_000}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -61,9 +63,9 @@ func TestMaxStepsRefusesTheStepPastTheLimit(t *testing.T) {
 	assert.Equal(t, 1, st.Attempt, "a guard refusal is not attempted again")
 	assert.Equal(t, 3, st.Guards.MaxSteps)
 	four := stepByName(t, st, "four")
-	assert.Equal(t, StepFailed, four.Status)
+	assert.Equal(t, runs.StepFailed, four.Status)
 	assert.Equal(t, "guard: steps 4 exceeds the limit of 3 at step four", four.Error)
-	assert.Equal(t, StepCompleted, stepByName(t, st, "cleanup").Status)
+	assert.Equal(t, runs.StepCompleted, stepByName(t, st, "cleanup").Status)
 }
 
 func TestMaxStepsWorkerDefaultAndNonActivitySteps(t *testing.T) {
@@ -94,8 +96,8 @@ func TestMaxStepsWorkerDefaultAndNonActivitySteps(t *testing.T) {
 	assert.Empty(t, shells.all(), "the parallel step is refused before dispatch")
 	st := queryState(t, env)
 	assert.Equal(t, 1, st.Guards.MaxSteps)
-	assert.Equal(t, StepFailed, stepByName(t, st, "skipped").Status)
-	assert.Equal(t, StepFailed, stepByName(t, st, "branch").Status)
+	assert.Equal(t, runs.StepFailed, stepByName(t, st, "skipped").Status)
+	assert.Equal(t, runs.StepFailed, stepByName(t, st, "branch").Status)
 }
 
 func TestMaxStepsDoesNotRefuseRunsRecordedBeforeTheGuard(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -119,17 +121,17 @@ func TestStatusOf(t *testing.T) {
 		name    string
 		err     error
 		allowed int
-		want    Status
+		want    runs.Status
 	}{
-		{"success", nil, 0, StatusCompleted},
-		{"success with allowed failures", nil, 2, StatusWarning},
-		{"failure", errors.New("boom"), 0, StatusFailed},
-		{"failure with allowed failures is still failed", errors.New("boom"), 1, StatusFailed},
-		{"temporal cancellation", temporal.NewCanceledError(), 0, StatusCancelled},
-		{"workflow.ErrCanceled", workflow.ErrCanceled, 0, StatusCancelled},
-		{"cancellation inside a step error", &StepError{Step: "s", Err: temporal.NewCanceledError()}, 3, StatusCancelled},
-		{"context.Canceled is not a workflow cancellation", context.Canceled, 0, StatusFailed},
-		{"guard refusal fails", &StepError{Step: "s", Err: &GuardError{Limit: "tokens"}}, 0, StatusFailed},
+		{"success", nil, 0, runs.StatusCompleted},
+		{"success with allowed failures", nil, 2, runs.StatusWarning},
+		{"failure", errors.New("boom"), 0, runs.StatusFailed},
+		{"failure with allowed failures is still failed", errors.New("boom"), 1, runs.StatusFailed},
+		{"temporal cancellation", temporal.NewCanceledError(), 0, runs.StatusCancelled},
+		{"workflow.ErrCanceled", workflow.ErrCanceled, 0, runs.StatusCancelled},
+		{"cancellation inside a step error", &StepError{Step: "s", Err: temporal.NewCanceledError()}, 3, runs.StatusCancelled},
+		{"context.Canceled is not a workflow cancellation", context.Canceled, 0, runs.StatusFailed},
+		{"guard refusal fails", &StepError{Step: "s", Err: &GuardError{Limit: "tokens"}}, 0, runs.StatusFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/typeschema"
@@ -18,46 +20,46 @@ import (
 // req.Schema or T, or come from people not among req.Assignees. It returns an
 // *signals.TimedOutError-like error when req.Timeout passes first.
 func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error) {
-	v, _, err := askInput[T](ctx, name, KindInput, req, nil)
+	v, _, err := askInput[T](ctx, name, runs.KindInput, req, nil)
 	return v, err
 }
 
 // askInput is Input recording a step of kind (Decide asks people through it); begun, when
 // set, gets the step's index once the step is recorded. It returns the accepted answer
 // too (nil when there is none).
-func askInput[T any](ctx *Context, name string, kind StepKind, req signals.InputRequest, begun func(int)) (T, *signals.InputAnswer, error) {
+func askInput[T any](ctx *Context, name string, kind runs.StepKind, req signals.InputRequest, begun func(int)) (T, *signals.InputAnswer, error) {
 	var zero T
 	rt := ctx.run
 	st := rt.state
 	now := workflow.Now(ctx.wctx)
-	i := st.beginStep(ctx.scope, name, kind, now)
+	i := beginStep(st, ctx.scope, name, kind, now)
 	if begun != nil {
 		begun(i)
 	}
-	fail := func(status StepStatus, err error) (T, *signals.InputAnswer, error) {
-		st.endStep(i, workflow.Now(ctx.wctx), status, 0, err.Error(), "", nil)
+	fail := func(status runs.StepStatus, err error) (T, *signals.InputAnswer, error) {
+		endStep(st, i, workflow.Now(ctx.wctx), status, 0, err.Error(), "", nil)
 		rt.publish()
 		return zero, nil, &StepError{Step: name, Kind: kind, Err: err}
 	}
 	in, err := signals.NewInput(name, req, now)
 	if err != nil {
-		return fail(StepFailed, fmt.Errorf("input %s: %w", name, err))
+		return fail(runs.StepFailed, fmt.Errorf("input %s: %w", name, err))
 	}
 	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		return fail(StepFailed, err)
+		return fail(runs.StepFailed, err)
 	}
 	if rt.plan {
-		st.endStep(i, now, StepPlanned, 0, "", string(kind)+": "+display.Preview(oneLine(req.Prompt), 100), nil)
+		endStep(st, i, now, runs.StepPlanned, 0, "", string(kind)+": "+display.Preview(oneLine(req.Prompt), 100), nil)
 		rt.publish()
 		return zero, nil, nil
 	}
 	members, err := ctx.snapshotGroups("input "+name, req.Assignees)
 	if err != nil {
-		return fail(StepFailed, err)
+		return fail(runs.StepFailed, err)
 	}
 	schema, err := typeschema.Compile(reflect.TypeOf(&zero).Elem())
 	if err != nil {
-		return fail(StepFailed, fmt.Errorf("input %s: the schema of %T: %w", name, zero, err))
+		return fail(runs.StepFailed, fmt.Errorf("input %s: the schema of %T: %w", name, zero, err))
 	}
 	w := &inputWait{input: in, members: members, decode: func(raw json.RawMessage) error {
 		if err := schema.Validate(orNull(raw)); err != nil {
@@ -72,23 +74,23 @@ func askInput[T any](ctx *Context, name string, kind StepKind, req signals.Input
 
 	rt.emit(ctx.wctx, events.InputRequested, name, "", req.Prompt, map[string]any{
 		"assignees": req.Assignees, "schema": req.Schema,
-		"command": Wait{Kind: ForInput, Name: name}.Command(ctx.RunID())})
-	wait := Wait{Kind: ForInput, Name: name}
+		"command": runs.Wait{Kind: runs.ForInput, Name: name}.Command(ctx.RunID())})
+	wait := runs.Wait{Kind: runs.ForInput, Name: name}
 	ctx.wait(wait)
 	ok, werr := ctx.await(req.Timeout, "input "+name, func() bool { return in.Answer != nil })
 	ctx.unwait(wait)
 	if werr != nil {
-		return fail(StepCancelled, werr)
+		return fail(runs.StepCancelled, werr)
 	}
 	if !ok {
-		return fail(StepFailed, fmt.Errorf("input %s: nobody answered within %s", name, req.Timeout))
+		return fail(runs.StepFailed, fmt.Errorf("input %s: nobody answered within %s", name, req.Timeout))
 	}
 	var v T
 	if err := json.Unmarshal(orNull(in.Answer.Payload), &v); err != nil {
-		return fail(StepFailed, fmt.Errorf("input %s: decode the answer: %w", name, err))
+		return fail(runs.StepFailed, fmt.Errorf("input %s: decode the answer: %w", name, err))
 	}
 	rt.emit(ctx.wctx, events.InputReceived, name, "", "", map[string]any{"by": in.Answer.By})
-	st.endStep(i, workflow.Now(ctx.wctx), StepCompleted, 0, "", "answered by "+in.Answer.By+": "+display.Preview(string(in.Answer.Payload), 150), nil)
+	endStep(st, i, workflow.Now(ctx.wctx), runs.StepCompleted, 0, "", "answered by "+in.Answer.By+": "+display.Preview(string(in.Answer.Payload), 150), nil)
 	rt.publish()
 	return v, in.Answer, nil
 }

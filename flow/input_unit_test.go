@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -84,7 +86,7 @@ func TestInputValidatorRefusesBadAnswers(t *testing.T) {
 			assert.ErrorContains(t, err, w, "answer %d", i)
 		}
 	}
-	assert.Equal(t, StatusAwaitingInput, during.Status)
+	assert.Equal(t, runs.StatusAwaitingInput, during.Status)
 	assert.Equal(t, []string{"input:notes"}, during.Waiting)
 	require.Len(t, during.Inputs, 1)
 	assert.Nil(t, during.Inputs[0].Answer, "refused answers leave nothing")
@@ -102,8 +104,8 @@ func TestInputValidatorRefusesBadAnswers(t *testing.T) {
 
 	st := queryState(t, env)
 	notes := stepByName(t, st, "notes")
-	assert.Equal(t, KindInput, notes.Kind)
-	assert.Equal(t, StepCompleted, notes.Status)
+	assert.Equal(t, runs.KindInput, notes.Kind)
+	assert.Equal(t, runs.StepCompleted, notes.Status)
 	assert.Equal(t, "answered by wendy: "+goodNotes, notes.Output)
 	assert.Equal(t, 31*time.Minute, notes.EndedAt.Sub(notes.StartedAt))
 	require.Len(t, st.Inputs, 1)
@@ -132,9 +134,9 @@ func TestInputTimeoutFailsTheStep(t *testing.T) {
 		err := env.GetWorkflowError()
 		require.ErrorContains(t, err, "input notes: nobody answered within 1h0m0s")
 		st := queryState(t, env)
-		assert.Equal(t, StatusFailed, st.Status)
+		assert.Equal(t, runs.StatusFailed, st.Status)
 		notes := stepByName(t, st, "notes")
-		assert.Equal(t, StepFailed, notes.Status)
+		assert.Equal(t, runs.StepFailed, notes.Status)
 		assert.Equal(t, "input notes: nobody answered within 1h0m0s", notes.Error)
 		assert.Equal(t, time.Hour, notes.EndedAt.Sub(notes.StartedAt))
 		assert.Empty(t, st.Waiting)
@@ -149,8 +151,8 @@ func TestInputTimeoutFailsTheStep(t *testing.T) {
 		assert.Equal(t, releaseNotes{}, out, "the zero value")
 		assert.ErrorContains(t, late.refusal(t), "the run is not waiting for this input")
 		st := queryState(t, env)
-		assert.Equal(t, StatusCompleted, st.Status)
-		assert.Equal(t, StepFailed, stepByName(t, st, "notes").Status)
+		assert.Equal(t, runs.StatusCompleted, st.Status)
+		assert.Equal(t, runs.StepFailed, stepByName(t, st, "notes").Status)
 	})
 }
 
@@ -174,7 +176,7 @@ func TestInputStepErrorWrapsTheCause(t *testing.T) {
 	assert.Equal(t, []string{"input bad", "input quick"}, seen.all())
 	st := queryState(t, env)
 	bad := stepByName(t, st, "bad")
-	assert.Equal(t, StepFailed, bad.Status)
+	assert.Equal(t, runs.StepFailed, bad.Status)
 	assert.Contains(t, bad.Error, "input bad: signals: input request prompt: required")
 	assert.Len(t, st.Inputs, 1, "an invalid request opens nothing")
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -41,7 +43,7 @@ type ItemProvider interface {
 // step name. A provider no worker has fails the step with a clear error.
 func Items(ctx *Context, name, provider, scope string, filter map[string]string) ([]Item, error) {
 	var out []Item
-	cl := call{name: name, kind: KindActivity, activity: protocol.ItemsActivity,
+	cl := call{name: name, kind: runs.KindActivity, activity: protocol.ItemsActivity,
 		args: []any{protocol.ItemsRequest{Provider: provider, Scope: scope, Filter: filter}}, opts: ctx.options(nil)}
 	cl.summary = fmt.Sprintf("%s (items of %s)", name, provider)
 	cl.nonRetryable = []string{string(ErrorInvalidStep)}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -45,8 +47,8 @@ func newItemsEnv(t *testing.T) (*shellTimeline, func(provider string) error) {
 		require.True(t, env.IsWorkflowCompleted())
 		st := queryState(t, env)
 		if provider == "tickets" {
-			assert.Equal(t, StepSkipped, stepByLabel(t, st, "work/T-2").Status, "T-2 depends on the failed T-1")
-			assert.Equal(t, StepCompleted, stepByLabel(t, st, "work/T-3/do").Status)
+			assert.Equal(t, runs.StepSkipped, stepByLabel(t, st, "work/T-2").Status, "T-2 depends on the failed T-1")
+			assert.Equal(t, runs.StepCompleted, stepByLabel(t, st, "work/T-3/do").Status)
 			assert.Equal(t, "3 items from tickets", stepByLabel(t, st, "list").Output)
 		}
 		return env.GetWorkflowError()

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -39,9 +41,9 @@ func TestWorkflowCancelledRunRecordsCancelled(t *testing.T) {
 
 	st := queryState(t, env)
 	require.Len(t, st.Steps, 1)
-	assert.Equal(t, StepCancelled, st.Steps[0].Status)
+	assert.Equal(t, runs.StepCancelled, st.Steps[0].Status)
 	assert.Equal(t, "cancelled", st.Steps[0].Error)
-	assert.Equal(t, StatusCancelled, st.Status, "run state")
+	assert.Equal(t, runs.StatusCancelled, st.Status, "run state")
 	require.NotEmpty(t, statuses)
-	assert.Equal(t, string(StatusCancelled), statuses[len(statuses)-1], "last FlowStatus upsert")
+	assert.Equal(t, string(runs.StatusCancelled), statuses[len(statuses)-1], "last FlowStatus upsert")
 }

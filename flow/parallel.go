@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/activities"
@@ -74,7 +76,7 @@ func ActivityStep(name string, activity any, args ...any) ParallelStep {
 // result is read with ResultAs.
 type ParallelResult struct {
 	Name  string
-	Kind  StepKind
+	Kind  runs.StepKind
 	Err   error
 	Shell *activities.ShellResult
 	HTTP  *activities.HTTPResult
@@ -161,19 +163,19 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 		var cl call
 		b := branch{}
 		if s.branch != nil {
-			results[i].Name, results[i].Kind = s.name, KindBranch
+			results[i].Name, results[i].Kind = s.name, runs.KindBranch
 			continue
 		}
 		if s.spec != nil {
 			cl = pc.builtinCall(s.name, s.spec, s.opts)
 			switch cl.kind {
-			case KindShell:
+			case runs.KindShell:
 				r := &activities.ShellResult{}
 				b.result, b.describe, results[i].Shell = r, describeShell(r), r
-			case KindHTTP:
+			case runs.KindHTTP:
 				r := &activities.HTTPResult{}
 				b.result, b.describe, results[i].HTTP = r, describeHTTP(r), r
-			case KindAgent:
+			case runs.KindAgent:
 				r := &activities.AgentResult{}
 				b.result, b.describe, results[i].Agent = r, describeAgent(r), r
 			}
@@ -360,15 +362,15 @@ func (c *Context) refuseWave(group string, steps []ParallelStep, calls []call, e
 	for i, s := range steps {
 		kind := calls[i].kind
 		if s.branch != nil {
-			kind = KindBranch
+			kind = runs.KindBranch
 		}
-		j := st.beginStep(c.scope, s.name, kind, now)
+		j := beginStep(st, c.scope, s.name, kind, now)
 		st.Steps[j].Group = group
 		if calls[i].costLimit != nil && calls[i].costLimit.IsPositive() {
 			limit := *calls[i].costLimit
 			st.Steps[j].CostLimitUSD = &limit
 		}
-		st.endStep(j, now, StepRefused, 0, err.Error(), "", nil)
+		endStep(st, j, now, runs.StepRefused, 0, err.Error(), "", nil)
 	}
 	c.run.publish()
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -70,20 +72,20 @@ func TestParallelResultsInInputOrderWithEveryKind(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", "ping", "review", "count", "c"}, names, "input order, not completion order")
 	for i, cmd := range map[int]string{0: "a", 1: "b", 5: "c"} {
 		r := got.results[i]
-		assert.Equal(t, KindShell, r.Kind)
+		assert.Equal(t, runs.KindShell, r.Kind)
 		require.NotNil(t, r.Shell, cmd)
 		assert.Equal(t, cmd+" done", r.Shell.Stdout)
 		assert.Nil(t, r.HTTP)
 		assert.Nil(t, r.Agent)
 	}
 	require.NotNil(t, got.results[2].HTTP)
-	assert.Equal(t, KindHTTP, got.results[2].Kind)
+	assert.Equal(t, runs.KindHTTP, got.results[2].Kind)
 	assert.Equal(t, 200, got.results[2].HTTP.Status)
 	assert.Nil(t, got.results[2].Shell)
 	require.NotNil(t, got.results[3].Agent)
 	assert.Equal(t, "lgtm", got.results[3].Agent.Text)
 
-	assert.Equal(t, KindActivity, got.results[4].Kind)
+	assert.Equal(t, runs.KindActivity, got.results[4].Kind)
 	mc, err := ResultAs[meteredCount](got.results[4])
 	require.NoError(t, err)
 	assert.Equal(t, 8, mc.N)
@@ -97,7 +99,7 @@ func TestParallelResultsInInputOrderWithEveryKind(t *testing.T) {
 	require.Len(t, st.Steps, 6)
 	for _, s := range st.Steps {
 		assert.Equal(t, "checks", s.Group, s.Name)
-		assert.Equal(t, StepCompleted, s.Status, s.Name)
+		assert.Equal(t, runs.StepCompleted, s.Status, s.Name)
 	}
 	start := st.Steps[0].StartedAt
 	for _, s := range st.Steps {
@@ -143,9 +145,9 @@ func TestParallelWaitAllRunsEveryStepAndReturnsTheFirstFailure(t *testing.T) {
 
 	st := queryState(t, env)
 	slow := stepByName(t, st, "slow")
-	assert.Equal(t, StepCompleted, slow.Status)
+	assert.Equal(t, runs.StepCompleted, slow.Status)
 	assert.Equal(t, time.Hour, slow.EndedAt.Sub(slow.StartedAt))
-	assert.Equal(t, StepFailed, stepByName(t, st, "bad").Status)
+	assert.Equal(t, runs.StepFailed, stepByName(t, st, "bad").Status)
 	assert.Equal(t, intp(2), stepByName(t, st, "worse").ExitCode)
 	assert.Equal(t, got.err.Error(), st.Error)
 }
@@ -182,14 +184,14 @@ func TestParallelFailFastCancelsTheOthers(t *testing.T) {
 	st := queryState(t, env)
 	for _, name := range []string{"slow", "slower"} {
 		s := stepByName(t, st, name)
-		assert.Equal(t, StepCancelled, s.Status, name)
+		assert.Equal(t, runs.StepCancelled, s.Status, name)
 		assert.Equal(t, "cancelled", s.Error, name)
 		assert.False(t, s.AllowedFailure, "%s: a cancelled step is never allowed", name)
 		assert.Equal(t, time.Minute, s.EndedAt.Sub(s.StartedAt), "%s stopped at the failure, not after its hour", name)
 	}
-	assert.Equal(t, StepFailed, stepByName(t, st, "bad").Status)
+	assert.Equal(t, runs.StepFailed, stepByName(t, st, "bad").Status)
 	assert.Equal(t, 0, st.AllowedFailures)
-	assert.Equal(t, StatusFailed, st.Status)
+	assert.Equal(t, runs.StatusFailed, st.Status)
 }
 
 func TestParallelFailFastRefusedStepCancelsTheOthersAtOnce(t *testing.T) {
@@ -209,7 +211,7 @@ func TestParallelFailFastRefusedStepCancelsTheOthersAtOnce(t *testing.T) {
 	assert.EqualError(t, got.err, "parallel checks: step invalid: shell: command is empty (cancelled: slow)")
 	st := queryState(t, env)
 	slow := stepByName(t, st, "slow")
-	assert.Equal(t, StepCancelled, slow.Status)
+	assert.Equal(t, runs.StepCancelled, slow.Status)
 	assert.Equal(t, time.Duration(0), slow.EndedAt.Sub(slow.StartedAt))
 }
 
@@ -231,7 +233,7 @@ func TestParallelAllowedFailureDoesNotFailTheGroup(t *testing.T) {
 	assert.Equal(t, "slow done", got.results[1].Shell.Stdout, "the sibling was not cancelled")
 	st := queryState(t, env)
 	assert.True(t, stepByName(t, st, "flaky").AllowedFailure)
-	assert.Equal(t, StatusWarning, st.Status)
+	assert.Equal(t, runs.StatusWarning, st.Status)
 }
 
 func TestParallelFanOutGuardStartsNothing(t *testing.T) {
@@ -271,11 +273,11 @@ func TestParallelFanOutGuardStartsNothing(t *testing.T) {
 			assert.ErrorIs(t, got.err, ErrGuard)
 			var se *StepError
 			require.True(t, errors.As(got.err, &se))
-			assert.Equal(t, StepKind("parallel"), se.Kind)
+			assert.Equal(t, runs.StepKind("parallel"), se.Kind)
 			assert.Nil(t, got.results)
 			assert.Empty(t, calls.all(), "no step started")
 			assert.Empty(t, st.Steps, "no step recorded")
-			assert.Equal(t, StatusFailed, st.Status)
+			assert.Equal(t, runs.StatusFailed, st.Status)
 		})
 	}
 }

@@ -34,16 +34,24 @@ func TestWithPayloadStore(t *testing.T) {
 	if o.Namespace != "ns" || o.DataConverter == nil {
 		t.Fatalf("options: %+v", o)
 	}
-	small, err := o.DataConverter.ToPayload("tiny")
-	if err != nil || blob.IsRef(small) {
-		t.Fatalf("small payload: %v %v", small, err)
+	ps, err := o.DataConverter.ToPayloads("tiny", strings.Repeat("b", 500))
+	if err != nil || len(ps.GetPayloads()) != 2 {
+		t.Fatalf("payloads: %v %v", ps, err)
 	}
-	big, err := o.DataConverter.ToPayload(strings.Repeat("b", 500))
-	if err != nil || !blob.IsRef(big) {
-		t.Fatalf("big payload not offloaded: %v %v", big, err)
+	if blob.IsRef(ps.Payloads[0]) {
+		t.Fatalf("small payload offloaded: %v", ps.Payloads[0])
+	}
+	big := ps.Payloads[1]
+	if !blob.IsRef(big) {
+		t.Fatalf("big payload not offloaded: %v", big)
 	}
 	var back string
 	if err := o.DataConverter.FromPayload(big, &back); err != nil || back != strings.Repeat("b", 500) {
 		t.Fatalf("round trip: %d %v", len(back), err)
+	}
+	// A single value (how the SDK encodes memos) stays in the history.
+	memo, err := o.DataConverter.ToPayload(strings.Repeat("m", 500))
+	if err != nil || blob.IsRef(memo) {
+		t.Fatalf("a memo-like single value was offloaded: %v %v", memo.GetMetadata(), err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -42,14 +44,14 @@ func TestKnownBugPeopleRetryAsksForGrantedApprovalsAgain(t *testing.T) {
 	assert.NoError(t, env.GetWorkflowError(), "the second attempt keeps alice's approval")
 	st := queryState(t, env)
 	assert.Equal(t, 2, st.Attempt)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 }
 
 // TestKnownBugPeopleDetailsListWaitsThatEnded: writeWaiting (details.go:90-115) lists every
 // input without an answer and every signal wait that received nothing, also those that
 // timed out or were cancelled (and gates left open by a cancellation), so the Web UI's
 // "Waiting for people" keeps telling people to answer a run that no longer waits, or has
-// ended. RunState.Waiting (and flowctl show, which checks it) is right.
+// ended. runs.State.Waiting (and flowctl show, which checks it) is right.
 func TestKnownBugPeopleDetailsListWaitsThatEnded(t *testing.T) {
 	t.Run("timed out", func(t *testing.T) {
 		f := Define("people/timeouts-handled", func(ctx *Context, _ none) (none, error) {
@@ -61,7 +63,7 @@ func TestKnownBugPeopleDetailsListWaitsThatEnded(t *testing.T) {
 		env.ExecuteWorkflow(f.Name(), none{})
 		require.NoError(t, env.GetWorkflowError())
 		st := queryState(t, env)
-		require.Equal(t, StatusCompleted, st.Status)
+		require.Equal(t, runs.StatusCompleted, st.Status)
 		require.Empty(t, st.Waiting)
 		assert.NotContains(t, currentDetails(t, env), "Waiting for people")
 	})
@@ -71,7 +73,7 @@ func TestKnownBugPeopleDetailsListWaitsThatEnded(t *testing.T) {
 		env.ExecuteWorkflow(gateFlow.Name(), gateIn{Req: approval.Request{Approvers: []string{"alice"}}})
 		require.True(t, env.IsWorkflowCompleted())
 		st := queryState(t, env)
-		require.Equal(t, StatusCancelled, st.Status)
+		require.Equal(t, runs.StatusCancelled, st.Status)
 		assert.NotContains(t, currentDetails(t, env), "Waiting for people")
 	})
 }
@@ -123,7 +125,7 @@ func TestKnownBugPeopleCancelledKeyedWaitStaysSubscribed(t *testing.T) {
 	env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
 	env.ExecuteWorkflow(pingsFlow.Name(), pingsIn{Key: "v1", First: time.Hour})
 	require.True(t, env.IsWorkflowCompleted())
-	require.Equal(t, StatusCancelled, queryState(t, env).Status)
+	require.Equal(t, runs.StatusCancelled, queryState(t, env).Status)
 	require.Len(t, subs.all(), 1)
 	assert.Equal(t, []protocol.MailboxRequest{{Name: "ping", Key: "v1", WorkflowID: "run-c"}}, unsubs.all(), "the cancelled run leaves the mailbox")
 }
@@ -140,9 +142,9 @@ func TestApprovalWhoseGroupsNobodyCanResolveFails(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "approval ship: nobody can decide: resolving group:nobody")
 	st := queryState(t, env)
-	assert.Equal(t, StepFailed, stepByName(t, st, "ship").Status)
+	assert.Equal(t, runs.StepFailed, stepByName(t, st, "ship").Status)
 	assert.Empty(t, st.Gates, "no gate was opened")
-	assert.Equal(t, StatusFailed, st.Status)
+	assert.Equal(t, runs.StatusFailed, st.Status)
 }
 
 func TestApprovalWithAnUnresolvedGroupAndAPersonOpensAndSaysSo(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
@@ -97,8 +99,8 @@ func (o *updateOutcome) vote(t *testing.T) approval.VoteResult {
 }
 
 // stateAt queries the run's state at the virtual time d after the start.
-func stateAt(t *testing.T, env *testsuite.TestWorkflowEnvironment, d time.Duration) *RunState {
-	st := &RunState{}
+func stateAt(t *testing.T, env *testsuite.TestWorkflowEnvironment, d time.Duration) *runs.State {
+	st := &runs.State{}
 	env.RegisterDelayedCallback(func() { *st = queryState(t, env) }, d)
 	return st
 }
@@ -194,11 +196,11 @@ func TestApprovalQuorumCountsDistinctAllowedVoters(t *testing.T) {
 	out := runGate(t, env, gateIn{Req: approval.Request{Message: "Ship it?", Approvers: []string{"alice", "bob", "group:release"}, Required: 2}, After: 10 * time.Minute})
 
 	assert.Equal(t, approval.VoteResult{Gate: "ship", Status: "open", Approvals: 1, Required: 2}, first.vote(t), "one vote of two keeps waiting")
-	assert.Equal(t, StatusAwaitingApproval, waiting.Status)
+	assert.Equal(t, runs.StatusAwaitingApproval, waiting.Status)
 	assert.Equal(t, []string{"approval:ship"}, waiting.Waiting)
 	require.Len(t, waiting.Gates, 1)
 	assert.False(t, waiting.Gates[0].Closed())
-	assert.Equal(t, StepRunning, stepByName(t, *waiting, "ship").Status)
+	assert.Equal(t, runs.StepRunning, stepByName(t, *waiting, "ship").Status)
 
 	assert.Equal(t, approval.VoteResult{Gate: "ship", Status: "duplicate", Approvals: 1, Required: 2}, again.vote(t), "the same voter twice counts once")
 	assert.ErrorContains(t, outsider.refusal(t), "approval ship: mallory may not decide (approvers: alice, bob, group:release)")
@@ -211,7 +213,7 @@ func TestApprovalQuorumCountsDistinctAllowedVoters(t *testing.T) {
 
 	assert.ErrorContains(t, late.refusal(t), "approval ship: already closed (approved at ")
 
-	assert.Equal(t, StatusSleeping, after.Status, "the run went on to its next step once the gate closed")
+	assert.Equal(t, runs.StatusSleeping, after.Status, "the run went on to its next step once the gate closed")
 	assert.Empty(t, after.Waiting)
 
 	assert.Equal(t, approval.Approved, out.Decision.Outcome)
@@ -221,12 +223,12 @@ func TestApprovalQuorumCountsDistinctAllowedVoters(t *testing.T) {
 	assert.Equal(t, approval.Approve, out.Decision.Votes[1].Kind, "the kind is recorded in its canonical spelling")
 
 	st := queryState(t, env)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	require.Len(t, st.Gates, 1)
 	assert.Equal(t, []string{"alice"}, voters(st.Gates[0].Duplicates), "the repeated approval is kept, not counted")
 	ship := stepByName(t, st, "ship")
-	assert.Equal(t, KindApproval, ship.Kind)
-	assert.Equal(t, StepCompleted, ship.Status)
+	assert.Equal(t, runs.KindApproval, ship.Kind)
+	assert.Equal(t, runs.StepCompleted, ship.Status)
 	assert.Equal(t, "approved by alice, carol: lgtm", ship.Output)
 	assert.Equal(t, 4*time.Minute, ship.EndedAt.Sub(ship.StartedAt))
 }
@@ -272,7 +274,7 @@ func TestApprovalVoteBeforeTheGateIsQueuedAndCountsWhenItOpens(t *testing.T) {
 	assert.Equal(t, approval.VoteResult{Gate: "ship", Status: "queued"}, early.vote(t))
 	assert.Equal(t, approval.VoteResult{Gate: "ship", Status: "queued"}, outsider.vote(t), "the gate's rules are not known before it opens")
 	assert.Empty(t, before.Gates)
-	assert.Equal(t, StatusSleeping, before.Status)
+	assert.Equal(t, runs.StatusSleeping, before.Status)
 
 	require.Len(t, opened.Gates, 1)
 	g := opened.Gates[0]
@@ -281,7 +283,7 @@ func TestApprovalVoteBeforeTheGateIsQueuedAndCountsWhenItOpens(t *testing.T) {
 	assert.Equal(t, "mallory", g.Refused[0].Vote.By)
 	assert.Equal(t, approval.CodeNotAllowed, g.Refused[0].Code)
 	assert.Contains(t, g.Refused[0].Reason, "mallory may not decide")
-	assert.Equal(t, StatusAwaitingApproval, opened.Status)
+	assert.Equal(t, runs.StatusAwaitingApproval, opened.Status)
 
 	res := closing.vote(t)
 	assert.Equal(t, approval.VoteStatus("approved"), res.Status)
@@ -306,7 +308,7 @@ func TestApprovalEarlyVotesThatMeetTheQuorumCloseTheGateAtOnce(t *testing.T) {
 	ship := stepByName(t, st, "ship")
 	assert.Equal(t, time.Duration(0), ship.EndedAt.Sub(ship.StartedAt), "no wait")
 	assert.Equal(t, st.StartedAt.Add(10*time.Minute), out.Decision.DecidedAt, "decided when the gate opened, not when the vote arrived")
-	assert.NotContains(t, statuses.all(), string(StatusAwaitingApproval))
+	assert.NotContains(t, statuses.all(), string(runs.StatusAwaitingApproval))
 }
 
 func TestApprovalRejection(t *testing.T) {
@@ -325,9 +327,9 @@ func TestApprovalRejection(t *testing.T) {
 		assert.Equal(t, "bob", out.Decision.By)
 		assert.Equal(t, "not ready", out.Decision.Comment)
 		st := queryState(t, env)
-		assert.Equal(t, StatusCompleted, st.Status, "a handled rejection does not end the run")
+		assert.Equal(t, runs.StatusCompleted, st.Status, "a handled rejection does not end the run")
 		ship := stepByName(t, st, "ship")
-		assert.Equal(t, StepFailed, ship.Status)
+		assert.Equal(t, runs.StepFailed, ship.Status)
 		assert.Equal(t, "approval ship: rejected by bob: not ready", ship.Error)
 		assert.Equal(t, "rejected by alice, bob: not ready", ship.Output)
 	})
@@ -338,7 +340,7 @@ func TestApprovalRejection(t *testing.T) {
 		require.True(t, env.IsWorkflowCompleted())
 		require.ErrorContains(t, env.GetWorkflowError(), "approval ship: rejected by bob: not ready")
 		st := queryState(t, env)
-		assert.Equal(t, StatusRejected, st.Status)
+		assert.Equal(t, runs.StatusRejected, st.Status)
 		assert.Equal(t, "approval ship: rejected by bob: not ready", st.Error)
 		assert.Equal(t, 1, st.Attempt, "a rejection is not retried")
 	})
@@ -361,17 +363,17 @@ func TestApprovalDeadline(t *testing.T) {
 		name      string
 		onTimeout approval.OnTimeout
 		handle    bool
-		status    Status
+		status    runs.Status
 		wantErr   string
 		outcome   approval.Outcome
 		handlerOk bool
 	}{
-		{"reject returned", approval.RejectOnTimeout, false, StatusFailed, "approval ship: timed out at ", approval.TimedOut, false},
-		{"reject handled", approval.RejectOnTimeout, true, StatusCompleted, "", approval.TimedOut, false},
-		{"default is reject", "", true, StatusCompleted, "", approval.TimedOut, false},
-		{"approve", approval.ApproveOnTimeout, false, StatusCompleted, "", approval.Approved, true},
-		{"fail returned", approval.FailOnTimeout, false, StatusFailed, "; the run fails", approval.TimedOut, false},
-		{"fail handled", approval.FailOnTimeout, true, StatusFailed, "; the run fails", approval.TimedOut, false},
+		{"reject returned", approval.RejectOnTimeout, false, runs.StatusFailed, "approval ship: timed out at ", approval.TimedOut, false},
+		{"reject handled", approval.RejectOnTimeout, true, runs.StatusCompleted, "", approval.TimedOut, false},
+		{"default is reject", "", true, runs.StatusCompleted, "", approval.TimedOut, false},
+		{"approve", approval.ApproveOnTimeout, false, runs.StatusCompleted, "", approval.Approved, true},
+		{"fail returned", approval.FailOnTimeout, false, runs.StatusFailed, "; the run fails", approval.TimedOut, false},
+		{"fail handled", approval.FailOnTimeout, true, runs.StatusFailed, "; the run fails", approval.TimedOut, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -413,9 +415,9 @@ func TestApprovalDeadline(t *testing.T) {
 			ship := stepByName(t, st, "ship")
 			assert.Equal(t, time.Hour, ship.EndedAt.Sub(ship.StartedAt))
 			if c.handlerOk {
-				assert.Equal(t, StepCompleted, ship.Status)
+				assert.Equal(t, runs.StepCompleted, ship.Status)
 			} else {
-				assert.Equal(t, StepFailed, ship.Status)
+				assert.Equal(t, runs.StepFailed, ship.Status)
 				assert.Contains(t, ship.Error, "approval ship: timed out at ")
 			}
 			assert.NotNil(t, stepByName(t, st, "after").EndedAt, "the handler carried on after the gate")
@@ -434,7 +436,7 @@ func TestApprovalVotesSentAsSignalsFollowTheSameRules(t *testing.T) {
 	signalAt(env, 16*time.Minute, SignalApproval, approval.Vote{Gate: "ship", Kind: approval.Reject, By: "alice", Comment: "wait"})
 	out := runGate(t, env, gateIn{Req: approval.Request{Approvers: []string{"alice", "bob"}, Required: 2}, Before: 10 * time.Minute, After: 10 * time.Minute})
 
-	assert.Equal(t, StatusAwaitingApproval, during.Status)
+	assert.Equal(t, runs.StatusAwaitingApproval, during.Status)
 	require.Len(t, during.Gates, 1)
 	assert.Equal(t, []string{"alice"}, during.Gates[0].Approvals(), "the early signal vote counted")
 
@@ -453,7 +455,7 @@ func TestApprovalVotesSentAsSignalsFollowTheSameRules(t *testing.T) {
 	}
 	for i, w := range want {
 		r := st.Refused[i]
-		assert.Equal(t, RefusedVote, r.Kind)
+		assert.Equal(t, runs.RefusedVote, r.Kind)
 		assert.Equal(t, "ship", r.Name)
 		assert.Equal(t, w.by, r.By)
 		assert.Contains(t, r.Reason, w.reason)

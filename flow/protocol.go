@@ -19,7 +19,7 @@ import "github.com/gateflow/gateflow/internal/protocol"
 // An Update's Validator refuses what may not count (a vote from someone not allowed, an
 // answer that does not fit the schema, a cap below what is spent) with the reason, and a
 // refused Update leaves no trace in the run's history. A vote sent as a Signal cannot be
-// refused that way: the run records the refusal in RunState.Refused instead.
+// refused that way: the run records the refusal in runs.State.Refused instead.
 const (
 	// UpdateApproval carries a vote {"gate", "kind": "approve"|"reject"|"request_changes",
 	// "by", "comment"} (approval.Vote) and returns a approval.VoteResult.
@@ -40,9 +40,9 @@ const (
 	// {"action": "resume", "by"} and returns the run's status. A paused run finishes the
 	// steps in flight and starts no new one until resumed.
 	UpdatePause = protocol.UpdatePause
-	// QueryState returns the run's RunState.
+	// QueryState returns the run's runs.State.
 	QueryState = protocol.QueryState
-	// MemoState is the Memo key under which a closed run keeps its final RunState, so it
+	// MemoState is the Memo key under which a closed run keeps its final runs.State, so it
 	// can be read without a worker.
 	MemoState = protocol.MemoState
 )

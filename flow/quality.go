@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/events"
 	"go.temporal.io/sdk/workflow"
 )
@@ -18,7 +20,7 @@ const (
 	// QualityFail (the default, also the zero value "") fails the gate's step: QualityGate
 	// returns a *StepError around an application error of type ErrorQualityGate.
 	QualityFail QualityOnFail = "fail"
-	// QualityContinue records the step as failed and allowed (StepRecord.AllowedFailure),
+	// QualityContinue records the step as failed and allowed (runs.Step.AllowedFailure),
 	// as a step with AllowFailure is: QualityGate returns an *AllowedFailure, the handler
 	// goes on, and a run whose handler returns only allowed failures ends warning.
 	QualityContinue QualityOnFail = "continue"
@@ -39,20 +41,6 @@ type Quality struct {
 	OnFail QualityOnFail `json:"on_fail,omitempty"`
 }
 
-// QualityRecord is what a run keeps about a quality gate (ctx.QualityGate), in
-// StepRecord.Quality; QualityGate returns it too.
-type QualityRecord struct {
-	// Score is the score read from the output (0–100); Threshold the least that passes.
-	Score     float64 `json:"score"`
-	Threshold float64 `json:"threshold"`
-	// Field is the path the score was read from ("" when the source was the number itself).
-	Field string `json:"field,omitempty"`
-	// Passed reports Score >= Threshold.
-	Passed bool `json:"passed"`
-	// OnFail is what a failing score did: "fail" or "continue".
-	OnFail QualityOnFail `json:"on_fail"`
-}
-
 // ErrorQualityGate is the application error type of a quality gate whose score is below
 // its threshold (with QualityFail). It is not retried by Temporal; the run's own attempts
 // (MaxAttempts) may run the handler again.
@@ -67,30 +55,30 @@ const ErrorQualityGate ErrorType = "gateflow.QualityGate"
 // a boolean counts as 100 (true) or 0 (false).
 //
 // The gate runs in the workflow itself (no activity, no cost) and is recorded like any
-// step, with StepRecord.Quality holding the score, the threshold and whether it passed;
-// the returned QualityRecord is the same. A score below the threshold fails the step with
+// step, with runs.Step.Quality holding the score, the threshold and whether it passed;
+// the returned runs.Quality is the same. A score below the threshold fails the step with
 // an application error of type ErrorQualityGate inside the *StepError, or with
 // QualityContinue returns an *AllowedFailure and the run goes on. Settings that are wrong
 // (a threshold outside 0–100, an unknown OnFail) and a score that cannot be read (a missing
 // field, a value that is not a number, a number outside 0–100) fail the step whatever
 // OnFail says, with an error naming the field and the value.
-func (c *Context) QualityGate(name string, source any, q Quality) (QualityRecord, error) {
+func (c *Context) QualityGate(name string, source any, q Quality) (runs.Quality, error) {
 	if err := c.holdWhilePaused(false); err != nil { // run_pause.go: no new step while paused
-		return QualityRecord{}, &StepError{Step: name, Kind: KindQuality, Err: err}
+		return runs.Quality{}, &StepError{Step: name, Kind: runs.KindQuality, Err: err}
 	}
 	st := c.run.state
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(c.scope, name, KindQuality, now)
-	rec := QualityRecord{Threshold: q.Threshold, Field: q.Field, OnFail: q.OnFail}
+	i := beginStep(st, c.scope, name, runs.KindQuality, now)
+	rec := runs.Quality{Threshold: q.Threshold, Field: q.Field, OnFail: string(q.OnFail)}
 	if rec.OnFail == "" {
-		rec.OnFail = QualityFail
+		rec.OnFail = string(QualityFail)
 	}
-	fail := func(err error) (QualityRecord, error) {
-		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+	fail := func(err error) (runs.Quality, error) {
+		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
 		c.run.publish()
-		c.run.emit(c.wctx, events.StepFailed, name, string(StepFailed), err.Error(), map[string]any{"kind": KindQuality})
+		c.run.emit(c.wctx, events.StepFailed, name, string(runs.StepFailed), err.Error(), map[string]any{"kind": runs.KindQuality})
 		c.onStepFailed(i, "", false)
-		return rec, &StepError{Step: name, Kind: KindQuality, Err: err}
+		return rec, &StepError{Step: name, Kind: runs.KindQuality, Err: err}
 	}
 	if strings.TrimSpace(name) == "" {
 		return fail(errors.New("step name is empty"))
@@ -102,7 +90,7 @@ func (c *Context) QualityGate(name string, source any, q Quality) (QualityRecord
 		return fail(err)
 	}
 	if c.run.plan {
-		st.endStep(i, now, StepPlanned, 0, "", "quality gate: "+qualityWant(q), nil)
+		endStep(st, i, now, runs.StepPlanned, 0, "", "quality gate: "+qualityWant(q), nil)
 		c.run.publish()
 		return rec, nil
 	}
@@ -116,24 +104,24 @@ func (c *Context) QualityGate(name string, source any, q Quality) (QualityRecord
 	st.Steps[i].Quality = &rec
 	summary := fmt.Sprintf("score %s, threshold %s", formatScore(score), formatScore(q.Threshold))
 	if rec.Passed {
-		st.endStep(i, now, StepCompleted, 0, "", summary+": passed", nil)
+		endStep(st, i, now, runs.StepCompleted, 0, "", summary+": passed", nil)
 		c.run.publish()
-		c.run.emit(c.wctx, events.StepCompleted, name, string(StepCompleted), "",
-			map[string]any{"kind": KindQuality, "score": score, "threshold": q.Threshold})
+		c.run.emit(c.wctx, events.StepCompleted, name, string(runs.StepCompleted), "",
+			map[string]any{"kind": runs.KindQuality, "score": score, "threshold": q.Threshold})
 		return rec, nil
 	}
 	msg := fmt.Sprintf("quality gate %s: %s is below the threshold %s", name, scoreName(field, score), formatScore(q.Threshold))
-	serr := &StepError{Step: name, Kind: KindQuality, Err: newTypedError(msg, ErrorQualityGate, nil)}
-	st.endStep(i, now, StepFailed, 0, msg, summary+": failed", nil)
+	serr := &StepError{Step: name, Kind: runs.KindQuality, Err: newTypedError(msg, ErrorQualityGate, nil)}
+	endStep(st, i, now, runs.StepFailed, 0, msg, summary+": failed", nil)
 	var out error = serr
-	if rec.OnFail == QualityContinue {
+	if rec.OnFail == string(QualityContinue) {
 		st.Steps[i].AllowedFailure = true
 		st.AllowedFailures++
 		out = c.allowedFailure(serr)
 	}
 	c.run.publish()
-	c.run.emit(c.wctx, events.StepFailed, name, string(StepFailed), msg,
-		map[string]any{"kind": KindQuality, "score": score, "threshold": q.Threshold, "on_fail": rec.OnFail})
+	c.run.emit(c.wctx, events.StepFailed, name, string(runs.StepFailed), msg,
+		map[string]any{"kind": runs.KindQuality, "score": score, "threshold": q.Threshold, "on_fail": rec.OnFail})
 	c.onStepFailed(i, "", false)
 	return rec, out
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -23,8 +25,8 @@ type qualityIn struct {
 }
 
 type qualityOut struct {
-	Gate  QualityRecord `json:"gate"`
-	After bool          `json:"after"`
+	Gate  runs.Quality `json:"gate"`
+	After bool         `json:"after"`
 	// TypedError says the handler saw ErrorQualityGate in the gate's error.
 	TypedError bool `json:"typed_error"`
 }
@@ -51,7 +53,7 @@ var qualityFlow = Define("unit/quality", func(ctx *Context, in qualityIn) (quali
 	return out, err
 })
 
-func runQualityFlow(t *testing.T, in qualityIn) (RunState, qualityOut, error) {
+func runQualityFlow(t *testing.T, in qualityIn) (runs.State, qualityOut, error) {
 	t.Helper()
 	env := newUnitEnv(t, runConfig{}, qualityFlow)
 	mockAgent(env, func(a activities.Agent) (activities.AgentResult, error) {
@@ -85,17 +87,17 @@ func TestQualityGateBelowTheThresholdFailsTheRun(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, appErrorTypes(err), string(ErrorQualityGate), "the run's error carries the gate's error type: %v", err)
 	assert.Contains(t, err.Error(), "quality gate review-quality: score 79 (at review.score) is below the threshold 80")
-	assert.Equal(t, StatusFailed, st.Status)
+	assert.Equal(t, runs.StatusFailed, st.Status)
 	var kept qualityOut
 	require.NoError(t, json.Unmarshal(st.Output, &kept))
 	assert.True(t, kept.TypedError, "the handler branches on ErrorQualityGate.Is")
-	assert.Equal(t, QualityRecord{Score: 79, Threshold: 80, Field: "review.score", OnFail: QualityFail}, kept.Gate)
+	assert.Equal(t, runs.Quality{Score: 79, Threshold: 80, Field: "review.score", OnFail: string(QualityFail)}, kept.Gate)
 	g := stepByName(t, st, "review-quality")
-	assert.Equal(t, KindQuality, g.Kind)
-	assert.Equal(t, StepFailed, g.Status)
+	assert.Equal(t, runs.KindQuality, g.Kind)
+	assert.Equal(t, runs.StepFailed, g.Status)
 	assert.False(t, g.AllowedFailure)
 	require.NotNil(t, g.Quality)
-	assert.Equal(t, QualityRecord{Score: 79, Threshold: 80, Field: "review.score", Passed: false, OnFail: QualityFail}, *g.Quality)
+	assert.Equal(t, runs.Quality{Score: 79, Threshold: 80, Field: "review.score", Passed: false, OnFail: string(QualityFail)}, *g.Quality)
 	assert.Equal(t, "quality gate review-quality: score 79 (at review.score) is below the threshold 80", g.Error)
 	assert.True(t, g.CostUSD.IsZero(), "the gate itself costs nothing")
 	assert.Equal(t, "0.01", st.CostUSD.String(), "the review was charged")
@@ -107,12 +109,12 @@ func TestQualityGateBelowTheThresholdFailsTheRun(t *testing.T) {
 func TestQualityGateAtTheThresholdPasses(t *testing.T) {
 	st, out, err := runQualityFlow(t, qualityIn{Score: 80, Threshold: 80})
 	require.NoError(t, err)
-	assert.Equal(t, StatusCompleted, st.Status)
-	want := QualityRecord{Score: 80, Threshold: 80, Field: "review.score", Passed: true, OnFail: QualityFail}
+	assert.Equal(t, runs.StatusCompleted, st.Status)
+	want := runs.Quality{Score: 80, Threshold: 80, Field: "review.score", Passed: true, OnFail: string(QualityFail)}
 	assert.Equal(t, want, out.Gate, "the handler gets the record")
 	assert.True(t, out.After)
 	g := stepByName(t, st, "review-quality")
-	assert.Equal(t, StepCompleted, g.Status)
+	assert.Equal(t, runs.StepCompleted, g.Status)
 	require.NotNil(t, g.Quality)
 	assert.Equal(t, want, *g.Quality)
 	assert.Equal(t, "score 80, threshold 80: passed", g.Output)
@@ -121,17 +123,17 @@ func TestQualityGateAtTheThresholdPasses(t *testing.T) {
 func TestQualityGateContinueRecordsAnAllowedFailureAndGoesOn(t *testing.T) {
 	st, out, err := runQualityFlow(t, qualityIn{Score: 42.5, Threshold: 60, OnFail: QualityContinue})
 	require.NoError(t, err, "only allowed failures: the run does not fail")
-	assert.Equal(t, StatusWarning, st.Status)
+	assert.Equal(t, runs.StatusWarning, st.Status)
 	assert.Equal(t, 1, st.AllowedFailures)
 	assert.True(t, out.After, "the handler went on")
 	assert.True(t, out.TypedError, "the allowed failure wraps the typed error")
 	assert.False(t, out.Gate.Passed)
 	g := stepByName(t, st, "review-quality")
-	assert.Equal(t, StepFailed, g.Status)
+	assert.Equal(t, runs.StepFailed, g.Status)
 	assert.True(t, g.AllowedFailure)
 	require.NotNil(t, g.Quality)
-	assert.Equal(t, QualityRecord{Score: 42.5, Threshold: 60, Field: "review.score", OnFail: QualityContinue}, *g.Quality)
-	assert.Equal(t, StepCompleted, stepByName(t, st, "after").Status)
+	assert.Equal(t, runs.Quality{Score: 42.5, Threshold: 60, Field: "review.score", OnFail: string(QualityContinue)}, *g.Quality)
+	assert.Equal(t, runs.StepCompleted, stepByName(t, st, "after").Status)
 }
 
 func TestQualityGateRefusesBadSettingsAndUnreadableScores(t *testing.T) {
@@ -155,9 +157,9 @@ func TestQualityGateRefusesBadSettingsAndUnreadableScores(t *testing.T) {
 			require.Error(t, err)
 			assert.NotContains(t, appErrorTypes(err), string(ErrorQualityGate), "not a failing score but a gate that cannot judge")
 			assert.Contains(t, err.Error(), tt.wantErr)
-			assert.Equal(t, StatusFailed, st.Status)
+			assert.Equal(t, runs.StatusFailed, st.Status)
 			g := stepByName(t, st, "review-quality")
-			assert.Equal(t, StepFailed, g.Status)
+			assert.Equal(t, runs.StepFailed, g.Status)
 			assert.False(t, g.AllowedFailure)
 			assert.Equal(t, tt.wantErr, g.Error)
 			assert.Nil(t, g.Quality, "no score was read")

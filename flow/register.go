@@ -37,7 +37,7 @@ func RegisterWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, flows ...D
 // runConfigOf is the run configuration of flows served with opts: the worker's defaults,
 // its gate types and the triggers among flows.
 func runConfigOf(opts WorkerOptions, flows []Definition) (runConfig, error) {
-	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory,
+	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory, auth: opts.Auth,
 		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0, triggers: triggersOf(flows)}
 	gateActs, err := newGateActivities(opts.GateResolvers)
 	if err != nil {
@@ -83,7 +83,11 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	r.RegisterActivityWithOptions(cache.lookup, activity.RegisterOptions{Name: cacheLookupActivity})
 	r.RegisterActivityWithOptions(cache.put, activity.RegisterOptions{Name: cacheStoreActivity})
 	r.RegisterActivityWithOptions(triggerStartActivity, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
-	r.RegisterActivityWithOptions(shellActivity(opts), activity.RegisterOptions{Name: activities.ShellActivity}) // artifacts.go
+	shell, err := shellActivity(opts.ShellOutputBytes)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	r.RegisterActivityWithOptions(withArtifacts(opts, shell), activity.RegisterOptions{Name: activities.ShellActivity}) // artifacts.go
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
 	return nil

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -32,7 +34,7 @@ func TestKnownBugOnErrorAfterWallTimeIsUsedUp(t *testing.T) {
 	require.ErrorContains(t, env.GetWorkflowError(), "guard: wall time 2m0s exceeds the limit of 1m0s at step late")
 	assert.Equal(t, []string{"cleanup"}, commands(calls.all()), "the cleanup step ran")
 	c := stepByName(t, queryState(t, env), "cleanup")
-	assert.Equal(t, StepCompleted, c.Status, "cleanup record: %s", c.Error)
+	assert.Equal(t, runs.StepCompleted, c.Status, "cleanup record: %s", c.Error)
 }
 
 // TestKnownBugActivityStepCostIsNotCharged: Step charges results that implement
@@ -49,6 +51,6 @@ func TestKnownBugActivityStepCostIsNotCharged(t *testing.T) {
 	st := queryState(t, env)
 	s := stepByName(t, st, "count")
 	assert.Equal(t, "0.015", s.CostUSD.String(), "step cost")
-	assert.Equal(t, &Tokens{Input: 7, Output: 3}, s.Tokens)
+	assert.Equal(t, &runs.Tokens{Input: 7, Output: 3}, s.Tokens)
 	assert.Equal(t, "0.015", st.CostUSD.String(), "run cost")
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/activities"
 )
 
@@ -82,7 +84,7 @@ func (r fallbackRoute) stepRoute() routeSpec {
 // activities.Shell for a shell step, an activities.HTTP for an HTTP step): a fallback of
 // another kind, or on a custom activity step, fails the step before anything is
 // dispatched. Both steps are recorded; the failed one says "fallback NAME/fallback" in
-// StepRecord.Route. The fallback gets the options of the context (ctx.With) and opts, not
+// runs.Step.Route. The fallback gets the options of the context (ctx.With) and opts, not
 // the step's own; its failure is returned as it is and is not routed again (give it
 // AllowFailure to let it fail). An agent fallback reserves its own budget as any agent
 // step does.
@@ -112,7 +114,7 @@ func OnFailure(r Route) StepOption {
 	return func(o *stepOptions) { o.onFailure = routeOf("OnFailure", r) }
 }
 
-// OnTimeout routes the step's failure when a timeout ended it (StepRecord.Status
+// OnTimeout routes the step's failure when a timeout ended it (runs.Step.Status
 // timed_out: a Temporal start-to-close, schedule-to-start, schedule-to-close or heartbeat
 // timeout, or a shell or HTTP step's own Timeout), instead of OnFailure.
 func OnTimeout(r Route) StepOption {
@@ -132,7 +134,7 @@ func routeOf(option string, r Route) *routeSpec {
 
 // QueueTimeout bounds how long the step may wait in its task queue for a worker to pick
 // it up (the activity's ScheduleToStartTimeout). A step that waits longer ends timed_out
-// with StepRecord.Timeout "schedule_to_start" and is not retried (Temporal does not retry
+// with runs.Step.Timeout "schedule_to_start" and is not retried (Temporal does not retry
 // that timeout); OnTimeout routes it. Zero, the default, waits as long as the step's
 // other timeouts allow.
 func QueueTimeout(d time.Duration) StepOption {
@@ -140,8 +142,8 @@ func QueueTimeout(d time.Duration) StepOption {
 }
 
 // routeFor is the route that applies to a step that ended with status, if any.
-func (o stepOptions) routeFor(status StepStatus) (routeSpec, bool) {
-	if status == StepTimedOut && o.onTimeout != nil {
+func (o stepOptions) routeFor(status runs.StepStatus) (routeSpec, bool) {
+	if status == runs.StepTimedOut && o.onTimeout != nil {
 		return *o.onTimeout, true
 	}
 	if o.onFailure != nil {
@@ -152,8 +154,8 @@ func (o stepOptions) routeFor(status StepStatus) (routeSpec, bool) {
 
 // allowed reports whether a step that ended with status is allowed to fail: its route
 // is Continue or, without a route, it has AllowFailure.
-func (o stepOptions) allowed(status StepStatus) bool {
-	if status == StepCancelled {
+func (o stepOptions) allowed(status runs.StepStatus) bool {
+	if status == runs.StepCancelled {
 		return false
 	}
 	if r, ok := o.routeFor(status); ok {
@@ -216,21 +218,6 @@ type labelOptions struct{ maxVisits int }
 // MaxLabelVisits (default DefaultMaxVisits).
 func MaxVisits(n int) LabelOption { return func(o *labelOptions) { o.maxVisits = n } }
 
-// LabelRecord is what a run keeps about a label (Context.Label), in RunState.Labels: one
-// record per label name and branch.
-type LabelRecord struct {
-	Name   string `json:"name"`
-	Branch string `json:"branch,omitempty"`
-	// Visits is how often the label's latest entry ran its body so far (1 on the first
-	// visit); MaxVisits the most it may.
-	Visits    int `json:"visits"`
-	MaxVisits int `json:"max_visits"`
-	// Reentries counts the visits after a Goto over the run, and LastStep names the step
-	// whose failure made the latest one.
-	Reentries int    `json:"reentries,omitempty"`
-	LastStep  string `json:"last_step,omitempty"`
-}
-
 // labelFrame is a label the context runs inside; frames nest through parent.
 type labelFrame struct {
 	name        string
@@ -251,8 +238,8 @@ func (f *labelFrame) find(name string) *labelFrame {
 // OnFailure(Goto(name)) or OnTimeout(Goto(name)): such a step's failure is a *GotoError
 // that body returns (the steps' usual if err != nil { return err }), and Label runs body
 // again, from the top. Its steps are recorded again (build, build#2, ...), each failed
-// one saying where it went in StepRecord.Route ("goto build (2 of 3)"), and the label's
-// visits are in RunState.Labels.
+// one saying where it went in runs.Step.Route ("goto build (2 of 3)"), and the label's
+// visits are in runs.State.Labels.
 //
 // Label runs body at most MaxVisits times (DefaultMaxVisits), and a run re-enters labels
 // at most MaxRunReentries times in all; past that Label returns the GotoError with Visits
@@ -282,7 +269,7 @@ func (c *Context) Label(name string, body func(*Context) error, opts ...LabelOpt
 	frame := &labelFrame{name: name, max: o.maxVisits, parent: c.labels}
 	bc := *c
 	bc.labels = frame
-	rec := c.run.state.labelRecord(c.scope, name)
+	rec := labelRecord(c.run.state, c.scope, name)
 	for {
 		frame.visits++
 		r := &c.run.state.Labels[rec]
@@ -296,7 +283,7 @@ func (c *Context) Label(name string, body func(*Context) error, opts ...LabelOpt
 		if frame.visits >= frame.max {
 			return &GotoError{Label: name, Step: ge.Step, Err: ge.Err, Visits: frame.visits, MaxVisits: frame.max}
 		}
-		if c.run.state.reentries() >= MaxRunReentries {
+		if reentries(c.run.state) >= MaxRunReentries {
 			return &GotoError{Label: name, Step: ge.Step, Err: ge.Err, Visits: frame.visits, MaxVisits: frame.max, runLimit: true}
 		}
 		r = &c.run.state.Labels[rec]
@@ -307,18 +294,18 @@ func (c *Context) Label(name string, body func(*Context) error, opts ...LabelOpt
 }
 
 // labelRecord is the index of the record of the label name in scope, appended if new.
-func (s *RunState) labelRecord(scope, name string) int {
+func labelRecord(s *runs.State, scope, name string) int {
 	for i, l := range s.Labels {
 		if l.Name == name && l.Branch == scope {
 			return i
 		}
 	}
-	s.Labels = append(s.Labels, LabelRecord{Name: name, Branch: scope})
+	s.Labels = append(s.Labels, runs.Label{Name: name, Branch: scope})
 	return len(s.Labels) - 1
 }
 
 // reentries counts the run's re-entries of labels.
-func (s *RunState) reentries() int {
+func reentries(s *runs.State) int {
 	n := 0
 	for _, l := range s.Labels {
 		n += l.Reentries

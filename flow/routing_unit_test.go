@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -152,7 +154,7 @@ func routingShell(env *testsuite.TestWorkflowEnvironment) *callLog[activities.Sh
 	})
 }
 
-func runRouted(t *testing.T, f Definition, in any) (*testsuite.TestWorkflowEnvironment, *callLog[activities.Shell], RunState, routeOut, error) {
+func runRouted(t *testing.T, f Definition, in any) (*testsuite.TestWorkflowEnvironment, *callLog[activities.Shell], runs.State, routeOut, error) {
 	t.Helper()
 	env := newUnitEnv(t, runConfig{}, f)
 	calls := routingShell(env)
@@ -168,12 +170,12 @@ func runRouted(t *testing.T, f Definition, in any) (*testsuite.TestWorkflowEnvir
 func TestRoutingContinueAllowsTheFailure(t *testing.T) {
 	_, calls, st, out, err := runRouted(t, routedFlow, routeIn{Command: "fail", OnFailure: "continue"})
 	require.NoError(t, err)
-	assert.Equal(t, StatusWarning, st.Status)
+	assert.Equal(t, runs.StatusWarning, st.Status)
 	assert.True(t, out.Allowed, "the handler got an *AllowedFailure: %s", out.Err)
 	assert.Empty(t, out.Stdout, "the zero result")
 	assert.Equal(t, []string{"build true"}, out.Failed, "the step error handler sees an allowed failure")
 	require.Len(t, st.Steps, 1)
-	assert.Equal(t, StepFailed, st.Steps[0].Status)
+	assert.Equal(t, runs.StepFailed, st.Steps[0].Status)
 	assert.True(t, st.Steps[0].AllowedFailure)
 	assert.Equal(t, "continue", st.Steps[0].Route)
 	assert.Equal(t, "failed (allowed)", st.Steps[0].StatusText())
@@ -183,26 +185,26 @@ func TestRoutingContinueAllowsTheFailure(t *testing.T) {
 func TestRoutingFallbackResultIsTheStepsResult(t *testing.T) {
 	_, calls, st, out, err := runRouted(t, routedFlow, routeIn{Command: "fail", OnFailure: "fallback"})
 	require.NoError(t, err)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	assert.Equal(t, "alt ok", out.Stdout, "the fallback's result")
 	assert.Empty(t, out.Err)
 	assert.Equal(t, []string{"build false"}, out.Failed, "the failed step still calls the step error handler")
 	assert.Equal(t, []string{"fail", "alt"}, commands(calls.all()))
 	require.Len(t, st.Steps, 2)
-	assert.Equal(t, StepFailed, st.Steps[0].Status)
+	assert.Equal(t, runs.StepFailed, st.Steps[0].Status)
 	assert.Equal(t, "fallback build/fallback", st.Steps[0].Route)
 	assert.Equal(t, "failed, fallback build/fallback", st.Steps[0].StatusText())
 	assert.Equal(t, "build/fallback", st.Steps[1].Name)
-	assert.Equal(t, StepCompleted, st.Steps[1].Status)
+	assert.Equal(t, runs.StepCompleted, st.Steps[1].Status)
 	assert.Equal(t, "alt ok", st.Steps[1].Output)
 
 	t.Run("a failing fallback fails the step with its error", func(t *testing.T) {
 		_, _, st, _, err := runRouted(t, routedFlow, routeIn{Command: "fail", OnFailure: "fallback-fails"})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "step build/fallback: exit code 1: broken")
-		assert.Equal(t, StatusFailed, st.Status)
+		assert.Equal(t, runs.StatusFailed, st.Status)
 		require.Len(t, st.Steps, 2)
-		assert.Equal(t, StepFailed, st.Steps[1].Status)
+		assert.Equal(t, runs.StepFailed, st.Steps[1].Status)
 		assert.Empty(t, st.Steps[1].Route, "a fallback's failure is not routed again")
 	})
 	t.Run("a step that succeeds runs no fallback", func(t *testing.T) {
@@ -237,7 +239,7 @@ func TestRoutingFallbackAgent(t *testing.T) {
 	assert.Equal(t, "scripted/b", calls.all()[1].Model)
 	st := queryState(t, env)
 	require.Len(t, st.Steps, 2)
-	assert.Equal(t, KindAgent, st.Steps[1].Kind)
+	assert.Equal(t, runs.KindAgent, st.Steps[1].Kind)
 	assert.Equal(t, "review/fallback", st.Steps[1].Name)
 }
 
@@ -267,7 +269,7 @@ func TestRoutingRefusesRoutesThatCannotApplyBeforeDispatch(t *testing.T) {
 		assert.Contains(t, err.Error(), "type: "+string(ErrorInvalidStep))
 		assert.Empty(t, calls.all(), "nothing was dispatched")
 		require.Len(t, st.Steps, 1)
-		assert.Equal(t, StepFailed, st.Steps[0].Status)
+		assert.Equal(t, runs.StepFailed, st.Steps[0].Status)
 	})
 	t.Run("fallback of a custom step", func(t *testing.T) {
 		env := newUnitEnv(t, runConfig{}, customFallbackFlow)
@@ -305,7 +307,7 @@ func TestGotoReentersTheLabelAtMostMaxVisitsTimes(t *testing.T) {
 	t.Run("passes on the third visit", func(t *testing.T) {
 		_, calls, st, out, err := runRouted(t, labelFlow, routeIn{Command: "count:b:3", OnFailure: "goto:build", MaxVisits: 3})
 		require.NoError(t, err)
-		assert.Equal(t, StatusCompleted, st.Status)
+		assert.Equal(t, runs.StatusCompleted, st.Status)
 		assert.Equal(t, "count:b:3 ok", out.Stdout)
 		assert.Len(t, calls.all(), 3)
 		require.Len(t, st.Steps, 3)
@@ -313,19 +315,19 @@ func TestGotoReentersTheLabelAtMostMaxVisitsTimes(t *testing.T) {
 		assert.Equal(t, "goto build (2 of 3)", st.Steps[0].Route)
 		assert.Equal(t, "goto build (3 of 3)", st.Steps[1].Route)
 		assert.Equal(t, "failed, goto build (2 of 3)", st.Steps[0].StatusText())
-		assert.Equal(t, StepCompleted, st.Steps[2].Status)
-		assert.Equal(t, []LabelRecord{{Name: "build", Visits: 3, MaxVisits: 3, Reentries: 2, LastStep: "build"}}, st.Labels)
+		assert.Equal(t, runs.StepCompleted, st.Steps[2].Status)
+		assert.Equal(t, []runs.Label{{Name: "build", Visits: 3, MaxVisits: 3, Reentries: 2, LastStep: "build"}}, st.Labels)
 	})
 	t.Run("gives up after MaxVisits with the step's error", func(t *testing.T) {
 		_, calls, st, _, err := runRouted(t, labelFlow, routeIn{Command: "count:b:3", OnFailure: "goto:build", MaxVisits: 2})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "goto build: visited 2 times (max 2): step build: exit code 1: not yet 2")
 		assert.True(t, ErrorGoto.Is(err), "the run fails with the stable type: %v", err)
-		assert.Equal(t, StatusFailed, st.Status)
+		assert.Equal(t, runs.StatusFailed, st.Status)
 		assert.Len(t, calls.all(), 2)
 		require.Len(t, st.Steps, 2)
 		assert.Equal(t, "goto build (limit of 2 visits reached)", st.Steps[1].Route)
-		assert.Equal(t, []LabelRecord{{Name: "build", Visits: 2, MaxVisits: 2, Reentries: 1, LastStep: "build"}}, st.Labels)
+		assert.Equal(t, []runs.Label{{Name: "build", Visits: 2, MaxVisits: 2, Reentries: 1, LastStep: "build"}}, st.Labels)
 	})
 	t.Run("default is three visits", func(t *testing.T) {
 		_, calls, _, _, err := runRouted(t, labelFlow, routeIn{Command: "fail", OnFailure: "goto:build"})
@@ -346,8 +348,8 @@ func TestGotoNestedLabels(t *testing.T) {
 	require.NoError(t, err)
 	// push, unit (fails), unit, smoke (fails) -> deploy again: push, unit (passes now), smoke.
 	assert.Equal(t, []string{"push", "count:unit:2", "count:unit:2", "count:smoke:2", "push", "count:unit:2", "count:smoke:2"}, commands(calls.all()))
-	assert.Equal(t, StatusCompleted, st.Status)
-	assert.Equal(t, []LabelRecord{
+	assert.Equal(t, runs.StatusCompleted, st.Status)
+	assert.Equal(t, []runs.Label{
 		{Name: "deploy", Visits: 2, MaxVisits: 3, Reentries: 1, LastStep: "smoke"},
 		{Name: "test", Visits: 1, MaxVisits: 3, Reentries: 1, LastStep: "unit"},
 	}, st.Labels, "test's latest entry (in deploy's second visit) ran once; it was re-entered once in all")
@@ -355,13 +357,13 @@ func TestGotoNestedLabels(t *testing.T) {
 	assert.Equal(t, "goto deploy (2 of 3)", stepNamed(st.Steps, "smoke").Route)
 }
 
-func stepNamed(steps []StepRecord, name string) StepRecord {
+func stepNamed(steps []runs.Step, name string) runs.Step {
 	for _, s := range steps {
 		if s.Name == name {
 			return s
 		}
 	}
-	return StepRecord{}
+	return runs.Step{}
 }
 
 func TestGotoUnknownLabelFailsTheRunNamingIt(t *testing.T) {
@@ -369,7 +371,7 @@ func TestGotoUnknownLabelFailsTheRunNamingIt(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `goto nowhere: no enclosing label "nowhere" (ctx.Label) caught the failure of step build: exit code 1: broken`)
 	assert.True(t, ErrorGoto.Is(err), "%v", err)
-	assert.Equal(t, StatusFailed, st.Status)
+	assert.Equal(t, runs.StatusFailed, st.Status)
 	assert.Equal(t, 1, st.Attempt)
 	assert.Len(t, calls.all(), 1)
 	assert.Equal(t, "goto nowhere (no enclosing label)", st.Steps[0].Route)
@@ -380,13 +382,13 @@ func TestOnTimeoutWinsOverOnFailureForTimeouts(t *testing.T) {
 		name, command, onFailure, onTimeout string
 		wantErr                             string
 		wantRoute, wantStatusText           string
-		wantStatus                          Status
+		wantStatus                          runs.Status
 	}{
-		{"timeout takes OnTimeout", "timeout", "fallback", "continue", "", "continue", "timed_out (allowed)", StatusWarning},
-		{"failure takes OnFailure", "fail", "fallback", "continue", "", "fallback build/fallback", "failed, fallback build/fallback", StatusCompleted},
-		{"timeout without OnTimeout takes OnFailure", "timeout", "continue", "", "", "continue", "timed_out (allowed)", StatusWarning},
-		{"OnTimeout(Halt) fails a timeout", "timeout", "continue", "halt", "step build: shell: timed out", "", "timed_out", StatusFailed},
-		{"OnTimeout does not route failures", "fail", "", "continue", "step build: exit code 1", "", "failed", StatusFailed},
+		{"timeout takes OnTimeout", "timeout", "fallback", "continue", "", "continue", "timed_out (allowed)", runs.StatusWarning},
+		{"failure takes OnFailure", "fail", "fallback", "continue", "", "fallback build/fallback", "failed, fallback build/fallback", runs.StatusCompleted},
+		{"timeout without OnTimeout takes OnFailure", "timeout", "continue", "", "", "continue", "timed_out (allowed)", runs.StatusWarning},
+		{"OnTimeout(Halt) fails a timeout", "timeout", "continue", "halt", "step build: shell: timed out", "", "timed_out", runs.StatusFailed},
+		{"OnTimeout does not route failures", "fail", "", "continue", "step build: exit code 1", "", "failed", runs.StatusFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, st, _, err := runRouted(t, routedFlow, routeIn{Command: tc.command, OnFailure: tc.onFailure, OnTimeout: tc.onTimeout})
@@ -431,9 +433,9 @@ func TestTimedOutIsRecordedWithItsTimeoutTypeAndFailsLikeAFailure(t *testing.T) 
 			env.ExecuteWorkflow(timeoutFlow.Name(), routeIn{Command: "x"})
 			require.Error(t, env.GetWorkflowError())
 			st := queryState(t, env)
-			assert.Equal(t, StatusFailed, st.Status, "a timed_out step fails the run as a failed one does")
+			assert.Equal(t, runs.StatusFailed, st.Status, "a timed_out step fails the run as a failed one does")
 			require.Len(t, st.Steps, 1)
-			assert.Equal(t, StepTimedOut, st.Steps[0].Status)
+			assert.Equal(t, runs.StepTimedOut, st.Steps[0].Status)
 			assert.Equal(t, tc.want, st.Steps[0].Timeout)
 			assert.Equal(t, "timed out ("+tc.want+")", st.Steps[0].Error)
 		})
@@ -449,7 +451,7 @@ func TestTimedOutIsRecordedWithItsTimeoutTypeAndFailsLikeAFailure(t *testing.T) 
 		require.NoError(t, env.GetWorkflowResult(&out))
 		assert.Equal(t, []string{"wait"}, out.Failed)
 		st := queryState(t, env)
-		assert.Equal(t, StatusWarning, st.Status)
+		assert.Equal(t, runs.StatusWarning, st.Status)
 		assert.Equal(t, "timed_out (allowed)", st.Steps[0].StatusText())
 	})
 	t.Run("the step error handler runs for a timed_out step that fails the run", func(t *testing.T) {
@@ -477,9 +479,9 @@ func TestHTTPStepsOwnTimeoutIsTimedOut(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		timedOut bool
-		status   StepStatus
+		status   runs.StepStatus
 		timeout  string
-	}{{true, StepTimedOut, "start_to_close"}, {false, StepFailed, ""}} {
+	}{{true, runs.StepTimedOut, "start_to_close"}, {false, runs.StepFailed, ""}} {
 		env := newUnitEnv(t, runConfig{}, f)
 		env.OnActivity(activities.HTTPActivity, mock.Anything, mock.Anything).Return(
 			func(context.Context, activities.HTTP) (activities.HTTPResult, error) {

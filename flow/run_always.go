@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/activities"
 	"go.temporal.io/sdk/workflow"
 )
@@ -76,7 +78,7 @@ func (c *Context) handleStepFailures(fs []StepFailure) {
 
 // runAlways runs the Always steps once, on a disconnected context, after the run ended
 // with status (cause is the run's error, nil when it completed).
-func (rt *runner) runAlways(c *Context, cause error, status Status) {
+func (rt *runner) runAlways(c *Context, cause error, status runs.Status) {
 	steps := rt.after.always
 	rt.after.always = nil
 	if len(steps) == 0 {
@@ -98,7 +100,7 @@ func (rt *runner) runAlways(c *Context, cause error, status Status) {
 }
 
 // withStatus gives an Always step the run's status.
-func withStatus(spec activities.Spec, status Status) activities.Spec {
+func withStatus(spec activities.Spec, status runs.Status) activities.Spec {
 	return withContext(spec, map[string]string{"GATEFLOW_RUN_STATUS": string(status)},
 		map[string]string{"X-Gateflow-Run-Status": string(status)})
 }

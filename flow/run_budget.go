@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -181,10 +183,10 @@ func (c *Context) pauseForBudget(cause error) bool {
 		return false
 	}
 	version := rt.budget.capVersion
-	c.wait(Wait{Kind: ForBudget})
+	c.wait(runs.Wait{Kind: runs.ForBudget})
 	c.Logger().Warn("budget paused", "reason", cause.Error())
 	raised, err := c.await(rt.budget.pause, "budget paused: "+cause.Error(), func() bool { return rt.budget.capVersion != version })
-	c.unwait(Wait{Kind: ForBudget})
+	c.unwait(runs.Wait{Kind: runs.ForBudget})
 	return err == nil && raised
 }
 

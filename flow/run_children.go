@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/internal/protocol"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
@@ -29,10 +31,10 @@ type childrenPart struct {
 	parent *parentInfo
 	// count is the child runs started; tokens what they reported using.
 	count  int
-	tokens Tokens
+	tokens runs.Tokens
 	// reports are the children's reports by child workflow ID: a child sends its record
 	// (status, cost, tokens, steps) to its parent just before it ends.
-	reports map[string]ChildRecord
+	reports map[string]runs.Child
 	// served are the child flows (by "flow@queue") a worker was found to serve (child.go).
 	served map[string]bool
 }
@@ -53,12 +55,12 @@ func readParent(wctx workflow.Context) (*parentInfo, error) {
 // reportToParent tells the parent (if any) how the run ended. The signal is in the
 // parent's history before the child's completion, so the parent has it when its child
 // step returns.
-func (p *childrenPart) reportToParent(wctx workflow.Context, st *RunState) {
+func (p *childrenPart) reportToParent(wctx workflow.Context, st *runs.State) {
 	if p.parent == nil {
 		return
 	}
 	info := workflow.GetInfo(wctx)
-	rep := ChildRecord{
+	rep := runs.Child{
 		ID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID, Workflow: st.Workflow, Status: st.Status,
 		CostUSD: st.CostUSD, Tokens: st.Tokens, Steps: st.Steps, Error: st.Error,
 	}
@@ -72,7 +74,7 @@ func (p *childrenPart) reportToParent(wctx workflow.Context, st *RunState) {
 func (p *childrenPart) collectReports(wctx workflow.Context) {
 	ch := workflow.GetSignalChannel(wctx, protocol.SignalChildReport)
 	for {
-		var rep ChildRecord
+		var rep runs.Child
 		if !ch.ReceiveAsync(&rep) {
 			return
 		}
@@ -83,7 +85,7 @@ func (p *childrenPart) collectReports(wctx workflow.Context) {
 // treeTokens is what the run tree used so far, as far as this run knows: the tokens the
 // parent's tree had used when this run started, plus this run's (which include its
 // children's).
-func (p *childrenPart) treeTokens(st *RunState) int64 {
+func (p *childrenPart) treeTokens(st *runs.State) int64 {
 	t := st.Tokens.Total()
 	if p.parent != nil {
 		t += p.parent.TreeTokens

@@ -5,13 +5,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/internal/display"
 )
 
 // detailsMarkdown renders a run's state as the markdown the Web UI shows under
 // "Current details": the status, the money spent, and a table of steps (children's steps
 // nested under their step).
-func detailsMarkdown(s *RunState, now time.Time) string {
+func detailsMarkdown(s *runs.State, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** — %s", s.Workflow, s.Status)
 	if s.MaxAttempts > 1 {
@@ -45,7 +47,7 @@ func detailsMarkdown(s *RunState, now time.Time) string {
 // maxDetailRows bounds the step rows of the Web UI details.
 const maxDetailRows = 200
 
-func writeStepRows(b *strings.Builder, steps []StepRecord, indent string, now time.Time) {
+func writeStepRows(b *strings.Builder, steps []runs.Step, indent string, now time.Time) {
 	for _, st := range steps {
 		fmt.Fprintf(b, "| %s%s | %s | %s | %d | %s | %s | %s |\n", indent, mdEscape(st.Label()), st.Kind, st.StatusText(),
 			st.Attempt, st.Duration(now).Round(time.Millisecond), st.CostText(), mdEscape(st.Detail(80)))
@@ -57,7 +59,7 @@ func writeStepRows(b *strings.Builder, steps []StepRecord, indent string, now ti
 
 // writeWaiting tells people what the run waits for, from whom, until when, and the
 // flowctl command that answers.
-func writeWaiting(b *strings.Builder, s *RunState) {
+func writeWaiting(b *strings.Builder, s *runs.State) {
 	id := "RUN"
 	if s.ID != "" {
 		id = s.ID
@@ -74,7 +76,7 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 	}
 	var lines []string
 	for _, g := range s.Gates {
-		wait := Wait{Kind: ForApproval, Name: g.Name}
+		wait := runs.Wait{Kind: runs.ForApproval, Name: g.Name}
 		if g.Closed() || !waiting[wait.String()] {
 			continue
 		}
@@ -88,7 +90,7 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 			until(g.Deadline), g.Request.OnTimeout, wait.Command(id)))
 	}
 	for _, in := range s.Inputs {
-		wait := Wait{Kind: ForInput, Name: in.Name}
+		wait := runs.Wait{Kind: runs.ForInput, Name: in.Name}
 		if in.Answer != nil || !waiting[wait.String()] {
 			continue
 		}
@@ -104,7 +106,7 @@ func writeWaiting(b *strings.Builder, s *RunState) {
 			in.Name, mdEscape(display.Preview(oneLine(in.Request.Prompt), 200)), who, until(deadline), wait.Command(id)))
 	}
 	for _, w := range s.SignalWaits {
-		wait := Wait{Kind: ForSignal, Name: w.Name, Key: w.Key}
+		wait := runs.Wait{Kind: runs.ForSignal, Name: w.Name, Key: w.Key}
 		if w.Received != nil || !waiting[wait.String()] {
 			continue
 		}
@@ -127,13 +129,13 @@ func oneLine(s string) string { return display.OneLine(s) }
 func mdEscape(s string) string { return display.MarkdownCell(s) }
 
 // gateWaitLines are the lines of writeWaiting for the polled gates the run waits for.
-func gateWaitLines(s *RunState, waiting map[string]bool, id string) []string {
+func gateWaitLines(s *runs.State, waiting map[string]bool, id string) []string {
 	var lines []string
 	for _, st := range s.Steps {
-		if st.Gate == nil || st.Status != StepRunning {
+		if st.Gate == nil || st.Status != runs.StepRunning {
 			continue
 		}
-		wait := Wait{Kind: ForGate, Name: st.Name, Key: st.Gate.Type}
+		wait := runs.Wait{Kind: runs.ForGate, Name: st.Name, Key: st.Gate.Type}
 		if !waiting[wait.String()] {
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gateflow/gateflow/runs"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/workflow"
 
@@ -34,11 +36,11 @@ func forEachChildByRunner[I, O any](ctx *Context, name string, f *Flow[I, O], in
 	rt := ctx.run
 	st := rt.state
 	now := workflow.Now(ctx.wctx)
-	i := st.beginStep(ctx.scope, name, KindChild, now)
+	i := beginStep(st, ctx.scope, name, runs.KindChild, now)
 	fail := func(err error) ([]O, error) {
-		st.endStep(i, workflow.Now(ctx.wctx), StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, workflow.Now(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
 		rt.publish()
-		return nil, &StepError{Step: name, Kind: KindChild, Err: err}
+		return nil, &StepError{Step: name, Kind: runs.KindChild, Err: err}
 	}
 	if err := ctx.holdWhilePaused(false); err != nil {
 		return fail(err)
@@ -100,26 +102,26 @@ func forEachChildByRunner[I, O any](ctx *Context, name string, f *Flow[I, O], in
 		WaitForCancellation: true,
 		StaticSummary:       fmt.Sprintf("fan-out of %d %s runs for %s", len(inputs), f.Name(), info.WorkflowExecution.ID),
 	}
-	st.Steps[i].Child = &ChildRecord{ID: runnerID, Workflow: f.Name(), Status: StatusRunning}
+	st.Steps[i].Child = &runs.Child{ID: runnerID, Workflow: f.Name(), Status: runs.StatusRunning}
 	rt.publish()
 	var res entity.FanoutResult
 	err = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx.wctx, cwo), protocol.FanoutWorkflowType, in).Get(ctx.wctx, &res)
 	rec := st.Steps[i].Child
-	tokens := Tokens{Input: res.InputTokens, Output: res.OutputTokens}
+	tokens := runs.Tokens{Input: res.InputTokens, Output: res.OutputTokens}
 	rec.CostUSD, rec.Tokens = res.CostUSD, tokens
-	st.charge(i, res.CostUSD, tokens)
-	rt.children.tokens = rt.children.tokens.add(tokens)
+	chargeStep(st, i, res.CostUSD, tokens)
+	rt.children.tokens = addTokens(rt.children.tokens, tokens)
 	berr := ctx.settleCost(key, name, reserved, res.CostUSD)
 	end := workflow.Now(ctx.wctx)
 	if err != nil {
 		rec.Status, rec.Error = statusOf(err, 0), errorMessage(err)
-		status := StepFailed
+		status := runs.StepFailed
 		if isCancellation(err) {
-			status = StepCancelled
+			status = runs.StepCancelled
 		}
-		st.endStep(i, end, status, 1, errorMessage(err), "", nil)
+		endStep(st, i, end, status, 1, errorMessage(err), "", nil)
 		rt.publish()
-		return nil, &StepError{Step: name, Kind: KindChild, Err: err}
+		return nil, &StepError{Step: name, Kind: runs.KindChild, Err: err}
 	}
 	perr := &ParallelError{Group: name, what: "foreach"}
 	for j := range inputs {
@@ -143,23 +145,23 @@ func forEachChildByRunner[I, O any](ctx *Context, name string, f *Flow[I, O], in
 			}
 		}
 	}
-	rec.Status = StatusCompleted
+	rec.Status = runs.StatusCompleted
 	detail := fmt.Sprintf("%d of %d items completed", len(inputs)-len(perr.Failed)-len(perr.Cancelled), len(inputs))
 	if perr.First != nil {
-		rec.Status, rec.Error = StatusFailed, perr.Error()
-		st.endStep(i, end, StepFailed, 1, perr.Error(), detail, nil)
+		rec.Status, rec.Error = runs.StatusFailed, perr.Error()
+		endStep(st, i, end, runs.StepFailed, 1, perr.Error(), detail, nil)
 		rt.publish()
 		return results, perr
 	}
 	if berr != nil {
-		st.endStep(i, end, StepFailed, 1, berr.Error(), detail, nil)
+		endStep(st, i, end, runs.StepFailed, 1, berr.Error(), detail, nil)
 		rt.publish()
-		return results, &StepError{Step: name, Kind: KindChild, Err: berr}
+		return results, &StepError{Step: name, Kind: runs.KindChild, Err: berr}
 	}
-	st.endStep(i, end, StepCompleted, 1, "", detail, nil)
+	endStep(st, i, end, runs.StepCompleted, 1, "", detail, nil)
 	rt.publish()
 	if gerr := rt.guards.checkTokens(name, rt.children.treeTokens(st)); gerr != nil && tokens.Total() > 0 {
-		return results, &StepError{Step: name, Kind: KindChild, Err: gerr}
+		return results, &StepError{Step: name, Kind: runs.KindChild, Err: gerr}
 	}
 	return results, nil
 }

@@ -3,6 +3,8 @@ package flow
 import (
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -29,7 +31,7 @@ func TestForEachChildPastTheThresholdUsesTheRunner(t *testing.T) {
 	assert.Equal(t, []int{2, 4, 6, 8, 10}, out)
 	st := queryState(t, env)
 	require.Len(t, st.Steps, 1, "the parent records the fan-out as one step")
-	assert.Equal(t, KindChild, st.Steps[0].Kind)
+	assert.Equal(t, runs.KindChild, st.Steps[0].Kind)
 	assert.Equal(t, "5 of 5 items completed", st.Steps[0].Output)
 	assert.Equal(t, "default-test-workflow-id/double", st.Steps[0].Child.ID)
 }

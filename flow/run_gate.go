@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/gates"
@@ -93,7 +95,7 @@ func (p *peoplePart) openPolled(ctx workflow.Context, g *polledGate) {
 	p.polled[g.name] = g
 	for _, v := range p.inbox.Take(g.name) {
 		if _, err := p.decidePolled(ctx, g, v); err != nil {
-			p.refuse(ctx, RefusedVote, g.name, v.By, err)
+			p.refuse(ctx, runs.RefusedVote, g.name, v.By, err)
 		}
 	}
 }
@@ -104,17 +106,17 @@ func (rt *runner) hasGateType(t string) bool { return slices.Contains(rt.gateTyp
 // runGate is ctx.Gate (gate.go).
 func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) {
 	if err := c.holdWhilePaused(false); err != nil { // run_pause.go: no new step while paused
-		return gates.Result{}, &StepError{Step: name, Kind: KindGate, Err: err}
+		return gates.Result{}, &StepError{Step: name, Kind: runs.KindGate, Err: err}
 	}
 	rt, st := c.run, c.run.state
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(c.scope, name, KindGate, now)
-	rec := &GateRecord{Type: strings.TrimSpace(req.Type), AllowManual: req.AllowManual}
+	i := beginStep(st, c.scope, name, runs.KindGate, now)
+	rec := &runs.Gate{Type: strings.TrimSpace(req.Type), AllowManual: req.AllowManual}
 	st.Steps[i].Gate = rec
 	refuse := func(err error) (gates.Result, error) {
-		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
 		rt.publish()
-		return gates.Result{}, &StepError{Step: name, Kind: KindGate, Err: err}
+		return gates.Result{}, &StepError{Step: name, Kind: runs.KindGate, Err: err}
 	}
 	invalid := func(format string, args ...any) (gates.Result, error) {
 		msg := fmt.Sprintf(format, args...)
@@ -142,7 +144,7 @@ func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) 
 		return refuse(err)
 	}
 	if rt.plan {
-		st.endStep(i, now, StepPlanned, 0, "", planGate(req), nil)
+		endStep(st, i, now, runs.StepPlanned, 0, "", planGate(req), nil)
 		rt.publish()
 		return gates.Result{Outcome: gates.OutcomeApproved, By: "plan", DecidedAt: now}, nil
 	}
@@ -153,9 +155,9 @@ func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) 
 	}
 	g := &polledGate{name: name, req: req, open: true}
 	rt.people.openPolled(c.wctx, g)
-	wait := Wait{Kind: ForGate, Name: name, Key: req.Type}
+	wait := runs.Wait{Kind: runs.ForGate, Name: name, Key: req.Type}
 	c.wait(wait)
-	rt.emit(c.wctx, events.StepStarted, name, string(StepRunning), "", map[string]any{"kind": KindGate, "type": req.Type,
+	rt.emit(c.wctx, events.StepStarted, name, string(runs.StepRunning), "", map[string]any{"kind": runs.KindGate, "type": req.Type,
 		"poll_interval": req.PollInterval.String(), "allow_manual": req.AllowManual})
 
 	res, timedOut, err := c.pollGate(i, g, deadline)
@@ -163,16 +165,16 @@ func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) 
 	g.open = false
 	end := workflow.Now(c.wctx)
 	if err != nil {
-		status := StepFailed
+		status := runs.StepFailed
 		if isCancellation(err) {
-			status = StepCancelled
+			status = runs.StepCancelled
 		}
 		g.ended = string(status)
-		st.endStep(i, end, status, 0, errorMessage(err), "", nil)
-		c.stepMetric(KindGate, status, st.Steps[i].Duration(end))
-		rt.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": KindGate, "polls": rec.Polls})
+		endStep(st, i, end, status, 0, errorMessage(err), "", nil)
+		c.stepMetric(runs.KindGate, status, st.Steps[i].Duration(end))
+		rt.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": runs.KindGate, "polls": rec.Polls})
 		rt.publish()
-		return gates.Result{Polls: rec.Polls, Message: rec.Message}, &StepError{Step: name, Kind: KindGate, Err: err}
+		return gates.Result{Polls: rec.Polls, Message: rec.Message}, &StepError{Step: name, Kind: runs.KindGate, Err: err}
 	}
 	if timedOut {
 		res = timeoutResult(req, res)
@@ -184,11 +186,11 @@ func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) 
 	}
 	rec.Decision, rec.By, rec.Manual, rec.Comment, rec.Reason, rec.DecidedAt = res.Outcome, res.By, res.Manual, res.Comment, res.Reason, &end
 	var gerr error
-	status := StepCompleted
+	status := runs.StepCompleted
 	switch {
 	case res.Outcome == gates.OutcomeRejected:
 		gerr = &gates.RejectedError{Gate: name, Result: res}
-		status = StepFailed
+		status = runs.StepFailed
 	case res.Outcome == gates.OutcomeTimedOut && req.OnTimeout == gates.FailOnTimeout:
 		timeout := req.Timeout
 		if deadline.IsZero() {
@@ -197,15 +199,15 @@ func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) 
 		gerr = &gates.TimedOutError{Gate: name, Timeout: timeout, Result: res}
 	}
 	if timedOut && gerr != nil {
-		status = StepTimedOut
+		status = runs.StepTimedOut
 	}
-	st.endStep(i, end, status, 0, errString(gerr), res.Describe(), nil)
-	c.stepMetric(KindGate, status, st.Steps[i].Duration(end))
+	endStep(st, i, end, status, 0, errString(gerr), res.Describe(), nil)
+	c.stepMetric(runs.KindGate, status, st.Steps[i].Duration(end))
 	evt := events.StepCompleted
 	if gerr != nil {
 		evt = events.StepFailed
 	}
-	rt.emit(c.wctx, evt, name, string(status), res.Describe(), map[string]any{"kind": KindGate, "type": req.Type,
+	rt.emit(c.wctx, evt, name, string(status), res.Describe(), map[string]any{"kind": runs.KindGate, "type": req.Type,
 		"polls": res.Polls, "decision": res.Outcome, "by": res.By, "manual": res.Manual})
 	rt.publish()
 	return res, gerr

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/gates"
@@ -20,6 +23,7 @@ type runConfig struct {
 	guards      Guards
 	maxAttempts int
 	directory   approval.Directory
+	auth        *auth.Policy
 	maxCost     *decimal.Decimal
 	quotas      budget.Quotas
 	events      bool
@@ -37,9 +41,11 @@ type runConfig struct {
 // one concern of the run, registers its message handlers when the run starts and finishes
 // its work when the run ends (see end).
 type runner struct {
-	root  workflow.Context
+	root workflow.Context
+	// auth is the run's pinned decision policy (run_auth.go).
+	auth  *authPart
 	info  WorkflowInfo
-	state *RunState
+	state *runs.State
 	// guards are the limits in force (the flow's over the worker's, or the parent's).
 	guards Guards
 	// plan: the run is a plan; steps are recorded, not run.
@@ -105,16 +111,16 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 		// The parent's limits; a limit its worker did not know yet (zero) is the child's own.
 		guards = parent.Guards.resolve(guards)
 	}
-	st := &RunState{
+	st := &runs.State{
 		ID:          workflow.GetInfo(wctx).WorkflowExecution.ID,
 		Workflow:    info.Name,
 		Version:     info.Version,
-		Status:      StatusRunning,
+		Status:      runs.StatusRunning,
 		StartedAt:   workflow.GetInfo(wctx).WorkflowStartTime,
 		Attempt:     1,
 		MaxAttempts: 1,
-		Guards:      guards,
-		Steps:       []StepRecord{},
+		Guards:      runs.Guards(guards),
+		Steps:       []runs.Step{},
 	}
 	if cfg.maxAttempts > 0 {
 		st.MaxAttempts = cfg.maxAttempts
@@ -124,7 +130,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	}
 	rt := &runner{root: wctx, info: info, state: st, guards: guards, gateTypes: cfg.gateTypes, triggers: cfg.triggers[info.Name],
 		services: cfg.services, baseQueue: cfg.baseQueue}
-	rt.children = &childrenPart{parent: parent, reports: map[string]ChildRecord{}}
+	rt.children = &childrenPart{parent: parent, reports: map[string]runs.Child{}}
 	rt.people = newPeoplePart(rt, cfg.directory)
 	rt.events = &eventsPart{}
 	rt.permits = &permitsPart{}
@@ -139,11 +145,16 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 			st.StartedAt = parent.StartedAt
 		}
 	}
-	if err := workflow.SetQueryHandlerWithOptions(wctx, QueryState, func() (RunState, error) {
-		return st.clone(), nil
+	if err := workflow.SetQueryHandlerWithOptions(wctx, QueryState, func() (runs.State, error) {
+		return cloneState(st), nil
 	}, workflow.QueryHandlerOptions{Description: "The run's status, steps, cost and children"}); err != nil {
 		return nil, protocol.RunOptions{}, fmt.Errorf("register query %s: %w", QueryState, err)
 	}
+	ap, err := pinAuth(wctx, cfg.auth, st)
+	if err != nil {
+		return nil, protocol.RunOptions{}, err
+	}
+	rt.auth = ap
 	if err := rt.people.register(wctx); err != nil {
 		return nil, protocol.RunOptions{}, err
 	}
@@ -154,7 +165,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	opts, optsErr := readOptions(wctx)
 	if opts.Guards != nil {
 		rt.guards = rt.guards.tighten(*opts.Guards)
-		st.Guards = rt.guards
+		st.Guards = runs.Guards(rt.guards)
 	}
 	rt.plan = opts.Plan
 	if opts.MaxAttempts > 0 {
@@ -189,7 +200,7 @@ func (rt *runner) preChecks(c *Context, cfg runConfig, opts protocol.RunOptions)
 		return err
 	}
 	if !opts.Paused {
-		c.setStatus(StatusRunning)
+		c.setStatus(runs.StatusRunning)
 	}
 	rt.publish()
 	return nil
@@ -255,20 +266,20 @@ func attemptBackoff(attempt int) time.Duration {
 }
 
 // statusOf is the final status of a run whose handler returned err.
-func statusOf(err error, allowedFailures int) Status {
+func statusOf(err error, allowedFailures int) runs.Status {
 	switch {
 	case err == nil && allowedFailures > 0:
-		return StatusWarning
+		return runs.StatusWarning
 	case err == nil:
-		return StatusCompleted
+		return runs.StatusCompleted
 	case isCancellation(err):
-		return StatusCancelled
+		return runs.StatusCancelled
 	case isBudgetExceeded(err):
-		return StatusBudgetExceeded
+		return runs.StatusBudgetExceeded
 	case errors.Is(err, approval.ErrRejected), errors.Is(err, gates.ErrRejected), ErrorRejected.Is(err):
-		return StatusRejected
+		return runs.StatusRejected
 	}
-	return StatusFailed
+	return runs.StatusFailed
 }
 
 // end records the run's outcome: it runs the OnError steps of a failed run, then the
@@ -294,14 +305,14 @@ func (rt *runner) end(c *Context, err error) error {
 		msg = err.Error()
 	}
 	wctx := rt.root
-	if status == StatusCancelled {
+	if status == runs.StatusCancelled {
 		wctx, _ = workflow.NewDisconnectedContext(rt.root)
 	}
 	c = c.withWorkflow(wctx)
-	rt.state.finish(workflow.Now(wctx), status, msg)
+	finishRun(rt.state, workflow.Now(wctx), status, msg)
 	c.setStatus(status)
 	rt.publish()
-	if merr := workflow.UpsertMemo(wctx, map[string]any{MemoState: rt.state.clone()}); merr != nil {
+	if merr := workflow.UpsertMemo(wctx, map[string]any{MemoState: cloneState(rt.state)}); merr != nil {
 		c.Logger().Warn("keep final state in memo", "error", merr)
 	}
 	rt.permits.release(c)
@@ -313,7 +324,7 @@ func (rt *runner) end(c *Context, err error) error {
 		m := workflow.GetMetricsHandler(wctx).WithTags(map[string]string{"workflow": rt.info.Name})
 		m.WithTags(map[string]string{"status": string(status)}).Counter("gateflow_runs_total").Inc(1)
 		m.Counter("gateflow_run_cost_usd_micros_total").Inc(rt.state.CostUSD.Shift(6).IntPart())
-		if status == StatusBudgetExceeded {
+		if status == runs.StatusBudgetExceeded {
 			m.Counter("gateflow_budget_exceeded_total").Inc(1)
 		}
 	}
@@ -323,9 +334,9 @@ func (rt *runner) end(c *Context, err error) error {
 	}
 	// A parent (or a tool) tells these outcomes apart by the application error's type.
 	switch status {
-	case StatusBudgetExceeded:
+	case runs.StatusBudgetExceeded:
 		return newTypedError(msg, ErrorBudgetExceeded, err)
-	case StatusRejected:
+	case runs.StatusRejected:
 		return newTypedError(msg, ErrorRejected, err)
 	}
 	return err

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/backoff"
@@ -128,8 +130,8 @@ func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.Act
 		}
 		// The attempt failed and another one may be made: charge it now.
 		fi := failureInfo(err)
-		st.charge(i, fi.cost, fi.tokens)
-		st.Steps[i].Attempts = append(st.Steps[i].Attempts, AttemptRecord{Attempt: attempt, CostUSD: fi.cost,
+		chargeStep(st, i, fi.cost, fi.tokens)
+		st.Steps[i].Attempts = append(st.Steps[i].Attempts, runs.Attempt{Attempt: attempt, CostUSD: fi.cost,
 			Tokens: fi.tokens, Error: errorMessage(err), WaitedMS: attemptWait.Milliseconds()})
 		c.chargeQuota(paidActivityID(st.Steps[i].ActivityID, attempt), fi.cost)
 		baseKey := st.Steps[i].ActivityID
@@ -167,13 +169,13 @@ func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.Act
 // waiting_capacity and the run waits for capacity:STEP until the delay has passed.
 func (c *Context) waitForCapacity(ctx workflow.Context, i int, delay time.Duration) error {
 	st := c.run.state
-	w := Wait{Kind: ForCapacity, Name: st.Steps[i].Label()}
-	st.Steps[i].Status = StepWaitingCapacity
+	w := runs.Wait{Kind: runs.ForCapacity, Name: st.Steps[i].Label()}
+	st.Steps[i].Status = runs.StepWaitingCapacity
 	c.wait(w)
 	err := workflow.NewTimerWithOptions(ctx, delay, workflow.TimerOptions{
 		Summary: fmt.Sprintf("%s: rate limited, waiting %s", st.Steps[i].Name, delay.Round(time.Millisecond)),
 	}).Get(ctx, nil)
-	st.Steps[i].Status = StepRunning
+	st.Steps[i].Status = runs.StepRunning
 	c.unwait(w)
 	return err
 }
@@ -222,11 +224,11 @@ func stepTimeout(o stepOptions) time.Duration {
 // lastAttempt completes the record of a cost-bearing step made attempt by attempt: its
 // last attempt (cost, tokens, error, capacity wait), the attempt count, and whether the
 // step cost more than its limit.
-func (c *Context) lastAttempt(p *pending, cost decimal.Decimal, tokens Tokens, errMsg string) {
+func (c *Context) lastAttempt(p *pending, cost decimal.Decimal, tokens runs.Tokens, errMsg string) {
 	st := &c.run.state.Steps[p.idx]
 	if p.raw && p.attempt > 0 && !p.notMade {
 		st.Attempt = p.attempt
-		st.Attempts = append(st.Attempts, AttemptRecord{Attempt: p.attempt, CostUSD: cost, Tokens: tokens,
+		st.Attempts = append(st.Attempts, runs.Attempt{Attempt: p.attempt, CostUSD: cost, Tokens: tokens,
 			Error: errMsg, WaitedMS: p.waited.Milliseconds()})
 	}
 	if st.CostLimitUSD != nil && st.CostLimitUSD.IsPositive() && st.CostUSD.GreaterThan(*st.CostLimitUSD) {

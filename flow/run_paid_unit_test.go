@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/budget"
@@ -49,7 +51,7 @@ func TestPaidStepChargesEveryAttempt(t *testing.T) {
 	assert.Equal(t, []string{"summarize", "summarize@2", "summarize@3"}, ids)
 	st := queryState(t, env)
 	s := stepByName(t, st, "summarize")
-	assert.Equal(t, StepCompleted, s.Status)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.Equal(t, 3, s.Attempt)
 	require.Len(t, s.Attempts, 3)
 	assert.Equal(t, "0.0123", s.Attempts[0].CostUSD.String())
@@ -57,7 +59,7 @@ func TestPaidStepChargesEveryAttempt(t *testing.T) {
 	assert.Equal(t, "", s.Attempts[2].Error)
 	assert.Equal(t, "0.0347", s.CostUSD.String(), "0.0123 + 0.0123 + 0.0101, exactly")
 	assert.Equal(t, "0.0347", st.CostUSD.String())
-	assert.Equal(t, Tokens{Input: 290, Output: 29}, st.Tokens)
+	assert.Equal(t, runs.Tokens{Input: 290, Output: 29}, st.Tokens)
 	assert.Equal(t, "0.0347", st.Budget.Spent.String(), "the run's ledger has every attempt")
 }
 
@@ -77,9 +79,9 @@ func TestPaidStepDoesNotMakeAnAttemptTheCapCannotPay(t *testing.T) {
 	assert.True(t, ErrorBudgetExceeded.Is(err), "the run ends budget_exceeded: %v", err)
 	assert.Len(t, calls.all(), 2, "the third attempt is not made")
 	st := queryState(t, env)
-	assert.Equal(t, StatusBudgetExceeded, st.Status)
+	assert.Equal(t, runs.StatusBudgetExceeded, st.Status)
 	s := stepByName(t, st, "summarize")
-	assert.Equal(t, StepFailed, s.Status)
+	assert.Equal(t, runs.StepFailed, s.Status)
 	assert.Contains(t, s.Error, "attempt 3 not made")
 	require.Len(t, s.Attempts, 2)
 	assert.Equal(t, "0.18", s.CostUSD.String())
@@ -94,7 +96,7 @@ func TestPaidStepWaitsForCapacityWithoutUsingAttempts(t *testing.T) {
 	})
 	env := newUnitEnv(t, runConfig{}, f)
 	n := 0
-	var statuses []Status
+	var statuses []runs.Status
 	mockAgent(env, func(activities.Agent) (activities.AgentResult, error) {
 		n++
 		if n <= 2 {
@@ -107,11 +109,11 @@ func TestPaidStepWaitsForCapacityWithoutUsingAttempts(t *testing.T) {
 	start := env.Now()
 	env.ExecuteWorkflow(f.Name(), none{})
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, []Status{StatusWaitingCapacity}, statuses)
+	assert.Equal(t, []runs.Status{runs.StatusWaitingCapacity}, statuses)
 	assert.GreaterOrEqual(t, env.Now().Sub(start), 4*time.Second, "two waits of the provider's Retry-After")
 	st := queryState(t, env)
 	s := stepByName(t, st, "summarize")
-	assert.Equal(t, StepCompleted, s.Status, "one attempt allowed, and the rate limits did not use it")
+	assert.Equal(t, runs.StepCompleted, s.Status, "one attempt allowed, and the rate limits did not use it")
 	assert.Equal(t, 1, s.Attempt)
 	require.Len(t, s.Attempts, 1)
 	assert.Equal(t, int64(4000), s.Attempts[0].WaitedMS)
@@ -131,7 +133,7 @@ func TestPaidStepRateLimitedPastItsTimeoutFails(t *testing.T) {
 	require.Error(t, env.GetWorkflowError())
 	assert.Len(t, calls.all(), 3, "waits of 2s and 2s fit the 5s timeout, a third does not")
 	s := stepByName(t, queryState(t, env), "summarize")
-	assert.Equal(t, StepFailed, s.Status)
+	assert.Equal(t, runs.StepFailed, s.Status)
 	assert.Contains(t, s.Error, "still rate limiting after 4s")
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/internal/protocol"
 	"go.temporal.io/sdk/workflow"
 )
@@ -16,14 +18,14 @@ import (
 type pausePart struct {
 	rt *runner
 	// paused is the pause in force; nil while the run is not paused.
-	paused *PausedType
+	paused *runs.PausedType
 	// underlying is the status the run would have without the pause: what it goes back to
 	// when resumed (a step that ends meanwhile, or a gate that opens, changes it).
-	underlying Status
+	underlying runs.Status
 }
 
 // runPauseWait is what a paused run waits for: "resume".
-var runPauseWait = Wait{Kind: ForResume}
+var runPauseWait = runs.Wait{Kind: runs.ForResume}
 
 // maxPauseReason bounds a pause's reason, so callers cannot grow the run's state at will.
 const maxPauseReason = 500
@@ -32,7 +34,7 @@ const maxPauseReason = 500
 // command, so runs recorded before it replay unchanged.
 func (p *pausePart) register(wctx workflow.Context) error {
 	if err := workflow.SetUpdateHandlerWithOptions(wctx, UpdatePause,
-		func(ctx workflow.Context, r protocol.RunPause) (Status, error) { return p.apply(ctx, r), nil },
+		func(ctx workflow.Context, r protocol.RunPause) (runs.Status, error) { return p.apply(ctx, r), nil },
 		workflow.UpdateHandlerOptions{
 			Validator: func(_ workflow.Context, r protocol.RunPause) error { return p.check(r) },
 			Description: "Pause the run {\"action\": \"pause\", \"by\": \"alice\", \"reason\": \"...\"}: it finishes the steps in flight " +
@@ -65,17 +67,17 @@ func (p *pausePart) check(r protocol.RunPause) error {
 }
 
 // apply pauses or resumes the run (the Validator accepted r) and returns its status.
-func (p *pausePart) apply(ctx workflow.Context, r protocol.RunPause) Status {
+func (p *pausePart) apply(ctx workflow.Context, r protocol.RunPause) runs.Status {
 	rt := p.rt
 	c := &Context{wctx: ctx, run: rt}
 	if r.Action == protocol.ControlPause {
 		p.underlying = rt.state.Status
-		p.paused = &PausedType{Workflow: rt.info.Name, By: r.By, Reason: strings.TrimSpace(r.Reason), Since: workflow.Now(ctx)}
+		p.paused = &runs.PausedType{Workflow: rt.info.Name, By: r.By, Reason: strings.TrimSpace(r.Reason), Since: workflow.Now(ctx)}
 		pause := *p.paused
 		rt.state.Paused = &pause
 		rt.people.waiting[runPauseWait] = true
 		c.Logger().Info("run paused", "by", r.By, "reason", r.Reason)
-		c.setStatus(StatusPaused)
+		c.setStatus(runs.StatusPaused)
 	} else {
 		p.paused, rt.state.Paused = nil, nil
 		delete(rt.people.waiting, runPauseWait)
@@ -89,7 +91,7 @@ func (p *pausePart) apply(ctx workflow.Context, r protocol.RunPause) Status {
 // statusFor is the status setStatus records for s: paused while the run is paused (s is
 // kept as the status to go back to), s itself otherwise. A run that ends while paused is
 // paused no more: it waits for nothing.
-func (p *pausePart) statusFor(s Status) Status {
+func (p *pausePart) statusFor(s runs.Status) runs.Status {
 	if p == nil || p.paused == nil {
 		return s
 	}
@@ -98,10 +100,10 @@ func (p *pausePart) statusFor(s Status) Status {
 		delete(p.rt.people.waiting, runPauseWait)
 		return s
 	}
-	if s != StatusPaused {
+	if s != runs.StatusPaused {
 		p.underlying = s
 	}
-	return StatusPaused
+	return runs.StatusPaused
 }
 
 // holdWhilePaused waits, before a step is started, while the run is paused; it returns an
@@ -118,7 +120,7 @@ func (c *Context) holdWhilePaused(onError bool) error {
 }
 
 // describePause says who paused, since when and why: "by alice since 09:30:00 UTC: freeze".
-func describePause(p PausedType) string {
+func describePause(p runs.PausedType) string {
 	s := "by " + orDefault(p.By, "someone") + " since " + p.Since.UTC().Format("2006-01-02 15:04:05 UTC")
 	if p.Reason != "" {
 		s += ": " + p.Reason

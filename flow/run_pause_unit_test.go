@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -88,23 +90,23 @@ func TestPauseRunFinishesTheStepInFlightAndStartsNothingUntilResumed(t *testing.
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 
-	assert.Equal(t, StatusPaused, pause.value(t), "the Update returns the run's status")
-	assert.Equal(t, StatusPaused, during.Status)
+	assert.Equal(t, runs.StatusPaused, pause.value(t), "the Update returns the run's status")
+	assert.Equal(t, runs.StatusPaused, during.Status)
 	require.Len(t, during.Steps, 1)
-	assert.Equal(t, StepRunning, during.Steps[0].Status, "paused while build was in flight")
-	assert.Equal(t, StatusPaused, paused.Status)
+	assert.Equal(t, runs.StepRunning, during.Steps[0].Status, "paused while build was in flight")
+	assert.Equal(t, runs.StatusPaused, paused.Status)
 	assert.Equal(t, []string{"resume"}, paused.Waiting)
 	require.NotNil(t, paused.Paused)
-	assert.Equal(t, PausedType{Workflow: "unit/paused", By: "alice", Reason: "release freeze", Since: paused.Paused.Since}, *paused.Paused)
+	assert.Equal(t, runs.PausedType{Workflow: "unit/paused", By: "alice", Reason: "release freeze", Since: paused.Paused.Since}, *paused.Paused)
 	require.Len(t, paused.Steps, 1, "nothing new started while paused: %v", viewSteps(paused.Steps))
-	assert.Equal(t, StepCompleted, paused.Steps[0].Status, "the step in flight finished")
-	w, err := ParseWait(paused.Waiting[0])
+	assert.Equal(t, runs.StepCompleted, paused.Steps[0].Status, "the step in flight finished")
+	w, err := runs.ParseWait(paused.Waiting[0])
 	require.NoError(t, err)
 	assert.Equal(t, "flowctl resume "+paused.ID, w.Command(paused.ID))
 
 	assert.ErrorContains(t, twice.refusal(t), "pause: the run is already paused (by alice since ")
 	assert.ErrorContains(t, twice.refusal(t), ": release freeze)")
-	assert.Equal(t, StatusRunning, resume.value(t))
+	assert.Equal(t, runs.StatusRunning, resume.value(t))
 	assert.EqualError(t, again.refusal(t), "resume: the run is not paused")
 
 	for _, cmd := range []string{"lint", "unit"} {
@@ -116,7 +118,7 @@ func TestPauseRunFinishesTheStepInFlightAndStartsNothingUntilResumed(t *testing.
 	require.True(t, ok)
 	assert.Equal(t, 3*time.Hour+time.Minute, at.Truncate(time.Second), "the sleep came after the resume")
 	st := queryState(t, env)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	assert.Empty(t, st.Waiting)
 	assert.Nil(t, st.Paused)
 	assert.Len(t, st.Steps, 5)
@@ -153,9 +155,9 @@ func TestPauseRunGateDeadlineKeepsRunning(t *testing.T) {
 	updateAt(env, 3*time.Hour, UpdatePause, resumeBy("alice"))
 	out := runGate(t, env, gateIn{Req: approval.Request{Approvers: []string{"alice"}, Timeout: time.Hour}, After: 10 * time.Minute, Handle: true})
 
-	assert.Equal(t, StatusPaused, open.Status, "paused wins over awaiting_approval")
+	assert.Equal(t, runs.StatusPaused, open.Status, "paused wins over awaiting_approval")
 	assert.Equal(t, []string{"approval:ship", "resume"}, open.Waiting, "the gate keeps waiting")
-	assert.Equal(t, StatusPaused, expired.Status)
+	assert.Equal(t, runs.StatusPaused, expired.Status)
 	assert.Equal(t, []string{"resume"}, expired.Waiting)
 	require.Len(t, expired.Gates, 1)
 	assert.True(t, expired.Gates[0].Closed(), "the deadline passed while paused")
@@ -166,7 +168,7 @@ func TestPauseRunGateDeadlineKeepsRunning(t *testing.T) {
 	assert.Equal(t, time.Hour, out.Decision.DecidedAt.Sub(st.StartedAt), "decided at the deadline")
 	after := stepByName(t, st, "after")
 	assert.Equal(t, 3*time.Hour, after.StartedAt.Sub(st.StartedAt).Truncate(time.Second))
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 }
 
 func TestPauseRunCancelledWhilePausedStillCleansUp(t *testing.T) {
@@ -190,38 +192,38 @@ func TestPauseRunCancelledWhilePausedStillCleansUp(t *testing.T) {
 	_, ok := shells.started("cleanup")
 	assert.True(t, ok, "the OnError step is not held by the pause")
 	st := queryState(t, env)
-	assert.Equal(t, StatusCancelled, st.Status)
+	assert.Equal(t, runs.StatusCancelled, st.Status)
 	assert.Empty(t, st.Waiting, "an ended run waits for nothing")
 	assert.Nil(t, st.Paused)
 }
 
 func TestPauseRunValidator(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
-	paused := &PausedType{Workflow: "w", By: "alice", Reason: "freeze", Since: t0}
+	paused := &runs.PausedType{Workflow: "w", By: "alice", Reason: "freeze", Since: t0}
 	long := string(make([]byte, maxPauseReason+1))
 	tests := []struct {
 		name    string
-		status  Status
+		status  runs.Status
 		plan    bool
-		paused  *PausedType
+		paused  *runs.PausedType
 		r       protocol.RunPause
 		wantErr string
 	}{
-		{name: "pause", status: StatusRunning, r: pauseBy("bob", "")},
-		{name: "pause a pending run", status: StatusPending, r: pauseBy("bob", "")},
-		{name: "pause a run waiting for people", status: StatusAwaitingApproval, r: pauseBy("bob", "")},
-		{name: "resume", status: StatusPaused, paused: paused, r: resumeBy("bob")},
-		{name: "ended", status: StatusCompleted, r: pauseBy("bob", ""), wantErr: "pause: the run has ended (completed)"},
-		{name: "ended while paused", status: StatusCancelled, paused: paused, r: resumeBy("bob"), wantErr: "resume: the run has ended (cancelled)"},
-		{name: "twice", status: StatusPaused, paused: paused, r: pauseBy("bob", ""), wantErr: "pause: the run is already paused (by alice since 2026-12-01 09:30:00 UTC: freeze)"},
-		{name: "not paused", status: StatusRunning, r: resumeBy("bob"), wantErr: "resume: the run is not paused"},
-		{name: "a plan", status: StatusRunning, plan: true, r: pauseBy("bob", ""), wantErr: "pause: the run is a plan"},
-		{name: "unknown action", status: StatusRunning, r: protocol.RunPause{Action: "stop"}, wantErr: `pause: action "stop": want "pause" or "resume"`},
-		{name: "long reason", status: StatusRunning, r: pauseBy("bob", long), wantErr: "pause: the reason is longer than 500 characters"},
+		{name: "pause", status: runs.StatusRunning, r: pauseBy("bob", "")},
+		{name: "pause a pending run", status: runs.StatusPending, r: pauseBy("bob", "")},
+		{name: "pause a run waiting for people", status: runs.StatusAwaitingApproval, r: pauseBy("bob", "")},
+		{name: "resume", status: runs.StatusPaused, paused: paused, r: resumeBy("bob")},
+		{name: "ended", status: runs.StatusCompleted, r: pauseBy("bob", ""), wantErr: "pause: the run has ended (completed)"},
+		{name: "ended while paused", status: runs.StatusCancelled, paused: paused, r: resumeBy("bob"), wantErr: "resume: the run has ended (cancelled)"},
+		{name: "twice", status: runs.StatusPaused, paused: paused, r: pauseBy("bob", ""), wantErr: "pause: the run is already paused (by alice since 2026-12-01 09:30:00 UTC: freeze)"},
+		{name: "not paused", status: runs.StatusRunning, r: resumeBy("bob"), wantErr: "resume: the run is not paused"},
+		{name: "a plan", status: runs.StatusRunning, plan: true, r: pauseBy("bob", ""), wantErr: "pause: the run is a plan"},
+		{name: "unknown action", status: runs.StatusRunning, r: protocol.RunPause{Action: "stop"}, wantErr: `pause: action "stop": want "pause" or "resume"`},
+		{name: "long reason", status: runs.StatusRunning, r: pauseBy("bob", long), wantErr: "pause: the reason is longer than 500 characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &pausePart{rt: &runner{state: &RunState{Status: tt.status}, plan: tt.plan}, paused: tt.paused}
+			p := &pausePart{rt: &runner{state: &runs.State{Status: tt.status}, plan: tt.plan}, paused: tt.paused}
 			err := p.check(tt.r)
 			if tt.wantErr == "" {
 				assert.NoError(t, err)
@@ -233,32 +235,32 @@ func TestPauseRunValidator(t *testing.T) {
 }
 
 func TestPauseRunStatusFor(t *testing.T) {
-	rt := &runner{state: &RunState{}, people: newPeoplePart(nil, nil)}
+	rt := &runner{state: &runs.State{}, people: newPeoplePart(nil, nil)}
 	p := &pausePart{rt: rt}
-	assert.Equal(t, StatusSleeping, p.statusFor(StatusSleeping), "not paused: unchanged")
-	p.paused, p.underlying = &PausedType{}, StatusRunning
-	assert.Equal(t, StatusPaused, p.statusFor(StatusAwaitingApproval))
-	assert.Equal(t, StatusAwaitingApproval, p.underlying, "kept for the resume")
-	assert.Equal(t, StatusPaused, p.statusFor(StatusPaused))
-	assert.Equal(t, StatusAwaitingApproval, p.underlying)
-	assert.Equal(t, StatusFailed, p.statusFor(StatusFailed), "an end is not held")
+	assert.Equal(t, runs.StatusSleeping, p.statusFor(runs.StatusSleeping), "not paused: unchanged")
+	p.paused, p.underlying = &runs.PausedType{}, runs.StatusRunning
+	assert.Equal(t, runs.StatusPaused, p.statusFor(runs.StatusAwaitingApproval))
+	assert.Equal(t, runs.StatusAwaitingApproval, p.underlying, "kept for the resume")
+	assert.Equal(t, runs.StatusPaused, p.statusFor(runs.StatusPaused))
+	assert.Equal(t, runs.StatusAwaitingApproval, p.underlying)
+	assert.Equal(t, runs.StatusFailed, p.statusFor(runs.StatusFailed), "an end is not held")
 	assert.Nil(t, p.paused, "and ends the pause")
 	var none *pausePart
-	assert.Equal(t, StatusRunning, none.statusFor(StatusRunning))
+	assert.Equal(t, runs.StatusRunning, none.statusFor(runs.StatusRunning))
 }
 
 func TestResumeWait(t *testing.T) {
-	w, err := ParseWait("resume")
+	w, err := runs.ParseWait("resume")
 	require.NoError(t, err)
-	assert.Equal(t, Wait{Kind: ForResume}, w)
+	assert.Equal(t, runs.Wait{Kind: runs.ForResume}, w)
 	assert.Equal(t, "resume", w.String())
-	assert.Equal(t, StatusPaused, w.Status())
+	assert.Equal(t, runs.StatusPaused, w.Status())
 	assert.Equal(t, "flowctl resume release-1", w.Command("release-1"))
-	typ, err := ParseWait("resume:release")
+	typ, err := runs.ParseWait("resume:release")
 	require.NoError(t, err)
-	assert.Equal(t, StatusPending, typ.Status())
+	assert.Equal(t, runs.StatusPending, typ.Status())
 	assert.Equal(t, "flowctl resume release", typ.Command("release-1"))
-	_, err = ParseWait("resume:")
+	_, err = runs.ParseWait("resume:")
 	assert.Error(t, err)
 }
 

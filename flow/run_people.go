@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
@@ -24,7 +27,7 @@ type peoplePart struct {
 	gates    map[string]*approval.Gate
 	gateDirs map[string]approval.StaticDirectory
 	inbox    approval.Inbox
-	waiting  map[Wait]bool
+	waiting  map[runs.Wait]bool
 	inputs   map[string]*inputWait
 	// gateAttempt is the run attempt each gate was opened in.
 	gateAttempt map[string]int
@@ -38,7 +41,7 @@ type peoplePart struct {
 
 func newPeoplePart(rt *runner, dir approval.Directory) *peoplePart {
 	return &peoplePart{rt: rt, dir: dir, gates: map[string]*approval.Gate{}, gateDirs: map[string]approval.StaticDirectory{},
-		waiting: map[Wait]bool{}, inputs: map[string]*inputWait{}, gateAttempt: map[string]int{}, signals: signals.NewBuffer(0, 0)}
+		waiting: map[runs.Wait]bool{}, inputs: map[string]*inputWait{}, gateAttempt: map[string]int{}, signals: signals.NewBuffer(0, 0)}
 }
 
 // register installs the handlers for votes, answers and signals. They are in place
@@ -57,12 +60,16 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 		for {
 			var v approval.Vote
 			ch.Receive(gctx, &v)
+			if p.rt.auth.signalsRefused() {
+				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, fmt.Errorf("votes sent as Signals are refused: this run accepts signed decisions only, sent as the Update %s (flowctl approve --signing-key)", UpdateApproval))
+				continue
+			}
 			if err := p.checkVote(gctx, v); err != nil {
-				p.refuse(gctx, RefusedVote, v.Gate, v.By, err)
+				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, err)
 				continue
 			}
 			if _, err := p.applyVote(gctx, v); err != nil {
-				p.refuse(gctx, RefusedVote, v.Gate, v.By, err)
+				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, err)
 			}
 		}
 	})
@@ -76,11 +83,11 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 // state without limit.
 const maxRefused = 100
 
-func (p *peoplePart) refuse(ctx workflow.Context, kind RefusalKind, name, by string, err error) {
+func (p *peoplePart) refuse(ctx workflow.Context, kind runs.RefusalKind, name, by string, err error) {
 	rt := p.rt
-	rt.state.Refused = append(rt.state.Refused, RefusedMessage{Kind: kind, Name: name, By: by, Reason: err.Error(), At: workflow.Now(ctx)})
+	rt.state.Refused = append(rt.state.Refused, runs.RefusedMessage{Kind: kind, Name: name, By: by, Reason: err.Error(), At: workflow.Now(ctx)})
 	if over := len(rt.state.Refused) - maxRefused; over > 0 {
-		rt.state.Refused = append([]RefusedMessage(nil), rt.state.Refused[over:]...)
+		rt.state.Refused = append([]runs.RefusedMessage(nil), rt.state.Refused[over:]...)
 	}
 	rt.publish()
 }
@@ -90,6 +97,9 @@ func (p *peoplePart) refuse(ctx workflow.Context, kind RefusalKind, name, by str
 // are checked against the gate's rules when it opens).
 func (p *peoplePart) checkVote(ctx workflow.Context, v approval.Vote) error {
 	rt := p.rt
+	if _, err := p.verifyVote(ctx, v); err != nil {
+		return err
+	}
 	v.Gate = strings.TrimSpace(v.Gate)
 	if pg, ok := p.polledFor(v.Gate); ok {
 		return pg.check(v)
@@ -107,8 +117,18 @@ func (p *peoplePart) checkVote(ctx workflow.Context, v approval.Vote) error {
 }
 
 // applyVote counts a checked vote, or keeps it until its gate opens.
-func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (approval.VoteResult, error) {
+func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (_ approval.VoteResult, err error) {
 	rt := p.rt
+	verified, verr := p.verifyVote(ctx, v)
+	if verr != nil {
+		return approval.VoteResult{}, verr
+	}
+	v.Verified, v.Proof = verified, "" // the Update in history keeps the proof
+	defer func() {
+		if err == nil {
+			rt.auth.spend(ctx, verified)
+		}
+	}()
 	v.At = workflow.Now(ctx)
 	v.Gate = strings.TrimSpace(v.Gate)
 	if pg, ok := p.polledFor(v.Gate); ok {
@@ -138,6 +158,39 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (approval.
 	return res, nil
 }
 
+// verifyVote checks the vote's proof against the run's pinned policy. A Verified the
+// sender put in the vote counts for nothing: only the run stamps it.
+func (p *peoplePart) verifyVote(ctx workflow.Context, v approval.Vote) (*auth.Verified, error) {
+	if !p.rt.auth.on() {
+		return nil, nil
+	}
+	d, err := voteDecision(workflow.GetInfo(ctx).Namespace, workflow.GetInfo(ctx).WorkflowExecution.ID, v)
+	if err != nil {
+		return nil, err
+	}
+	verified, err := p.rt.auth.verify(ctx, d, v.Proof)
+	if err != nil {
+		return nil, fmt.Errorf("vote on %s by %s: %w", strings.TrimSpace(v.Gate), strings.TrimSpace(v.By), err)
+	}
+	return verified, nil
+}
+
+// verifyAnswer checks an answer's proof against the run's pinned policy.
+func (p *peoplePart) verifyAnswer(ctx workflow.Context, a protocol.InputAnswer) (*auth.Verified, error) {
+	if !p.rt.auth.on() {
+		return nil, nil
+	}
+	d, err := answerDecision(workflow.GetInfo(ctx).Namespace, workflow.GetInfo(ctx).WorkflowExecution.ID, a)
+	if err != nil {
+		return nil, err
+	}
+	verified, err := p.rt.auth.verify(ctx, d, a.Proof)
+	if err != nil {
+		return nil, fmt.Errorf("input %s by %s: %w", a.Name, strings.TrimSpace(a.By), err)
+	}
+	return verified, nil
+}
+
 // inputWait is an open input request of a run.
 type inputWait struct {
 	input   *signals.Input
@@ -159,8 +212,17 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 	rt := p.rt
 	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateInput,
 		func(ctx workflow.Context, a protocol.InputAnswer) (signals.InputAnswer, error) {
+			verified, err := p.verifyAnswer(ctx, a)
+			if err != nil {
+				return signals.InputAnswer{}, err
+			}
 			w := p.inputs[a.Name]
 			ans, err := w.input.Accept(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember)
+			if err == nil {
+				ans.Verified = verified
+				w.input.Answer.Verified = verified
+				rt.auth.spend(ctx, verified)
+			}
 			rt.publish()
 			return ans, err
 		},
@@ -169,6 +231,9 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 				w, ok := p.inputs[a.Name]
 				if !ok {
 					return fmt.Errorf("input %q: the run is not waiting for this input", a.Name)
+				}
+				if _, err := p.verifyAnswer(ctx, a); err != nil {
+					return err
 				}
 				if err := w.input.Check(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember); err != nil {
 					return err
@@ -190,7 +255,7 @@ func (p *peoplePart) registerSignals(wctx workflow.Context) error {
 			var e signals.Envelope
 			ch.Receive(gctx, &e)
 			if err := e.Validate(); err != nil {
-				p.refuse(gctx, RefusedSignal, e.Name, e.Sender, err)
+				p.refuse(gctx, runs.RefusedSignal, e.Name, e.Sender, err)
 				continue
 			}
 			if e.SentAt.IsZero() {
@@ -215,7 +280,7 @@ func (c *Context) mailbox(op, name, key string, since time.Time) error {
 }
 
 // wait records that the run waits for w, with w's status.
-func (c *Context) wait(w Wait) {
+func (c *Context) wait(w runs.Wait) {
 	c.run.people.waiting[w] = true
 	c.setStatus(w.Status())
 	c.run.publish()
@@ -223,15 +288,15 @@ func (c *Context) wait(w Wait) {
 
 // unwait records that the run no longer waits for w; its status follows what it still
 // waits for.
-func (c *Context) unwait(w Wait) {
+func (c *Context) unwait(w runs.Wait) {
 	delete(c.run.people.waiting, w)
 	c.setStatus(statusWhile(c.run.people.waits()))
 	c.run.publish()
 }
 
 // waits is what the run waits for, sorted by String.
-func (p *peoplePart) waits() []Wait {
-	out := make([]Wait, 0, len(p.waiting))
+func (p *peoplePart) waits() []runs.Wait {
+	out := make([]runs.Wait, 0, len(p.waiting))
 	for w := range p.waiting {
 		out = append(out, w)
 	}
@@ -239,7 +304,7 @@ func (p *peoplePart) waits() []Wait {
 	return out
 }
 
-// waitingList is the FlowWaiting search attribute's value (and RunState.Waiting).
+// waitingList is the FlowWaiting search attribute's value (and runs.State.Waiting).
 func (p *peoplePart) waitingList() []string {
 	waits := p.waits()
 	out := make([]string, len(waits))
@@ -272,7 +337,7 @@ type groupSnapshot struct {
 
 // snapshotGroups reads the members of the groups among who once, records them in history
 // and returns them, for the gate what. A group that cannot be resolved is a problem of
-// the run (logged, in RunState.Problems); when it leaves nobody who could decide, the
+// the run (logged, in runs.State.Problems); when it leaves nobody who could decide, the
 // gate fails with the reason instead of waiting for a vote that cannot come.
 func (c *Context) snapshotGroups(what string, who []string) (approval.StaticDirectory, error) {
 	dir := c.run.people.dir

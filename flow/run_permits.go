@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/internal/protocol"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -39,9 +41,9 @@ func (p *permitsPart) holdIfPaused(c *Context, opts protocol.RunOptions) error {
 	if err := workflow.ExecuteActivity(actx, protocol.ControlHoldActivity, queue, msg).Get(c.wctx, nil); err != nil {
 		return fmt.Errorf("hold while %s is paused: %w", rt.info.Name, err)
 	}
-	c.wait(Wait{Kind: ForResume, Name: rt.info.Name})
+	c.wait(runs.Wait{Kind: runs.ForResume, Name: rt.info.Name})
 	err := workflow.Await(c.wctx, func() bool { return resumed })
-	c.unwait(Wait{Kind: ForResume, Name: rt.info.Name})
+	c.unwait(runs.Wait{Kind: runs.ForResume, Name: rt.info.Name})
 	return err
 }
 
@@ -76,9 +78,9 @@ func (p *permitsPart) acquire(c *Context, limits map[string]int) error {
 		if granted[g] {
 			continue
 		}
-		c.wait(Wait{Kind: ForPermit, Name: g})
+		c.wait(runs.Wait{Kind: runs.ForPermit, Name: g})
 		err := workflow.Await(c.wctx, func() bool { return granted[g] })
-		c.unwait(Wait{Kind: ForPermit, Name: g})
+		c.unwait(runs.Wait{Kind: runs.ForPermit, Name: g})
 		if err != nil {
 			return err
 		}
@@ -108,7 +110,7 @@ func (p *permitsPart) release(c *Context) {
 	}
 	p.groups = nil
 	if failed {
-		if err := workflow.UpsertMemo(dctx, map[string]any{MemoState: c.run.state.clone()}); err != nil {
+		if err := workflow.UpsertMemo(dctx, map[string]any{MemoState: cloneState(c.run.state)}); err != nil {
 			c.Logger().Warn("keep final state in memo", "error", err)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -29,7 +31,7 @@ func TestRunWithUnreadableStartOptionsFails(t *testing.T) {
 	assert.Contains(t, err.Error(), "the start options in memo gateflow.options cannot be read")
 	st := queryState(t, env)
 	assert.Empty(t, st.Steps, "no step ran")
-	assert.Equal(t, StatusFailed, st.Status)
+	assert.Equal(t, runs.StatusFailed, st.Status)
 }
 
 // TestFailedPermitReleaseIsRecorded: a concurrency permit that cannot be given back used
@@ -58,7 +60,7 @@ func TestFailedPermitReleaseIsRecorded(t *testing.T) {
 	st := queryState(t, env)
 	require.Len(t, st.Problems, 1)
 	assert.Contains(t, st.Problems[0], "release the permit of concurrency group deploys: semaphore unreachable")
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 }
 
 // TestHeldRunOnATaggedQueueAsksTheBaseQueuesControl: a run started on a tagged queue

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/activities"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -21,7 +23,7 @@ func (c *Context) route(p *pending, result any, describe func() outcome, err err
 	}
 	st := c.run.state
 	status := st.Steps[p.idx].Status
-	if status != StepFailed && status != StepTimedOut {
+	if status != runs.StepFailed && status != runs.StepTimedOut {
 		return err
 	}
 	r, ok := p.call.opts.routeFor(status)
@@ -43,13 +45,13 @@ func (c *Context) route(p *pending, result any, describe func() outcome, err err
 		fc.group, fc.onError, fc.always = p.call.group, p.call.onError, p.call.always
 		return c.settleStep(c.dispatch(fc), result, describe)
 	default: // routeGoto
-		st.Steps[p.idx].Route = gotoText(c.labels.find(r.label), r.label, st.reentries())
+		st.Steps[p.idx].Route = gotoText(c.labels.find(r.label), r.label, reentries(st))
 		c.run.publish()
 		return &GotoError{Label: r.label, Step: p.call.name, Err: err}
 	}
 }
 
-// gotoText is what a Goto did with a step's failure, for StepRecord.Route: the visit of
+// gotoText is what a Goto did with a step's failure, for runs.Step.Route: the visit of
 // the label it leads to, or why it leads nowhere.
 func gotoText(f *labelFrame, label string, reentries int) string {
 	switch {
@@ -80,7 +82,7 @@ func checkRoutes(cl call) error {
 		switch r.kind {
 		case routeFallback:
 			fk := specKind(r.spec)
-			if cl.kind != KindShell && cl.kind != KindHTTP && cl.kind != KindAgent {
+			if cl.kind != runs.KindShell && cl.kind != runs.KindHTTP && cl.kind != runs.KindAgent {
 				return newTypedError(fmt.Sprintf("fallback of step %s: a %s step has no fallback (fallbacks are shell, http and agent steps of the step's kind)", cl.name, cl.kind), ErrorInvalidStep, nil)
 			}
 			if fk != cl.kind {
@@ -99,16 +101,16 @@ func checkRoutes(cl call) error {
 }
 
 // specKind is the step kind of a built-in step's spec.
-func specKind(spec activities.Spec) StepKind {
+func specKind(spec activities.Spec) runs.StepKind {
 	switch spec.(type) {
 	case activities.Shell:
-		return KindShell
+		return runs.KindShell
 	case activities.HTTP:
-		return KindHTTP
+		return runs.KindHTTP
 	case activities.Agent:
-		return KindAgent
+		return runs.KindAgent
 	}
-	return KindActivity
+	return runs.KindActivity
 }
 
 // strayGoto is the run's error for a handler's error err: a *GotoError no enclosing label
@@ -127,26 +129,26 @@ func strayGoto(err error) error {
 // timeout ended it: a Temporal timeout of the activity, or a built-in step's own timeout
 // (a shell command killed at its Timeout, an HTTP request that got no answer within its
 // Timeout: both count as start_to_close).
-func failureStatus(err error) (StepStatus, string) {
+func failureStatus(err error) (runs.StepStatus, string) {
 	if isCancellation(err) {
-		return StepCancelled, ""
+		return runs.StepCancelled, ""
 	}
 	var te *temporal.TimeoutError
 	if errors.As(err, &te) {
-		return StepTimedOut, timeoutName(te.TimeoutType())
+		return runs.StepTimedOut, timeoutName(te.TimeoutType())
 	}
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
 		switch app.Type() {
 		case activities.ShellTimeoutErrorType:
-			return StepTimedOut, "start_to_close"
+			return runs.StepTimedOut, "start_to_close"
 		case activities.HTTPTransportErrorType:
 			if d, ok := decodeDetails(app); ok && d.TimedOut {
-				return StepTimedOut, "start_to_close"
+				return runs.StepTimedOut, "start_to_close"
 			}
 		}
 	}
-	return StepFailed, ""
+	return runs.StepFailed, ""
 }
 
 func timeoutName(t enumspb.TimeoutType) string {

@@ -3,13 +3,14 @@ package flow
 import (
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/runs"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
 
 // setStatus records the run status and upserts FlowStatus (and the cost attributes) when
 // they changed.
-func (c *Context) setStatus(s Status) {
+func (c *Context) setStatus(s runs.Status) {
 	s = c.run.pause.statusFor(s) // run_pause.go: a paused run stays paused until resumed
 	c.run.state.Status = s
 	if c.run.plan {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/budget"
@@ -19,7 +21,7 @@ import (
 // call describes one activity step before it is dispatched.
 type call struct {
 	name         string
-	kind         StepKind
+	kind         runs.StepKind
 	activity     any // an activity name or function
 	args         []any
 	invalid      error // set: the step fails without being dispatched
@@ -65,7 +67,7 @@ type outcome struct {
 	exitCode   *int
 	httpStatus int
 	cost       decimal.Decimal
-	tokens     Tokens
+	tokens     runs.Tokens
 	artifacts  []activities.Artifact
 }
 
@@ -83,7 +85,7 @@ func (c *Context) dispatch(cl call) *pending {
 	}
 	st := c.run.state
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(c.scope, cl.name, cl.kind, now)
+	i := beginStep(st, c.scope, cl.name, cl.kind, now)
 	st.Steps[i].Group = cl.group
 	st.Steps[i].OnError = cl.onError && !cl.always
 	st.Steps[i].Always = cl.always
@@ -99,7 +101,7 @@ func (c *Context) dispatch(cl call) *pending {
 		err = c.countStep(cl.name) // run_limits.go: the MaxSteps guard
 	}
 	if err == nil && c.run.plan {
-		st.endStep(i, now, StepPlanned, 0, "", planDetail(cl), nil)
+		endStep(st, i, now, runs.StepPlanned, 0, "", planDetail(cl), nil)
 		p.planned = true
 		c.run.publish()
 		return p
@@ -109,7 +111,7 @@ func (c *Context) dispatch(cl call) *pending {
 		if hit, err = c.lookupCache(cl); err == nil && hit.Hit {
 			c.hitCache(p, hit) // cache.go: not dispatched, no reservation
 			c.run.publish()
-			c.run.emit(c.wctx, events.StepStarted, cl.name, string(StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group, "cached": true})
+			c.run.emit(c.wctx, events.StepStarted, cl.name, string(runs.StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group, "cached": true})
 			return p
 		}
 	}
@@ -128,11 +130,11 @@ func (c *Context) dispatch(cl call) *pending {
 				c.run.budget.ledger.Release(r)
 			}
 		}
-		status := StepFailed
+		status := runs.StepFailed
 		if errors.Is(err, budget.ErrExceeded) {
-			status = StepRefused // its money did not fit the cap: not dispatched
+			status = runs.StepRefused // its money did not fit the cap: not dispatched
 		}
-		st.endStep(i, now, status, 0, stepFailureMessage(err), "", nil) // artifacts.go
+		endStep(st, i, now, status, 0, stepFailureMessage(err), "", nil) // artifacts.go
 		p.err = &StepError{Step: cl.name, Kind: cl.kind, Err: err}
 		c.run.publish()
 		c.onStepFailed(i, cl.group, cl.onError)
@@ -156,7 +158,7 @@ func (c *Context) dispatch(cl call) *pending {
 		p.fut = workflow.ExecuteActivity(workflow.WithActivityOptions(c.wctx, ao), cl.activity, cl.args...)
 	}
 	c.run.publish()
-	c.run.emit(c.wctx, events.StepStarted, cl.name, string(StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group})
+	c.run.emit(c.wctx, events.StepStarted, cl.name, string(runs.StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group})
 	return p
 }
 
@@ -202,17 +204,17 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	if err == nil {
 		o := describe()
 		if p.cachedAge != nil { // cache.go: a hit costs nothing
-			o.cost, o.tokens = decimal.Zero, Tokens{}
+			o.cost, o.tokens = decimal.Zero, runs.Tokens{}
 			st.Steps[p.idx].Cached, st.Steps[p.idx].CachedAgeMS = true, p.cachedAge.Milliseconds()
 		}
-		st.endStep(p.idx, end, StepCompleted, o.attempt, "", o.output, o.exitCode)
-		c.stepMetric(kind, StepCompleted, st.Steps[p.idx].Duration(end))
+		endStep(st, p.idx, end, runs.StepCompleted, o.attempt, "", o.output, o.exitCode)
+		c.stepMetric(kind, runs.StepCompleted, st.Steps[p.idx].Duration(end))
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
 		st.Steps[p.idx].Artifacts = o.artifacts
-		st.charge(p.idx, o.cost, o.tokens)
+		chargeStep(st, p.idx, o.cost, o.tokens)
 		c.lastAttempt(p, o.cost, o.tokens, "")
 		c.run.publish()
-		c.run.emit(c.wctx, events.StepCompleted, name, string(StepCompleted), "",
+		c.run.emit(c.wctx, events.StepCompleted, name, string(runs.StepCompleted), "",
 			map[string]any{"kind": kind, "cost_usd": o.cost.String(), "output": o.output})
 		c.chargeQuota(key, o.cost)
 		if berr := c.settleCost(resKey, name, p.call.reserved, o.cost); berr != nil {
@@ -227,12 +229,12 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	}
 	fi := failureInfo(err)
 	status, timeout := failureStatus(err)
-	st.endStep(p.idx, end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
+	endStep(st, p.idx, end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
 	st.Steps[p.idx].Timeout = timeout
 	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
 	st.Steps[p.idx].Artifacts = fi.artifacts // what a failed shell step collected
-	st.charge(p.idx, fi.cost, fi.tokens)
+	chargeStep(st, p.idx, fi.cost, fi.tokens)
 	c.lastAttempt(p, fi.cost, fi.tokens, errorMessage(err))
 	c.run.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": fi.cost.String()})
 	c.chargeQuota(key, fi.cost)
@@ -249,13 +251,13 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 		rerr = c.allowedFailure(serr)
 	}
 	c.run.publish()
-	if status != StepCancelled {
+	if status != runs.StepCancelled {
 		c.onStepFailed(p.idx, p.call.group, p.call.onError)
 	}
 	return rerr
 }
 
-func activityOptions(id, name string, kind StepKind, o stepOptions, nonRetryable []string) workflow.ActivityOptions {
+func activityOptions(id, name string, kind runs.StepKind, o stepOptions, nonRetryable []string) workflow.ActivityOptions {
 	timeout := o.timeout
 	if timeout <= 0 {
 		timeout = DefaultStepTimeout
@@ -269,7 +271,7 @@ func activityOptions(id, name string, kind StepKind, o stepOptions, nonRetryable
 		retry = &temporal.RetryPolicy{MaximumAttempts: DefaultStepAttempts, NonRetryableErrorTypes: nonRetryable}
 	}
 	startToClose := timeout
-	if kind == KindShell || kind == KindHTTP {
+	if kind == runs.KindShell || kind == runs.KindHTTP {
 		// Shell and HTTP steps enforce their timeout themselves and report it; the slack
 		// lets the report arrive before Temporal's own timeout. (An agent step has no timeout
 		// of its own: Temporal's is its timeout.)
@@ -294,7 +296,7 @@ type failure struct {
 	exitCode   *int
 	httpStatus int
 	cost       decimal.Decimal
-	tokens     Tokens
+	tokens     runs.Tokens
 	artifacts  []activities.Artifact
 }
 
@@ -319,7 +321,7 @@ func failureInfo(err error) failure {
 		return failure{}
 	}
 	f := failure{attempt: d.Attempt, cost: d.CostUSD, artifacts: d.Artifacts, // a failed or timed-out shell step's
-		tokens: Tokens{Input: d.Usage.InputTokens, Output: d.Usage.OutputTokens}}
+		tokens: runs.Tokens{Input: d.Usage.InputTokens, Output: d.Usage.OutputTokens}}
 	switch app.Type() {
 	case activities.ShellExitErrorType:
 		f.exitCode = d.ExitCode
@@ -404,7 +406,7 @@ func orDefault(s, d string) string {
 }
 
 // stepMetric records a step's duration by kind and status (replay-safe).
-func (c *Context) stepMetric(kind StepKind, status StepStatus, d time.Duration) {
+func (c *Context) stepMetric(kind runs.StepKind, status runs.StepStatus, d time.Duration) {
 	workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{
 		"workflow": c.run.info.Name, "kind": string(kind), "status": string(status),
 	}).Timer("gateflow_step_duration").Record(d)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/internal/protocol"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -20,7 +22,7 @@ const triggersVersion = "gateflow.triggers"
 // protocol.TriggerStartActivity with a deterministic workflow ID, so a retried activity
 // or a replay never starts a second run. A start that fails (an output the flow's input
 // type refuses, a server that stays unreachable) is logged; the run keeps its outcome.
-func (rt *runner) startTriggered(wctx workflow.Context, status Status) {
+func (rt *runner) startTriggered(wctx workflow.Context, status runs.Status) {
 	if rt.plan || len(rt.triggers) == 0 {
 		return
 	}

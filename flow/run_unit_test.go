@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -74,13 +76,13 @@ func TestOnErrorRunsOnlyWhenTheRunFailsInRegistrationOrder(t *testing.T) {
 		assert.Equal(t, map[string]string{"GATEFLOW_ERROR_STEP": "deploy", "GATEFLOW_ERROR_MESSAGE": "exit code 3: boom"}, got[2].Env)
 
 		st := queryState(t, env)
-		assert.Equal(t, StatusFailed, st.Status)
+		assert.Equal(t, runs.StatusFailed, st.Status)
 		assert.Equal(t, "step deploy: exit code 3: boom", st.Error)
 		require.Len(t, st.Steps, 3)
 		assert.False(t, st.Steps[0].OnError)
 		for _, s := range st.Steps[1:] {
 			assert.True(t, s.OnError, s.Name)
-			assert.Equal(t, StepCompleted, s.Status, s.Name)
+			assert.Equal(t, runs.StepCompleted, s.Status, s.Name)
 		}
 		assert.Equal(t, []string{"deploy", "undo", "notify"}, []string{st.Steps[0].Name, st.Steps[1].Name, st.Steps[2].Name})
 		assert.Equal(t, "undo-v2 ok", st.Steps[1].Output)
@@ -92,7 +94,7 @@ func TestOnErrorRunsOnlyWhenTheRunFailsInRegistrationOrder(t *testing.T) {
 		require.NoError(t, env.GetWorkflowError())
 		assert.Equal(t, []string{"deploy"}, commands(calls.all()), "no cleanup")
 		st := queryState(t, env)
-		assert.Equal(t, StatusCompleted, st.Status)
+		assert.Equal(t, runs.StatusCompleted, st.Status)
 		assert.Len(t, st.Steps, 1)
 	})
 }
@@ -128,7 +130,7 @@ func TestOnErrorHTTPAndAgentStepsGetTheFailure(t *testing.T) {
 	assert.Equal(t, 204, stepByName(t, st, "page").HTTPStatus)
 	assert.True(t, stepByName(t, st, "explain").OnError)
 	assert.Equal(t, "0.01", st.CostUSD.String(), "a cleanup step's cost is charged")
-	assert.Equal(t, StatusFailed, st.Status)
+	assert.Equal(t, runs.StatusFailed, st.Status)
 }
 
 func TestOnErrorFailureNeverReplacesTheRunError(t *testing.T) {
@@ -148,9 +150,9 @@ func TestOnErrorFailureNeverReplacesTheRunError(t *testing.T) {
 		"a failed cleanup step does not stop the next one")
 	st := queryState(t, env)
 	assert.Equal(t, "step deploy: exit code 3: boom", st.Error)
-	assert.Equal(t, StatusFailed, st.Status)
+	assert.Equal(t, runs.StatusFailed, st.Status)
 	c := stepByName(t, st, "cleanup")
-	assert.Equal(t, StepFailed, c.Status)
+	assert.Equal(t, runs.StepFailed, c.Status)
 	assert.True(t, c.OnError)
 	assert.Equal(t, "exit code 1: cleanup broke", c.Error)
 }
@@ -175,8 +177,8 @@ func TestOnErrorRunsWhenTheRunIsCancelled(t *testing.T) {
 	require.Len(t, calls.all(), 1, "the cleanup runs on a disconnected context")
 	assert.Equal(t, map[string]string{"GATEFLOW_ERROR_STEP": "slow", "GATEFLOW_ERROR_MESSAGE": "cancelled"}, calls.all()[0].Env)
 	st := queryState(t, env)
-	assert.Equal(t, StatusCancelled, st.Status)
-	assert.Equal(t, StepCompleted, stepByName(t, st, "cleanup").Status)
+	assert.Equal(t, runs.StatusCancelled, st.Status)
+	assert.Equal(t, runs.StepCompleted, stepByName(t, st, "cleanup").Status)
 }
 
 // flakyFlow runs a paid agent step, then a shell step that fails (exit 1) until the
@@ -237,7 +239,7 @@ func TestMaxAttemptsRunsTheHandlerAgainKeepingCost(t *testing.T) {
 	assert.Equal(t, []string{"flaky", "flaky", "flaky"}, commands(env.shell.all()), "cleanup never ran")
 
 	st := queryState(t, env.TestWorkflowEnvironment)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	assert.Equal(t, 3, st.Attempt)
 	assert.Equal(t, 3, st.MaxAttempts)
 	var ids []string
@@ -249,7 +251,7 @@ func TestMaxAttemptsRunsTheHandlerAgainKeepingCost(t *testing.T) {
 	assert.Equal(t, []string{"think", "flaky", "think#2", "flaky#2", "think#3", "flaky#3"}, ids)
 	assert.Equal(t, []int{1, 1, 2, 2, 3, 3}, runAttempts)
 	assert.Equal(t, "0.03", st.CostUSD.String(), "cost of every attempt stays on the run")
-	assert.Equal(t, Tokens{Input: 3, Output: 3}, st.Tokens)
+	assert.Equal(t, runs.Tokens{Input: 3, Output: 3}, st.Tokens)
 	assert.Equal(t, 3*time.Second, st.Steps[5].StartedAt.Sub(st.Steps[0].StartedAt), "1s + 2s of backoff on the run's clock")
 	assert.Contains(t, currentDetails(t, env.TestWorkflowEnvironment), "— completed (attempt 3 of 3)")
 }
@@ -262,13 +264,13 @@ func TestMaxAttemptsResolutionAndLimits(t *testing.T) {
 		failures    int
 		wantAttempt int
 		wantMax     int
-		wantStatus  Status
+		wantStatus  runs.Status
 		wantCleanup int
 	}{
-		{"one attempt by default", nil, runConfig{}, 1, 1, 1, StatusFailed, 1},
-		{"worker default", nil, runConfig{maxAttempts: 2}, 1, 2, 2, StatusCompleted, 0},
-		{"flow overrides the worker", []Option{MaxAttempts(1)}, runConfig{maxAttempts: 5}, 1, 1, 1, StatusFailed, 1},
-		{"attempts exhausted: cleanup once, after the last", []Option{MaxAttempts(2)}, runConfig{}, 5, 2, 2, StatusFailed, 1},
+		{"one attempt by default", nil, runConfig{}, 1, 1, 1, runs.StatusFailed, 1},
+		{"worker default", nil, runConfig{maxAttempts: 2}, 1, 2, 2, runs.StatusCompleted, 0},
+		{"flow overrides the worker", []Option{MaxAttempts(1)}, runConfig{maxAttempts: 5}, 1, 1, 1, runs.StatusFailed, 1},
+		{"attempts exhausted: cleanup once, after the last", []Option{MaxAttempts(2)}, runConfig{}, 5, 2, 2, runs.StatusFailed, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -335,12 +337,12 @@ func TestTokenGuardStopsTheRunWithoutRetrying(t *testing.T) {
 	assert.Len(t, agents.all(), 1, "a guard refusal is not attempted again")
 	assert.Empty(t, shells.all())
 	st := queryState(t, env)
-	assert.Equal(t, StatusFailed, st.Status)
+	assert.Equal(t, runs.StatusFailed, st.Status)
 	assert.Equal(t, 1, st.Attempt)
 	think := stepByName(t, st, "think")
-	assert.Equal(t, StepCompleted, think.Status, "the step itself completed and is paid for")
+	assert.Equal(t, runs.StepCompleted, think.Status, "the step itself completed and is paid for")
 	assert.Equal(t, "0.5", st.CostUSD.String())
-	assert.Equal(t, Guards{MaxChildDepth: 5, MaxFanOut: 50, MaxTokens: 100, MaxWallTime: -1, MaxSteps: 10_000}, st.Guards)
+	assert.Equal(t, runs.Guards{MaxChildDepth: 5, MaxFanOut: 50, MaxTokens: 100, MaxWallTime: -1, MaxSteps: 10_000}, st.Guards)
 }
 
 func TestWallTimeGuardBoundsAndRefusesSteps(t *testing.T) {
@@ -379,7 +381,7 @@ func TestWallTimeGuardBoundsAndRefusesSteps(t *testing.T) {
 	st := queryState(t, env)
 	assert.Equal(t, 1, st.Attempt, "a guard refusal is not attempted again")
 	late := stepByName(t, st, "late")
-	assert.Equal(t, StepFailed, late.Status)
+	assert.Equal(t, runs.StepFailed, late.Status)
 	assert.Equal(t, "guard: wall time 14m0s exceeds the limit of 10m0s at step late", late.Error)
 }
 
@@ -424,7 +426,7 @@ func TestVersionGate(t *testing.T) {
 			st := queryState(t, env)
 			if tt.wantErr == "" {
 				require.NoError(t, env.GetWorkflowError())
-				assert.Equal(t, StatusCompleted, st.Status)
+				assert.Equal(t, runs.StatusCompleted, st.Status)
 				return
 			}
 			var app *temporal.ApplicationError
@@ -433,7 +435,7 @@ func TestVersionGate(t *testing.T) {
 			assert.Contains(t, app.Message(), "was started with version")
 			assert.Equal(t, "gateflow.Version", app.Type())
 			assert.True(t, app.NonRetryable())
-			assert.Equal(t, StatusFailed, st.Status)
+			assert.Equal(t, runs.StatusFailed, st.Status)
 			assert.Contains(t, st.Error, tt.wantErr)
 			assert.Empty(t, st.Steps)
 		})

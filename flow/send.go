@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -27,7 +29,7 @@ import (
 // again, under a new ID. A run that is not found or has ended fails the step; step options
 // (Retry, StepTimeout, AllowFailure) come from ctx.With.
 func Send(ctx *Context, name, run, key string, payload any) error {
-	to := "mailbox " + Wait{Kind: ForSignal, Name: name, Key: key}.String()
+	to := "mailbox " + runs.Wait{Kind: runs.ForSignal, Name: name, Key: key}.String()
 	if run != "" {
 		to = "run " + run
 	}
@@ -102,8 +104,8 @@ func (c *Context) message(name, summary string, start func(id string) (workflow.
 	rt, st := c.run, c.run.state
 	held := c.holdWhilePaused(false)
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(c.scope, name, KindSend, now)
-	p := &pending{idx: i, call: call{name: name, kind: KindSend, opts: c.options(nil), summary: summary}}
+	i := beginStep(st, c.scope, name, runs.KindSend, now)
+	p := &pending{idx: i, call: call{name: name, kind: runs.KindSend, opts: c.options(nil), summary: summary}}
 	err := held
 	if err == nil && strings.TrimSpace(name) == "" {
 		err = errors.New("step name is empty")
@@ -121,18 +123,18 @@ func (c *Context) message(name, summary string, start func(id string) (workflow.
 	}
 	if err != nil {
 		// Refused before anything was sent, as dispatch refuses a step.
-		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
 		rt.publish()
 		c.onStepFailed(i, "", false)
-		return &StepError{Step: name, Kind: KindSend, Err: err}
+		return &StepError{Step: name, Kind: runs.KindSend, Err: err}
 	}
 	if fut == nil {
-		st.endStep(i, now, StepPlanned, 0, "", summary, nil)
+		endStep(st, i, now, runs.StepPlanned, 0, "", summary, nil)
 		rt.publish()
 		return nil
 	}
 	rt.publish()
-	rt.emit(c.wctx, events.StepStarted, name, string(StepRunning), "", map[string]any{"kind": KindSend})
+	rt.emit(c.wctx, events.StepStarted, name, string(runs.StepRunning), "", map[string]any{"kind": runs.KindSend})
 	err = fut.Get(c.wctx, nil)
 	var gone *temporal.UnknownExternalWorkflowExecutionError
 	if errors.As(err, &gone) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -58,8 +60,8 @@ func TestSendToARunSignalsItWithADeterministicEnvelope(t *testing.T) {
 	st := queryState(t, env)
 	require.Len(t, st.Steps, 2)
 	s := st.Steps[0]
-	assert.Equal(t, KindSend, s.Kind)
-	assert.Equal(t, StepCompleted, s.Status)
+	assert.Equal(t, runs.KindSend, s.Kind)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.Equal(t, "deploy-done", s.Name)
 	assert.Equal(t, `to run other-1: {"n":1}`, s.Output)
 }
@@ -90,8 +92,8 @@ func TestSendToAKeyedMailboxPostsThroughTheActivityOnce(t *testing.T) {
 	assert.Equal(t, "send-2", got[0].Sender)
 	assert.Equal(t, []string{"deploy-done", "deploy-done", "deploy-done#2"}, ids.all(), "the step's activity ID")
 	s := stepByName(t, queryState(t, env), "deploy-done")
-	assert.Equal(t, KindSend, s.Kind)
-	assert.Equal(t, StepCompleted, s.Status)
+	assert.Equal(t, runs.KindSend, s.Kind)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.Equal(t, `to mailbox signal:deploy-done/v1.2.3: {"n":1}`, s.Output)
 }
 
@@ -115,8 +117,8 @@ func TestSendFailsItsStep(t *testing.T) {
 			require.True(t, env.IsWorkflowCompleted())
 			require.ErrorContains(t, env.GetWorkflowError(), tt.wantErr)
 			s := stepByName(t, queryState(t, env), "deploy-done")
-			assert.Equal(t, KindSend, s.Kind)
-			assert.Equal(t, StepFailed, s.Status)
+			assert.Equal(t, runs.KindSend, s.Kind)
+			assert.Equal(t, runs.StepFailed, s.Status)
 		})
 	}
 }
@@ -145,8 +147,8 @@ func TestCancelRunSendsTheReasonThenCancels(t *testing.T) {
 	env.AssertExpectations(t)
 	assert.Equal(t, []string{"reason", "cancel"}, order.all())
 	s := stepByName(t, queryState(t, env), "cancel victim-1")
-	assert.Equal(t, KindSend, s.Kind)
-	assert.Equal(t, StepCompleted, s.Status)
+	assert.Equal(t, runs.KindSend, s.Kind)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.Equal(t, "cancellation of run victim-1 requested", s.Output)
 }
 
@@ -170,7 +172,7 @@ func TestCancelRunFailsForARunNotFoundOrItself(t *testing.T) {
 			assert.Zero(t, cancels, "nothing is cancelled")
 			st := queryState(t, env)
 			require.Len(t, st.Steps, 1)
-			assert.Equal(t, StepFailed, st.Steps[0].Status)
+			assert.Equal(t, runs.StepFailed, st.Steps[0].Status)
 		})
 	}
 }
@@ -194,6 +196,6 @@ func TestSendAndCancelRunAreAllowedToFail(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	st := queryState(t, env)
-	assert.Equal(t, StatusWarning, st.Status)
+	assert.Equal(t, runs.StatusWarning, st.Status)
 	assert.Equal(t, 2, st.AllowedFailures)
 }

@@ -16,11 +16,6 @@ import (
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
-// StepWaitingService is what Client.Describe reports for a step whose last attempt failed
-// fast on an open breaker and whose next attempt waits for the breaker's open time; the
-// step's Error names the service.
-const StepWaitingService StepStatus = "waiting_service"
-
 // ServiceOptions are a service's limits.
 type ServiceOptions struct {
 	// RatePerSecond is how many of the service's steps may start per second, across all

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -200,7 +202,7 @@ func (c *Client) Services(ctx context.Context) ([]ServiceStatus, error) {
 // markWaitingService marks the running steps of st whose activity waits for its next
 // attempt after failing fast on an open breaker: status StepWaitingService, and the
 // Error names the service and when the next attempt is due.
-func markWaitingService(st *RunState, pending []*workflowpb.PendingActivityInfo) {
+func markWaitingService(st *runs.State, pending []*workflowpb.PendingActivityInfo) {
 	if st == nil {
 		return
 	}
@@ -216,10 +218,10 @@ func markWaitingService(st *RunState, pending []*workflowpb.PendingActivityInfo)
 		}
 		for i := range st.Steps {
 			s := &st.Steps[i]
-			if s.Status != StepRunning || (s.ActivityID != a.GetActivityId() && !strings.HasPrefix(a.GetActivityId(), s.ActivityID+"@")) {
+			if s.Status != runs.StepRunning || (s.ActivityID != a.GetActivityId() && !strings.HasPrefix(a.GetActivityId(), s.ActivityID+"@")) {
 				continue
 			}
-			s.Status = StepWaitingService
+			s.Status = runs.StepWaitingService
 			s.Error = fmt.Sprintf("waiting for service %s (circuit breaker %s)", sw.Service, sw.State)
 			if t := a.GetNextAttemptScheduleTime(); t != nil {
 				s.Error += ", next attempt at " + t.AsTime().UTC().Format(time.RFC3339)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -228,16 +230,16 @@ func TestMarkWaitingService(t *testing.T) {
 		LastFailure: &failurepb.Failure{FailureInfo: &failurepb.Failure_ApplicationFailureInfo{ApplicationFailureInfo: &failurepb.ApplicationFailureInfo{
 			Type: activities.HTTPStatusErrorType}}},
 	}}
-	st := &RunState{Steps: []StepRecord{
-		{Name: "a", ActivityID: "s1", Status: StepRunning},
-		{Name: "b", ActivityID: "s2", Status: StepRunning},
-		{Name: "c", ActivityID: "s10", Status: StepRunning},
+	st := &runs.State{Steps: []runs.Step{
+		{Name: "a", ActivityID: "s1", Status: runs.StepRunning},
+		{Name: "b", ActivityID: "s2", Status: runs.StepRunning},
+		{Name: "c", ActivityID: "s10", Status: runs.StepRunning},
 	}}
 	markWaitingService(st, pending)
-	assert.Equal(t, StepWaitingService, st.Steps[0].Status)
+	assert.Equal(t, runs.StepWaitingService, st.Steps[0].Status)
 	assert.Equal(t, "waiting for service api (circuit breaker open), next attempt at 2026-01-02T03:04:05Z", st.Steps[0].Error)
-	assert.Equal(t, StepRunning, st.Steps[1].Status, "another failure is not a wait for the service")
-	assert.Equal(t, StepRunning, st.Steps[2].Status)
+	assert.Equal(t, runs.StepRunning, st.Steps[1].Status, "another failure is not a wait for the service")
+	assert.Equal(t, runs.StepRunning, st.Steps[2].Status)
 	assert.True(t, strings.HasPrefix(protocol.ServiceQueue("q", "x"), "q/svc/"))
 	markWaitingService(nil, pending) // no state: nothing to mark
 }

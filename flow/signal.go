@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -26,23 +28,23 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 	rt := ctx.run
 	st := rt.state
 	now := workflow.Now(ctx.wctx)
-	wait := Wait{Kind: ForSignal, Name: name, Key: key}
+	wait := runs.Wait{Kind: runs.ForSignal, Name: name, Key: key}
 	what := wait.String()
 	step := "signal " + strings.TrimPrefix(what, "signal:")
-	i := st.beginStep(ctx.scope, name, KindSignal, now)
-	fail := func(status StepStatus, err error) (T, error) {
-		st.endStep(i, workflow.Now(ctx.wctx), status, 0, err.Error(), "", nil)
+	i := beginStep(st, ctx.scope, name, runs.KindSignal, now)
+	fail := func(status runs.StepStatus, err error) (T, error) {
+		endStep(st, i, workflow.Now(ctx.wctx), status, 0, err.Error(), "", nil)
 		rt.publish()
-		return zero, &StepError{Step: name, Kind: KindSignal, Err: err}
+		return zero, &StepError{Step: name, Kind: runs.KindSignal, Err: err}
 	}
 	if err := signals.ValidateName(name); err != nil {
-		return fail(StepFailed, err)
+		return fail(runs.StepFailed, err)
 	}
 	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		return fail(StepFailed, err)
+		return fail(runs.StepFailed, err)
 	}
 	if rt.plan {
-		st.endStep(i, now, StepPlanned, 0, "", "wait for "+what, nil)
+		endStep(st, i, now, runs.StepPlanned, 0, "", "wait for "+what, nil)
 		rt.publish()
 		return zero, nil
 	}
@@ -57,7 +59,7 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 		// Since zero: the run gets every signal the mailbox keeps for the key, also those
 		// sent before it started waiting (within the mailbox's retention).
 		if err := ctx.mailbox(protocol.MailboxSubscribeActivity, name, key, time.Time{}); err != nil {
-			return fail(StepFailed, fmt.Errorf("subscribe to %s: %w", what, err))
+			return fail(runs.StepFailed, fmt.Errorf("subscribe to %s: %w", what, err))
 		}
 		defer func() {
 			// Also when the wait was cancelled: leave the mailbox on a disconnected context.
@@ -70,7 +72,7 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 	}
 	schema, err := typeschema.Compile(reflect.TypeOf(&zero).Elem())
 	if err != nil {
-		return fail(StepFailed, fmt.Errorf("%s: the schema of %T: %w", step, zero, err))
+		return fail(runs.StepFailed, fmt.Errorf("%s: the schema of %T: %w", step, zero, err))
 	}
 	var out T
 	check := func(e signals.Envelope) error {
@@ -90,12 +92,12 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 	for {
 		e, rejected, ok := rt.people.signals.TakeValid(name, key, check)
 		for _, r := range rejected {
-			rt.people.refuse(ctx.wctx, RefusedSignal, step, r.Envelope.Sender, fmt.Errorf("%s (id %s): payload refused: %s", step, r.Envelope.ID, r.Error))
+			rt.people.refuse(ctx.wctx, runs.RefusedSignal, step, r.Envelope.Sender, fmt.Errorf("%s (id %s): payload refused: %s", step, r.Envelope.ID, r.Error))
 		}
 		if ok {
 			rt.emit(ctx.wctx, events.SignalReceived, name, "", "", map[string]any{"key": key, "id": e.ID, "sender": e.Sender})
 			sw.Received = &e
-			st.endStep(i, workflow.Now(ctx.wctx), StepCompleted, 0, "",
+			endStep(st, i, workflow.Now(ctx.wctx), runs.StepCompleted, 0, "",
 				fmt.Sprintf("from %s: %s", e.Sender, display.Preview(string(e.Payload), 150)), nil)
 			rt.publish()
 			return out, nil
@@ -104,15 +106,15 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 		if !deadline.IsZero() {
 			left = deadline.Sub(workflow.Now(ctx.wctx))
 			if left <= 0 {
-				return fail(StepFailed, fmt.Errorf("%s: nothing arrived within %s", step, timeout))
+				return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", step, timeout))
 			}
 		}
 		got, err := ctx.await(left, step, func() bool { return rt.people.signals.Has(name, key) })
 		if err != nil {
-			return fail(StepCancelled, err)
+			return fail(runs.StepCancelled, err)
 		}
 		if !got {
-			return fail(StepFailed, fmt.Errorf("%s: nothing arrived within %s", step, timeout))
+			return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", step, timeout))
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -78,7 +80,7 @@ func TestWaitSignalDeliversASignalSentBeforeTheWaitOnce(t *testing.T) {
 	assert.Equal(t, []int{7}, out.Got, "delivered once")
 	assert.Equal(t, "step ping: signal ping: nothing arrived within 10m0s", out.SecondErr, "the second wait timed out")
 
-	assert.Equal(t, StatusSleeping, before.Status)
+	assert.Equal(t, runs.StatusSleeping, before.Status)
 	assert.Empty(t, before.SignalWaits)
 
 	st := queryState(t, env)
@@ -92,18 +94,18 @@ func TestWaitSignalDeliversASignalSentBeforeTheWaitOnce(t *testing.T) {
 	require.NotNil(t, st.SignalWaits[1].Deadline)
 	assert.Equal(t, st.SignalWaits[1].Since.Add(10*time.Minute), *st.SignalWaits[1].Deadline)
 
-	var pings []StepRecord
+	var pings []runs.Step
 	for _, s := range st.Steps {
 		if s.Name == "ping" {
 			pings = append(pings, s)
 		}
 	}
 	require.Len(t, pings, 2)
-	assert.Equal(t, KindSignal, pings[0].Kind)
-	assert.Equal(t, StepCompleted, pings[0].Status)
+	assert.Equal(t, runs.KindSignal, pings[0].Kind)
+	assert.Equal(t, runs.StepCompleted, pings[0].Status)
 	assert.Equal(t, `from alice: {"n":7}`, pings[0].Output)
 	assert.Equal(t, time.Duration(0), pings[0].EndedAt.Sub(pings[0].StartedAt), "the kept signal needed no wait")
-	assert.Equal(t, StepFailed, pings[1].Status)
+	assert.Equal(t, runs.StepFailed, pings[1].Status)
 	assert.Equal(t, "signal ping: nothing arrived within 10m0s", pings[1].Error)
 }
 
@@ -120,16 +122,16 @@ func TestWaitSignalRefusesAPayloadThatDoesNotFitAndWaitsOn(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&out))
 	assert.Equal(t, []int{8}, out.Got, "neither the bad payload nor another key's signal satisfied the wait")
 
-	assert.Equal(t, StatusWaitingSignal, during.Status)
+	assert.Equal(t, runs.StatusWaitingSignal, during.Status)
 	assert.Equal(t, []string{"signal:ping"}, during.Waiting)
 	require.Len(t, during.Refused, 2)
 	anon := during.Refused[0]
-	assert.Equal(t, RefusedSignal, anon.Kind)
+	assert.Equal(t, runs.RefusedSignal, anon.Kind)
 	assert.Equal(t, "ping", anon.Name)
 	assert.Contains(t, anon.Reason, "sender: required", "an envelope without a sender is refused on arrival")
 	assert.Equal(t, during.StartedAt.Add(2*time.Minute), anon.At)
 	bad := during.Refused[1]
-	assert.Equal(t, RefusedSignal, bad.Kind)
+	assert.Equal(t, runs.RefusedSignal, bad.Kind)
 	assert.Equal(t, "alice", bad.By)
 	assert.Contains(t, bad.Reason, "signal ping (id p-bad): payload refused: ")
 	assert.Contains(t, bad.Reason, "at /n: want null or integer")
@@ -146,9 +148,9 @@ func TestWaitSignalTimeoutFailsTheStep(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.ErrorContains(t, env.GetWorkflowError(), "step ping: signal ping: nothing arrived within 1h0m0s")
 	st := queryState(t, env)
-	assert.Equal(t, StatusFailed, st.Status)
+	assert.Equal(t, runs.StatusFailed, st.Status)
 	p := stepByName(t, st, "ping")
-	assert.Equal(t, StepFailed, p.Status)
+	assert.Equal(t, runs.StepFailed, p.Status)
 	assert.Equal(t, time.Hour, p.EndedAt.Sub(p.StartedAt))
 	assert.Empty(t, st.Waiting)
 }
@@ -163,7 +165,7 @@ func TestWaitSignalRefusesABadName(t *testing.T) {
 	require.ErrorContains(t, env.GetWorkflowError(), `signals: envelope name: "no spaces": want 1-200 letters`)
 	st := queryState(t, env)
 	assert.Empty(t, st.SignalWaits)
-	assert.Equal(t, StepFailed, stepByName(t, st, "no spaces").Status)
+	assert.Equal(t, runs.StepFailed, stepByName(t, st, "no spaces").Status)
 }
 
 // mockMailbox registers the mailbox activities and answers them with err, logging calls.
@@ -204,7 +206,7 @@ func TestWaitSignalKeyedSubscribesToTheMailbox(t *testing.T) {
 	assert.Equal(t, 1, subsDuring)
 	assert.Equal(t, 0, unsubsDuring, "subscribed while waiting")
 	assert.Equal(t, []string{"signal:ping/v1.2"}, during.Waiting)
-	assert.Equal(t, StatusWaitingSignal, during.Status)
+	assert.Equal(t, runs.StatusWaitingSignal, during.Status)
 	require.Len(t, during.SignalWaits, 1)
 	assert.Equal(t, "v1.2", during.SignalWaits[0].Key)
 }
@@ -217,7 +219,7 @@ func TestWaitSignalKeyedSubscribeFailureFailsTheStep(t *testing.T) {
 	assert.Len(t, subs.all(), 1)
 	assert.Empty(t, unsubs.all(), "nothing to undo")
 	st := queryState(t, env)
-	assert.Equal(t, StepFailed, stepByName(t, st, "ping").Status)
+	assert.Equal(t, runs.StepFailed, stepByName(t, st, "ping").Status)
 	assert.Empty(t, st.Waiting, "it never waited")
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/gateflow/gateflow/runs"
 )
 
 // RunEnd is how a run ended, as a trigger (OnRunOf) sees it.
@@ -21,11 +23,11 @@ const (
 )
 
 // runEndOf is the RunEnd of a run that ended with status, if triggers see it.
-func runEndOf(s Status) (RunEnd, bool) {
+func runEndOf(s runs.Status) (RunEnd, bool) {
 	switch s {
-	case StatusCompleted, StatusWarning:
+	case runs.StatusCompleted, runs.StatusWarning:
 		return WhenCompleted, true
-	case StatusFailed, StatusBudgetExceeded, StatusRejected:
+	case runs.StatusFailed, runs.StatusBudgetExceeded, runs.StatusRejected:
 		return WhenFailed, true
 	}
 	return "", false

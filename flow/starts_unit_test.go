@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -87,13 +89,13 @@ func TestTriggersAreLookedUpByFlowAndCheckedByTheWorker(t *testing.T) {
 	assert.Contains(t, err.Error(), "flow unit/starts-done is started by runs of unit/starts-source, which this worker does not serve")
 	require.NoError(t, NewWorker(nil, WorkerOptions{}, startsSource, startsOnDone).Validate())
 
-	for s, want := range map[Status]RunEnd{StatusCompleted: WhenCompleted, StatusWarning: WhenCompleted,
-		StatusFailed: WhenFailed, StatusBudgetExceeded: WhenFailed, StatusRejected: WhenFailed} {
+	for s, want := range map[runs.Status]RunEnd{runs.StatusCompleted: WhenCompleted, runs.StatusWarning: WhenCompleted,
+		runs.StatusFailed: WhenFailed, runs.StatusBudgetExceeded: WhenFailed, runs.StatusRejected: WhenFailed} {
 		got, ok := runEndOf(s)
 		assert.True(t, ok, s)
 		assert.Equal(t, want, got, s)
 	}
-	_, ok := runEndOf(StatusCancelled)
+	_, ok := runEndOf(runs.StatusCancelled)
 	assert.False(t, ok, "a cancelled run triggers nothing")
 }
 

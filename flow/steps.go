@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/display"
 	"go.temporal.io/sdk/workflow"
@@ -19,7 +21,7 @@ func (c *Context) builtinCall(name string, spec activities.Spec, opts []StepOpti
 	cl.costLimit = cl.opts.costLimit
 	switch s := spec.(type) {
 	case activities.Shell:
-		cl.kind = KindShell
+		cl.kind = runs.KindShell
 		cl.nonRetryable = []string{activities.ShellExitErrorType}
 		if cl.invalid == nil {
 			s, cl.invalid = c.resolveInputs(s) // artifacts.go: the inputs' blob keys
@@ -29,19 +31,19 @@ func (c *Context) builtinCall(name string, spec activities.Spec, opts []StepOpti
 			cl.opts.timeout = s.Timeout
 		}
 	case activities.HTTP:
-		cl.kind = KindHTTP
+		cl.kind = runs.KindHTTP
 		if cl.opts.timeout == 0 {
 			cl.opts.timeout = s.Timeout
 		}
 	case activities.Agent:
-		cl.kind = KindAgent
+		cl.kind = runs.KindAgent
 		limit := s.MaxBudgetUSD
 		if cl.opts.costLimit != nil {
 			limit = *cl.opts.costLimit
 		}
 		cl.costLimit = &limit
 	default:
-		cl.kind = KindActivity
+		cl.kind = runs.KindActivity
 	}
 	return cl
 }
@@ -62,7 +64,7 @@ func describeHTTP(res *activities.HTTPResult) func() outcome {
 func describeAgent(res *activities.AgentResult) func() outcome {
 	return func() outcome {
 		return outcome{output: display.Preview(res.Text, 200), attempt: res.Attempt, cost: res.CostUSD,
-			tokens: Tokens{Input: res.Usage.InputTokens, Output: res.Usage.OutputTokens}}
+			tokens: runs.Tokens{Input: res.Usage.InputTokens, Output: res.Usage.OutputTokens}}
 	}
 }
 
@@ -111,7 +113,7 @@ func Step[T any](ctx *Context, name string, activity any, args ...any) (T, error
 }
 
 func activityCall(ctx *Context, name string, activity any, args []any) call {
-	cl := call{name: name, kind: KindActivity, activity: activity, args: args, opts: ctx.options(nil)}
+	cl := call{name: name, kind: runs.KindActivity, activity: activity, args: args, opts: ctx.options(nil)}
 	cl.costLimit = cl.opts.costLimit
 	an := activityName(activity)
 	if an == "" {
@@ -240,15 +242,15 @@ func activityName(activity any) string {
 func (c *Context) Skip(name, reason string) {
 	st := c.run.state
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(c.scope, name, KindSkip, now)
+	i := beginStep(st, c.scope, name, runs.KindSkip, now)
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
 		// Skip returns nothing: the refusal is recorded, and the run's next step that
 		// returns an error is refused too.
-		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
 		c.run.publish()
 		return
 	}
-	st.endStep(i, now, StepSkipped, 0, "", reason, nil)
+	endStep(st, i, now, runs.StepSkipped, 0, "", reason, nil)
 	c.run.publish()
 }
 

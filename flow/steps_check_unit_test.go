@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 )
 
@@ -70,6 +72,6 @@ func TestStepWithMismatchedArgumentsIsNotDispatched(t *testing.T) {
 	env.ExecuteWorkflow(mismatchedStep.Name(), none{})
 	assert.ErrorContains(t, env.GetWorkflowError(), "step count: activity countActivity: argument 1 is string, the activity takes flow.countIn")
 	st := queryState(t, env)
-	assert.Equal(t, StepFailed, stepByName(t, st, "count").Status)
+	assert.Equal(t, runs.StepFailed, stepByName(t, st, "count").Status)
 	env.AssertNotCalled(t, "countActivity")
 }

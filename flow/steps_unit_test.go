@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
@@ -110,7 +112,7 @@ func statusUpserts(env *testsuite.TestWorkflowEnvironment) *callLog[string] {
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
-func stepByName(t *testing.T, st RunState, name string) StepRecord {
+func stepByName(t *testing.T, st runs.State, name string) runs.Step {
 	t.Helper()
 	for _, s := range st.Steps {
 		if s.Name == name {
@@ -118,7 +120,7 @@ func stepByName(t *testing.T, st RunState, name string) StepRecord {
 		}
 	}
 	require.Failf(t, "no step", "step %s not in %v", name, viewSteps(st.Steps))
-	return StepRecord{}
+	return runs.Step{}
 }
 
 func TestAllowFailureGivesTheHandlerAnAllowedFailureAndTheZeroValue(t *testing.T) {
@@ -147,11 +149,11 @@ func TestAllowFailureGivesTheHandlerAnAllowedFailureAndTheZeroValue(t *testing.T
 	assert.Equal(t, activities.ShellResult{}, lint, "the handler gets the zero result")
 
 	st := queryState(t, env)
-	assert.Equal(t, StatusWarning, st.Status)
+	assert.Equal(t, runs.StatusWarning, st.Status)
 	assert.Equal(t, 1, st.AllowedFailures)
 	assert.Empty(t, st.Error)
 	l := stepByName(t, st, "lint")
-	assert.Equal(t, StepFailed, l.Status)
+	assert.Equal(t, runs.StepFailed, l.Status)
 	assert.True(t, l.AllowedFailure)
 	assert.Equal(t, intp(2), l.ExitCode)
 	assert.Equal(t, "exit code 2: 2 problems", l.Error)
@@ -175,10 +177,10 @@ func TestAllowFailureViaWithAndAWorkflowCancelledStepIsNotAllowed(t *testing.T) 
 	assert.True(t, isCancellation(stepErr), "the handler sees the cancellation: %v", stepErr)
 
 	st := queryState(t, env)
-	assert.Equal(t, StatusCancelled, st.Status)
+	assert.Equal(t, runs.StatusCancelled, st.Status)
 	assert.Equal(t, 0, st.AllowedFailures)
 	s := stepByName(t, st, "slow")
-	assert.Equal(t, StepCancelled, s.Status)
+	assert.Equal(t, runs.StepCancelled, s.Status)
 	assert.False(t, s.AllowedFailure, "a cancelled step is never an allowed failure")
 }
 
@@ -194,16 +196,16 @@ func TestSkipRecordsTheReasonAndRunsNothing(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	assert.Empty(t, started.all(), "a skipped step starts no activity")
 	st := queryState(t, env)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	assert.Equal(t, []stepView{
-		{Name: "announce", ActivityID: "announce", Kind: KindSkip, Status: StepSkipped, Attempt: 1, Output: "dry run", Ended: true},
-		{Name: "announce", ActivityID: "announce#2", Kind: KindSkip, Status: StepSkipped, Attempt: 1, Output: "still dry", Ended: true},
+		{Name: "announce", ActivityID: "announce", Kind: runs.KindSkip, Status: runs.StepSkipped, Attempt: 1, Output: "dry run", Ended: true},
+		{Name: "announce", ActivityID: "announce#2", Kind: runs.KindSkip, Status: runs.StepSkipped, Attempt: 1, Output: "still dry", Ended: true},
 	}, viewSteps(st.Steps))
 	assert.Contains(t, currentDetails(t, env), "| announce | skip | skipped | 1 | 0s | - | dry run |")
 }
 
 func TestSleepIsADurableTimerAndSetsSleeping(t *testing.T) {
-	var after Status
+	var after runs.Status
 	f := Define("unit/sleep", func(ctx *Context, _ none) (none, error) {
 		if err := ctx.Sleep("cool-down", 10*time.Minute); err != nil {
 			return none{}, err
@@ -215,7 +217,7 @@ func TestSleepIsADurableTimerAndSetsSleeping(t *testing.T) {
 	statuses := statusUpserts(env)
 	var timers callLog[time.Duration]
 	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { timers.add(d) })
-	var during RunState
+	var during runs.State
 	var details string
 	env.RegisterDelayedCallback(func() {
 		during = queryState(t, env)
@@ -227,17 +229,17 @@ func TestSleepIsADurableTimerAndSetsSleeping(t *testing.T) {
 	assert.Less(t, time.Since(wall), time.Minute, "the test clock skips the timer")
 
 	assert.Equal(t, []time.Duration{10 * time.Minute}, timers.all(), "one durable timer of the step's length")
-	assert.Equal(t, StatusSleeping, during.Status)
+	assert.Equal(t, runs.StatusSleeping, during.Status)
 	require.Len(t, during.Steps, 1)
-	assert.Equal(t, StepRunning, during.Steps[0].Status)
+	assert.Equal(t, runs.StepRunning, during.Steps[0].Status)
 	assert.Contains(t, details, "**unit/sleep** — sleeping")
-	assert.Equal(t, StatusRunning, after, "back to running after the sleep")
+	assert.Equal(t, runs.StatusRunning, after, "back to running after the sleep")
 	assert.Equal(t, []string{"running", "sleeping", "running", "completed"}, statuses.all())
 
 	st := queryState(t, env)
 	s := stepByName(t, st, "cool-down")
-	assert.Equal(t, KindSleep, s.Kind)
-	assert.Equal(t, StepCompleted, s.Status)
+	assert.Equal(t, runs.KindSleep, s.Kind)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.Equal(t, "slept 10m0s", s.Output)
 	require.NotNil(t, s.EndedAt)
 	assert.Equal(t, 10*time.Minute, s.EndedAt.Sub(s.StartedAt))
@@ -257,11 +259,11 @@ func TestSleepRefusesANegativeDuration(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	var se *StepError
 	require.True(t, errors.As(sleepErr, &se), "got %v", sleepErr)
-	assert.Equal(t, KindSleep, se.Kind)
+	assert.Equal(t, runs.KindSleep, se.Kind)
 	assert.EqualError(t, sleepErr, "step nap: sleep -1s is negative")
 	assert.Empty(t, timers.all(), "no timer")
 	assert.Equal(t, []string{"running", "completed"}, statuses.all(), "never sleeping")
-	assert.Equal(t, []stepView{{Name: "nap", ActivityID: "nap", Kind: KindSleep, Status: StepFailed, Attempt: 1,
+	assert.Equal(t, []stepView{{Name: "nap", ActivityID: "nap", Kind: runs.KindSleep, Status: runs.StepFailed, Attempt: 1,
 		Error: "sleep -1s is negative", Ended: true}}, viewSteps(queryState(t, env).Steps))
 }
 
@@ -277,9 +279,9 @@ func TestSleepCancelled(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	assert.True(t, isCancellation(sleepErr), "got %v", sleepErr)
 	st := queryState(t, env)
-	assert.Equal(t, StatusCancelled, st.Status)
+	assert.Equal(t, runs.StatusCancelled, st.Status)
 	s := stepByName(t, st, "nap")
-	assert.Equal(t, StepCancelled, s.Status)
+	assert.Equal(t, runs.StepCancelled, s.Status)
 	assert.Equal(t, "cancelled", s.Error)
 	assert.Equal(t, time.Minute, s.EndedAt.Sub(s.StartedAt))
 }
@@ -340,14 +342,14 @@ func TestStepWithCustomActivityChargesReportedCostAndTokens(t *testing.T) {
 	st := queryState(t, env)
 	for _, name := range []string{"count", "count-by-name"} {
 		s := stepByName(t, st, name)
-		assert.Equal(t, KindActivity, s.Kind)
-		assert.Equal(t, StepCompleted, s.Status)
+		assert.Equal(t, runs.KindActivity, s.Kind)
+		assert.Equal(t, runs.StepCompleted, s.Status)
 		assert.True(t, dec("0.015").Equal(s.CostUSD), "%s cost %s", name, s.CostUSD)
-		assert.Equal(t, &Tokens{Input: 7, Output: 3}, s.Tokens)
+		assert.Equal(t, &runs.Tokens{Input: 7, Output: 3}, s.Tokens)
 	}
 	assert.Equal(t, `{"n":8,"cost":"0.015","in":7,"out":3}`, stepByName(t, st, "count").Output)
 	assert.Equal(t, "0.03", st.CostUSD.String())
-	assert.Equal(t, Tokens{Input: 14, Output: 6}, st.Tokens)
+	assert.Equal(t, runs.Tokens{Input: 14, Output: 6}, st.Tokens)
 }
 
 func TestStepWithNeitherFunctionNorNameIsNotDispatched(t *testing.T) {
@@ -367,8 +369,8 @@ func TestStepWithNeitherFunctionNorNameIsNotDispatched(t *testing.T) {
 	assert.EqualError(t, errs[0], "step number: activity 42 is neither a function nor a name")
 	assert.EqualError(t, errs[1], "step empty: activity  is neither a function nor a name")
 	assert.Equal(t, []stepView{
-		{Name: "number", ActivityID: "number", Kind: KindActivity, Status: StepFailed, Attempt: 1, Error: "activity 42 is neither a function nor a name", Ended: true},
-		{Name: "empty", ActivityID: "empty", Kind: KindActivity, Status: StepFailed, Attempt: 1, Error: "activity  is neither a function nor a name", Ended: true},
+		{Name: "number", ActivityID: "number", Kind: runs.KindActivity, Status: runs.StepFailed, Attempt: 1, Error: "activity 42 is neither a function nor a name", Ended: true},
+		{Name: "empty", ActivityID: "empty", Kind: runs.KindActivity, Status: runs.StepFailed, Attempt: 1, Error: "activity  is neither a function nor a name", Ended: true},
 	}, viewSteps(queryState(t, env).Steps))
 }
 
@@ -393,15 +395,15 @@ func TestAgentStepRecordsCostAndTokensExactly(t *testing.T) {
 	assert.Len(t, calls.all(), 2)
 	st := queryState(t, env)
 	first, second := stepByName(t, st, "first"), stepByName(t, st, "second")
-	assert.Equal(t, KindAgent, first.Kind)
+	assert.Equal(t, runs.KindAgent, first.Kind)
 	assert.Equal(t, "A", first.Output)
 	assert.True(t, dec("0.1").Equal(first.CostUSD))
-	assert.Equal(t, &Tokens{Input: 100, Output: 20}, first.Tokens)
+	assert.Equal(t, &runs.Tokens{Input: 100, Output: 20}, first.Tokens)
 	assert.True(t, dec("0.2").Equal(second.CostUSD))
 	assert.Equal(t, 1, second.Attempt, "the run makes an agent step's attempts itself: one attempt, whatever the activity reports")
 	assert.Len(t, second.Attempts, 1)
 	assert.Equal(t, "0.3", st.CostUSD.String(), "exact decimal sum, not 0.30000000000000004")
-	assert.Equal(t, Tokens{Input: 101, Output: 22}, st.Tokens)
+	assert.Equal(t, runs.Tokens{Input: 101, Output: 22}, st.Tokens)
 	assert.Contains(t, currentDetails(t, env), "Cost **$0.3000** · 123 tokens (101 in, 22 out)")
 }
 
@@ -411,13 +413,13 @@ func TestFailedAgentCallIsCharged(t *testing.T) {
 		name       string
 		err        error
 		wantCost   string
-		wantTokens *Tokens
+		wantTokens *runs.Tokens
 		wantTry    int
 	}{
 		{"map details", temporal.NewApplicationErrorWithOptions("agent: provider said no", activities.AgentFailedErrorType,
-			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{mapDetails}}), "0.002", &Tokens{Input: 10, Output: 5}, 1},
+			temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{mapDetails}}), "0.002", &runs.Tokens{Input: 10, Output: 5}, 1},
 		{"an AgentResult as the agent activity attaches it", temporal.NewNonRetryableApplicationError("agent: the answer is not JSON", activities.AgentBadJSONErrorType, nil,
-			activities.AgentResult{CostUSD: dec("0.05"), Usage: llm.Usage{InputTokens: 40, OutputTokens: 8}, Attempt: 1}), "0.05", &Tokens{Input: 40, Output: 8}, 1},
+			activities.AgentResult{CostUSD: dec("0.05"), Usage: llm.Usage{InputTokens: 40, OutputTokens: 8}, Attempt: 1}), "0.05", &runs.Tokens{Input: 40, Output: 8}, 1},
 		{"no details", temporal.NewNonRetryableApplicationError("agent: down", activities.AgentAPIErrorType, nil), "0", nil, 1},
 	}
 	for _, tt := range tests {
@@ -435,13 +437,13 @@ func TestFailedAgentCallIsCharged(t *testing.T) {
 			assert.Len(t, calls.all(), 1)
 			st := queryState(t, env)
 			s := stepByName(t, st, "think")
-			assert.Equal(t, StepFailed, s.Status)
+			assert.Equal(t, runs.StepFailed, s.Status)
 			assert.True(t, s.AllowedFailure)
 			assert.Equal(t, tt.wantTry, s.Attempt)
 			assert.Equal(t, tt.wantCost, s.CostUSD.String())
 			assert.Equal(t, tt.wantTokens, s.Tokens)
 			assert.Equal(t, tt.wantCost, st.CostUSD.String(), "charged to the run")
-			assert.Equal(t, StatusWarning, st.Status)
+			assert.Equal(t, runs.StatusWarning, st.Status)
 		})
 	}
 }
@@ -455,7 +457,7 @@ func TestFailureInfoInProcessAndOverTheWire(t *testing.T) {
 	assert.Equal(t, failure{}, failureInfo(app), "in-process map details are not decoded")
 	f := failureInfo(wire(app))
 	assert.Equal(t, "0.002", f.cost.String())
-	assert.Equal(t, Tokens{Input: 10, Output: 5}, f.tokens)
+	assert.Equal(t, runs.Tokens{Input: 10, Output: 5}, f.tokens)
 	assert.Nil(t, f.exitCode, "only shell exits carry an exit code")
 
 	httpErr := temporal.NewApplicationError("http: 503", activities.HTTPStatusErrorType, activities.HTTPFailure{Status: 503, Attempt: 3})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -12,38 +14,38 @@ import (
 // It returns an error only when the run is cancelled during the wait.
 func (c *Context) Sleep(name string, d time.Duration) error {
 	if err := c.holdWhilePaused(false); err != nil { // run_pause.go: no new sleep while paused
-		return &StepError{Step: name, Kind: KindSleep, Err: err}
+		return &StepError{Step: name, Kind: runs.KindSleep, Err: err}
 	}
 	st := c.run.state
 	now := workflow.Now(c.wctx)
-	i := st.beginStep(c.scope, name, KindSleep, now)
+	i := beginStep(st, c.scope, name, runs.KindSleep, now)
 	if d < 0 {
 		err := fmt.Errorf("sleep %s is negative", d)
-		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
 		c.run.publish()
-		return &StepError{Step: name, Kind: KindSleep, Err: err}
+		return &StepError{Step: name, Kind: runs.KindSleep, Err: err}
 	}
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		st.endStep(i, now, StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
 		c.run.publish()
-		return &StepError{Step: name, Kind: KindSleep, Err: err}
+		return &StepError{Step: name, Kind: runs.KindSleep, Err: err}
 	}
 	if c.run.plan {
-		st.endStep(i, now, StepPlanned, 0, "", "sleep "+d.String(), nil)
+		endStep(st, i, now, runs.StepPlanned, 0, "", "sleep "+d.String(), nil)
 		c.run.publish()
 		return nil
 	}
-	c.setStatus(StatusSleeping)
+	c.setStatus(runs.StatusSleeping)
 	c.run.publish()
 	err := workflow.NewTimerWithOptions(c.wctx, d, workflow.TimerOptions{Summary: name}).Get(c.wctx, nil)
 	end := workflow.Now(c.wctx)
 	if err != nil {
-		st.endStep(i, end, StepCancelled, 0, errorMessage(err), "", nil)
+		endStep(st, i, end, runs.StepCancelled, 0, errorMessage(err), "", nil)
 		c.run.publish()
-		return &StepError{Step: name, Kind: KindSleep, Err: err}
+		return &StepError{Step: name, Kind: runs.KindSleep, Err: err}
 	}
-	st.endStep(i, end, StepCompleted, 0, "", "slept "+d.String(), nil)
-	c.setStatus(StatusRunning)
+	endStep(st, i, end, runs.StepCompleted, 0, "", "slept "+d.String(), nil)
+	c.setStatus(runs.StatusRunning)
 	c.run.publish()
 	return nil
 }

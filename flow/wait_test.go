@@ -1,6 +1,10 @@
 package flow
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gateflow/gateflow/runs"
+)
 
 // FuzzParseWait: waits come back from search attributes and flowctl arguments. Whatever
 // ParseWait accepts prints back to itself and parses to the same Wait.
@@ -9,11 +13,11 @@ func FuzzParseWait(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		w, err := ParseWait(s)
+		w, err := runs.ParseWait(s)
 		if err != nil {
 			return
 		}
-		again, err := ParseWait(w.String())
+		again, err := runs.ParseWait(w.String())
 		if err != nil {
 			t.Fatalf("%q parsed to %+v, whose String %q does not parse: %v", s, w, w.String(), err)
 		}

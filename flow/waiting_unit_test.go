@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -121,8 +123,8 @@ func TestDetailsMarkdownWaitingForPeople(t *testing.T) {
 	require.NoError(t, err)
 
 	deadline := t0.Add(time.Hour)
-	st := &RunState{
-		ID: "run-7", Workflow: "release", Status: StatusAwaitingApproval, Attempt: 1, MaxAttempts: 1,
+	st := &runs.State{
+		ID: "run-7", Workflow: "release", Status: runs.StatusAwaitingApproval, Attempt: 1, MaxAttempts: 1,
 		Waiting: []string{"approval:anyone", "approval:ship", "input:free", "input:notes", "signal:deploy-done/v1.2"},
 		Gates:   []*approval.Gate{closed, open, anyone},
 		Inputs:  []*signals.Input{answered, notes, free},
@@ -147,7 +149,7 @@ func TestDetailsMarkdownWaitingForPeople(t *testing.T) {
 	st.ID = ""
 	assert.Contains(t, detailsMarkdown(st, t0), "`flowctl approve RUN ship`", "a placeholder when the run's ID is not known")
 
-	done := &RunState{Workflow: "release", Status: StatusRunning, Gates: []*approval.Gate{closed}, Inputs: []*signals.Input{answered},
+	done := &runs.State{Workflow: "release", Status: runs.StatusRunning, Gates: []*approval.Gate{closed}, Inputs: []*signals.Input{answered},
 		SignalWaits: []*signals.Wait{st.SignalWaits[1]}}
 	assert.NotContains(t, detailsMarkdown(done, t0), "Waiting for people", "nothing open, no section")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/gates"
@@ -72,6 +73,12 @@ type WorkerOptions struct {
 	// Directory resolves the "group:" names of approvers and input assignees (see
 	// approval.LoadDirectory for a file-based one). Nil: groups have no members.
 	Directory approval.Directory
+	// Auth makes decisions verifiable: each run pins this policy when it starts and checks
+	// every vote and answer against it (a proof signed with a key of its directory, or a
+	// token of its identity provider; see package auth). With Auth.Required, decisions
+	// without a proof and votes sent as Signals are refused. Nil: decisions carry the
+	// identity their sender typed, unverified.
+	Auth *auth.Policy
 	// Services are the services the worker's steps call, with their limits (see Service).
 	Services []ServiceDef
 	// BlobURL is the blob store the worker keeps its own data in: the step cache (Cache)
@@ -80,6 +87,13 @@ type WorkerOptions struct {
 	// or azblob://container; opened by Start, closed by Stop. Empty: no store, and steps
 	// with Cache or artifacts fail.
 	BlobURL string
+	// ShellOutputBytes bounds how much of stdout and of stderr a shell step's result keeps
+	// (the rest is dropped and ShellResult.Truncated set). 0 means activities.MaxOutputBytes
+	// (256 KiB), which keeps results inside the history's limits. A worker whose client
+	// offloads big payloads to a blob store (WithPayloadStore) can keep whole outputs, e.g.
+	// activities.MaxStoredOutputBytes: results then go to the store with a reference in the
+	// history. Negative is an error of Start.
+	ShellOutputBytes int
 	// blobs is the store Start opened from BlobURL.
 	blobs *blob.Store
 	// Worker passes further options to the Temporal worker. TaskQueue, Identity and

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -59,7 +61,7 @@ func TestLateFlowRunsLikeRegistered(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Equal(t, []string{"hi\n"}, got.Stdout)
 	st := queryState(t, env)
-	assert.Equal(t, StatusCompleted, st.Status)
+	assert.Equal(t, runs.StatusCompleted, st.Status)
 	assert.Equal(t, "7", st.Version)
 	assert.Contains(t, w.Registry().GoFlows, stepsFlow.Name())
 }

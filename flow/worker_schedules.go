@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
@@ -64,7 +66,7 @@ func scheduleOptions(id string, info WorkflowInfo, s ScheduleInfo, queue string)
 		input = json.RawMessage("null")
 	}
 	sa := []temporal.SearchAttributeUpdate{
-		searchattr.StatusKey.ValueSet(string(StatusRunning)),
+		searchattr.StatusKey.ValueSet(string(runs.StatusRunning)),
 		searchattr.CreatedByKey.ValueSet("schedule"),
 	}
 	if info.Category != "" {

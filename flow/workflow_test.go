@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -71,28 +73,28 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
-func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) RunState {
+func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) runs.State {
 	t.Helper()
 	v, err := env.QueryWorkflow(QueryState)
 	require.NoError(t, err)
-	var st RunState
+	var st runs.State
 	require.NoError(t, v.Get(&st))
 	return st
 }
 
 func intp(i int) *int { return &i }
 
-// stepView is the part of a StepRecord that does not depend on the clock.
+// stepView is the part of a runs.Step that does not depend on the clock.
 type stepView struct {
 	Name, ActivityID, Error, Output string
-	Kind                            StepKind
-	Status                          StepStatus
+	Kind                            runs.StepKind
+	Status                          runs.StepStatus
 	Attempt                         int
 	ExitCode                        *int
 	Ended                           bool
 }
 
-func viewSteps(steps []StepRecord) []stepView {
+func viewSteps(steps []runs.Step) []stepView {
 	out := make([]stepView, 0, len(steps))
 	for _, s := range steps {
 		out = append(out, stepView{Name: s.Name, ActivityID: s.ActivityID, Error: s.Error, Output: s.Output,
@@ -108,7 +110,7 @@ func TestWorkflowWithRealShell(t *testing.T) {
 		in         stepsInput
 		wantOut    []string
 		wantErr    string
-		wantStatus Status
+		wantStatus runs.Status
 		wantSteps  []stepView
 		wantStarts int
 	}{
@@ -116,10 +118,10 @@ func TestWorkflowWithRealShell(t *testing.T) {
 			name:       "two steps complete",
 			in:         stepsInput{Steps: []testStep{{Name: "build", Shell: activities.Shell{Command: "echo built"}}, {Name: "test", Shell: activities.Shell{Command: "echo ok"}}}},
 			wantOut:    []string{"built\n", "ok\n"},
-			wantStatus: StatusCompleted,
+			wantStatus: runs.StatusCompleted,
 			wantSteps: []stepView{
-				{Name: "build", ActivityID: "build", Kind: KindShell, Status: StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "built\n", Ended: true},
-				{Name: "test", ActivityID: "test", Kind: KindShell, Status: StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "ok\n", Ended: true},
+				{Name: "build", ActivityID: "build", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "built\n", Ended: true},
+				{Name: "test", ActivityID: "test", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "ok\n", Ended: true},
 			},
 			wantStarts: 2,
 		},
@@ -127,10 +129,10 @@ func TestWorkflowWithRealShell(t *testing.T) {
 			name:       "non-zero exit fails the run and is not retried",
 			in:         stepsInput{Steps: []testStep{{Name: "ok", Shell: activities.Shell{Command: "true"}}, {Name: "deploy", Shell: activities.Shell{Command: "echo boom >&2; exit 3"}}, {Name: "never", Shell: activities.Shell{Command: "true"}}}},
 			wantErr:    "step deploy: exit code 3: boom",
-			wantStatus: StatusFailed,
+			wantStatus: runs.StatusFailed,
 			wantSteps: []stepView{
-				{Name: "ok", ActivityID: "ok", Kind: KindShell, Status: StepCompleted, Attempt: 1, ExitCode: intp(0), Ended: true},
-				{Name: "deploy", ActivityID: "deploy", Kind: KindShell, Status: StepFailed, Attempt: 1, ExitCode: intp(3), Error: "exit code 3: boom", Ended: true},
+				{Name: "ok", ActivityID: "ok", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, ExitCode: intp(0), Ended: true},
+				{Name: "deploy", ActivityID: "deploy", Kind: runs.KindShell, Status: runs.StepFailed, Attempt: 1, ExitCode: intp(3), Error: "exit code 3: boom", Ended: true},
 			},
 			wantStarts: 2,
 		},
@@ -138,9 +140,9 @@ func TestWorkflowWithRealShell(t *testing.T) {
 			name:       "retry policy retries a failed exit and records the attempt",
 			in:         stepsInput{Steps: []testStep{{Name: "flaky", Retry: true, Shell: activities.Shell{Command: "if [ -e " + marker + " ]; then echo second; else touch " + marker + "; exit 9; fi"}}}},
 			wantOut:    []string{"second\n"},
-			wantStatus: StatusCompleted,
+			wantStatus: runs.StatusCompleted,
 			wantSteps: []stepView{
-				{Name: "flaky", ActivityID: "flaky", Kind: KindShell, Status: StepCompleted, Attempt: 2, ExitCode: intp(0), Output: "second\n", Ended: true},
+				{Name: "flaky", ActivityID: "flaky", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 2, ExitCode: intp(0), Output: "second\n", Ended: true},
 			},
 			wantStarts: 2,
 		},
@@ -148,9 +150,9 @@ func TestWorkflowWithRealShell(t *testing.T) {
 			name:       "retries exhausted keep the last attempt and exit code",
 			in:         stepsInput{Steps: []testStep{{Name: "broken", Retry: true, Shell: activities.Shell{Command: "exit 5"}}}},
 			wantErr:    "step broken: exit code 5",
-			wantStatus: StatusFailed,
+			wantStatus: runs.StatusFailed,
 			wantSteps: []stepView{
-				{Name: "broken", ActivityID: "broken", Kind: KindShell, Status: StepFailed, Attempt: 2, ExitCode: intp(5), Error: "exit code 5", Ended: true},
+				{Name: "broken", ActivityID: "broken", Kind: runs.KindShell, Status: runs.StepFailed, Attempt: 2, ExitCode: intp(5), Error: "exit code 5", Ended: true},
 			},
 			wantStarts: 2,
 		},
@@ -222,19 +224,19 @@ func TestWorkflowWithMockedShell(t *testing.T) {
 			mockErr:   shellExit(2, "2 problems"),
 			wantCalls: 1,
 			wantErr:   "step lint: exit code 2: 2 problems",
-			wantSteps: []stepView{{Name: "lint", ActivityID: "lint", Kind: KindShell, Status: StepFailed, Attempt: 1, ExitCode: intp(2), Error: "exit code 2: 2 problems", Ended: true}},
+			wantSteps: []stepView{{Name: "lint", ActivityID: "lint", Kind: runs.KindShell, Status: runs.StepFailed, Attempt: 1, ExitCode: intp(2), Error: "exit code 2: 2 problems", Ended: true}},
 		},
 		{
 			name:      "empty step name dispatches nothing",
 			in:        stepsInput{Steps: []testStep{{Name: " ", Shell: activities.Shell{Command: "true"}}}},
 			wantErr:   "step  : step name is empty",
-			wantSteps: []stepView{{Name: " ", ActivityID: " ", Kind: KindShell, Status: StepFailed, Attempt: 1, Error: "step name is empty", Ended: true}},
+			wantSteps: []stepView{{Name: " ", ActivityID: " ", Kind: runs.KindShell, Status: runs.StepFailed, Attempt: 1, Error: "step name is empty", Ended: true}},
 		},
 		{
 			name:      "invalid shell dispatches nothing",
 			in:        stepsInput{Steps: []testStep{{Name: "build", Shell: activities.Shell{Command: ""}}}},
 			wantErr:   "step build: shell: command is empty",
-			wantSteps: []stepView{{Name: "build", ActivityID: "build", Kind: KindShell, Status: StepFailed, Attempt: 1, Error: "shell: command is empty", Ended: true}},
+			wantSteps: []stepView{{Name: "build", ActivityID: "build", Kind: runs.KindShell, Status: runs.StepFailed, Attempt: 1, Error: "shell: command is empty", Ended: true}},
 		},
 		{
 			name: "repeated names get numbered activity IDs",
@@ -251,10 +253,10 @@ func TestWorkflowWithMockedShell(t *testing.T) {
 			wantCalls:  4,
 			wantStdout: []string{"a@poll/gateflow.shell", "b@poll#2/gateflow.shell", "c@other/gateflow.shell", "d@poll#3/gateflow.shell"},
 			wantSteps: []stepView{
-				{Name: "poll", ActivityID: "poll", Kind: KindShell, Status: StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "a@poll/gateflow.shell", Ended: true},
-				{Name: "poll", ActivityID: "poll#2", Kind: KindShell, Status: StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "b@poll#2/gateflow.shell", Ended: true},
-				{Name: "other", ActivityID: "other", Kind: KindShell, Status: StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "c@other/gateflow.shell", Ended: true},
-				{Name: "poll", ActivityID: "poll#3", Kind: KindShell, Status: StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "d@poll#3/gateflow.shell", Ended: true},
+				{Name: "poll", ActivityID: "poll", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "a@poll/gateflow.shell", Ended: true},
+				{Name: "poll", ActivityID: "poll#2", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "b@poll#2/gateflow.shell", Ended: true},
+				{Name: "other", ActivityID: "other", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "c@other/gateflow.shell", Ended: true},
+				{Name: "poll", ActivityID: "poll#3", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, ExitCode: intp(0), Output: "d@poll#3/gateflow.shell", Ended: true},
 			},
 		},
 		{
@@ -268,7 +270,7 @@ func TestWorkflowWithMockedShell(t *testing.T) {
 			},
 			wantCalls:  3,
 			wantStdout: []string{"fine"},
-			wantSteps:  []stepView{{Name: "net", ActivityID: "net", Kind: KindShell, Status: StepCompleted, Attempt: 3, ExitCode: intp(0), Output: "fine", Ended: true}},
+			wantSteps:  []stepView{{Name: "net", ActivityID: "net", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 3, ExitCode: intp(0), Output: "fine", Ended: true}},
 		},
 		{
 			name: "default policy gives up after three attempts",
@@ -278,7 +280,7 @@ func TestWorkflowWithMockedShell(t *testing.T) {
 			},
 			wantCalls: DefaultStepAttempts,
 			wantErr:   "step net: connection reset",
-			wantSteps: []stepView{{Name: "net", ActivityID: "net", Kind: KindShell, Status: StepFailed, Attempt: 1, Error: "connection reset", Ended: true}},
+			wantSteps: []stepView{{Name: "net", ActivityID: "net", Kind: runs.KindShell, Status: runs.StepFailed, Attempt: 1, Error: "connection reset", Ended: true}},
 		},
 	}
 	for _, tt := range tests {
@@ -303,14 +305,14 @@ func TestWorkflowWithMockedShell(t *testing.T) {
 				require.True(t, errors.As(env.GetWorkflowError(), &app), "want an application error, got %v", env.GetWorkflowError())
 				assert.Equal(t, tt.wantErr, app.Message())
 				assert.Equal(t, "StepError", app.Type())
-				assert.Equal(t, StatusFailed, st.Status)
+				assert.Equal(t, runs.StatusFailed, st.Status)
 				assert.Equal(t, tt.wantErr, st.Error)
 			} else {
 				require.NoError(t, env.GetWorkflowError())
 				var out stepsOutput
 				require.NoError(t, env.GetWorkflowResult(&out))
 				assert.Equal(t, tt.wantStdout, out.Stdout)
-				assert.Equal(t, StatusCompleted, st.Status)
+				assert.Equal(t, runs.StatusCompleted, st.Status)
 			}
 			assert.Equal(t, tt.wantSteps, viewSteps(st.Steps))
 		})
@@ -323,11 +325,11 @@ func TestWorkflowUpsertsStatusAndMemo(t *testing.T) {
 		in           stepsInput
 		startStatus  string
 		wantStatuses []string
-		wantFinal    Status
+		wantFinal    runs.Status
 	}{
-		{"completed run", stepsInput{Steps: []testStep{{Name: "a", Shell: activities.Shell{Command: "true"}}}}, "", []string{"running", "completed"}, StatusCompleted},
-		{"failed run", stepsInput{Steps: []testStep{{Name: "a", Shell: activities.Shell{Command: "exit 1"}}}}, "", []string{"running", "failed"}, StatusFailed},
-		{"status set at start is not upserted again", stepsInput{}, "running", []string{"completed"}, StatusCompleted},
+		{"completed run", stepsInput{Steps: []testStep{{Name: "a", Shell: activities.Shell{Command: "true"}}}}, "", []string{"running", "completed"}, runs.StatusCompleted},
+		{"failed run", stepsInput{Steps: []testStep{{Name: "a", Shell: activities.Shell{Command: "exit 1"}}}}, "", []string{"running", "failed"}, runs.StatusFailed},
+		{"status set at start is not upserted again", stepsInput{}, "running", []string{"completed"}, runs.StatusCompleted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,8 +354,8 @@ func TestWorkflowUpsertsStatusAndMemo(t *testing.T) {
 			assert.Equal(t, tt.wantStatuses, statuses)
 
 			require.Len(t, memos, 1, "the final state is kept in the memo once")
-			st, ok := memos[0][MemoState].(RunState)
-			require.True(t, ok, "memo %s holds a RunState, got %T", MemoState, memos[0][MemoState])
+			st, ok := memos[0][MemoState].(runs.State)
+			require.True(t, ok, "memo %s holds a runs.State, got %T", MemoState, memos[0][MemoState])
 			assert.Equal(t, tt.wantFinal, st.Status)
 			assert.Equal(t, len(tt.in.Steps), len(st.Steps))
 			assert.NotNil(t, st.EndedAt)
@@ -366,7 +368,7 @@ func TestWorkflowStateWhileRunning(t *testing.T) {
 	env := newEnv(t)
 	env.OnActivity(activities.ShellActivity, mock.Anything, mock.Anything).
 		After(10*time.Minute).Return(activities.ShellResult{Stdout: "late"}, nil)
-	var during RunState
+	var during runs.State
 	var details string
 	env.RegisterDelayedCallback(func() {
 		during = queryState(t, env)
@@ -376,17 +378,17 @@ func TestWorkflowStateWhileRunning(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 
-	assert.Equal(t, StatusRunning, during.Status)
+	assert.Equal(t, runs.StatusRunning, during.Status)
 	assert.Nil(t, during.EndedAt)
 	require.Len(t, during.Steps, 1)
-	assert.Equal(t, StepRunning, during.Steps[0].Status)
+	assert.Equal(t, runs.StepRunning, during.Steps[0].Status)
 	assert.Nil(t, during.Steps[0].EndedAt)
 	assert.Contains(t, details, "**test/steps** — running")
 	assert.Contains(t, details, "| slow | shell | running | 1 |")
 
 	after := queryState(t, env)
 	require.Len(t, after.Steps, 1)
-	assert.Equal(t, StepCompleted, after.Steps[0].Status)
+	assert.Equal(t, runs.StepCompleted, after.Steps[0].Status)
 	assert.Equal(t, 10*time.Minute, after.Steps[0].EndedAt.Sub(after.Steps[0].StartedAt), "step times come from the workflow clock")
 	final := currentDetails(t, env)
 	assert.Contains(t, final, "**test/steps** — completed")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/auth"
 )
 
 // InputRequest is what a human input step asks for: a prompt, the JSON Schema the answer
@@ -120,6 +121,9 @@ type InputAnswer struct {
 	By string `json:"by"`
 	// At is when the answer was accepted (workflow time).
 	At time.Time `json:"at"`
+	// Verified is what the run verified about who answered (package auth); nil for an
+	// unverified answer.
+	Verified *auth.Verified `json:"verified,omitempty"`
 }
 
 // AnswerCode says why an answer was refused.

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -21,7 +23,7 @@ func TestHelloRunsRealShellSteps(t *testing.T) {
 	env.Register(examples.All()...)
 	r := env.Run("hello", examples.HelloInput{Name: "unit"})
 	require.NoError(t, r.Err)
-	assert.Equal(t, flow.StatusCompleted, r.Status())
+	assert.Equal(t, runs.StatusCompleted, r.Status())
 	var out examples.HelloOutput
 	require.NoError(t, r.Decode(&out))
 	assert.Equal(t, "HELLO, UNIT!", out.Shouted)
@@ -49,7 +51,7 @@ func TestMockStepsByNameAndCost(t *testing.T) {
 	assert.Equal(t, "mocked review", out.Review)
 	s, ok := r.Step("health")
 	require.True(t, ok)
-	assert.Equal(t, flow.StepSkipped, s.Status)
+	assert.Equal(t, runs.StepSkipped, s.Status)
 }
 
 func TestMockedFailureRunsTheCleanupOnce(t *testing.T) {
@@ -59,10 +61,10 @@ func TestMockedFailureRunsTheCleanupOnce(t *testing.T) {
 	env.MockStep("cleanup", activities.ShellResult{Stdout: "cleaned"}, nil)
 	r := env.Run("release", examples.ReleaseInput{Version: "2.0.0"})
 	require.Error(t, r.Err)
-	assert.Equal(t, flow.StatusFailed, r.Status())
+	assert.Equal(t, runs.StatusFailed, r.Status())
 	assert.Equal(t, []string{"build", "cleanup"}, r.StepNames())
 	assert.Equal(t, 1, env.Calls("cleanup"))
-	assert.Equal(t, flow.StepFailed, r.StepStatuses()["build"])
+	assert.Equal(t, runs.StepFailed, r.StepStatuses()["build"])
 }
 
 func TestScriptedAgentAndBudgetCap(t *testing.T) {
@@ -73,7 +75,7 @@ func TestScriptedAgentAndBudgetCap(t *testing.T) {
 	env.MockStep("unit", activities.ShellResult{}, nil)
 	env.MockStep("lint", activities.ShellResult{}, nil)
 	r := env.Run("release", examples.ReleaseInput{Version: "2.0.0"}, testsuite.RunOptions{MaxCostUSD: "0.10"})
-	assert.Equal(t, flow.StatusBudgetExceeded, r.Status(), "review reserves $0.25 of a $0.10 cap")
+	assert.Equal(t, runs.StatusBudgetExceeded, r.Status(), "review reserves $0.25 of a $0.10 cap")
 	s, _ := r.Step("review")
 	assert.Contains(t, s.Error, "budget: step review needs $0.25")
 }
@@ -94,7 +96,7 @@ func TestPeopleInVirtualTime(t *testing.T) {
 	env.Signal(6*time.Hour, "deploy-done", "4.0.0", "", examples.DeployDone{Environment: "prod"})
 	r := env.Run("ship", examples.ShipInput{Version: "4.0.0"})
 	require.NoError(t, r.Err)
-	assert.Equal(t, flow.StatusCompleted, r.Status())
+	assert.Equal(t, runs.StatusCompleted, r.Status())
 	require.Error(t, bad.Err, "a bad answer is refused")
 	assert.Contains(t, bad.Err.Error(), "does not match the schema")
 	require.NoError(t, dup.Err)
@@ -120,7 +122,7 @@ func TestRejectionEndsTheRunRejected(t *testing.T) {
 	env.Answer(time.Minute, "release-notes", examples.ReleaseNotes{Summary: "Something risky here", Risk: "high"}, "alice")
 	env.Reject(time.Hour, "ship", "carol", "not this week")
 	r := env.Run("ship", examples.ShipInput{Version: "4.0.1"})
-	assert.Equal(t, flow.StatusRejected, r.Status())
+	assert.Equal(t, runs.StatusRejected, r.Status())
 	var rej *approval.RejectedError
 	assert.False(t, errors.As(r.Err, &rej), "across the workflow boundary the rejection is an application error")
 	assert.Contains(t, r.Err.Error(), "rejected by carol: not this week")

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -33,12 +35,12 @@ func TestRolloutInVirtualTime(t *testing.T) {
 	assert.Equal(t, "1h0m0s", out.Duration, "the run waited for the sign-off, in virtual time")
 	assert.Equal(t, 4, env.Calls("deploy"), "every region deployed once")
 	assert.Equal(t, 1, env.Calls("report"), "the Always step ran once")
-	labels := map[string]flow.StepStatus{}
+	labels := map[string]runs.StepStatus{}
 	for _, s := range r.State.Nested() {
 		labels[s.Label()] = s.Status
 	}
-	assert.Equal(t, flow.StepCompleted, labels["regions/sa/check"])
-	assert.Equal(t, flow.StepCompleted, labels["sign-off/sign-off"])
+	assert.Equal(t, runs.StepCompleted, labels["regions/sa/check"])
+	assert.Equal(t, runs.StepCompleted, labels["sign-off/sign-off"])
 }
 
 // A failed region halts the rollout and cancels the sign-off branch; Always still runs.
@@ -49,7 +51,7 @@ func TestRolloutHaltsOnAFailedRegion(t *testing.T) {
 	env.MockStep("report", activities.ShellResult{}, nil)
 	_, r := testsuite.Run(env, examples.Rollout, examples.RolloutInput{Version: "9.9.9", Regions: []string{"eu"}})
 	require.Error(t, r.Err)
-	assert.Equal(t, flow.StatusFailed, r.Status())
+	assert.Equal(t, runs.StatusFailed, r.Status())
 	assert.Contains(t, r.Err.Error(), "region unhealthy")
 	assert.Equal(t, 1, env.Calls("report"), "Always runs on a failure too")
 }
@@ -93,12 +95,12 @@ func TestRaceErrorHandlersAndPauseInVirtualTime(t *testing.T) {
 	require.NoError(t, pause.Err)
 	require.NoError(t, resume.Err)
 	assert.Equal(t, "probed", out, "the probe won the race")
-	assert.Equal(t, flow.StatusWarning, r.Status(), "the allowed failure leaves a warning")
+	assert.Equal(t, runs.StatusWarning, r.Status(), "the allowed failure leaves a warning")
 	assert.Equal(t, []string{"lint"}, failures, "the error handler saw the allowed failure")
 	after, ok := r.Step("after")
 	require.True(t, ok)
 	assert.False(t, after.StartedAt.Before(r.State.StartedAt.Add(3*time.Hour)), "nothing new started while paused")
 	wait, ok := r.Step("wait")
 	require.True(t, ok)
-	assert.Equal(t, flow.StepCancelled, wait.Status, "the losing branch was cancelled")
+	assert.Equal(t, runs.StepCancelled, wait.Status, "the losing branch was cancelled")
 }

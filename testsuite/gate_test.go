@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -32,6 +34,6 @@ func TestPolledGateInVirtualTime(t *testing.T) {
 	assert.Equal(t, 3, env.Calls("ci"))
 	s, ok := r.Step("ci")
 	require.True(t, ok)
-	assert.Equal(t, flow.KindGate, s.Kind)
+	assert.Equal(t, runs.KindGate, s.Kind)
 	assert.Equal(t, "approved by alice (manual) after 3 polls", s.Output)
 }

@@ -6,10 +6,11 @@ import (
 	"reflect"
 	"runtime"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/flow"
 )
 
 // Result is how a run ended: its error, output and final state.
@@ -21,11 +22,11 @@ type Result struct {
 	// Output is the handler's output as JSON (completed runs).
 	Output json.RawMessage
 	// State is the run's final state (the Query gateflow.state).
-	State flow.RunState
+	State runs.State
 }
 
 // Status is the run's final gateflow status.
-func (r *Result) Status() flow.Status { return r.State.Status }
+func (r *Result) Status() runs.Status { return r.State.Status }
 
 // Decode decodes the output into v.
 func (r *Result) Decode(v any) error {
@@ -50,18 +51,18 @@ func (r *Result) StepNames() []string {
 }
 
 // Step returns the last record of the step named name.
-func (r *Result) Step(name string) (flow.StepRecord, bool) {
+func (r *Result) Step(name string) (runs.Step, bool) {
 	for i := len(r.State.Steps) - 1; i >= 0; i-- {
 		if r.State.Steps[i].Name == name {
 			return r.State.Steps[i], true
 		}
 	}
-	return flow.StepRecord{}, false
+	return runs.Step{}, false
 }
 
 // StepStatuses maps each step (last record) to its status.
-func (r *Result) StepStatuses() map[string]flow.StepStatus {
-	out := map[string]flow.StepStatus{}
+func (r *Result) StepStatuses() map[string]runs.StepStatus {
+	out := map[string]runs.StepStatus{}
 	for _, s := range r.State.Steps {
 		out[s.Name] = s.Status
 	}

@@ -3,6 +3,8 @@ package testsuite_test
 import (
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,7 +26,7 @@ func TestTriggeredStartsInTheTestEnvironment(t *testing.T) {
 	env.Register(tsSource, tsTarget)
 	r := env.Run("ts.source", struct{}{})
 	require.NoError(t, r.Err)
-	assert.Equal(t, flow.StatusCompleted, r.Status())
+	assert.Equal(t, runs.StatusCompleted, r.Status())
 	assert.Equal(t, 1, env.Calls("trigger:ts.target"))
 
 	env = testsuite.NewEnv(t)

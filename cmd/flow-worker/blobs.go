@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/converter"
 
+	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/blob"
 )
 
@@ -51,4 +52,20 @@ func codecOrNil(c *blob.Codec) converter.PayloadCodec {
 		return nil
 	}
 	return c
+}
+
+// shellOutputLimit is how much of stdout and of stderr a shell step's result keeps
+// (flow.WorkerOptions.ShellOutputBytes): --max-shell-output, else with a blob store, which
+// then holds the results, activities.MaxStoredOutputBytes, else activities.MaxOutputBytes.
+// Without a store more than that is refused: the results would stay in the history.
+func shellOutputLimit(flagValue int, store bool) (int, error) {
+	switch {
+	case flagValue < 0:
+		return 0, fmt.Errorf("--max-shell-output %d: want a positive number of bytes (0: the default)", flagValue)
+	case flagValue == 0 && store:
+		return activities.MaxStoredOutputBytes, nil
+	case flagValue > activities.MaxOutputBytes && !store:
+		return 0, fmt.Errorf("--max-shell-output %d: without a blob store (--blob-url, %s) shell results stay in the history, so at most %d bytes per stream", flagValue, blobEnv, activities.MaxOutputBytes)
+	}
+	return flagValue, nil
 }

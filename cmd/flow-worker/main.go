@@ -12,6 +12,11 @@
 // with every error (an invalid edit is logged and the last good version stays served). Every flow-worker serves the generic
 // flow gateflow.definition that `flowctl start --file` starts.
 //
+// --service NAME=rate:N,concurrent:N,failures:N,open:D,... (repeatable) declares a service
+// (flow.Service) that the definitions' steps name with `service: NAME`: its rate limit,
+// shared by all the workers of the task queue, its concurrency limit and circuit breaker on
+// this worker.
+//
 // SIGINT or SIGTERM stops it cleanly: the worker stops polling, in-flight steps get
 // --stop-timeout to finish, then the server (with --dev) stops. A second signal exits at
 // once.
@@ -73,6 +78,7 @@ type config struct {
 	maxCost     string
 	quota       string
 	wfQuotas    quotaFlags
+	services    serviceFlags
 	tags        string
 	flowsDir    string
 	model       string
@@ -80,6 +86,9 @@ type config struct {
 	blobURL     string
 	// blobThreshold is the payload size above which payloads go to the blob store.
 	blobThreshold int
+	// shellOutput is --max-shell-output (0: chosen by shellOutputLimit).
+	shellOutput int
+	auth        authFlags
 }
 
 // quotaFlags collects --workflow-quota NAME=USD.
@@ -127,16 +136,19 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.reload, "reload-interval", serve.DefaultInterval, "how often --flows DIR is polled for edits, additions and removals (0: never)")
 	fs.StringVar(&cfg.blobURL, "blob-url", "", "blob store of payloads over --blob-threshold, of the step cache and of shell steps' artifacts: file:///dir, s3://bucket?region=..., gs://bucket, azblob://container ("+blobEnv+"; default with --dev: a directory next to --db-file, else under the temporary directory; otherwise none)")
 	fs.IntVar(&cfg.blobThreshold, "blob-threshold", blob.DefaultThreshold, "with a blob store: payloads bigger than this many bytes are kept there, with a reference in the history")
+	fs.IntVar(&cfg.shellOutput, "max-shell-output", 0, "bytes of stdout and of stderr a shell step's result keeps (0: 64 MiB with a blob store, where the results go; 256 KiB without one, the most allowed then)")
 	fs.Func("webhook", "POST every run event as JSON to this URL (repeatable)", func(v string) error {
 		cfg.webhooks = append(cfg.webhooks, v)
 		return nil
 	})
 	fs.BoolVar(&cfg.logEvents, "log-events", false, "write every run event to the log")
+	cfg.auth.register(fs)
 	fs.StringVar(&cfg.logLevel, "log-level", "warn", "worker and workflow log level: debug, info, warn, error, off")
 	fs.StringVar(&cfg.logFormat, "log-format", "console", "log format: console or json (structured zap logs on stderr)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (the SDK's and gateflow's) on this address, e.g. 127.0.0.1:9233, at /metrics")
 	fs.StringVar(&cfg.maxCost, "max-cost", "", "default money cap (USD) of runs whose start options and flow set none")
 	fs.StringVar(&cfg.quota, "monthly-quota", "", "overall monthly quota (USD): new runs are refused once it is spent")
+	fs.Var(&cfg.services, "service", serviceHelp)
 	fs.Var(&cfg.wfQuotas, "workflow-quota", "monthly quota of one workflow, NAME=USD (repeatable)")
 	fs.StringVar(&cfg.groupsFile, "groups", "", `JSON file of approver groups: {"release": ["alice", "bob"]} (default: the examples' group:release = alice, bob, carol)`)
 	fs.StringVar(&cfg.pricesFile, "prices", "", `JSON file of model prices overriding the defaults: {"model": {"input_per_mtok": "2.50", "output_per_mtok": "10.00"}}`)
@@ -174,7 +186,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := flow.WorkerOptions{TaskQueue: cfg.taskQueue, StopTimeout: cfg.stopTimeout, Providers: providers, Prices: prices,
-		Quotas: budget.Quotas{PerWorkflow: cfg.wfQuotas}}
+		Quotas: budget.Quotas{PerWorkflow: cfg.wfQuotas}, Services: cfg.services}
 	if cfg.tags != "" {
 		for _, t := range strings.Split(cfg.tags, ",") {
 			opts.Tags = append(opts.Tags, strings.TrimSpace(t))
@@ -200,6 +212,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		opts.Quotas.MonthlyUSD = &d
 	}
+	policy, err := cfg.auth.policy(context.Background())
+	if err != nil {
+		fmt.Fprintln(stderr, "flow-worker:", err)
+		return 2
+	}
+	opts.Auth = policy
 	var directory approval.Directory = examples.Directory()
 	if cfg.groupsFile != "" {
 		d, err := approval.LoadDirectory(cfg.groupsFile)
@@ -211,6 +229,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	blobs, codec, err := openBlobs(cfg)
 	if err != nil {
+		fmt.Fprintln(stderr, "flow-worker:", err)
+		return 2
+	}
+	if opts.ShellOutputBytes, err = shellOutputLimit(cfg.shellOutput, codec != nil); err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)
 		return 2
 	}
@@ -416,6 +438,13 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 	}
 	if cfg.blobURL != "" {
 		fmt.Fprintf(out, "  Blob store       %s (payloads over %d bytes)\n", cfg.blobURL, cfg.blobThreshold)
+	}
+	for i, d := range cfg.services {
+		label := ""
+		if i == 0 {
+			label = "Services"
+		}
+		fmt.Fprintf(out, "  %-16s %s\n", label, describeService(d))
 	}
 	if len(cfg.tags) > 0 {
 		fmt.Fprintf(out, "  Tags             %s\n", cfg.tags)

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/flow"
@@ -233,7 +235,7 @@ func (r *runner) foreach(ctx *flow.Context, f *frame, n *flowdef.Node) (any, err
 	if err != nil {
 		// The failed (and skipped) items were allowed to fail: the node goes on and the
 		// run, if nothing else fails, ends warning.
-		r.allowed = append(r.allowed, &flow.AllowedFailure{Err: &flow.StepError{Step: name(n), Kind: flow.KindBranch, Err: err}})
+		r.allowed = append(r.allowed, &flow.AllowedFailure{Err: &flow.StepError{Step: name(n), Kind: runs.KindBranch, Err: err}})
 	}
 	return list, nil
 }
@@ -282,7 +284,7 @@ func detachedCall(ctx *flow.Context, n *flowdef.Node, with map[string]any, opts 
 	if err := workflow.Await(ctx.Workflow(), func() bool {
 		steps := ctx.State().Steps
 		for i := len(steps) - 1; i >= before; i-- {
-			if s := steps[i]; s.Kind == flow.KindChild && s.Name == step && s.Child != nil && s.Child.RunID != "" {
+			if s := steps[i]; s.Kind == runs.KindChild && s.Name == step && s.Child != nil && s.Child.RunID != "" {
 				started = s.Child.ID
 				return true
 			}

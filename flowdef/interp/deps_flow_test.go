@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/testsuite"
 )
 
@@ -70,11 +71,11 @@ func TestForeachSkipDependentsSkipsOnlyTheDependents(t *testing.T) {
 		{"id": "free"},
 	})
 	require.NoError(t, err, "skip_dependents goes on after the items")
-	assert.Equal(t, flow.StatusWarning, r.Status(), "a run that went on after failed items ends warning")
+	assert.Equal(t, runs.StatusWarning, r.Status(), "a run that went on after failed items ends warning")
 	assert.ElementsMatch(t, []string{"bad", "free"}, ran, "the independent item ran, the dependent did not")
 	for _, s := range r.State.Steps {
 		if s.Name == "after" {
-			assert.Equal(t, flow.StepSkipped, s.Status)
+			assert.Equal(t, runs.StepSkipped, s.Status)
 		}
 	}
 }

@@ -4,11 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/activities/llm"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/testsuite"
 )
 
@@ -28,7 +29,7 @@ steps:
 	assert.Equal(t, "Merge PR 7?", r.State.Gates[0].Request.Message)
 
 	r = run(t, src, map[string]any{"pr": 7}, func(e *testsuite.Env) { e.Reject(time.Minute, "ok", "alice", "no") })
-	assert.Equal(t, flow.StatusRejected, r.Status())
+	assert.Equal(t, runs.StatusRejected, r.Status())
 
 	// No one decides: the timeout fails the node, and on_timeout routes it.
 	r = run(t, `
@@ -88,7 +89,7 @@ steps:
 	script := func(e *testsuite.Env) { e.ScriptAgent(llm.ScriptRule{Text: `{"score": 60}`}) }
 	r := run(t, sprintf(src, "continue"), nil, script)
 	assert.Equal(t, map[string]any{"passed": false}, output(t, r))
-	assert.Equal(t, flow.StatusWarning, r.Status())
+	assert.Equal(t, runs.StatusWarning, r.Status())
 
 	r = run(t, sprintf(src, "fail"), nil, script)
 	require.Error(t, r.Err)
@@ -117,7 +118,7 @@ steps:
 	require.NoError(t, r.Err)
 	st, ok := r.Step("incident-failed")
 	require.True(t, ok)
-	assert.Equal(t, flow.StepCompleted, st.Status)
+	assert.Equal(t, runs.StepCompleted, st.Status)
 }
 
 func TestOnErrorAndAlwaysSections(t *testing.T) {
@@ -133,7 +134,7 @@ always:
 	require.Error(t, r.Err)
 	assert.Equal(t, []string{"boom", "report", "cleanup"}, r.StepNames())
 	st, _ := r.Step("report")
-	assert.Equal(t, flow.StepCompleted, st.Status)
+	assert.Equal(t, runs.StepCompleted, st.Status)
 	assert.Contains(t, st.Output, "failed: failed")
 
 	r = run(t, `
@@ -160,9 +161,9 @@ always:
 `, nil, func(e *testsuite.Env) {
 		e.Temporal().RegisterDelayedCallback(e.Temporal().CancelWorkflow, time.Minute)
 	})
-	assert.Equal(t, flow.StatusCancelled, r.Status())
+	assert.Equal(t, runs.StatusCancelled, r.Status())
 	st, ok := r.Step("cleanup")
 	require.True(t, ok)
-	assert.Equal(t, flow.StepCompleted, st.Status)
+	assert.Equal(t, runs.StepCompleted, st.Status)
 	assert.Contains(t, st.Output, "tidy cancelled")
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -72,7 +74,7 @@ steps:
 `, map[string]any{"who": "world", "n": 2}, nil)
 	out := output(t, r)
 	assert.Equal(t, map[string]any{"greeting": "hello world", "count": float64(3), "label": "n=2", "status": "succeeded"}, out)
-	assert.Equal(t, flow.StatusCompleted, r.Status())
+	assert.Equal(t, runs.StatusCompleted, r.Status())
 	assert.Equal(t, []string{"greet"}, r.StepNames())
 }
 

@@ -3,6 +3,8 @@ package interp_test
 import (
 	"slices"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"context"
 	"testing"
 	"time"
@@ -31,7 +33,7 @@ steps:
 `, nil, nil)
 	require.Error(t, r.Err)
 	assert.Contains(t, r.Err.Error(), "test.yaml:4:5: node big (check): n is 1")
-	assert.Equal(t, flow.StatusFailed, r.Status())
+	assert.Equal(t, runs.StatusFailed, r.Status())
 }
 
 func TestIfThenElseAndGuard(t *testing.T) {
@@ -55,7 +57,7 @@ steps:
 	assert.Equal(t, map[string]any{"small": true, "big": false, "guarded": "skipped"}, output(t, r))
 	st, ok := r.Step("guarded")
 	require.True(t, ok)
-	assert.Equal(t, flow.StepSkipped, st.Status)
+	assert.Equal(t, runs.StepSkipped, st.Status)
 	assert.NotContains(t, r.StepNames(), "big")
 }
 
@@ -149,7 +151,7 @@ steps:
 	assert.Equal(t, "right", out["right"])
 	var branches []string
 	for _, s := range r.State.Steps {
-		if s.Kind == flow.KindShell {
+		if s.Kind == runs.KindShell {
 			branches = append(branches, s.Branch+"/"+s.Name)
 		}
 	}
@@ -210,7 +212,7 @@ steps:
 `, nil, nil)
 	out := output(t, r)
 	assert.Equal(t, []any{"1", nil, "3"}, out["all"])
-	assert.Equal(t, flow.StatusWarning, r.Status(), "the run went on after a failed item")
+	assert.Equal(t, runs.StatusWarning, r.Status(), "the run went on after a failed item")
 }
 
 func TestSleep(t *testing.T) {
@@ -236,7 +238,7 @@ steps:
 `, nil, nil)
 	require.Error(t, r.Err)
 	assert.Contains(t, r.Err.Error(), "nobody approved")
-	assert.Equal(t, flow.StatusFailed, r.Status())
+	assert.Equal(t, runs.StatusFailed, r.Status())
 	assert.Empty(t, r.StepNames())
 
 	r = run(t, `
@@ -293,7 +295,7 @@ steps:
 	env := testsuite.NewEnv(t)
 	env.Register(build(t, def, interp.MaxVisits(2)))
 	r := env.Run(def.Name, nil)
-	assert.Equal(t, flow.StatusFailed, r.Status())
+	assert.Equal(t, runs.StatusFailed, r.Status())
 	require.Error(t, r.Err)
 	assert.Contains(t, r.Err.Error(), "re-entered 2 times (max 2)")
 	assert.Len(t, r.StepNames(), 3)

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -143,9 +145,9 @@ steps:
 `, nil, nil)
 	require.Error(t, r.Err)
 	assert.Contains(t, r.Err.Error(), "test.yaml:6:5: node three (step): step three: guard: steps 3 exceeds the limit of 2 at step three")
-	assert.NotEqual(t, flow.StepCompleted, r.StepStatuses()["three"])
-	assert.Equal(t, flow.StatusFailed, r.Status())
-	assert.Equal(t, flow.StepCompleted, r.StepStatuses()["two"])
+	assert.NotEqual(t, runs.StepCompleted, r.StepStatuses()["three"])
+	assert.Equal(t, runs.StatusFailed, r.Status())
+	assert.Equal(t, runs.StepCompleted, r.StepStatuses()["two"])
 }
 
 // limits.max_cost_usd caps the run's spend: an agent step over it ends the run
@@ -163,7 +165,7 @@ steps:
 		e.MockAgent("second", "ok", "0.08")
 	})
 	require.Error(t, r.Err)
-	assert.Equal(t, flow.StatusBudgetExceeded, r.Status(), "%v", r.Err)
+	assert.Equal(t, runs.StatusBudgetExceeded, r.Status(), "%v", r.Err)
 	assert.NotContains(t, r.StepNames(), "third", "no step runs past the cap")
 	assert.True(t, r.Cost().GreaterThan(decimal.RequireFromString("0.10")))
 }

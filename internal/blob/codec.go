@@ -171,12 +171,30 @@ func IsRef(p *commonpb.Payload) bool {
 	return p != nil && string(p.GetMetadata()[converter.MetadataEncoding]) == EncodingRef
 }
 
-// DataConverter is base (nil: the SDK's default) with c on top.
+// DataConverter is base (nil: the SDK's default) with c on top, for the payloads the SDK
+// encodes as lists (ToPayloads: workflow and activity inputs and results, signals,
+// updates, queries, heartbeats). A single value (ToPayload) stays in the history,
+// encoded by base: that is how the SDK encodes memos (and user metadata, failure
+// attributes), which the server keeps next to the run and which gateflow's clients read
+// with Temporal's default converter (the catalog, a run's state); a memo replaced by a
+// reference would leave them unreadable.
 func DataConverter(base converter.DataConverter, c *Codec) converter.DataConverter {
 	if base == nil {
 		base = converter.GetDefaultDataConverter()
 	}
-	return converter.NewCodecDataConverter(base, c)
+	return inlineSingles{DataConverter: converter.NewCodecDataConverter(base, c), base: base}
+}
+
+// inlineSingles offloads through its DataConverter except in ToPayload (see DataConverter);
+// decoding resolves references whatever produced them.
+type inlineSingles struct {
+	converter.DataConverter
+	base converter.DataConverter
+}
+
+// ToPayload encodes value with the base converter only.
+func (d inlineSingles) ToPayload(value any) (*commonpb.Payload, error) {
+	return d.base.ToPayload(value)
 }
 
 // HTTPHandler serves c as a Temporal codec server (POST /encode and /decode, see

@@ -70,13 +70,35 @@ func TestCodecRoundTripAndThreshold(t *testing.T) {
 	}
 	// Through a data converter, values come back whole.
 	dc := DataConverter(nil, c)
-	p, err := dc.ToPayload(strings.Repeat("y", 2000))
-	if err != nil || !IsRef(p) {
-		t.Fatalf("data converter did not offload: %v %v", p, err)
+	ps, err := dc.ToPayloads(strings.Repeat("y", 2000), "small")
+	if err != nil || len(ps.GetPayloads()) != 2 || !IsRef(ps.Payloads[0]) || IsRef(ps.Payloads[1]) {
+		t.Fatalf("data converter did not offload the big value only: %v %v", ps, err)
 	}
-	var back string
-	if err := dc.FromPayload(p, &back); err != nil || back != strings.Repeat("y", 2000) {
-		t.Fatalf("data converter round trip: %d chars, %v", len(back), err)
+	var back, little string
+	if err := dc.FromPayloads(ps, &back, &little); err != nil || back != strings.Repeat("y", 2000) || little != "small" {
+		t.Fatalf("data converter round trip: %d chars, %q, %v", len(back), little, err)
+	}
+	if err := dc.FromPayload(ps.Payloads[0], &back); err != nil || back != strings.Repeat("y", 2000) {
+		t.Fatalf("data converter round trip of one payload: %d chars, %v", len(back), err)
+	}
+}
+
+// A single value, as the SDK encodes memos, stays in the history, readable by Temporal's
+// default converter (gateflow's catalog and run state readers).
+func TestDataConverterKeepsSingleValuesInline(t *testing.T) {
+	c, _ := newCodec(t, 64)
+	dc := DataConverter(nil, c)
+	memo := map[string]string{"catalog": strings.Repeat("z", 1000)}
+	p, err := dc.ToPayload(memo)
+	if err != nil || IsRef(p) {
+		t.Fatalf("a single value was offloaded: %v %v", p.GetMetadata(), err)
+	}
+	var got map[string]string
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &got); err != nil || got["catalog"] != memo["catalog"] {
+		t.Fatalf("the default converter cannot read it: %v", err)
+	}
+	if err := dc.FromPayload(p, &got); err != nil || got["catalog"] != memo["catalog"] {
+		t.Fatalf("the data converter cannot read it: %v", err)
 	}
 }
 

@@ -61,7 +61,7 @@ type FanoutResult = FanoutState
 // continues as new: about 5 events each keeps a run's history near 5,000 events.
 const DefaultFanoutPerRun = 1000
 
-// itemReport is what the runner reads of an item's report (a flow ChildRecord).
+// itemReport is what the runner reads of an item's report (a flow runs.Child).
 type itemReport struct {
 	ID      string          `json:"id"`
 	CostUSD decimal.Decimal `json:"cost_usd"`

@@ -13,19 +13,19 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/blob"
+	"github.com/gateflow/gateflow/runs"
 )
 
 // artifactRow is one artifact of `artifacts -o json`.
 type artifactRow struct {
-	// Step is the producing step's ID in the run (StepRecord.ActivityID); StepName its name.
+	// Step is the producing step's ID in the run (runs.Step.ActivityID); StepName its name.
 	Step     string `json:"step"`
 	StepName string `json:"step_name"`
 	// RunAttempt is the run attempt the step belongs to.
 	RunAttempt int `json:"run_attempt"`
 	// StepStatus is how the step ended (a failed step lists what it could collect).
-	StepStatus flow.StepStatus `json:"step_status"`
+	StepStatus runs.StepStatus `json:"step_status"`
 	Name       string          `json:"name"`
 	Key        string          `json:"key"`
 	Size       int64           `json:"size"`

@@ -3,6 +3,8 @@ package flowctl
 import (
 	"fmt"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/budget"
@@ -80,7 +82,7 @@ func (a *app) budgetRaiseCommand() *cobra.Command {
 }
 
 // budgetLine summarises a run's money for show.
-func budgetLine(st *flow.RunState) string {
+func budgetLine(st *runs.State) string {
 	s := "$" + st.CostUSD.StringFixed(4)
 	if st.Budget != nil && st.Budget.Cap.Set {
 		s += " of " + st.Budget.Cap.String() + " cap"

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flow"
@@ -66,7 +68,7 @@ func (a *app) planCommand() *cobra.Command {
 			if a.output == "json" {
 				return printJSON(a.stdout, d.State.Steps)
 			}
-			if d.Status != flow.StatusCompleted {
+			if d.Status != runs.StatusCompleted {
 				fmt.Fprintf(a.stdout, "The plan stopped early: %s\n\n", display.OneLine(d.Error))
 			}
 			t := newTable(a.stdout, "#", "STEP", "KIND", "WOULD")
@@ -219,7 +221,7 @@ func (a *app) printPaused(cmd *cobra.Command, c *flow.Client, msg string) error 
 	}
 	if a.output == "json" {
 		if list == nil {
-			list = []flow.PausedType{}
+			list = []runs.PausedType{}
 		}
 		return printJSON(a.stdout, map[string]any{"paused": list})
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -193,12 +195,12 @@ func TestPrintRun(t *testing.T) {
 	end := start.Add(90 * time.Second)
 	stepEnd := start.Add(2 * time.Second)
 	code := 3
-	d := &flow.RunDescription{
-		ID: "release-1", Workflow: "release", Status: flow.StatusFailed, CreatedBy: "alice",
+	d := &runs.Description{
+		ID: "release-1", Workflow: "release", Status: runs.StatusFailed, CreatedBy: "alice",
 		StartTime: start, CloseTime: &end, Error: "step deploy:\nexit code 3",
-		State: &flow.RunState{Steps: []flow.StepRecord{
-			{Name: "build", Kind: flow.KindShell, Status: flow.StepCompleted, Attempt: 1, StartedAt: start, EndedAt: &stepEnd, Output: "ok\n"},
-			{Name: "deploy", Kind: flow.KindShell, Status: flow.StepFailed, Attempt: 2, StartedAt: stepEnd, EndedAt: &end, ExitCode: &code, Output: "hidden", Error: "exit code 3"},
+		State: &runs.State{Steps: []runs.Step{
+			{Name: "build", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, StartedAt: start, EndedAt: &stepEnd, Output: "ok\n"},
+			{Name: "deploy", Kind: runs.KindShell, Status: runs.StepFailed, Attempt: 2, StartedAt: stepEnd, EndedAt: &end, ExitCode: &code, Output: "hidden", Error: "exit code 3"},
 		}},
 	}
 	var out bytes.Buffer
@@ -223,18 +225,18 @@ func TestPrintRun(t *testing.T) {
 	assert.NotContains(t, text, "Result")
 
 	out.Reset()
-	require.NoError(t, a.printRun(&flow.RunDescription{ID: "r", Status: flow.StatusRunning, StateError: "query failed:\n timeout"}))
+	require.NoError(t, a.printRun(&runs.Description{ID: "r", Status: runs.StatusRunning, StateError: "query failed:\n timeout"}))
 	assert.Contains(t, out.String(), "Steps unavailable: query failed: timeout\n")
 
 	out.Reset()
-	require.NoError(t, a.printRun(&flow.RunDescription{ID: "r", Result: json.RawMessage(`{"ok":true}`), State: &flow.RunState{}}))
+	require.NoError(t, a.printRun(&runs.Description{ID: "r", Result: json.RawMessage(`{"ok":true}`), State: &runs.State{}}))
 	assert.Contains(t, out.String(), "Result    {\"ok\":true}\n")
 	assert.Contains(t, out.String(), "No steps yet.\n")
 
 	out.Reset()
 	a.output = "json"
 	require.NoError(t, a.printRun(d))
-	var back flow.RunDescription
+	var back runs.Description
 	require.NoError(t, json.Unmarshal(out.Bytes(), &back))
 	assert.Equal(t, "release-1", back.ID)
 	assert.Len(t, back.State.Steps, 2)
@@ -245,7 +247,7 @@ func TestPrintWaiting(t *testing.T) {
 	require.NoError(t, err)
 	g, err := approval.Open("ship", approval.Request{Message: "Ship?", Approvers: []string{"group:release"}, Required: 2}, time.Now())
 	require.NoError(t, err)
-	st := &flow.RunState{ID: "ship-2.0.0", Waiting: []string{"approval:ship", "input:release-notes"},
+	st := &runs.State{ID: "ship-2.0.0", Waiting: []string{"approval:ship", "input:release-notes"},
 		Gates: []*approval.Gate{g}, Inputs: []*signals.Input{in}}
 	var out bytes.Buffer
 	printWaiting(&out, st)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flow"
@@ -22,7 +24,7 @@ func (a *app) listCommand() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if status != "" {
-				st, err := flow.ParseStatus(status)
+				st, err := runs.ParseStatus(status)
 				if err != nil {
 					return usageErr("--status %q: %v", status, err)
 				}
@@ -40,14 +42,14 @@ func (a *app) listCommand() *cobra.Command {
 				return err
 			}
 			if mine {
-				opts.WaitingFor = string(flow.ForApproval) + ":" // any approval (a prefix, see ListOptions)
+				opts.WaitingFor = string(runs.ForApproval) + ":" // any approval (a prefix, see ListOptions)
 			}
-			runs, next, err := c.ListPage(cmd.Context(), opts)
+			found, next, err := c.ListPage(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
 			if mine {
-				runs = a.mine(cmd, c, runs)
+				found = a.mine(cmd, c, found)
 			}
 			nextPage := ""
 			if len(next) > 0 {
@@ -60,14 +62,14 @@ func (a *app) listCommand() *cobra.Command {
 				}
 			}()
 			if a.output == "json" {
-				if runs == nil {
-					runs = []flow.RunSummary{}
+				if found == nil {
+					found = []runs.Summary{}
 				}
-				return printJSON(a.stdout, runs)
+				return printJSON(a.stdout, found)
 			}
 			t := newTable(a.stdout, "RUN", "WORKFLOW", "STATUS", "STARTED", "DURATION", "BY")
 			now := time.Now()
-			for _, r := range runs {
+			for _, r := range found {
 				end := now
 				if r.CloseTime != nil {
 					end = *r.CloseTime
@@ -91,10 +93,10 @@ func (a *app) listCommand() *cobra.Command {
 
 // mine keeps the runs with an open gate the current user is listed on (by name; group
 // membership is resolved by the workers, so gates open to groups are kept too).
-func (a *app) mine(cmd *cobra.Command, c *flow.Client, runs []flow.RunSummary) []flow.RunSummary {
+func (a *app) mine(cmd *cobra.Command, c *flow.Client, found []runs.Summary) []runs.Summary {
 	me := connect.CurrentUser()
-	var out []flow.RunSummary
-	for _, r := range runs {
+	var out []runs.Summary
+	for _, r := range found {
 		d, err := c.Describe(cmd.Context(), r.ID)
 		if err != nil || d.State == nil {
 			continue

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/display"
 )
 
@@ -37,7 +38,7 @@ type logsEvent struct {
 	Progress string `json:"progress,omitempty"`
 	// Status, ExitCode, HTTPStatus, DurationMS, Output and Error describe the step once it
 	// ended (ended); Output is its final output.
-	Status     flow.StepStatus `json:"status,omitempty"`
+	Status     runs.StepStatus `json:"status,omitempty"`
 	ExitCode   *int            `json:"exit_code,omitempty"`
 	HTTPStatus int             `json:"http_status,omitempty"`
 	DurationMS int64           `json:"duration_ms,omitempty"`
@@ -53,12 +54,14 @@ func (a *app) logsCommand() *cobra.Command {
 		Short: "Print a step's output, following it live while it runs",
 		Long: "Print one step's output. STEP is the step's ID in the run (its name, name#N for a\n" +
 			"later use of the name) or its name as show lists it (GROUP/NAME); a name used more\n" +
-			"than once means its latest step.\n\n" +
+			"than once means its latest step. A step of a child run is CHILD/STEP, CHILD the\n" +
+			"child step's name (or give the child run's ID as RUN).\n\n" +
 			"While the step runs, logs prints the last lines it printed (a shell step heartbeats the\n" +
 			"tail of its stdout and stderr every second; stderr lines start with \"stderr| \") or\n" +
 			"what it is doing (an agent step's progress). Once it has ended, logs prints its final\n" +
 			"output: what a completed shell, HTTP or agent step returned (a shell step's stdout, then\n" +
-			"its stderr lines), else the step record's output preview, and the step's error.\n\n" +
+			"its stderr lines; read from the blob store of --blob-url when the workers keep it\n" +
+			"there), else the step record's output preview, and the step's error.\n\n" +
 			"With -f it follows the step: it waits for the step to start, prints each new line\n" +
 			"once, and when the step ends prints its final output. Without -f it prints what there\n" +
 			"is now.\n\n" +
@@ -83,7 +86,7 @@ func (a *app) logsCommand() *cobra.Command {
 				return err
 			}
 			l := newStepLogger(a.stdout, a.output == "json", c.Describe)
-			l.final = historyOutput(c.Temporal())
+			l.final = historyOutput(c.Temporal(), a.payloads)
 			return l.logs(cmd.Context(), args[0], args[1], follow, interval)
 		},
 	}
@@ -123,35 +126,70 @@ func (a *app) completeRunSteps(cmd *cobra.Command, args []string, toComplete str
 type stepLogger struct {
 	out      io.Writer
 	json     bool
-	describe func(ctx context.Context, id string) (*flow.RunDescription, error)
+	describe func(ctx context.Context, id string) (*runs.Description, error)
 	// final is the step's final output once it has ended: the record's output preview
-	// (recordOutput), or what the step's activity returned (historyOutput). The blob store,
-	// which keeps a shell step's whole stdout and stderr, plugs in here.
-	final func(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) (string, error)
+	// (recordOutput), or what the step's activity returned (historyOutput, through the blob
+	// store when the workers offloaded it).
+	final func(ctx context.Context, d *runs.Description, s runs.Step) (string, error)
 
 	attempt  int   // the attempt whose lines were printed
 	seq      int64 // the last line printed of that attempt
 	progress string
 }
 
-func newStepLogger(out io.Writer, asJSON bool, describe func(context.Context, string) (*flow.RunDescription, error)) *stepLogger {
+func newStepLogger(out io.Writer, asJSON bool, describe func(context.Context, string) (*runs.Description, error)) *stepLogger {
 	return &stepLogger{out: out, json: asJSON, describe: describe, final: recordOutput}
 }
 
 // recordOutput is the final output the step record holds: its output preview.
-func recordOutput(_ context.Context, _ *flow.RunDescription, s flow.StepRecord) (string, error) {
+func recordOutput(_ context.Context, _ *runs.Description, s runs.Step) (string, error) {
 	return s.Output, nil
 }
 
-// logs prints the step's output, once or (follow) until the step ends.
+// logs prints the step's output, once or (follow) until the step ends. A step of a child
+// run is CHILD/STEP, CHILD the child step's name in run (childStep).
 func (l *stepLogger) logs(ctx context.Context, run, step string, follow bool, interval time.Duration) error {
 	return pollRun(ctx, "logs "+run+" "+step, interval, time.Now,
-		func() (*flow.RunDescription, error) { return l.describe(ctx, run) },
-		func(d *flow.RunDescription) (bool, error) { return l.update(ctx, d, step, follow) })
+		func() (*runs.Description, error) { return l.describe(ctx, run) },
+		func(d *runs.Description) (bool, error) {
+			if child, rest, ok := childStep(d, step); ok {
+				run, step = child, rest // follow the step in the child run from now on
+				return false, nil
+			}
+			return l.update(ctx, d, step, follow)
+		})
+}
+
+// childStep finds a step of a child run addressed as CHILD/STEP (CHILD/GROUP/NAME, or
+// deeper: CHILD/GRANDCHILD/STEP): when the run has no step of that name itself, CHILD is
+// its latest child step of that label or name whose child run started, and the result is
+// that run's ID and the rest of the address.
+func childStep(d *runs.Description, step string) (run, rest string, ok bool) {
+	if d.State == nil {
+		return "", "", false
+	}
+	if _, found := findStep(d.State.Steps, step); found {
+		return "", "", false
+	}
+	for i := strings.Index(step, "/"); i > 0 && i < len(step)-1; {
+		prefix, after := step[:i], step[i+1:]
+		for j := len(d.State.Steps) - 1; j >= 0; j-- {
+			s := d.State.Steps[j]
+			if s.Kind == runs.KindChild && s.Child != nil && s.Child.ID != "" && (s.Label() == prefix || s.Name == prefix) {
+				return s.Child.ID, after, true
+			}
+		}
+		next := strings.Index(after, "/")
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return "", "", false
 }
 
 // update prints what is new in one description and reports whether logs is done.
-func (l *stepLogger) update(ctx context.Context, d *flow.RunDescription, step string, follow bool) (bool, error) {
+func (l *stepLogger) update(ctx context.Context, d *runs.Description, step string, follow bool) (bool, error) {
 	if d.State == nil {
 		// The steps cannot be read now (a busy worker did not answer the query); the live
 		// output of a step named by its ID still can.
@@ -171,7 +209,7 @@ func (l *stepLogger) update(ctx context.Context, d *flow.RunDescription, step st
 		}
 		return true, &exitError{code: ExitNotFound, err: fmt.Errorf("run %s has no step %s (flowctl show %s lists its steps)", d.ID, step, d.ID)}
 	}
-	if rec.Status == flow.StepRunning {
+	if rec.Status == runs.StepRunning {
 		if live, ok := d.Live[rec.ActivityID]; ok {
 			l.printLive(d.ID, rec.ActivityID, live)
 		}
@@ -182,7 +220,7 @@ func (l *stepLogger) update(ctx context.Context, d *flow.RunDescription, step st
 
 // findStep is the latest step with that label or name, else the step with that activity ID
 // (name#N).
-func findStep(steps []flow.StepRecord, step string) (flow.StepRecord, bool) {
+func findStep(steps []runs.Step, step string) (runs.Step, bool) {
 	for i := len(steps) - 1; i >= 0; i-- {
 		if steps[i].Label() == step || steps[i].Name == step {
 			return steps[i], true
@@ -193,7 +231,7 @@ func findStep(steps []flow.StepRecord, step string) (flow.StepRecord, bool) {
 			return s, true
 		}
 	}
-	return flow.StepRecord{}, false
+	return runs.Step{}, false
 }
 
 // printLive prints the lines of live not printed yet, and a progress that changed.
@@ -236,7 +274,7 @@ func liveText(line activities.LiveLine) string {
 
 // printEnded prints the ended step's outcome and final output; the error carries exit
 // code 5 for a step that did not complete.
-func (l *stepLogger) printEnded(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) error {
+func (l *stepLogger) printEnded(ctx context.Context, d *runs.Description, s runs.Step) error {
 	out, err := l.final(ctx, d, s)
 	if err != nil {
 		return fmt.Errorf("logs %s %s: read the final output: %w", d.ID, s.ActivityID, err)
@@ -255,7 +293,7 @@ func (l *stepLogger) printEnded(ctx context.Context, d *flow.RunDescription, s f
 		}
 	}
 	switch s.Status {
-	case flow.StepCompleted, flow.StepSkipped, flow.StepPlanned:
+	case runs.StepCompleted, runs.StepSkipped, runs.StepPlanned:
 		return nil
 	}
 	if !s.AllowedFailure {

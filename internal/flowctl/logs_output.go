@@ -6,31 +6,36 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/flow"
 )
 
 // paidAttempt is the "@N" a cost-bearing step's later attempts add to its activity ID.
 var paidAttempt = regexp.MustCompile(`@[0-9]+$`)
 
 // historyOutput is the final output of an ended step as its activity returned it, read from
-// the run's history: a shell step's whole stdout and stderr (as the step kept them: at most
-// activities.MaxOutputBytes each), an HTTP step's body, an agent's text. A step without a
-// completed activity (it failed, was skipped, a child or a custom step) has the record's
-// output preview. When the blob store keeps shell output, its full copy is read here.
-func historyOutput(tc client.Client) func(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) (string, error) {
-	return func(ctx context.Context, d *flow.RunDescription, s flow.StepRecord) (string, error) {
-		if s.Status != flow.StepCompleted || (s.Kind != flow.KindShell && s.Kind != flow.KindHTTP && s.Kind != flow.KindAgent) {
+// the run's history: a shell step's whole stdout and stderr (as the step kept them: up to
+// the worker's bound per stream, see activities.OutputLimit), an HTTP step's body, an
+// agent's text. A result the workers offloaded to the blob store is read from it through
+// pr. A step without a completed activity (it failed, was skipped, a child or a custom
+// step) has the record's output preview.
+func historyOutput(tc client.Client, pr payloadReader) func(ctx context.Context, d *runs.Description, s runs.Step) (string, error) {
+	return func(ctx context.Context, d *runs.Description, s runs.Step) (string, error) {
+		if s.Status != runs.StepCompleted || (s.Kind != runs.KindShell && s.Kind != runs.KindHTTP && s.Kind != runs.KindAgent) {
 			return s.Output, nil
 		}
 		payload, err := completedResult(ctx, tc, d, s.ActivityID)
 		if err != nil || payload == nil {
 			return s.Output, err
+		}
+		if payload, err = pr.resolve(payload, "the step's result"); err != nil {
+			return "", err
 		}
 		return decodeOutput(s.Kind, payload)
 	}
@@ -38,7 +43,7 @@ func historyOutput(tc client.Client) func(ctx context.Context, d *flow.RunDescri
 
 // completedResult is the result payload of the step's last completed activity, nil when
 // the history has none.
-func completedResult(ctx context.Context, tc client.Client, d *flow.RunDescription, activityID string) (*commonpb.Payload, error) {
+func completedResult(ctx context.Context, tc client.Client, d *runs.Description, activityID string) (*commonpb.Payload, error) {
 	scheduled := map[int64]bool{}
 	var last *commonpb.Payload
 	it := tc.GetWorkflowHistory(ctx, d.ID, d.RunID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -62,11 +67,11 @@ func completedResult(ctx context.Context, tc client.Client, d *flow.RunDescripti
 	return last, nil
 }
 
-// decodeOutput is the output in a step's result payload.
-func decodeOutput(kind flow.StepKind, p *commonpb.Payload) (string, error) {
+// decodeOutput is the output in a step's result payload (resolved: not a reference).
+func decodeOutput(kind runs.StepKind, p *commonpb.Payload) (string, error) {
 	dc := converter.GetDefaultDataConverter()
 	switch kind {
-	case flow.KindShell:
+	case runs.KindShell:
 		var r activities.ShellResult
 		if err := dc.FromPayload(p, &r); err != nil {
 			return "", fmt.Errorf("decode the shell result: %w", err)
@@ -81,10 +86,14 @@ func decodeOutput(kind flow.StepKind, p *commonpb.Payload) (string, error) {
 			}
 		}
 		if r.Truncated {
-			out += fmt.Sprintf("(output cut at %d bytes per stream)\n", activities.MaxOutputBytes)
+			limit := r.OutputLimit
+			if limit == 0 { // a worker from before ShellResult.OutputLimit
+				limit = activities.MaxOutputBytes
+			}
+			out += fmt.Sprintf("(output cut at %d bytes per stream)\n", limit)
 		}
 		return out, nil
-	case flow.KindHTTP:
+	case runs.KindHTTP:
 		var r activities.HTTPResult
 		if err := dc.FromPayload(p, &r); err != nil {
 			return "", fmt.Errorf("decode the HTTP result: %w", err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +18,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 )
 
-func withLive(d *flow.RunDescription, step string, live activities.LiveOutput) *flow.RunDescription {
+func withLive(d *runs.Description, step string, live activities.LiveOutput) *runs.Description {
 	c := *d
 	c.Live = map[string]activities.LiveOutput{step: live}
 	return &c
@@ -36,13 +38,13 @@ func lines(attempt int, from int64, texts ...string) activities.LiveOutput {
 
 func buildRuns() *fakeDescribe {
 	failed := done("build", 0, 3000, "")
-	failed.Status, failed.ExitCode, failed.Error = flow.StepFailed, exit(2), "exit code 2: boom"
-	return &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {
-		desc(flow.StatusRunning),
-		withLive(desc(flow.StatusRunning, running("build", 0)), "build", lines(1, 1, "one")),
-		withLive(desc(flow.StatusRunning, running("build", 0)), "build", lines(1, 1, "one", "!two")),
-		withLive(desc(flow.StatusRunning, running("build", 0)), "build", lines(2, 1, "again")),
-		desc(flow.StatusRunning, failed),
+	failed.Status, failed.ExitCode, failed.Error = runs.StepFailed, exit(2), "exit code 2: boom"
+	return &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {
+		desc(runs.StatusRunning),
+		withLive(desc(runs.StatusRunning, running("build", 0)), "build", lines(1, 1, "one")),
+		withLive(desc(runs.StatusRunning, running("build", 0)), "build", lines(1, 1, "one", "!two")),
+		withLive(desc(runs.StatusRunning, running("build", 0)), "build", lines(2, 1, "again")),
+		desc(runs.StatusRunning, failed),
 	}}}
 }
 
@@ -76,16 +78,16 @@ func TestLogsJSON(t *testing.T) {
 	require.Len(t, events, 4, out)
 	assert.Equal(t, logsEvent{Event: "line", Run: "hello-1", Step: "build", Attempt: 1, Seq: 2, Stream: "stderr", Text: "two"}, events[1])
 	assert.Equal(t, "ended", events[3].Event)
-	assert.Equal(t, flow.StepFailed, events[3].Status)
+	assert.Equal(t, runs.StepFailed, events[3].Status)
 	assert.Equal(t, "exit code 2: boom", events[3].Error)
 }
 
 func TestLogsWithoutFollow(t *testing.T) {
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {
-		withLive(desc(flow.StatusRunning, done("build", 0, 1000, "ok\n"), running("build", 1500)), "build#2",
+	f := &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {
+		withLive(desc(runs.StatusRunning, done("build", 0, 1000, "ok\n"), running("build", 1500)), "build#2",
 			lines(1, 4, "four", "five")),
 	}}}
-	f.runs["hello-1"][0].State.Steps[1].ActivityID = "build#2"
+	f.found["hello-1"][0].State.Steps[1].ActivityID = "build#2"
 	out, err := logsWith(t, false, f, "build", false)
 	require.NoError(t, err)
 	assert.Equal(t, "four\nfive\n", out, "the latest step of the name, running")
@@ -94,20 +96,20 @@ func TestLogsWithoutFollow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "four\nfive\n", out)
 
-	out, err = logsWith(t, false, &fakeDescribe{runs: f.runs}, "build", false)
+	out, err = logsWith(t, false, &fakeDescribe{found: f.found}, "build", false)
 	require.NoError(t, err)
 	assert.Equal(t, "four\nfive\n", out)
 
-	f2 := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {desc(flow.StatusRunning, done("build", 0, 1000, "ok\n"))}}}
+	f2 := &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {desc(runs.StatusRunning, done("build", 0, 1000, "ok\n"))}}}
 	out, err = logsWith(t, false, f2, "build", false)
 	require.NoError(t, err)
 	assert.Equal(t, "--- build shell completed after 1s (attempt 1, code 0)\nok\n", out)
 }
 
 func TestLogsLiveWithoutState(t *testing.T) {
-	noState := withLive(desc(flow.StatusRunning), "build", lines(1, 1, "one"))
+	noState := withLive(desc(runs.StatusRunning), "build", lines(1, 1, "one"))
 	noState.State, noState.StateError = nil, "query timed out"
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {noState, desc(flow.StatusRunning, done("build", 0, 1000, "one\n"))}}}
+	f := &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {noState, desc(runs.StatusRunning, done("build", 0, 1000, "one\n"))}}}
 	out, err := logsWith(t, false, f, "build", true)
 	require.NoError(t, err)
 	assert.Equal(t, "one\n--- build shell completed after 1s (attempt 1, code 0)\none\n", out)
@@ -115,16 +117,16 @@ func TestLogsLiveWithoutState(t *testing.T) {
 
 func TestLogsAgentProgress(t *testing.T) {
 	ag := running("review", 0)
-	ag.Kind = flow.KindAgent
+	ag.Kind = runs.KindAgent
 	p := func(s string) activities.LiveOutput { return activities.LiveOutput{Attempt: 1, Progress: s} }
-	r := desc(flow.StatusRunning, ag)
+	r := desc(runs.StatusRunning, ag)
 	doneAg := done("review", 0, 2000, "LGTM")
-	doneAg.Kind, doneAg.ExitCode = flow.KindAgent, nil
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {
+	doneAg.Kind, doneAg.ExitCode = runs.KindAgent, nil
+	f := &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {
 		withLive(r, "review", p("waiting for provider x (model m), 1s")),
 		withLive(r, "review", p("waiting for provider x (model m), 1s")),
 		withLive(r, "review", p("waiting for provider x (model m), 2s")),
-		desc(flow.StatusRunning, doneAg),
+		desc(runs.StatusRunning, doneAg),
 	}}}
 	out, err := logsWith(t, false, f, "review", true)
 	require.NoError(t, err)
@@ -133,9 +135,9 @@ func TestLogsAgentProgress(t *testing.T) {
 }
 
 func TestLogsUnknownStep(t *testing.T) {
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {
-		desc(flow.StatusRunning, running("build", 0)),
-		ended(flow.StatusCompleted, "", done("build", 0, 10, "")),
+	f := &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {
+		desc(runs.StatusRunning, running("build", 0)),
+		ended(runs.StatusCompleted, "", done("build", 0, 10, "")),
 	}}}
 	_, err := logsWith(t, false, f, "deploy", true)
 	var ee *exitError
@@ -150,10 +152,10 @@ func TestLogsUnknownStep(t *testing.T) {
 }
 
 func TestWatchPrintsLiveOutput(t *testing.T) {
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {
-		withLive(desc(flow.StatusRunning, running("build", 0)), "build", lines(1, 1, "one")),
-		withLive(desc(flow.StatusRunning, running("build", 0)), "build", lines(1, 1, "one", "!two")),
-		ended(flow.StatusCompleted, "", done("build", 0, 44, "one two")),
+	f := &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {
+		withLive(desc(runs.StatusRunning, running("build", 0)), "build", lines(1, 1, "one")),
+		withLive(desc(runs.StatusRunning, running("build", 0)), "build", lines(1, 1, "one", "!two")),
+		ended(runs.StatusCompleted, "", done("build", 0, 44, "one two")),
 	}}}
 	out, err := watchWith(t, false, f, "hello-1")
 	require.NoError(t, err)
@@ -161,8 +163,55 @@ func TestWatchPrintsLiveOutput(t *testing.T) {
 	assert.Contains(t, out, "output    build            stderr| two\n")
 	assert.Equal(t, 1, strings.Count(out, " one\n"), "a line is printed once:\n%s", out)
 
-	out, err = watchWith(t, true, &fakeDescribe{runs: f.runs}, "hello-1")
+	out, err = watchWith(t, true, &fakeDescribe{found: f.found}, "hello-1")
 	require.NoError(t, err)
 	assert.Contains(t, out, `"event":"output"`)
 	assert.Contains(t, out, `"output":{"step":"build","attempt":1,"seq":2,"stream":"stderr","text":"two"}`)
+}
+
+func TestLogsOfAStepInAChildRun(t *testing.T) {
+	child := func(status runs.StepStatus, started bool) runs.Step {
+		s := runs.Step{Name: "deploy", ActivityID: "deploy", Kind: runs.KindChild, Status: status, Attempt: 1, StartedAt: at(0)}
+		if started {
+			s.Child = &runs.Child{ID: "hello-1-deploy", Workflow: "deploy"}
+		}
+		return s
+	}
+	childRun := func(steps ...runs.Step) *runs.Description {
+		d := desc(runs.StatusRunning, steps...)
+		d.ID, d.State.ID = "hello-1-deploy", "hello-1-deploy"
+		return d
+	}
+	f := &fakeDescribe{found: map[string][]*runs.Description{
+		"hello-1": {
+			desc(runs.StatusRunning),                                 // the child step has not started
+			desc(runs.StatusRunning, child(runs.StepRunning, false)), // nor its run
+			desc(runs.StatusRunning, child(runs.StepRunning, true)),
+		},
+		"hello-1-deploy": {
+			childRun(),
+			withLive(childRun(running("build", 0)), "build", lines(1, 1, "compiling")),
+			childRun(done("build", 0, 2000, "built")),
+		},
+	}}
+	out, err := logsWith(t, false, f, "deploy/build", true)
+	require.NoError(t, err)
+	assert.Equal(t, "compiling\n--- build shell completed after 2s (attempt 1, code 0)\nbuilt\n", out)
+
+	// The run's own step of that label wins (a group's step), and a missing child step is
+	// the usual not-found error.
+	grouped := done("build", 0, 1000, "the group's")
+	grouped.Group = "deploy"
+	f = &fakeDescribe{found: map[string][]*runs.Description{
+		"hello-1":        {desc(runs.StatusRunning, child(runs.StepRunning, true), grouped)},
+		"hello-1-deploy": {childRun(done("build", 0, 2000, "the child's"))},
+	}}
+	out, err = logsWith(t, false, f, "deploy/build", false)
+	require.NoError(t, err)
+	assert.Contains(t, out, "the group's")
+	_, err = logsWith(t, false, f, "deploy/nope", false)
+	var ee *exitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, ExitNotFound, ee.code)
+	assert.Contains(t, err.Error(), "run hello-1-deploy has no step nope")
 }

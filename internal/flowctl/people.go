@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
-	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -30,7 +31,7 @@ func (a *app) approvalsCommand() *cobra.Command {
 			}
 			if a.output == "json" {
 				if gates == nil {
-					gates = []flow.PendingGate{}
+					gates = []runs.PendingGate{}
 				}
 				return printJSON(a.stdout, gates)
 			}
@@ -171,8 +172,6 @@ func (a *app) signalCommand() *cobra.Command {
 }
 
 func identity(as string) string {
-	if strings.TrimSpace(as) != "" {
-		return strings.TrimSpace(as)
-	}
-	return connect.CurrentUser()
+	// Empty: the client's identity (FLOW_USER, else the OS user; the signing key's owner).
+	return strings.TrimSpace(as)
 }

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/connect"
@@ -83,12 +84,14 @@ type app struct {
 	output    string
 	timeout   time.Duration
 	blobURL   string
+	keyFile   string
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
 
-	tc    client.Client
-	blobs io.Closer
+	tc       client.Client
+	blobs    io.Closer
+	payloads payloadReader // blobs.go
 }
 
 // Execute runs flowctl with args and returns the process exit code. Errors are printed
@@ -137,6 +140,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.taskQueue, "task-queue", envOr("TEMPORAL_TASK_QUEUE", flow.DefaultTaskQueue), "task queue of the gateflow workers (TEMPORAL_TASK_QUEUE)")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	pf.StringVar(&a.blobURL, "blob-url", envOr(blobEnv, ""), "blob store holding the workers' big payloads ("+blobEnv+"; default: read only the in-memory dev server's when it exists)")
+	pf.StringVar(&a.keyFile, "signing-key", envOr("FLOW_SIGNING_KEY", ""), "signing key file (flowctl keys new): votes and answers are signed with it, as its owner (FLOW_SIGNING_KEY)")
 	pf.DurationVar(&a.timeout, "connect-timeout", 5*time.Second, "how long to try reaching the server")
 	root.AddCommand(a.workflowsCommand(), a.startCommand(), a.showCommand(), a.listCommand(),
 		a.approvalsCommand(),
@@ -148,6 +152,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.cancelCommand(), a.planCommand(), a.schedulesCommand())
 	root.AddCommand(a.validateCommand(), a.flowsCommand(), a.servicesCommand(), a.artifactsCommand())
 	root.AddCommand(a.pauseCommands()...)
+	root.AddCommand(a.keysCommand())
 	return root
 }
 
@@ -171,7 +176,15 @@ func (a *app) client(ctx context.Context) (*flow.Client, error) {
 		}
 		a.tc = tc
 	}
-	return flow.NewClient(a.tc, flow.ClientOptions{TaskQueue: a.taskQueue}), nil
+	opts := flow.ClientOptions{TaskQueue: a.taskQueue, Namespace: a.namespace}
+	if a.keyFile != "" {
+		k, err := auth.LoadKey(a.keyFile)
+		if err != nil {
+			return nil, usageErr("--signing-key: %v", err)
+		}
+		opts.Key = &k
+	}
+	return flow.NewClient(a.tc, opts), nil
 }
 
 func (a *app) close() {

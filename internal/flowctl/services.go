@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flow"
@@ -66,12 +68,12 @@ func limit(v string, none bool) string {
 const eventStepWaiting = "step_waiting"
 
 // stepGoing: a step in this state has not ended (it runs, or waits to go on).
-func stepGoing(s flow.StepStatus) bool {
-	return s == flow.StepRunning || s == flow.StepWaitingService || s == flow.StepWaitingCapacity
+func stepGoing(s runs.StepStatus) bool {
+	return s == runs.StepRunning || s == runs.StepWaitingService || s == runs.StepWaitingCapacity
 }
 
 // emitServiceWait reports a step that failed fast on an open breaker and waits for it.
-func (w *watcher) emitServiceWait(d *flow.RunDescription, s watchedStep) {
+func (w *watcher) emitServiceWait(d *runs.Description, s watchedStep) {
 	if w.json {
 		w.emit(watchEvent{Event: eventStepWaiting, Run: d.ID, Time: w.now(), Status: d.Status, Step: s.event()})
 		return

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/display"
 )
 
@@ -35,7 +36,7 @@ func (a *app) showCommand() *cobra.Command {
 }
 
 // printRun prints a run description as a summary and a step table, or JSON.
-func (a *app) printRun(d *flow.RunDescription) error {
+func (a *app) printRun(d *runs.Description) error {
 	if a.output == "json" {
 		return printJSON(a.stdout, d)
 	}
@@ -96,7 +97,7 @@ func (a *app) printRun(d *flow.RunDescription) error {
 
 // printAttempts lists what each attempt of a step retried attempt by attempt cost, and why
 // it failed: "summarize  attempt 1  $0.0002  agent: the answer is not JSON ...".
-func printAttempts(w io.Writer, steps []flow.StepRecord) {
+func printAttempts(w io.Writer, steps []runs.Step) {
 	first := true
 	for _, s := range steps {
 		if len(s.Attempts) < 2 {
@@ -121,7 +122,7 @@ func printAttempts(w io.Writer, steps []flow.StepRecord) {
 
 // addStepRows adds one row per step; a child's steps follow its step, indented. The cells
 // are the step's own display helpers, as in the Web UI's details.
-func addStepRows(t *table, steps []flow.StepRecord, indent string, now time.Time) {
+func addStepRows(t *table, steps []runs.Step, indent string, now time.Time) {
 	for _, s := range steps {
 		t.row(indent+s.Label(), string(s.Kind), s.StatusText(), strconv.Itoa(s.Attempt), fmtDuration(s.Duration(now)),
 			s.CostText(), s.CodeText(), s.Detail(60))
@@ -132,7 +133,7 @@ func addStepRows(t *table, steps []flow.StepRecord, indent string, now time.Time
 }
 
 // printWaiting lists what a running run waits for and the command that answers.
-func printWaiting(w io.Writer, st *flow.RunState) {
+func printWaiting(w io.Writer, st *runs.State) {
 	if len(st.Waiting) == 0 {
 		return
 	}
@@ -142,21 +143,21 @@ func printWaiting(w io.Writer, st *flow.RunState) {
 			continue
 		}
 		fmt.Fprintf(w, "  approval %s: %d of %d from %s, %s\n    %s\n", g.Name, len(g.Approvals()), g.Request.Required,
-			anyoneIfNone(g.Request.Approvers), gateDeadline(g), flow.Wait{Kind: flow.ForApproval, Name: g.Name}.Command(st.ID))
+			anyoneIfNone(g.Request.Approvers), gateDeadline(g), runs.Wait{Kind: runs.ForApproval, Name: g.Name}.Command(st.ID))
 	}
 	for _, in := range st.Inputs {
 		if in.Answer == nil {
 			fmt.Fprintf(w, "  input %s: %s\n    %s\n", in.Name, display.OneLine(in.Request.Prompt),
-				flow.Wait{Kind: flow.ForInput, Name: in.Name}.Command(st.ID))
+				runs.Wait{Kind: runs.ForInput, Name: in.Name}.Command(st.ID))
 		}
 	}
 	for _, s := range st.Steps {
-		if s.Gate == nil || s.Status != flow.StepRunning {
+		if s.Gate == nil || s.Status != runs.StepRunning {
 			continue
 		}
 		fmt.Fprintf(w, "  gate %s: %s\n", s.Name, s.Gate.Text())
 		if s.Gate.AllowManual {
-			fmt.Fprintf(w, "    %s (or reject --reason ...)\n", flow.Wait{Kind: flow.ForGate, Name: s.Name, Key: s.Gate.Type}.Command(st.ID))
+			fmt.Fprintf(w, "    %s (or reject --reason ...)\n", runs.Wait{Kind: runs.ForGate, Name: s.Name, Key: s.Gate.Type}.Command(st.ID))
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -145,7 +147,7 @@ func (a *app) startCommand() *cobra.Command {
 			if err := a.printRun(d); err != nil {
 				return err
 			}
-			if d.Status != flow.StatusCompleted && d.Status != flow.StatusWarning {
+			if d.Status != runs.StatusCompleted && d.Status != runs.StatusWarning {
 				return &exitError{code: ExitRunFailed, err: fmt.Errorf("run %s ended %s", d.ID, d.Status)}
 			}
 			return nil

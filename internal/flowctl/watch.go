@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
@@ -41,7 +43,7 @@ type watchEvent struct {
 	Run   string    `json:"run"`
 	Time  time.Time `json:"time"`
 	// Status is the run's status.
-	Status flow.Status `json:"status"`
+	Status runs.Status `json:"status"`
 	// Step is the step that started or finished (step_started, step_finished).
 	Step *watchStep `json:"step,omitempty"`
 	// Output is a line a running step printed (output), from its heartbeat.
@@ -50,7 +52,7 @@ type watchEvent struct {
 	Steps *stepCounts `json:"steps,omitempty"`
 	// CostUSD is what the run spent so far (progress, waiting, ended).
 	CostUSD *decimal.Decimal `json:"cost_usd,omitempty"`
-	// Waiting is what the run waits for (progress, waiting), each a flow.Wait in its
+	// Waiting is what the run waits for (progress, waiting), each a runs.Wait in its
 	// String form: approval:GATE, input:NAME, signal:NAME[/KEY], budget, ...
 	Waiting []string `json:"waiting,omitempty"`
 	// Requests are what people are asked for and the commands that answer (waiting).
@@ -63,13 +65,13 @@ type watchEvent struct {
 	Error      string          `json:"error,omitempty"`
 }
 
-// watchStep is a step in a watch event, made from its flow.StepRecord by
+// watchStep is a step in a watch event, made from its runs.Step by
 // watchedStep.event. Name is its path: a parallel group's steps are GROUP/NAME, a child
 // run's steps CHILDSTEP/NAME; Detail is the step's error, else its output, on one line.
 type watchStep struct {
 	Name           string          `json:"name"`
-	Kind           flow.StepKind   `json:"kind"`
-	Status         flow.StepStatus `json:"status"`
+	Kind           runs.StepKind   `json:"kind"`
+	Status         runs.StepStatus `json:"status"`
 	Attempt        int             `json:"attempt"`
 	RunAttempt     int             `json:"run_attempt"`
 	StartedAt      time.Time       `json:"started_at"`
@@ -86,7 +88,7 @@ type watchStep struct {
 // watchedStep is a step as watch follows it: its record, its path, a key that stays the
 // same from one description to the next, and how long it took (or has been running).
 type watchedStep struct {
-	flow.StepRecord
+	runs.Step
 	path string
 	key  string
 	took time.Duration
@@ -168,17 +170,17 @@ func (a *app) watchCommand() *cobra.Command {
 type watcher struct {
 	out      io.Writer
 	json     bool
-	describe func(ctx context.Context, id string) (*flow.RunDescription, error)
+	describe func(ctx context.Context, id string) (*runs.Description, error)
 	now      func() time.Time
 
 	started bool
-	seen    map[string]flow.StepStatus // by step key: running, or how it ended
+	seen    map[string]runs.StepStatus // by step key: running, or how it ended
 	lines   map[string]liveMark        // by step key: the last live line printed
 	last    string                     // the progress last printed
 }
 
-func newWatcher(out io.Writer, asJSON bool, describe func(context.Context, string) (*flow.RunDescription, error)) *watcher {
-	return &watcher{out: out, json: asJSON, describe: describe, now: time.Now, seen: map[string]flow.StepStatus{},
+func newWatcher(out io.Writer, asJSON bool, describe func(context.Context, string) (*runs.Description, error)) *watcher {
+	return &watcher{out: out, json: asJSON, describe: describe, now: time.Now, seen: map[string]runs.StepStatus{},
 		lines: map[string]liveMark{}}
 }
 
@@ -191,8 +193,8 @@ type liveMark struct {
 // watch polls the run every interval until it ends or waits for a person.
 func (w *watcher) watch(ctx context.Context, id string, interval time.Duration) error {
 	return pollRun(ctx, "watch "+id, interval, w.now,
-		func() (*flow.RunDescription, error) { return w.describe(ctx, id) },
-		func(d *flow.RunDescription) (bool, error) { return w.update(ctx, d, interval) })
+		func() (*runs.Description, error) { return w.describe(ctx, id) },
+		func(d *runs.Description) (bool, error) { return w.update(ctx, d, interval) })
 }
 
 // pollRun describes a run every interval and hands each description to update until it
@@ -200,7 +202,7 @@ func (w *watcher) watch(ctx context.Context, id string, interval time.Duration) 
 // last success (the server may be restarting), except an unknown run; none was ever read
 // is an error at once. what names the command in a cancellation error.
 func pollRun(ctx context.Context, what string, interval time.Duration, now func() time.Time,
-	describe func() (*flow.RunDescription, error), update func(*flow.RunDescription) (bool, error)) error {
+	describe func() (*runs.Description, error), update func(*runs.Description) (bool, error)) error {
 	var lastOK time.Time
 	for {
 		d, err := describe()
@@ -232,7 +234,7 @@ func pollRun(ctx context.Context, what string, interval time.Duration, now func(
 
 // update prints what changed since the last description and reports whether watching is
 // over; the error carries exit code 5 for a run that ended without completing.
-func (w *watcher) update(ctx context.Context, d *flow.RunDescription, interval time.Duration) (bool, error) {
+func (w *watcher) update(ctx context.Context, d *runs.Description, interval time.Duration) (bool, error) {
 	if !w.started {
 		w.started = true
 		if !w.json {
@@ -250,7 +252,7 @@ func (w *watcher) update(ctx context.Context, d *flow.RunDescription, interval t
 		if !ok {
 			w.emitStep(d, eventStepStarted, s)
 		}
-		if s.Status == flow.StepWaitingService && prev != s.Status {
+		if s.Status == runs.StepWaitingService && prev != s.Status {
 			w.emitServiceWait(d, s) // services.go
 		}
 		if !stepGoing(s.Status) && (!ok || stepGoing(prev)) {
@@ -258,7 +260,7 @@ func (w *watcher) update(ctx context.Context, d *flow.RunDescription, interval t
 		}
 		w.seen[s.key] = s.Status
 		if stepGoing(s.Status) {
-			if live, ok := d.Live[s.ActivityID]; ok && s.own && s.Status == flow.StepRunning {
+			if live, ok := d.Live[s.ActivityID]; ok && s.own && s.Status == runs.StepRunning {
 				w.emitOutput(d, s, live)
 			}
 			counts.Running++
@@ -269,7 +271,7 @@ func (w *watcher) update(ctx context.Context, d *flow.RunDescription, interval t
 
 	if d.Status.Terminal() {
 		w.emitEnded(d, counts)
-		if d.Status != flow.StatusCompleted && d.Status != flow.StatusWarning {
+		if d.Status != runs.StatusCompleted && d.Status != runs.StatusWarning {
 			return true, &exitError{code: ExitRunFailed, err: fmt.Errorf("run %s ended %s", d.ID, d.Status)}
 		}
 		return true, nil
@@ -285,11 +287,11 @@ func (w *watcher) update(ctx context.Context, d *flow.RunDescription, interval t
 }
 
 // flatten lists the steps in order, with the steps of child runs after their step.
-func (w *watcher) flatten(ctx context.Context, steps []flow.StepRecord, prefix, keyPrefix string, depth int) []watchedStep {
+func (w *watcher) flatten(ctx context.Context, steps []runs.Step, prefix, keyPrefix string, depth int) []watchedStep {
 	var out []watchedStep
 	now := w.now()
 	for _, s := range steps {
-		ws := watchedStep{StepRecord: s, path: prefix + s.Label(),
+		ws := watchedStep{Step: s, path: prefix + s.Label(),
 			key: fmt.Sprintf("%s%s/%s@%d", keyPrefix, s.Group, s.ActivityID, s.RunAttempt), own: depth == 0}
 		ms := s.Duration(now).Milliseconds()
 		if s.EndedAt != nil {
@@ -301,7 +303,7 @@ func (w *watcher) flatten(ctx context.Context, steps []flow.StepRecord, prefix, 
 			continue
 		}
 		childSteps := s.Child.Steps
-		if len(childSteps) == 0 && s.Status == flow.StepRunning && s.Child.ID != "" {
+		if len(childSteps) == 0 && s.Status == runs.StepRunning && s.Child.ID != "" {
 			// The child reports its steps to the parent when it ends; read them live.
 			if cd, err := w.describe(ctx, s.Child.ID); err == nil && cd.State != nil {
 				childSteps = cd.State.Steps
@@ -314,16 +316,16 @@ func (w *watcher) flatten(ctx context.Context, steps []flow.StepRecord, prefix, 
 
 // personRequests lists what the run waits for from people (approvals, inputs, a budget
 // raise), with the commands that answer. Signals are not listed: systems send them.
-func personRequests(id string, st *flow.RunState) []watchRequest {
+func personRequests(id string, st *runs.State) []watchRequest {
 	var out []watchRequest
 	for _, what := range st.Waiting {
-		wait, err := flow.ParseWait(what)
+		wait, err := runs.ParseWait(what)
 		if err != nil {
 			continue
 		}
 		var detail string
 		switch wait.Kind {
-		case flow.ForApproval:
+		case runs.ForApproval:
 			detail = "approval " + wait.Name
 			for _, g := range st.Gates {
 				if g.Name != wait.Name || g.Closed() {
@@ -333,7 +335,7 @@ func personRequests(id string, st *flow.RunState) []watchRequest {
 					display.Preview(display.OneLine(g.Request.Message), 80), len(g.Approvals()), g.Request.Required,
 					anyoneIfNone(g.Request.Approvers), gateDeadline(g))
 			}
-		case flow.ForInput:
+		case runs.ForInput:
 			detail = "input " + wait.Name
 			for _, in := range st.Inputs {
 				if in.Name != wait.Name || in.Answer != nil {
@@ -342,7 +344,7 @@ func personRequests(id string, st *flow.RunState) []watchRequest {
 				detail = fmt.Sprintf("input %s: %s (from %s)", wait.Name, display.Preview(display.OneLine(in.Request.Prompt), 80),
 					anyoneIfNone(in.Request.Assignees))
 			}
-		case flow.ForBudget:
+		case runs.ForBudget:
 			detail = "budget paused: " + budgetLine(st)
 		default:
 			continue
@@ -361,7 +363,7 @@ func (w *watcher) emit(e watchEvent) {
 	fmt.Fprintf(w.out, "%s\n", b)
 }
 
-func (w *watcher) emitStep(d *flow.RunDescription, event string, s watchedStep) {
+func (w *watcher) emitStep(d *runs.Description, event string, s watchedStep) {
 	at := s.StartedAt
 	if event == eventStepFinished && s.EndedAt != nil {
 		at = *s.EndedAt
@@ -380,7 +382,7 @@ func (w *watcher) emitStep(d *flow.RunDescription, event string, s watchedStep) 
 }
 
 // emitOutput prints the live lines of a running step not printed yet.
-func (w *watcher) emitOutput(d *flow.RunDescription, s watchedStep, live activities.LiveOutput) {
+func (w *watcher) emitOutput(d *runs.Description, s watchedStep, live activities.LiveOutput) {
 	mark := w.lines[s.key]
 	if mark.attempt != live.Attempt {
 		mark = liveMark{attempt: live.Attempt}
@@ -400,7 +402,7 @@ func (w *watcher) emitOutput(d *flow.RunDescription, s watchedStep, live activit
 	w.lines[s.key] = mark
 }
 
-func (w *watcher) emitProgress(d *flow.RunDescription, counts stepCounts) {
+func (w *watcher) emitProgress(d *runs.Description, counts stepCounts) {
 	var cost decimal.Decimal
 	var waiting []string
 	stateErr := ""
@@ -428,7 +430,7 @@ func (w *watcher) emitProgress(d *flow.RunDescription, counts stepCounts) {
 	fmt.Fprintf(w.out, "%s  progress  %s\n", clock(w.now()), line)
 }
 
-func (w *watcher) emitWaiting(d *flow.RunDescription, counts stepCounts, reqs []watchRequest) {
+func (w *watcher) emitWaiting(d *runs.Description, counts stepCounts, reqs []watchRequest) {
 	cost := d.State.CostUSD
 	if w.json {
 		w.emit(watchEvent{Event: eventWaiting, Run: d.ID, Time: w.now(), Status: d.Status, Steps: &counts,
@@ -441,7 +443,7 @@ func (w *watcher) emitWaiting(d *flow.RunDescription, counts stepCounts, reqs []
 	}
 }
 
-func (w *watcher) emitEnded(d *flow.RunDescription, counts stepCounts) {
+func (w *watcher) emitEnded(d *runs.Description, counts stepCounts) {
 	at := w.now()
 	var took time.Duration
 	if d.CloseTime != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,23 +29,23 @@ func atp(ms int) *time.Time { t := at(ms); return &t }
 
 func exit(c int) *int { return &c }
 
-func running(name string, startMS int) flow.StepRecord {
-	return flow.StepRecord{Name: name, ActivityID: name, Kind: flow.KindShell, Status: flow.StepRunning, Attempt: 1,
+func running(name string, startMS int) runs.Step {
+	return runs.Step{Name: name, ActivityID: name, Kind: runs.KindShell, Status: runs.StepRunning, Attempt: 1,
 		RunAttempt: 1, StartedAt: at(startMS)}
 }
 
-func done(name string, startMS, endMS int, out string) flow.StepRecord {
+func done(name string, startMS, endMS int, out string) runs.Step {
 	s := running(name, startMS)
-	s.Status, s.EndedAt, s.DurationMS, s.Output, s.ExitCode = flow.StepCompleted, atp(endMS), int64(endMS-startMS), out, exit(0)
+	s.Status, s.EndedAt, s.DurationMS, s.Output, s.ExitCode = runs.StepCompleted, atp(endMS), int64(endMS-startMS), out, exit(0)
 	return s
 }
 
-func desc(status flow.Status, steps ...flow.StepRecord) *flow.RunDescription {
-	return &flow.RunDescription{ID: "hello-1", Workflow: "hello", Status: status, StartTime: watchT0,
-		State: &flow.RunState{ID: "hello-1", Workflow: "hello", Status: status, Steps: steps}}
+func desc(status runs.Status, steps ...runs.Step) *runs.Description {
+	return &runs.Description{ID: "hello-1", Workflow: "hello", Status: status, StartTime: watchT0,
+		State: &runs.State{ID: "hello-1", Workflow: "hello", Status: status, Steps: steps}}
 }
 
-func ended(status flow.Status, result string, steps ...flow.StepRecord) *flow.RunDescription {
+func ended(status runs.Status, result string, steps ...runs.Step) *runs.Description {
 	d := desc(status, steps...)
 	d.CloseTime = atp(127)
 	if result != "" {
@@ -54,18 +56,18 @@ func ended(status flow.Status, result string, steps ...flow.StepRecord) *flow.Ru
 
 // fakeDescribe answers with the descriptions in turn, then the last one forever.
 type fakeDescribe struct {
-	runs  map[string][]*flow.RunDescription
+	found map[string][]*runs.Description
 	errs  []error // returned (for the main run) before the descriptions, one per call
 	calls map[string]int
 }
 
-func (f *fakeDescribe) describe(_ context.Context, id string) (*flow.RunDescription, error) {
+func (f *fakeDescribe) describe(_ context.Context, id string) (*runs.Description, error) {
 	if f.calls == nil {
 		f.calls = map[string]int{}
 	}
 	n := f.calls[id]
 	f.calls[id]++
-	ds, ok := f.runs[id]
+	ds, ok := f.found[id]
 	if !ok {
 		return nil, &flow.RunNotFoundError{ID: id}
 	}
@@ -85,11 +87,11 @@ func watchWith(t *testing.T, asJSON bool, f *fakeDescribe, id string) (string, e
 }
 
 func helloRuns() *fakeDescribe {
-	return &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {
-		desc(flow.StatusRunning),
-		desc(flow.StatusRunning, running("greet", 0)),
-		desc(flow.StatusRunning, done("greet", 0, 44, "Hello, Ada!"), running("shout", 50)),
-		ended(flow.StatusCompleted, `{"greeting":"Hello, Ada!"}`, done("greet", 0, 44, "Hello, Ada!"), done("shout", 50, 102, "HELLO, ADA!")),
+	return &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {
+		desc(runs.StatusRunning),
+		desc(runs.StatusRunning, running("greet", 0)),
+		desc(runs.StatusRunning, done("greet", 0, 44, "Hello, Ada!"), running("shout", 50)),
+		ended(runs.StatusCompleted, `{"greeting":"Hello, Ada!"}`, done("greet", 0, 44, "Hello, Ada!"), done("shout", 50, 102, "HELLO, ADA!")),
 	}}}
 }
 
@@ -132,21 +134,21 @@ func TestWatchJSONPrintsOneEventPerLine(t *testing.T) {
 		"progress", "step_finished shout", "ended"}, kinds)
 	fin := events[3]
 	assert.Equal(t, at(44), fin.Time)
-	assert.Equal(t, flow.StepCompleted, fin.Step.Status)
+	assert.Equal(t, runs.StepCompleted, fin.Step.Status)
 	assert.Equal(t, int64(44), fin.Step.DurationMS)
 	assert.Equal(t, "Hello, Ada!", fin.Step.Detail)
 	require.NotNil(t, fin.Step.ExitCode)
 	assert.Equal(t, 0, *fin.Step.ExitCode)
 	last := events[len(events)-1]
-	assert.Equal(t, flow.StatusCompleted, last.Status)
+	assert.Equal(t, runs.StatusCompleted, last.Status)
 	assert.Equal(t, int64(127), last.DurationMS)
 	assert.Equal(t, &stepCounts{Done: 2}, last.Steps)
 	assert.JSONEq(t, `{"greeting":"Hello, Ada!"}`, string(last.Result))
 }
 
 func TestWatchFinishedRunPrintsEveryStepOnce(t *testing.T) {
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {
-		ended(flow.StatusCompleted, "", done("greet", 0, 44, "a"), done("shout", 50, 102, "b")),
+	f := &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {
+		ended(runs.StatusCompleted, "", done("greet", 0, 44, "a"), done("shout", 50, 102, "b")),
 	}}}
 	out, err := watchWith(t, true, f, "hello-1")
 	require.NoError(t, err)
@@ -158,10 +160,10 @@ func TestWatchFinishedRunPrintsEveryStepOnce(t *testing.T) {
 
 func TestWatchRunThatDidNotCompleteExits5(t *testing.T) {
 	failed := done("explode", 0, 10, "")
-	failed.Status, failed.Error, failed.ExitCode = flow.StepFailed, "exit code 3: disk full", exit(3)
-	d := ended(flow.StatusFailed, "", failed)
+	failed.Status, failed.Error, failed.ExitCode = runs.StepFailed, "exit code 3: disk full", exit(3)
+	d := ended(runs.StatusFailed, "", failed)
 	d.Error = "step explode: exit code 3: disk full"
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {d}}}
+	f := &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {d}}}
 	out, err := watchWith(t, false, f, "hello-1")
 	require.Error(t, err)
 	assert.Equal(t, ExitRunFailed, classify(err))
@@ -170,12 +172,12 @@ func TestWatchRunThatDidNotCompleteExits5(t *testing.T) {
 	assert.Contains(t, out, "ended     failed after 127ms")
 	assert.Contains(t, out, "  error  step explode: exit code 3: disk full")
 
-	warn := ended(flow.StatusWarning, "", done("a", 0, 1, ""))
-	_, err = watchWith(t, false, &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {warn}}}, "hello-1")
+	warn := ended(runs.StatusWarning, "", done("a", 0, 1, ""))
+	_, err = watchWith(t, false, &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {warn}}}, "hello-1")
 	assert.NoError(t, err, "completed with a warning is a success")
 }
 
-func shipWaiting(waiting ...string) *flow.RunDescription {
+func shipWaiting(waiting ...string) *runs.Description {
 	in, err := signals.NewInput("release-notes", signals.InputRequest{Prompt: "Release notes for 2.0.0",
 		Assignees: []string{"group:release"}}, watchT0)
 	if err != nil {
@@ -186,8 +188,8 @@ func shipWaiting(waiting ...string) *flow.RunDescription {
 		panic(err)
 	}
 	step := running("release-notes", 5)
-	step.Kind = flow.KindInput
-	d := desc(flow.StatusAwaitingInput, done("prepare", 0, 4, ""), step)
+	step.Kind = runs.KindInput
+	d := desc(runs.StatusAwaitingInput, done("prepare", 0, 4, ""), step)
 	d.ID, d.Workflow, d.State.ID = "ship-2.0.0", "ship", "ship-2.0.0"
 	d.State.Waiting = waiting
 	d.State.Inputs = []*signals.Input{in}
@@ -196,7 +198,7 @@ func shipWaiting(waiting ...string) *flow.RunDescription {
 }
 
 func TestWatchStopsWhenTheRunWaitsForAPerson(t *testing.T) {
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"ship-2.0.0": {shipWaiting("input:release-notes")}}}
+	f := &fakeDescribe{found: map[string][]*runs.Description{"ship-2.0.0": {shipWaiting("input:release-notes")}}}
 	out, err := watchWith(t, false, f, "ship-2.0.0")
 	require.NoError(t, err)
 	assert.Regexp(t, `(?m)^\d\d:\d\d:\d\d  waiting   input:release-notes \(awaiting_input\)$`, out)
@@ -218,10 +220,10 @@ func TestWatchStopsWhenTheRunWaitsForAPerson(t *testing.T) {
 
 func TestWatchFollowsARunWaitingForASignal(t *testing.T) {
 	waitingSignal := shipWaiting("signal:deploy-done/2.0.0")
-	waitingSignal.Status = flow.StatusWaitingSignal
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"ship-2.0.0": {
+	waitingSignal.Status = runs.StatusWaitingSignal
+	f := &fakeDescribe{found: map[string][]*runs.Description{"ship-2.0.0": {
 		waitingSignal, waitingSignal,
-		{ID: "ship-2.0.0", Workflow: "ship", Status: flow.StatusCompleted, StartTime: watchT0, CloseTime: atp(5000)},
+		{ID: "ship-2.0.0", Workflow: "ship", Status: runs.StatusCompleted, StartTime: watchT0, CloseTime: atp(5000)},
 	}}}
 	out, err := watchWith(t, false, f, "ship-2.0.0")
 	require.NoError(t, err)
@@ -245,24 +247,24 @@ func TestPersonRequests(t *testing.T) {
 	assert.Equal(t, "flowctl budget raise ship-2.0.0 --to USD", reqs[1].Command)
 	assert.Equal(t, "flowctl input ship-2.0.0 release-notes --data '{...}'", reqs[2].Command)
 
-	assert.Empty(t, personRequests("r", &flow.RunState{Waiting: []string{"signal:deploy-done"}}), "signals come from systems")
+	assert.Empty(t, personRequests("r", &runs.State{Waiting: []string{"signal:deploy-done"}}), "signals come from systems")
 }
 
 func TestWatchShowsChildStepsLive(t *testing.T) {
 	child := running("smoke", 10)
-	child.Kind = flow.KindChild
-	child.Child = &flow.ChildRecord{ID: "release-1/smoke", Workflow: "smoke", Status: flow.StatusRunning}
-	parent := desc(flow.StatusRunning, done("build", 0, 9, "built"), child)
+	child.Kind = runs.KindChild
+	child.Child = &runs.Child{ID: "release-1/smoke", Workflow: "smoke", Status: runs.StatusRunning}
+	parent := desc(runs.StatusRunning, done("build", 0, 9, "built"), child)
 	parent.ID = "release-1"
 	finished := child
-	finished.Status, finished.EndedAt, finished.DurationMS = flow.StepCompleted, atp(90), 80
-	finished.Child = &flow.ChildRecord{ID: "release-1/smoke", Workflow: "smoke", Status: flow.StatusCompleted,
-		Steps: []flow.StepRecord{done("boot", 12, 20, "booting"), done("probe", 21, 30, "3")}}
-	end := ended(flow.StatusCompleted, "", done("build", 0, 9, "built"), finished)
+	finished.Status, finished.EndedAt, finished.DurationMS = runs.StepCompleted, atp(90), 80
+	finished.Child = &runs.Child{ID: "release-1/smoke", Workflow: "smoke", Status: runs.StatusCompleted,
+		Steps: []runs.Step{done("boot", 12, 20, "booting"), done("probe", 21, 30, "3")}}
+	end := ended(runs.StatusCompleted, "", done("build", 0, 9, "built"), finished)
 	end.ID = "release-1"
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{
+	f := &fakeDescribe{found: map[string][]*runs.Description{
 		"release-1":       {parent, end},
-		"release-1/smoke": {desc(flow.StatusRunning, done("boot", 12, 20, "booting"))},
+		"release-1/smoke": {desc(runs.StatusRunning, done("boot", 12, 20, "booting"))},
 	}}
 	out, err := watchWith(t, true, f, "release-1")
 	require.NoError(t, err)
@@ -310,13 +312,13 @@ func TestWatchFlags(t *testing.T) {
 }
 
 // TestWatchRendersStepsAsShowDoes checks that a finished step reads the same in watch as
-// in show and the Web UI (flow.StepRecord's display helpers), and that the step object of
+// in show and the Web UI (runs.Step's display helpers), and that the step object of
 // watch -o json keeps its fields.
 func TestWatchRendersStepsAsShowDoes(t *testing.T) {
 	lint := done("lint", 0, 16, "")
-	lint.Group, lint.Status, lint.AllowedFailure, lint.ExitCode = "checks", flow.StepFailed, true, exit(1)
+	lint.Group, lint.Status, lint.AllowedFailure, lint.ExitCode = "checks", runs.StepFailed, true, exit(1)
 	lint.Error, lint.CostUSD = "exit code 1:\n  lint: 2 problems", decimal.RequireFromString("0.015")
-	f := &fakeDescribe{runs: map[string][]*flow.RunDescription{"hello-1": {ended(flow.StatusWarning, "", lint)}}}
+	f := &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {ended(runs.StatusWarning, "", lint)}}}
 
 	out, err := watchWith(t, false, f, "hello-1")
 	require.NoError(t, err)
@@ -324,7 +326,7 @@ func TestWatchRendersStepsAsShowDoes(t *testing.T) {
 
 	var table bytes.Buffer
 	tb := newTable(&table, "STEP", "KIND", "STATUS", "ATTEMPT", "DURATION", "COST", "EXIT", "DETAIL")
-	addStepRows(tb, []flow.StepRecord{lint}, "", at(100))
+	addStepRows(tb, []runs.Step{lint}, "", at(100))
 	require.NoError(t, tb.flush())
 	assert.Regexp(t, `(?m)^checks/lint\s+shell\s+failed \(allowed\)\s+1\s+16ms\s+\$0\.0150\s+1\s+exit code 1: lint: 2 problems$`, table.String())
 

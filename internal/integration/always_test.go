@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -27,12 +29,12 @@ func TestAlwaysRunsAfterACancelledRun(t *testing.T) {
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
 	require.NotNil(t, d.State, d.StateError)
-	assert.Equal(t, flow.StatusCancelled, d.Status)
+	assert.Equal(t, runs.StatusCancelled, d.Status)
 	assertProcessGone(t, in.PIDFile)
 	assert.Equal(t, []string{"cleanup", "cancelled"}, lines(t, in.Log), "OnError, then Always, once each")
-	assert.Equal(t, flow.StepCancelled, stepNamed(t, d.State.Steps, "work").Status)
+	assert.Equal(t, runs.StepCancelled, stepNamed(t, d.State.Steps, "work").Status)
 	report := stepNamed(t, d.State.Steps, "report")
-	assert.Equal(t, flow.StepCompleted, report.Status)
+	assert.Equal(t, runs.StepCompleted, report.Status)
 	assert.True(t, report.Always)
 	assert.Equal(t, "completed (always)", report.StatusText())
 }
@@ -41,7 +43,7 @@ func TestAlwaysRunsAfterACancelledRun(t *testing.T) {
 func TestAlwaysRunsAfterACompletedRun(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "log")
 	d := runFlow(t, "test.always", testflows.AlwaysInput{Log: log})
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.Equal(t, []string{"completed"}, lines(t, log))
 	assert.True(t, stepNamed(t, d.State.Steps, "report").Always)
 	var out string
@@ -55,7 +57,7 @@ func TestAlwaysRunsAfterACompletedRun(t *testing.T) {
 func TestOnStepErrorRunsARealStepAfterAnAllowedFailure(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "log")
 	d := runFlow(t, "test.always", testflows.AlwaysInput{Log: log, Flaky: true})
-	assert.Equal(t, flow.StatusWarning, d.Status)
+	assert.Equal(t, runs.StatusWarning, d.Status)
 	assert.Equal(t, []string{"handler:flaky", "warning"}, lines(t, log))
 	var names []string
 	for _, s := range d.State.Steps {
@@ -69,7 +71,7 @@ func TestOnStepErrorRunsARealStepAfterAnAllowedFailure(t *testing.T) {
 // returned with its error is in the state, in Describe's Output and in `flowctl show`.
 func TestFailedHandlerOutputIsVisibleThroughDescribeAndFlowctl(t *testing.T) {
 	d := runFlow(t, "test.failed.output", nil)
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Equal(t, "Failed", d.TemporalStatus)
 	assert.JSONEq(t, `{"built":["a"],"failed":"b"}`, string(d.Output))
 	assert.JSONEq(t, `{"built":["a"],"failed":"b"}`, string(d.State.Output))

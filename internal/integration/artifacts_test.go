@@ -18,6 +18,7 @@ import (
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
+	"github.com/gateflow/gateflow/runs"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -55,7 +56,7 @@ func TestArtifactMadeOnOneWorkerIsReadOnAnother(t *testing.T) {
 	d := eventually(t, c, run.ID, "build is done and the run waits for go", waitingFor("signal:go"))
 	require.Len(t, d.State.Steps, 2) // build and the signal wait
 	build := d.State.Steps[0]
-	require.Equal(t, flow.StepCompleted, build.Status, build.Error)
+	require.Equal(t, runs.StepCompleted, build.Status, build.Error)
 	require.Len(t, build.Artifacts, 2)
 	app := build.Artifacts[0]
 	assert.Equal(t, "dist/app.txt", app.Name)
@@ -71,7 +72,7 @@ func TestArtifactMadeOnOneWorkerIsReadOnAnother(t *testing.T) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	var out string
 	require.NoError(t, json.Unmarshal(d.State.Output, &out))
 	assert.Equal(t, content, out, "step use printed the artifact byte for byte")
@@ -112,10 +113,10 @@ func TestArtifactMadeOnOneWorkerIsReadOnAnother(t *testing.T) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, miss.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusFailed, d.Status)
+	require.Equal(t, runs.StatusFailed, d.Status)
 	use := d.State.Steps[len(d.State.Steps)-1]
 	assert.Equal(t, "use", use.Name)
-	assert.Equal(t, flow.StepFailed, use.Status)
+	assert.Equal(t, runs.StepFailed, use.Status)
 	assert.Equal(t, `artifact "dist/app.txt" of step "build" not found: no earlier step "build" produced it (the closest, build, is completed and produced out.txt)`, use.Error)
 	assert.Equal(t, map[string]string{"build": "artifacts-B"}, shellStepWorkers(t, miss.ID), "no activity was scheduled for use")
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -73,7 +75,7 @@ func TestBigPayloadsGoToTheBlobStoreAndTheHistoryStaysSmall(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	var out string
 	require.NoError(t, json.Unmarshal(d.Result, &out))
 	want, _ := bigEcho(in)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +29,7 @@ func usd(s string) *decimal.Decimal {
 }
 
 // runWith starts name with opts on the shared worker and waits for the end.
-func runWith(t *testing.T, name string, input any, opts flow.StartOptions) *flow.RunDescription {
+func runWith(t *testing.T, name string, input any, opts flow.StartOptions) *runs.Description {
 	t.Helper()
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := shared.client.Start(ctx, name, input, opts)
@@ -48,12 +50,12 @@ func TestBudgetBoundariesToTheCent(t *testing.T) {
 		{Name: "over", Prompt: "cost-1c", LimitUSD: "0.01"},   // one cent over: not dispatched
 	}
 	d := runWith(t, "test.spend", testflows.SpendInput{Steps: steps}, flow.StartOptions{MaxCostUSD: usd("1.00")})
-	assert.Equal(t, flow.StatusBudgetExceeded, d.Status)
+	assert.Equal(t, runs.StatusBudgetExceeded, d.Status)
 	assert.Equal(t, 4, shared.llm.scripted.Calls()-before, "the provider was never called for the refused step")
 	assert.Equal(t, "1", d.State.CostUSD.String())
-	assert.Equal(t, flow.StepCompleted, stepNamed(t, d.State.Steps, "exact").Status)
+	assert.Equal(t, runs.StepCompleted, stepNamed(t, d.State.Steps, "exact").Status)
 	over := stepNamed(t, d.State.Steps, "over")
-	assert.Equal(t, flow.StepRefused, over.Status)
+	assert.Equal(t, runs.StepRefused, over.Status)
 	assert.Contains(t, over.Error, "budget: step over needs $0.01 but only $0.00 of the $1.00 cap is left")
 	assert.Contains(t, d.Error, "budget:")
 	require.NotNil(t, d.State.Budget)
@@ -70,11 +72,11 @@ func TestParallelAgentStepsReserveTogether(t *testing.T) {
 		{Name: "z", Prompt: "cost-25c", LimitUSD: "0.25"},
 	}
 	d := runWith(t, "test.spend.parallel", testflows.SpendInput{Steps: steps}, flow.StartOptions{MaxCostUSD: usd("0.50")})
-	assert.Equal(t, flow.StatusBudgetExceeded, d.Status)
+	assert.Equal(t, runs.StatusBudgetExceeded, d.Status)
 	assert.Equal(t, 0, shared.llm.scripted.Calls()-before, "no step of the wave was dispatched")
 	require.Len(t, d.State.Steps, 3, "each step of the wave is recorded, as refused")
 	for _, s := range d.State.Steps {
-		assert.Equal(t, flow.StepRefused, s.Status, s.Name)
+		assert.Equal(t, runs.StepRefused, s.Status, s.Name)
 	}
 	assert.True(t, d.State.CostUSD.IsZero())
 	assert.Contains(t, d.Error, "$0.75")
@@ -86,10 +88,10 @@ func TestChildThatWouldExceedTheParentsRemainingBudget(t *testing.T) {
 		{Name: "k2", Prompt: "cost-25c", LimitUSD: "0.25"},
 	}
 	d := runWith(t, "test.spend.parent", testflows.SpendInput{Steps: steps}, flow.StartOptions{MaxCostUSD: usd("0.60")})
-	assert.Equal(t, flow.StatusBudgetExceeded, d.Status, d.Error)
+	assert.Equal(t, runs.StatusBudgetExceeded, d.Status, d.Error)
 	kid := stepNamed(t, d.State.Steps, "kid")
 	require.NotNil(t, kid.Child)
-	assert.Equal(t, flow.StatusBudgetExceeded, kid.Child.Status)
+	assert.Equal(t, runs.StatusBudgetExceeded, kid.Child.Status)
 	assert.Equal(t, "0.25", kid.Child.CostUSD.String(), "the child spent its first step and was refused the second")
 	assert.Equal(t, "0.5", d.State.CostUSD.String(), "the child's spend rolled up into the parent")
 	cd, err := shared.client.Describe(ctxT(t, time.Minute), kid.Child.ID)
@@ -101,7 +103,7 @@ func TestChildThatWouldExceedTheParentsRemainingBudget(t *testing.T) {
 func TestProviderOvershootIsChargedAndVisible(t *testing.T) {
 	steps := []testflows.SpendStep{{Name: "pricey", Prompt: "cost-13c", LimitUSD: "0.10"}}
 	d := runWith(t, "test.spend", testflows.SpendInput{Steps: steps}, flow.StartOptions{MaxCostUSD: usd("1.00")})
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "0.13", d.State.CostUSD.String())
 	require.Len(t, d.State.Budget.Charges, 1)
 	assert.Equal(t, "0.03", d.State.Budget.Charges[0].Overshoot.String())
@@ -117,26 +119,26 @@ func TestPausePolicyRaiseGoesOnAndDeadlineStops(t *testing.T) {
 	run, err := c.Start(ctx, "test.spend", testflows.SpendInput{Steps: steps},
 		flow.StartOptions{MaxCostUSD: usd("0.30"), BudgetPolicy: budget.Pause, BudgetPause: time.Minute})
 	require.NoError(t, err)
-	eventually(t, c, run.ID, "paused", func(d *flow.RunDescription) bool { return d.Status == flow.StatusBudgetPaused })
+	eventually(t, c, run.ID, "paused", func(d *runs.Description) bool { return d.Status == runs.StatusBudgetPaused })
 	_, err = c.RaiseBudget(ctx, flow.BudgetRequest{Run: run.ID, To: decimal.RequireFromString("0.20"), By: "alice"})
 	var re *flow.RefusedError
 	require.True(t, errors.As(err, &re), "a cap below what is spent is refused: %v", err)
 	_, err = c.RaiseBudget(ctx, flow.BudgetRequest{Run: run.ID, To: decimal.RequireFromString("0.40"), By: "alice"})
 	require.NoError(t, err)
 	time.Sleep(300 * time.Millisecond)
-	d := eventually(t, c, run.ID, "still paused", func(d *flow.RunDescription) bool { return d.Status == flow.StatusBudgetPaused })
+	d := eventually(t, c, run.ID, "still paused", func(d *runs.Description) bool { return d.Status == runs.StatusBudgetPaused })
 	assert.Equal(t, "0.4", d.State.Budget.Cap.Amount.String(), "$0.40 is not enough for the $0.25 step: still paused")
 	cp, err := c.RaiseBudget(ctx, flow.BudgetRequest{Run: run.ID, To: decimal.RequireFromString("0.60"), By: "alice"})
 	require.NoError(t, err)
 	assert.Equal(t, "0.6", cp.Amount.String())
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "0.5", d.State.CostUSD.String())
 
 	d = runWith(t, "test.spend", testflows.SpendInput{Steps: steps},
 		flow.StartOptions{MaxCostUSD: usd("0.30"), BudgetPolicy: budget.Pause, BudgetPause: 2 * time.Second})
-	assert.Equal(t, flow.StatusBudgetExceeded, d.Status, "nobody raised the cap before the deadline")
+	assert.Equal(t, runs.StatusBudgetExceeded, d.Status, "nobody raised the cap before the deadline")
 	assert.Equal(t, "0.25", d.State.CostUSD.String())
 }
 
@@ -152,11 +154,11 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
 
 	// Two runs spend $0.25 each and wait at their gates; together they exhaust the quota.
-	var runs []string
+	var found []string
 	for i := 0; i < 2; i++ {
 		r, err := c.Start(ctx, "test.spend.wait", nil, flow.StartOptions{})
 		require.NoError(t, err)
-		runs = append(runs, r.ID)
+		found = append(found, r.ID)
 		eventually(t, c, r.ID, "spent and waiting", waitingFor("approval:go"))
 	}
 	month := budget.MonthOf(time.Now())
@@ -174,7 +176,7 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond, "the ledger has both charges")
 
 	// A retried charge (the same run and step) counts once.
-	first, err := c.Describe(ctx, runs[0])
+	first, err := c.Describe(ctx, found[0])
 	require.NoError(t, err)
 	ch := protocol.QuotaCharge{Key: budget.ChargeKey(first.RunID, "first"), Amount: decimal.RequireFromString("0.25"), Workflow: "test.spend.wait", Month: month}
 	require.NoError(t, shared.tc.SignalWorkflow(ctx, protocol.LedgerID(queue, budget.WorkflowScope("test.spend.wait"), month), "", "charge", ch))
@@ -201,17 +203,17 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, tr.GetID())
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusBudgetExceeded, d.Status)
+	assert.Equal(t, runs.StatusBudgetExceeded, d.Status)
 	assert.Contains(t, d.Error, "refused before any step")
 	assert.Empty(t, d.State.Steps)
 
 	// The runs already going are never stopped by the quota.
-	for _, id := range runs {
+	for _, id := range found {
 		_, err := c.Vote(ctx, id, approval.Vote{Gate: "go", Kind: approval.Approve, By: "alice"})
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+		assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	}
 }
 
@@ -239,7 +241,7 @@ func TestLedgerStaysExactWhenTheWorkerIsKilledMidRun(t *testing.T) {
 	defer w.Stop()
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "0.26", d.State.CostUSD.String())
 	require.Eventually(t, func() bool {
 		got := overallSpend(ctx, t, c, month).Sub(spentBefore)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -35,7 +37,7 @@ func lineCount(t *testing.T, file string) int {
 	return strings.Count(string(data), "\n")
 }
 
-func cachedStep(t *testing.T, d *flow.RunDescription, name string) flow.StepRecord {
+func cachedStep(t *testing.T, d *runs.Description, name string) runs.Step {
 	t.Helper()
 	require.NotNil(t, d.State, d.StateError)
 	return stepNamed(t, d.State.Steps, name)
@@ -55,12 +57,12 @@ func TestCacheShellStepRunsOnceAcrossRuns(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "runs.txt")
 	ctx := ctxT(t, time.Minute)
 
-	runOnce := func() *flow.RunDescription {
+	runOnce := func() *runs.Description {
 		run, err := c.Start(ctx, cachedBuild.Name(), file, flow.StartOptions{})
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
-		require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+		require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 		assert.JSONEq(t, `"built"`, string(d.Result))
 		return d
 	}
@@ -71,7 +73,7 @@ func TestCacheShellStepRunsOnceAcrossRuns(t *testing.T) {
 	second := runOnce()
 	assert.Equal(t, 1, lineCount(t, file), "the second run reused the result: the command did not run again")
 	s := cachedStep(t, second, "build")
-	assert.Equal(t, flow.StepCompleted, s.Status)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.True(t, s.Cached, "the step is recorded cached")
 	assert.GreaterOrEqual(t, s.CachedAgeMS, int64(0))
 	assert.True(t, s.CostUSD.IsZero())
@@ -79,7 +81,7 @@ func TestCacheShellStepRunsOnceAcrossRuns(t *testing.T) {
 	assert.Regexp(t, `^cached (<1s|\d+s) ago`, s.Detail(100))
 
 	// Both runs replay: the lookup's answer is in the history.
-	for _, d := range []*flow.RunDescription{first, second} {
+	for _, d := range []*runs.Description{first, second} {
 		hist := filepath.Join(t.TempDir(), "history.json")
 		require.NoError(t, testsuite.RecordHistory(ctx, shared.tc, d.ID, hist))
 		assert.NoError(t, testsuite.Replay(hist, flow.WorkerOptions{}, cachedBuild), "the history of %s replays", d.ID)
@@ -115,12 +117,12 @@ steps:
 	file := filepath.Join(t.TempDir(), "greets.txt")
 	ctx := ctxT(t, time.Minute)
 	var ids []string
-	runOnce := func(who string) flow.StepRecord {
+	runOnce := func(who string) runs.Step {
 		run, err := c.Start(ctx, "cache-greet", map[string]string{"who": who, "file": file}, flow.StartOptions{})
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
-		require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+		require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 		ids = append(ids, d.ID)
 		return cachedStep(t, d, "greet")
 	}

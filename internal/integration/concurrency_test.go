@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,7 +28,7 @@ func TestConcurrencyLimitOfTwoWithFiveRuns(t *testing.T) {
 	for _, id := range ids {
 		d, err := c.Wait(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+		assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	}
 	running, most := 0, 0
 	for _, l := range lines(t, file) {
@@ -64,7 +66,7 @@ func TestTerminatedHolderPermitComesBackAndExclusiveKeyRefuses(t *testing.T) {
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, g1.ID, "", "stuck"))
 	d, err := c.Wait(ctx, g2.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, "the terminated holder's permit was reclaimed")
+	assert.Equal(t, runs.StatusCompleted, d.Status, "the terminated holder's permit was reclaimed")
 
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, holder.ID, "", "done"))
 	require.Eventually(t, func() bool {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -64,7 +66,7 @@ func TestDevServerRunsAFlowStopsAndKeepsRunsInItsDBFile(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status)
+	require.Equal(t, runs.StatusCompleted, d.Status)
 
 	stopWorker()
 	require.NoError(t, srv.Stop())
@@ -82,17 +84,17 @@ func TestDevServerRunsAFlowStopsAndKeepsRunsInItsDBFile(t *testing.T) {
 	c2 := flow.NewClient(tc, flow.ClientOptions{})
 	d2, err := c2.Describe(ctx, "persisted-hello")
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d2.Status)
+	assert.Equal(t, runs.StatusCompleted, d2.Status)
 	assert.Equal(t, d.RunID, d2.RunID)
 	require.NotNil(t, d2.State, "the final state is kept in the run's memo")
 	require.Len(t, d2.State.Steps, 2)
 	assert.Equal(t, "shout", d2.State.Steps[1].Name)
 	assert.JSONEq(t, `{"greeting":"Hello, disk!","shouted":"HELLO, DISK!"}`, string(d2.Result))
 
-	runs, err := c2.List(ctx, flow.ListOptions{})
+	found, err := c2.List(ctx, flow.ListOptions{})
 	require.NoError(t, err)
-	require.Len(t, runs, 1, "search attributes survive the restart")
-	assert.Equal(t, "persisted-hello", runs[0].ID)
+	require.Len(t, found, 1, "search attributes survive the restart")
+	assert.Equal(t, "persisted-hello", found[0].ID)
 }
 
 func TestTwoDevServersSideBySide(t *testing.T) {

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gateflow/gateflow/flow"
 )
 
 // Without --dev, flow-worker serves the example flows on the server named by
@@ -65,9 +65,9 @@ wait:
 	cmd.Env = env
 	out, err := cmd.Output()
 	require.NoError(t, err)
-	var d flow.RunDescription
+	var d runs.Description
 	require.NoError(t, json.Unmarshal(out, &d))
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.Equal(t, "remote-queue", d.TaskQueue)
 	assert.JSONEq(t, `{"greeting":"Hello, remote!","shouted":"HELLO, REMOTE!"}`, string(d.Result))
 

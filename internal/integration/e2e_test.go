@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gateflow/gateflow/flow"
 )
 
 // builtBins caches the binaries built by the tests themselves (once per test binary).
@@ -121,15 +121,15 @@ func TestEndToEndBinaries(t *testing.T) {
 
 	o, e, code := ctl("start", "hello", "--input", `{"name":"e2e"}`, "--wait", "-o", "json")
 	require.Equal(t, 0, code, e)
-	var d flow.RunDescription
+	var d runs.Description
 	require.NoError(t, json.Unmarshal([]byte(o), &d), o)
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	require.NotNil(t, d.State)
 	require.Len(t, d.State.Steps, 2)
 	assert.Equal(t, "greet", d.State.Steps[0].Name)
 	assert.Equal(t, "shout", d.State.Steps[1].Name)
 	for _, s := range d.State.Steps {
-		assert.Equal(t, flow.StepCompleted, s.Status)
+		assert.Equal(t, runs.StepCompleted, s.Status)
 	}
 	assert.JSONEq(t, `{"greeting":"Hello, e2e!","shouted":"HELLO, E2E!"}`, string(d.Result))
 

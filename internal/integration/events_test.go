@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,7 +91,7 @@ func TestWebhookSinkGetsEachEventOnceAcrossAWorkerRestart(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 
 	// A budget run for the budget events: $0.25 of $0.30 crosses 80%, the next step is refused.
 	spend, err := c.Start(ctx, "test.spend", testflows.SpendInput{Steps: []testflows.SpendStep{

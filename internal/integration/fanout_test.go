@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -26,7 +28,7 @@ func TestForEachOfFiveWithMaxParallelTwo(t *testing.T) {
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	var out []string
 	require.NoError(t, json.Unmarshal(d.Result, &out))
 	for i, want := range []string{"a", "b", "c", "d", "e"} {
@@ -46,7 +48,7 @@ func TestForEachOfFiveWithMaxParallelTwo(t *testing.T) {
 	}
 	assert.Equal(t, 2, most, "never more than 2 at once, and both slots were used")
 	assert.Equal(t, 5, ends)
-	assert.Equal(t, flow.StepCompleted, stepLabelled(t, d.State.Steps, "items/5/run").Status)
+	assert.Equal(t, runs.StepCompleted, stepLabelled(t, d.State.Steps, "items/5/run").Status)
 }
 
 // TestForEachHaltKillsTheItemsInFlight: the first failure cancels the item in flight (its
@@ -61,10 +63,10 @@ func TestForEachHaltKillsTheItemsInFlight(t *testing.T) {
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Contains(t, d.Error, "foreach items: step 2: exit code 4")
 	assert.Contains(t, d.Error, "cancelled: 1, 3")
-	assert.Equal(t, flow.StepCancelled, stepLabelled(t, d.State.Steps, "items/1/run").Status)
+	assert.Equal(t, runs.StepCancelled, stepLabelled(t, d.State.Steps, "items/1/run").Status)
 	assert.NotContains(t, lines(t, in.File), "2", "item 3 never started")
 	assertProcessGone(t, pid)
 }
@@ -85,7 +87,7 @@ func TestForEachChildOfTwoThousandItems(t *testing.T) {
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	var sum int
 	require.NoError(t, json.Unmarshal(d.Result, &sum))
 	assert.Equal(t, want, sum)
@@ -93,7 +95,7 @@ func TestForEachChildOfTwoThousandItems(t *testing.T) {
 	assert.Equal(t, "2000 of 2000 items completed", d.State.Steps[0].Output)
 	item, err := shared.client.Describe(ctx, run.ID+"/double/2000")
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, item.Status, "the last item ran as its own run")
+	assert.Equal(t, runs.StatusCompleted, item.Status, "the last item ran as its own run")
 
 	count := func(id, runID string) (events, size int) {
 		hist := shared.tc.GetWorkflowHistory(ctx, id, runID, false, 0)
@@ -120,16 +122,16 @@ func TestBranchWaitsForAnApprovalWhileStepsRun(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "log")
 	run, err := shared.client.Start(ctx, "test.branch.gate", testflows.FileInput{File: file}, flow.StartOptions{})
 	require.NoError(t, err)
-	eventually(t, shared.client, run.ID, "the steps ran while the gate is open", func(d *flow.RunDescription) bool {
-		return len(lines(t, file)) == 2 && d.Status == flow.StatusAwaitingApproval
+	eventually(t, shared.client, run.ID, "the steps ran while the gate is open", func(d *runs.Description) bool {
+		return len(lines(t, file)) == 2 && d.Status == runs.StatusAwaitingApproval
 	})
 	_, err = shared.client.Vote(ctx, run.ID, approval.Vote{Gate: "ship", Kind: approval.Approve, By: "alice"})
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, `"approved"`, string(d.Result))
-	assert.Equal(t, flow.StepCompleted, stepLabelled(t, d.State.Steps, "review/ship").Status)
+	assert.Equal(t, runs.StepCompleted, stepLabelled(t, d.State.Steps, "review/ship").Status)
 }
 
 // TestRaceCancelsTheLoser: the fast branch wins and the slow one's process is gone.
@@ -140,13 +142,13 @@ func TestRaceCancelsTheLoser(t *testing.T) {
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "1", string(d.Result), "the second branch won")
-	assert.Equal(t, flow.StepCancelled, stepLabelled(t, d.State.Steps, "first/1/slow").Status)
+	assert.Equal(t, runs.StepCancelled, stepLabelled(t, d.State.Steps, "first/1/slow").Status)
 	assertProcessGone(t, pid)
 }
 
-func stepLabelled(t *testing.T, steps []flow.StepRecord, label string) flow.StepRecord {
+func stepLabelled(t *testing.T, steps []runs.Step, label string) runs.Step {
 	t.Helper()
 	for _, s := range steps {
 		if s.Label() == label {
@@ -154,5 +156,5 @@ func stepLabelled(t *testing.T, steps []flow.StepRecord, label string) flow.Step
 		}
 	}
 	t.Fatalf("no step %s", label)
-	return flow.StepRecord{}
+	return runs.Step{}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,7 +23,7 @@ func TestFlowctlCommandsInJSON(t *testing.T) {
 
 	r := flowctlRun(t, "", "budget", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var lines []flow.SpendLine
+	var lines []runs.SpendLine
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &lines))
 	require.NotEmpty(t, lines)
 	assert.Equal(t, "all", string(lines[0].Scope))
@@ -55,13 +57,13 @@ func TestFlowctlCommandsInJSON(t *testing.T) {
 	assert.Equal(t, run.ID, cancelled["run"])
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCancelled, d.Status)
+	assert.Equal(t, runs.StatusCancelled, d.Status)
 
 	r = flowctlRunOn(t, "json-pause", "pause", "hello", "-o", "json")
 	assert.NotEqual(t, 0, r.code, "no worker serves queue json-pause: %s", r.stdout)
 	r = flowctlRun(t, "", "pause", "smoke", "--reason", "json", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var paused map[string][]flow.PausedType
+	var paused map[string][]runs.PausedType
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &paused))
 	require.Len(t, paused["paused"], 1)
 	assert.Equal(t, "smoke", paused["paused"][0].Workflow)

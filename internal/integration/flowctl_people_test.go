@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/flowctl"
 )
 
@@ -41,7 +42,7 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 	assert.Regexp(t, `(?m)^ctl-ship\s+ship\s+0/2\s+group:release\s+`, r.stdout)
 	r = flowctlRun(t, "", "approvals", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var gates []flow.PendingGate
+	var gates []runs.PendingGate
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &gates))
 	found := false
 	for _, g := range gates {
@@ -77,7 +78,7 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 	assert.Equal(t, "Signal deploy-done (id deploy-5.5.5) sent to every run waiting on key 5.5.5.\n", r.stdout)
 	d, err := c.Wait(ctxT(t, time.Minute), "ctl-ship")
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 
 	r = flowctlRun(t, "", "approve", "ctl-ship", "ship", "--as", "carol")
 	assert.Equal(t, flowctl.ExitRefused, r.code, "%s", r.stderr)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -65,9 +67,9 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 
 	r = flowctlRun(t, "", "show", "ctl-hello", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var d flow.RunDescription
+	var d runs.Description
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	require.NotNil(t, d.State)
 	assert.Len(t, d.State.Steps, 2)
 	assert.JSONEq(t, `{"greeting":"Hello, Grace!","shouted":"HELLO, GRACE!"}`, string(d.Result))
@@ -103,10 +105,10 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 
 	r = flowctlRun(t, "", "list", "--workflow", "hello", "--limit", "100", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var runs []flow.RunSummary
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &runs))
-	assert.NotEmpty(t, runs)
-	for _, s := range runs {
+	var found []runs.Summary
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &found))
+	assert.NotEmpty(t, found)
+	for _, s := range found {
 		assert.Equal(t, "hello", s.Workflow)
 	}
 }

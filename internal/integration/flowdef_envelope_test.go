@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -76,7 +78,7 @@ func TestFlowdefEnvelopeMaxRunsRefuse(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, first.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"approved": true}`, string(d.Result))
 }
 
@@ -92,7 +94,7 @@ func TestFlowdefEnvelopeTrigger(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 
 	id := protocol.TriggeredID("it-envelope-triggered", run.ID, run.RunID)
 	require.Eventually(t, func() bool {
@@ -101,7 +103,7 @@ func TestFlowdefEnvelopeTrigger(t *testing.T) {
 	}, time.Minute, 200*time.Millisecond, "the triggered run starts")
 	td, err := c.Wait(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, td.Status, td.Error)
+	require.Equal(t, runs.StatusCompleted, td.Status, td.Error)
 	assert.Equal(t, "trigger", td.CreatedBy)
 	assert.JSONEq(t, `{"got": "from-v1"}`, string(td.Result))
 }
@@ -169,7 +171,7 @@ func TestFlowdefEnvelopeConcurrencyKey(t *testing.T) {
 		b1, r := startKeyed(t, queue, "it-keyed-queue", "api")
 		require.Equal(t, 0, r.code, r.stderr)
 		d := eventually(t, c, a2, "the second web run waits for its key's permit", waitingFor("permit:flow:it-keyed-queue:web"))
-		assert.Equal(t, flow.StatusPending, d.Status)
+		assert.Equal(t, runs.StatusPending, d.Status)
 		eventually(t, c, b1, "the api run runs alongside", waitingFor("approval:ok"))
 
 		approveGate(t, c, a1, "ok")
@@ -179,7 +181,7 @@ func TestFlowdefEnvelopeConcurrencyKey(t *testing.T) {
 		for id, repo := range map[string]string{a1: "web", a2: "web", b1: "api"} {
 			d, err := c.Wait(ctx, id)
 			require.NoError(t, err)
-			require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+			require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 			assert.JSONEq(t, `{"repo": "`+repo+`"}`, string(d.Result))
 		}
 	})
@@ -215,7 +217,7 @@ func TestFlowdefEnvelopeConcurrencyKey(t *testing.T) {
 		for _, id := range []string{a1, b1} {
 			d, err := c.Wait(ctx, id)
 			require.NoError(t, err)
-			require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+			require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 		}
 	})
 
@@ -232,19 +234,19 @@ func TestFlowdefEnvelopeConcurrencyKey(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		d, err := c.Wait(ctx, a1)
 		require.NoError(t, err)
-		assert.Equal(t, flow.StatusCancelled, d.Status)
+		assert.Equal(t, runs.StatusCancelled, d.Status)
 		assert.Contains(t, d.State.Error, "replaced by "+a2)
 		eventually(t, c, a2, "the new web run runs", waitingFor("approval:ok"))
 		d, err = c.Describe(ctx, b1)
 		require.NoError(t, err)
-		assert.Equal(t, flow.StatusAwaitingApproval, d.Status, "the api run, another key, is left alone")
+		assert.Equal(t, runs.StatusAwaitingApproval, d.Status, "the api run, another key, is left alone")
 		assert.True(t, waitingFor("approval:ok")(d))
 		approveGate(t, c, a2, "ok")
 		approveGate(t, c, b1, "ok")
 		for _, id := range []string{a2, b1} {
 			d, err := c.Wait(ctx, id)
 			require.NoError(t, err)
-			require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+			require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 		}
 	})
 }
@@ -363,7 +365,7 @@ func TestFlowdefEnvelopeTriggerIfInput(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, low.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	// The ended run decides before it ends: by now a start would have happened.
 	_, err = c.Describe(ctx, protocol.TriggeredID("it-envelope-ticket", low.ID, low.RunID))
 	var nf *flow.RunNotFoundError
@@ -373,11 +375,11 @@ func TestFlowdefEnvelopeTriggerIfInput(t *testing.T) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, high.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	id := protocol.TriggeredID("it-envelope-ticket", high.ID, high.RunID)
 	td, err := c.Wait(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, td.Status, td.Error)
+	require.Equal(t, runs.StatusCompleted, td.Status, td.Error)
 	assert.Equal(t, "trigger", td.CreatedBy)
 	assert.JSONEq(t, `{"ticket": "INC-2", "from": "it-envelope-incident completed"}`, string(td.Result), "started with the mapped input")
 }

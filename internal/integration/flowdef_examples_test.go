@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -94,8 +96,8 @@ func replayExample(t *testing.T, run, file string) {
 }
 
 // stepRecords are the records of the steps named name, in order.
-func stepRecords(d *flow.RunDescription, name string) []flow.StepRecord {
-	var out []flow.StepRecord
+func stepRecords(d *runs.Description, name string) []runs.Step {
+	var out []runs.Step
 	for _, s := range d.State.Steps {
 		if s.Name == name {
 			out = append(out, s)
@@ -121,21 +123,21 @@ func runCodeReviewExample(t *testing.T, c *flow.Client) {
 	require.NoError(t, err)
 	// A foreach item that fails under on_item_fail: continue is recorded failed and the
 	// run went on after it: it ends warning, as a run with an allowed failure does.
-	require.Equal(t, flow.StatusWarning, d.Status, d.Error)
+	require.Equal(t, runs.StatusWarning, d.Status, d.Error)
 	assert.JSONEq(t, `{"verdict": "good", "reviewed": 3}`, string(d.Result))
 	st := stepStatuses(d)
 	for _, name := range []string{"checkout", "summary", "quality", "human_ok", "post", "cleanup"} {
-		assert.Equal(t, flow.StepCompleted, st[name], name)
+		assert.Equal(t, runs.StepCompleted, st[name], name)
 	}
 	reviews := stepRecords(d, "review_one")
 	require.Len(t, reviews, 3, "one agent step per file")
-	byBranch := map[string]flow.StepStatus{}
+	byBranch := map[string]runs.StepStatus{}
 	for _, r := range reviews {
 		byBranch[r.Branch] = r.Status
-		assert.Equal(t, flow.KindAgent, r.Kind)
+		assert.Equal(t, runs.KindAgent, r.Kind)
 	}
-	assert.Equal(t, map[string]flow.StepStatus{"review_files/1": flow.StepCompleted, "review_files/2": flow.StepFailed,
-		"review_files/3": flow.StepCompleted}, byBranch)
+	assert.Equal(t, map[string]runs.StepStatus{"review_files/1": runs.StepCompleted, "review_files/2": runs.StepFailed,
+		"review_files/3": runs.StepCompleted}, byBranch)
 	assert.Equal(t, "checked out gateflow pr-42", strings.TrimSpace(stepRecords(d, "checkout")[0].Output))
 	assert.Equal(t, "posted the review of 3 files on PR 42", strings.TrimSpace(stepRecords(d, "post")[0].Output))
 	cleanup := stepRecords(d, "cleanup")[0]
@@ -152,9 +154,9 @@ func runCodeReviewExample(t *testing.T, c *flow.Client) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, low.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusWarning, d.Status, d.Error)
+	require.Equal(t, runs.StatusWarning, d.Status, d.Error)
 	assert.JSONEq(t, `{"verdict": "needs work", "reviewed": 1}`, string(d.Result))
-	assert.Equal(t, flow.KindQuality, stepRecords(d, "quality")[0].Kind)
+	assert.Equal(t, runs.KindQuality, stepRecords(d, "quality")[0].Kind)
 
 	// Rejected by a person: nothing is posted, the cleanup still runs.
 	rejected := start("README.md")
@@ -162,11 +164,11 @@ func runCodeReviewExample(t *testing.T, c *flow.Client) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, rejected.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusRejected, d.Status, d.Error)
+	require.Equal(t, runs.StatusRejected, d.Status, d.Error)
 	st = stepStatuses(d)
 	_, posted := st["post"]
 	assert.False(t, posted, "a rejected review is not posted")
-	assert.Equal(t, flow.StepCompleted, st["cleanup"])
+	assert.Equal(t, runs.StepCompleted, st["cleanup"])
 }
 
 func runIncidentExample(t *testing.T, c *flow.Client) {
@@ -185,16 +187,16 @@ func runIncidentExample(t *testing.T, c *flow.Client) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, []map[string]any{{"service": "db", "severity": "medium"}}, status.got(), "the status page got the severity")
-	assert.Equal(t, flow.StepCompleted, stepStatuses(d)["status_page"])
+	assert.Equal(t, runs.StepCompleted, stepStatuses(d)["status_page"])
 	d, err = c.Wait(ctx, start("disk-full").ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
-	assert.Equal(t, flow.StepSkipped, stepStatuses(d)["status_page"], "no status_url: skipped")
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StepSkipped, stepStatuses(d)["status_page"], "no status_url: skipped")
 	assert.JSONEq(t, `{"severity": "medium", "ticket": "filed a ticket for db: disk 91% full on the primary database", "acked_by": ""}`, string(d.Result))
 	st := stepStatuses(d)
-	assert.Equal(t, flow.StepCompleted, st["ticket"])
+	assert.Equal(t, runs.StepCompleted, st["ticket"])
 	for _, name := range []string{"page", "ack", "escalate", "incident-failed"} {
 		_, ran := st[name]
 		assert.False(t, ran, name)
@@ -215,10 +217,10 @@ func runIncidentExample(t *testing.T, c *flow.Client) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, high.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"severity": "high", "ticket": "", "acked_by": "carol"}`, string(d.Result))
 	assert.Equal(t, "paging the on-call of db", strings.TrimSpace(stepRecords(d, "page")[0].Output))
-	assert.Equal(t, flow.StepCompleted, stepStatuses(d)["ack"])
+	assert.Equal(t, runs.StepCompleted, stepStatuses(d)["ack"])
 	replayExample(t, high.ID, "incident.yaml")
 
 	// A triage that is not JSON fails its output schema: on_error goto escalate, whose
@@ -226,13 +228,13 @@ func runIncidentExample(t *testing.T, c *flow.Client) {
 	for _, alert := range []string{"garbled"} {
 		d, err = c.Wait(ctx, start(alert).ID)
 		require.NoError(t, err)
-		require.Equal(t, flow.StatusFailed, d.Status, alert)
+		require.Equal(t, runs.StatusFailed, d.Status, alert)
 		assert.Contains(t, d.Error, "node escalate (step)", alert)
 		assert.Contains(t, d.Error, "exit code 7", alert)
 		st = stepStatuses(d)
-		assert.Equal(t, flow.StepFailed, st["triage"], alert)
-		assert.Equal(t, flow.StepFailed, st["escalate"], alert)
-		assert.Equal(t, flow.StepCompleted, st["incident-failed"], alert)
+		assert.Equal(t, runs.StepFailed, st["triage"], alert)
+		assert.Equal(t, runs.StepFailed, st["escalate"], alert)
+		assert.Equal(t, runs.StepCompleted, st["incident-failed"], alert)
 		_, routed := st["route"]
 		assert.False(t, routed, alert)
 		for _, name := range []string{"page", "ticket", "log_only"} {
@@ -249,9 +251,9 @@ func runIncidentExample(t *testing.T, c *flow.Client) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusBudgetExceeded, d.Status, d.Error)
+	require.Equal(t, runs.StatusBudgetExceeded, d.Status, d.Error)
 	assert.True(t, d.State.CostUSD.IsZero(), "nothing was spent: %s", d.State.CostUSD)
-	assert.NotEqual(t, flow.StepCompleted, stepStatuses(d)["triage"])
+	assert.NotEqual(t, runs.StepCompleted, stepStatuses(d)["triage"])
 	_, routed := stepStatuses(d)["route"]
 	assert.False(t, routed)
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -38,10 +40,10 @@ type defCase struct {
 	act func(t *testing.T, c *flow.Client, run string)
 	// status is the final status (default completed); output the result (JSON), unless
 	// empty; errs are substrings of the run's error.
-	status flow.Status
+	status runs.Status
 	output string
 	errs   []string
-	check  func(t *testing.T, c *flow.Client, d *flow.RunDescription)
+	check  func(t *testing.T, c *flow.Client, d *runs.Description)
 }
 
 // defName is the name: of a definition's source.
@@ -180,7 +182,7 @@ func runDefCases(t *testing.T, c *flow.Client, cases []defCase) {
 			require.NoError(t, err)
 			want := tc.status
 			if want == "" {
-				want = flow.StatusCompleted
+				want = runs.StatusCompleted
 			}
 			require.Equal(t, want, d.Status, "error: %s", d.Error)
 			if tc.output != "" {

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gateflow/gateflow/flow"
 )
 
 // The flow-worker binary with --flows DIR serves a file added to DIR while it runs: the
@@ -72,9 +72,9 @@ func TestEndToEndWorkerServesAnAddedDefinition(t *testing.T) {
 
 	out, err := flowctl("start", "late-greet", "--input", `{"who":"e2e"}`, "--wait", "-o", "json")
 	require.NoError(t, err, out)
-	var d flow.RunDescription
+	var d runs.Description
 	require.NoError(t, json.Unmarshal([]byte(out), &d))
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "late-greet", d.Workflow)
 	assert.Equal(t, queue, d.TaskQueue)
 	assert.JSONEq(t, `{"said":"hello e2e"}`, string(d.Result))

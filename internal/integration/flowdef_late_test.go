@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -53,7 +55,7 @@ steps:
 )
 
 // stepNames are the names of a run's steps.
-func stepNames(d *flow.RunDescription) []string {
+func stepNames(d *runs.Description) []string {
 	var out []string
 	if d.State != nil {
 		for _, s := range d.State.Steps {
@@ -113,7 +115,7 @@ func TestFlowdefServeAdded(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"said": "hello Ada"}`, string(d.Result))
 	assert.Equal(t, "late-greet", d.Workflow)
 	assert.Contains(t, stepNames(d), "greet")
@@ -142,14 +144,14 @@ func TestFlowdefServeAdded(t *testing.T) {
 	require.NoError(t, err)
 	waitFor(t, "the late gated run's gate", waitingOn(t, c, gated.ID))
 	waitFor(t, "the late gated run in the listing of runs waiting", func() bool {
-		runs, err := c.List(ctx, flow.ListOptions{Workflow: "late-gated", WaitingFor: "approval:wait"})
-		return err == nil && len(runs) == 1 && runs[0].ID == gated.ID
+		found, err := c.List(ctx, flow.ListOptions{Workflow: "late-gated", WaitingFor: "approval:wait"})
+		return err == nil && len(found) == 1 && found[0].ID == gated.ID
 	})
 	_, err = c.Vote(ctx, gated.ID, approval.Vote{Gate: "wait", Kind: approval.Approve, By: "tester"})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, gated.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"version": 1, "said": "one"}`, string(d.Result))
 	assert.Contains(t, stepNames(d), "work")
 	require.NotNil(t, d.State)
@@ -200,7 +202,7 @@ func TestFlowdefServeUnknownTypeRetried(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "greet.yaml"), []byte(lateGreet), 0o644))
 	d, err := c.Wait(ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"said": "hello early"}`, string(d.Result))
 }
 
@@ -249,14 +251,14 @@ func TestFlowdefServeEditWhileWaiting(t *testing.T) {
 	for _, id := range old {
 		d, err := c.Wait(ctx, id)
 		require.NoError(t, err)
-		require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+		require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 		assert.JSONEq(t, `{"version": 1, "said": "one"}`, string(d.Result), id)
 		assert.NotContains(t, stepNames(d), "extra", id)
 		assert.Equal(t, "1", d.State.Version, id)
 	}
 	d, err := c.Wait(ctx, fresh.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"version": 2, "said": "two", "extra": "more"}`, string(d.Result))
 	assert.Contains(t, stepNames(d), "extra")
 
@@ -299,7 +301,7 @@ func TestFlowdefServeRemovedWhileRunning(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, raw.GetID())
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Contains(t, d.Error, "was removed")
 	assert.NotContains(t, stepNames(d), "work", "nothing of the old definition ran")
 
@@ -307,7 +309,7 @@ func TestFlowdefServeRemovedWhileRunning(t *testing.T) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, going.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"version": 1, "said": "one"}`, string(d.Result))
 }
 
@@ -336,11 +338,11 @@ steps:
 		ctx := ctxT(t, time.Minute)
 		_ = shared.tc.ScheduleClient().GetHandle(ctx, sid).Delete(ctx)
 	})
-	var d *flow.RunDescription
+	var d *runs.Description
 	waitFor(t, "the once run", func() bool {
 		var err error
 		d, err = c.Describe(ctx, protocol.OnceID("late-nightly", queue))
-		return err == nil && d.Status == flow.StatusCompleted
+		return err == nil && d.Status == runs.StatusCompleted
 	})
 	assert.Equal(t, "late-nightly", d.Workflow)
 	assert.Contains(t, stepNames(d), "tick")

@@ -46,6 +46,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -342,7 +344,7 @@ steps:
 `}
 
 // recordOf is the first step record named name.
-func recordOf(t *testing.T, d *flow.RunDescription, name string) flow.StepRecord {
+func recordOf(t *testing.T, d *runs.Description, name string) runs.Step {
 	t.Helper()
 	rs := stepRecords(d, name)
 	require.NotEmpty(t, rs, "no step %s", name)
@@ -350,7 +352,7 @@ func recordOf(t *testing.T, d *flow.RunDescription, name string) flow.StepRecord
 }
 
 // maxOverlap is how many of recs ran at the same time at most.
-func maxOverlap(recs []flow.StepRecord) int {
+func maxOverlap(recs []runs.Step) int {
 	most := 0
 	for _, a := range recs {
 		n := 0
@@ -368,7 +370,7 @@ func TestFlowdefNodes(t *testing.T) {
 	t.Parallel()
 	srv := startRecorder(t)
 	c, host := serveDefs(t, "flowdef-nodes", nodeDefs, flow.WorkerOptions{})
-	absent := func(t *testing.T, d *flow.RunDescription, names ...string) {
+	absent := func(t *testing.T, d *runs.Description, names ...string) {
 		for _, n := range names {
 			assert.Empty(t, stepRecords(d, n), "step %s should not run", n)
 		}
@@ -386,30 +388,30 @@ func TestFlowdefNodes(t *testing.T) {
 	var sendIn struct{ Target, Box string } // what it-node-send was started with
 	runDefCases(t, c, []defCase{
 		{name: "it-node-shell", output: `{"calc": "42 by shell in /tmp", "n": 5}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				r := recordOf(t, d, "calc")
-				assert.Equal(t, flow.KindShell, r.Kind)
+				assert.Equal(t, runs.KindShell, r.Kind)
 				require.NotNil(t, r.ExitCode)
 				assert.Equal(t, 0, *r.ExitCode)
 			}},
 		{name: "it-node-http", input: inputOf(map[string]any{"url": srv.URL}), output: `{"ok": true}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				assert.Contains(t, srv.got(), map[string]any{"text": "hi 2"})
 				r := recordOf(t, d, "post")
-				assert.Equal(t, flow.KindHTTP, r.Kind)
+				assert.Equal(t, runs.KindHTTP, r.Kind)
 				assert.Equal(t, 200, r.HTTPStatus)
 			}},
 		{name: "it-node-agent", output: `{"sev": "high"}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				r := recordOf(t, d, "triage")
-				assert.Equal(t, flow.KindAgent, r.Kind)
+				assert.Equal(t, runs.KindAgent, r.Kind)
 				require.NotNil(t, r.Tokens)
 				assert.EqualValues(t, 1000, r.Tokens.Input)
 				assert.True(t, r.CostUSD.IsPositive())
 			}},
 		{name: "it-node-action", output: `{"post": {"posted": "LGTM"}, "page": {"handled": "open-pager"}}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				assert.Equal(t, flow.KindActivity, recordOf(t, d, "post").Kind)
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				assert.Equal(t, runs.KindActivity, recordOf(t, d, "post").Kind)
 				assert.Contains(t, host.calls(), flow.ActionCall{Name: "open-pager", With: map[string]any{"who": "oncall"}})
 				for _, call := range host.calls() {
 					assert.NotEqual(t, "post-comment", call.Name, "a registered action does not go to the fallback")
@@ -417,44 +419,44 @@ func TestFlowdefNodes(t *testing.T) {
 			}},
 		{name: "it-node-set", output: `{"n": 42, "label": "n was 1", "tags": ["a", "b"]}`},
 		{name: "check-pass", flow: "it-node-check", input: inputOf(map[string]any{"n": 3}), output: `{"n": 3}`},
-		{name: "check-fail", flow: "it-node-check", input: inputOf(map[string]any{"n": -2}), status: flow.StatusFailed,
+		{name: "check-fail", flow: "it-node-check", input: inputOf(map[string]any{"n": -2}), status: runs.StatusFailed,
 			errs: []string{"node positive (check): n must be positive, got -2"}},
 		{name: "branch-big-high", flow: "it-node-branch", input: inputOf(map[string]any{"n": 20, "sev": "high"}),
 			output: `{"path": "big", "who": "page"}`,
-			check:  func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { absent(t, d, "small", "ticket", "log") }},
+			check:  func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "small", "ticket", "log") }},
 		{name: "branch-small-medium", flow: "it-node-branch", input: inputOf(map[string]any{"n": 3, "sev": "medium"}),
 			output: `{"path": "small", "who": "ticket"}`,
-			check:  func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { absent(t, d, "big", "page", "log") }},
+			check:  func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "big", "page", "log") }},
 		{name: "branch-default", flow: "it-node-branch", input: inputOf(map[string]any{"n": 3, "sev": "low"}),
 			output: `{"path": "small", "who": "log"}`},
 		{name: "it-node-loops", input: inputOf(map[string]any{"files": []string{"a", "b"}}),
 			output: `{"i": 3, "j": 1, "seen": "0:a;1:b;"}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				assert.Len(t, stepRecords(d, "echo"), 2, "one shell step per element")
 			}},
-		{name: "it-node-loop-max", status: flow.StatusFailed, errs: []string{"max_iterations 3 reached"},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { assert.Len(t, stepRecords(d, "tick"), 3) }},
+		{name: "it-node-loop-max", status: runs.StatusFailed, errs: []string{"max_iterations 3 reached"},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { assert.Len(t, stepRecords(d, "tick"), 3) }},
 		{name: "it-node-parallel", output: `{"fan": {"left": "left", "right": "right"}, "some": {"ok": "ok", "bad": null}}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				var branches []string
 				for _, s := range d.State.Steps {
-					if s.Kind == flow.KindShell {
+					if s.Kind == runs.KindShell {
 						branches = append(branches, s.Branch+"/"+s.Name+":"+string(s.Status))
 					}
 				}
 				assert.ElementsMatch(t, []string{"fan/left/left:completed", "fan/right/right:completed",
 					"some/ok/ok:completed", "some/bad/bad:failed"}, branches)
 			}},
-		{name: "it-node-min-success", status: flow.StatusFailed, errs: []string{"bad"}},
-		{name: "it-node-fail-fast", status: flow.StatusFailed, errs: []string{"bad"},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+		{name: "it-node-min-success", status: runs.StatusFailed, errs: []string{"bad"}},
+		{name: "it-node-fail-fast", status: runs.StatusFailed, errs: []string{"bad"},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				slow := recordOf(t, d, "slow")
-				assert.NotEqual(t, flow.StepCompleted, slow.Status)
+				assert.NotEqual(t, runs.StepCompleted, slow.Status)
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 20*time.Second, "the failure cancels the slow branch")
 			}},
 		{name: "it-node-foreach", input: inputOf(map[string]any{"files": []string{"a.go", "b.go", "a.go", "b.go"}}),
 			output: `{"all": ["fine-0", "bad-1", "fine-2", "bad-3"]}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				shouts := stepRecords(d, "shout")
 				require.Len(t, shouts, 4)
 				assert.LessOrEqual(t, maxOverlap(shouts), 2, "max_parallel 2")
@@ -464,7 +466,7 @@ func TestFlowdefNodes(t *testing.T) {
 				}
 				assert.ElementsMatch(t, []string{"reviews/1", "reviews/2", "reviews/3", "reviews/4"}, branches)
 			}},
-		{name: "it-node-foreach-deps", status: flow.StatusWarning,
+		{name: "it-node-foreach-deps", status: runs.StatusWarning,
 			input: inputOf(map[string]any{"jobs": []any{
 				map[string]any{"id": "deploy", "depends_on": []string{"build", "test"}},
 				map[string]any{"id": "test", "depends_on": []string{"build"}},
@@ -472,8 +474,8 @@ func TestFlowdefNodes(t *testing.T) {
 				map[string]any{"id": "lint"},
 				map[string]any{"id": "docs", "depends_on": []string{"lint"}},
 			}}),
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				at := map[string]flow.StepRecord{}
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				at := map[string]runs.Step{}
 				for _, s := range stepRecords(d, "job") {
 					at[s.Branch] = s
 				}
@@ -482,10 +484,10 @@ func TestFlowdefNodes(t *testing.T) {
 				require.NotNil(t, at["jobs/test"].EndedAt)
 				assert.False(t, at["jobs/test"].StartedAt.Before(*at["jobs/build"].EndedAt), "test starts after build ended")
 				assert.False(t, at["jobs/deploy"].StartedAt.Before(*at["jobs/test"].EndedAt), "deploy starts after test ended")
-				assert.Equal(t, flow.StepCompleted, at["jobs/deploy"].Status)
-				assert.Equal(t, flow.StepFailed, at["jobs/lint"].Status)
+				assert.Equal(t, runs.StepCompleted, at["jobs/deploy"].Status)
+				assert.Equal(t, runs.StepFailed, at["jobs/lint"].Status)
 				assert.NotContains(t, at, "jobs/docs", "docs depends on the failed lint: never started")
-				assert.Equal(t, flow.StepSkipped, recordOf(t, d, "docs").Status)
+				assert.Equal(t, runs.StepSkipped, recordOf(t, d, "docs").Status)
 				var parts []string
 				for _, s := range stepRecords(d, "part") {
 					if s.Branch == "jobs/deploy" {
@@ -494,12 +496,12 @@ func TestFlowdefNodes(t *testing.T) {
 				}
 				assert.Equal(t, []string{"deploy-a", "deploy-b"}, parts, "the loop inside the item sees the item")
 			}},
-		{name: "it-node-foreach-continue", status: flow.StatusWarning, output: `{"all": ["1", null, "3"]}`},
-		{name: "it-node-foreach-stop", status: flow.StatusFailed, errs: []string{"exit code 1"},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { absent(t, d, "done") }},
+		{name: "it-node-foreach-continue", status: runs.StatusWarning, output: `{"all": ["1", null, "3"]}`},
+		{name: "it-node-foreach-stop", status: runs.StatusFailed, errs: []string{"exit code 1"},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "done") }},
 		{name: "it-node-foreach-provider", output: `{"all": ["T-1:ticket:ops:a.go:core", "T-2:ticket:ops:b.go:core"]}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				assert.Equal(t, flow.StepCompleted, recordOf(t, d, "each-items").Status)
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				assert.Equal(t, runs.StepCompleted, recordOf(t, d, "each-items").Status)
 				var branches []string
 				for _, s := range stepRecords(d, "show") {
 					branches = append(branches, s.Branch)
@@ -508,25 +510,25 @@ func TestFlowdefNodes(t *testing.T) {
 			}},
 		{name: "it-node-foreach-call",
 			output: `{"all": [{"doubled": 2}, {"doubled": 4}, {"doubled": 6}], "greet": [{"said": "hi ada"}, {"said": "hi bob"}]}`,
-			check: func(t *testing.T, c *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, c *flow.Client, d *runs.Description) {
 				children := 0
 				for _, s := range d.State.Steps {
-					if s.Kind == flow.KindChild {
+					if s.Kind == runs.KindChild {
 						children++
 						require.NotNil(t, s.Child)
 						cd, err := c.Describe(ctxT(t, 10*time.Second), s.Child.ID)
 						require.NoError(t, err)
-						assert.Equal(t, flow.StatusCompleted, cd.Status)
+						assert.Equal(t, runs.StatusCompleted, cd.Status)
 						assert.Equal(t, d.ID, cd.State.ParentID)
 					}
 				}
 				assert.Equal(t, 5, children, "one child run per item")
 			}},
 		{name: "it-node-call", output: `{"greet": "hi ada", "twice": 42}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				for name, wf := range map[string]string{"greet": "it-node-child", "twice": "it-go-double"} {
 					r := recordOf(t, d, name)
-					assert.Equal(t, flow.KindChild, r.Kind)
+					assert.Equal(t, runs.KindChild, r.Kind)
 					require.NotNil(t, r.Child)
 					assert.Equal(t, wf, r.Child.Workflow)
 				}
@@ -540,7 +542,7 @@ func TestFlowdefNodes(t *testing.T) {
 				}
 				require.True(t, ended, "the parent does not wait for its detached child")
 			},
-			check: func(t *testing.T, c *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, c *flow.Client, d *runs.Description) {
 				ctx := ctxT(t, time.Minute)
 				var out struct{ Child string }
 				require.NoError(t, json.Unmarshal(d.Result, &out))
@@ -552,20 +554,20 @@ func TestFlowdefNodes(t *testing.T) {
 				require.NoError(t, err)
 				cw, err := c.Wait(ctx, out.Child)
 				require.NoError(t, err)
-				assert.Equal(t, flow.StatusCompleted, cw.Status, cw.Error)
+				assert.Equal(t, runs.StatusCompleted, cw.Status, cw.Error)
 				assert.JSONEq(t, `{"got": 1}`, string(cw.Result))
 				replayDef(t, d.ID, defSource(t, nodeDefs, "it-node-detached"))
 			}},
 		{name: "approval-approve", flow: "it-node-approval", input: inputOf(map[string]any{"pr": 7}),
 			act: vote(approval.Approve, "bob"), output: `{"outcome": "approved"}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				require.Len(t, d.State.Gates, 1)
 				assert.Equal(t, "Merge PR 7?", d.State.Gates[0].Request.Message)
-				assert.Equal(t, flow.KindApproval, recordOf(t, d, "ok").Kind)
+				assert.Equal(t, runs.KindApproval, recordOf(t, d, "ok").Kind)
 			}},
 		{name: "approval-reject", flow: "it-node-approval", input: inputOf(map[string]any{"pr": 8}),
-			act: vote(approval.Reject, "alice"), status: flow.StatusRejected,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { absent(t, d, "done") }},
+			act: vote(approval.Reject, "alice"), status: runs.StatusRejected,
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "done") }},
 		{name: "it-node-input", output: `{"n": 42}`,
 			act: func(t *testing.T, c *flow.Client, run string) {
 				ctx := ctxT(t, time.Minute)
@@ -589,22 +591,22 @@ func TestFlowdefNodes(t *testing.T) {
 			}},
 		{name: "poll-approved", flow: "it-node-poll", input: inputOf(map[string]any{"ticket": "T-9"}),
 			output: `{"outcome": "approved", "comment": "ticket T-9 closed after 2 polls"}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				assert.Equal(t, flow.KindGate, recordOf(t, d, "fixed").Kind)
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				assert.Equal(t, runs.KindGate, recordOf(t, d, "fixed").Kind)
 			}},
 		{name: "poll-rejected", flow: "it-node-poll", input: inputOf(map[string]any{"ticket": "WONTFIX"}),
-			status: flow.StatusRejected, errs: []string{"will not be fixed"}},
+			status: runs.StatusRejected, errs: []string{"will not be fixed"}},
 		{name: "quality-pass", flow: "it-node-quality", input: inputOf(map[string]any{"topic": "strong"}), output: `{"passed": true}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				assert.Equal(t, flow.KindQuality, recordOf(t, d, "quality").Kind)
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				assert.Equal(t, runs.KindQuality, recordOf(t, d, "quality").Kind)
 			}},
 		{name: "quality-fail", flow: "it-node-quality", input: inputOf(map[string]any{"topic": "weak"}),
-			status: flow.StatusFailed, errs: []string{"quality"},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { absent(t, d, "done") }},
+			status: runs.StatusFailed, errs: []string{"quality"},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "done") }},
 		{name: "it-node-sleep",
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				nap, after := recordOf(t, d, "nap"), recordOf(t, d, "after")
-				assert.Equal(t, flow.KindSleep, nap.Kind)
+				assert.Equal(t, runs.KindSleep, nap.Kind)
 				assert.GreaterOrEqual(t, after.StartedAt.Sub(nap.StartedAt), time.Second)
 			}},
 		{name: "it-node-send",
@@ -615,28 +617,28 @@ func TestFlowdefNodes(t *testing.T) {
 				sendIn.Target, sendIn.Box = target.ID, uniqueKey("box")
 				return map[string]any{"target": target.ID, "key": key, "box": sendIn.Box}
 			},
-			check: func(t *testing.T, c *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, c *flow.Client, d *runs.Description) {
 				ctx := ctxT(t, time.Minute)
 				in := sendIn
 				td, err := c.Wait(ctx, in.Target)
 				require.NoError(t, err)
-				assert.Equal(t, flow.StatusCompleted, td.Status, td.Error)
+				assert.Equal(t, runs.StatusCompleted, td.Status, td.Error)
 				assert.JSONEq(t, `{"got": 7}`, string(td.Result), "the target run got the payload")
-				assert.Equal(t, flow.KindSend, recordOf(t, d, "go").Kind)
+				assert.Equal(t, runs.KindSend, recordOf(t, d, "go").Kind)
 				// The mailbox keeps the message for a run that starts waiting later.
 				reader, err := c.Start(ctx, "it-node-reader", map[string]any{"key": in.Box}, flow.StartOptions{})
 				require.NoError(t, err)
 				rd, err := c.Wait(ctx, reader.ID)
 				require.NoError(t, err)
-				require.Equal(t, flow.StatusCompleted, rd.Status, rd.Error)
+				require.Equal(t, runs.StatusCompleted, rd.Status, rd.Error)
 				assert.JSONEq(t, `{"text": "hello `+in.Box+`"}`, string(rd.Result))
 			}},
 		{name: "finish-completed", flow: "it-node-finish", input: inputOf(map[string]any{"how": "completed"}), output: `{"how": "completed"}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { absent(t, d, "never") }},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "never") }},
 		{name: "finish-failed", flow: "it-node-finish", input: inputOf(map[string]any{"how": "failed"}),
-			status: flow.StatusFailed, errs: []string{"gave up: failed"}},
+			status: runs.StatusFailed, errs: []string{"gave up: failed"}},
 		{name: "finish-cancelled", flow: "it-node-finish", input: inputOf(map[string]any{"how": "cancelled"}),
-			status: flow.StatusCancelled,
-			check:  func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { absent(t, d, "done", "never") }},
+			status: runs.StatusCancelled,
+			check:  func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "done", "never") }},
 	})
 }

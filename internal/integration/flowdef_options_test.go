@@ -34,6 +34,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -243,7 +245,7 @@ func TestFlowdefOptions(t *testing.T) {
 	}))
 	t.Cleanup(slow.Close)
 	usd := func(s string) *decimal.Decimal { d := decimal.RequireFromString(s); return &d }
-	names := func(d *flow.RunDescription) []string {
+	names := func(d *runs.Description) []string {
 		var out []string
 		for _, s := range d.State.Steps {
 			out = append(out, s.Name)
@@ -252,89 +254,89 @@ func TestFlowdefOptions(t *testing.T) {
 	}
 	runDefCases(t, c, []defCase{
 		{name: "if-skipped", flow: "it-opt-if", input: inputOf(map[string]any{"go": false}), output: `{"status": "skipped"}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				assert.Equal(t, flow.StepSkipped, recordOf(t, d, "maybe").Status)
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				assert.Equal(t, runs.StepSkipped, recordOf(t, d, "maybe").Status)
 			}},
 		{name: "if-run", flow: "it-opt-if", input: inputOf(map[string]any{"go": true}), output: `{"status": "succeeded"}`},
 		{name: "retry-retried", flow: "it-opt-retry", input: inputOf(map[string]any{"marker": filepath.Join(dir, "retry")}),
 			output: `{"said": "second"}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				assert.Equal(t, 2, recordOf(t, d, "flaky").Attempt)
 			}},
 		{name: "retry-once", flow: "it-opt-no-retry", input: inputOf(map[string]any{"marker": filepath.Join(dir, "once")}),
-			status: flow.StatusFailed, errs: []string{"exit code 1"},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			status: runs.StatusFailed, errs: []string{"exit code 1"},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				assert.Equal(t, 1, recordOf(t, d, "flaky").Attempt)
 			}},
-		{name: "it-opt-timeout", status: flow.StatusWarning, output: `{"slow": "timed_out"}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				assert.Equal(t, flow.StepTimedOut, recordOf(t, d, "slow").Status)
+		{name: "it-opt-timeout", status: runs.StatusWarning, output: `{"slow": "timed_out"}`,
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				assert.Equal(t, runs.StepTimedOut, recordOf(t, d, "slow").Status)
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 8*time.Second, "the 1s timeout ends the 10s sleep")
 			}},
-		{name: "it-opt-http-timeout", input: inputOf(map[string]any{"url": slow.URL}), status: flow.StatusWarning,
+		{name: "it-opt-http-timeout", input: inputOf(map[string]any{"url": slow.URL}), status: runs.StatusWarning,
 			output: `{"path": "slow", "call": "timed_out"}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				assert.Equal(t, flow.StepTimedOut, recordOf(t, d, "call").Status)
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				assert.Equal(t, runs.StepTimedOut, recordOf(t, d, "call").Status)
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 8*time.Second)
 			}},
-		{name: "it-opt-agent-timeout", status: flow.StatusWarning, output: `{"ask": "timed_out"}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+		{name: "it-opt-agent-timeout", status: runs.StatusWarning, output: `{"ask": "timed_out"}`,
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 15*time.Second, "the 2s timeout ends the agent call")
 			}},
 		{name: "it-opt-signal-timeout", output: `{"path": "escalated", "ack": "timed_out"}`},
 		// A gate's deadline is its decision (timed_out), not a failure: the run completes.
 		{name: "it-opt-on-timeout-goto", output: `{"path": "late", "status": "timed_out"}`},
-		{name: "it-opt-on-error", status: flow.StatusWarning, output: `{"path": "escalated", "flaky": "failed", "err": true}`,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+		{name: "it-opt-on-error", status: runs.StatusWarning, output: `{"path": "escalated", "flaky": "failed", "err": true}`,
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				assert.True(t, recordOf(t, d, "flaky").AllowedFailure)
 				assert.Equal(t, 2, d.State.AllowedFailures)
 				assert.Empty(t, stepRecords(d, "done"))
 			}},
-		{name: "it-opt-on-error-fail", status: flow.StatusFailed, errs: []string{"node boom (step)", "exit code 6"},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { assert.Empty(t, stepRecords(d, "never")) }},
+		{name: "it-opt-on-error-fail", status: runs.StatusFailed, errs: []string{"node boom (step)", "exit code 6"},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { assert.Empty(t, stepRecords(d, "never")) }},
 		{name: "cost-limit-over-cap", flow: "it-opt-cost-limit", opts: flow.StartOptions{MaxCostUSD: usd("0.20")},
-			status: flow.StatusBudgetExceeded,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			status: runs.StatusBudgetExceeded,
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				assert.True(t, d.State.CostUSD.IsZero(), "the step reserving 0.50 is not dispatched under a 0.20 cap")
 			}},
 		{name: "cost-limit-under-cap", flow: "it-opt-cost-limit", opts: flow.StartOptions{MaxCostUSD: usd("5")}, output: `{"said": "hello"}`},
 		{name: "output-schema-ok", flow: "it-opt-output-schema", input: inputOf(map[string]any{"n": "3"}), output: `{"n": 3}`},
 		{name: "output-schema-refused", flow: "it-opt-output-schema", input: inputOf(map[string]any{"n": `"three"`}),
-			status: flow.StatusFailed, errs: []string{"node measure (step)"},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) { assert.Empty(t, stepRecords(d, "done")) }},
+			status: runs.StatusFailed, errs: []string{"node measure (step)"},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { assert.Empty(t, stepRecords(d, "done")) }},
 		{name: "it-env-vars", output: `{"greeting": "hello", "n": 2, "list": ["a", "b"], "said": "hello 4 2"}`},
-		{name: "it-env-wall-time", status: flow.StatusFailed, errs: []string{"wall"},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+		{name: "it-env-wall-time", status: runs.StatusFailed, errs: []string{"wall"},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 20*time.Second)
 			}},
-		{name: "it-env-steps", status: flow.StatusFailed, errs: []string{"steps 3 exceeds the limit of 2"},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				assert.NotEqual(t, flow.StepCompleted, stepStatuses(d)["three"])
+		{name: "it-env-steps", status: runs.StatusFailed, errs: []string{"steps 3 exceeds the limit of 2"},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				assert.NotEqual(t, runs.StepCompleted, stepStatuses(d)["three"])
 			}},
-		{name: "it-env-tokens", status: flow.StatusFailed, errs: []string{"token"},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				assert.NotEqual(t, flow.StepCompleted, stepStatuses(d)["second"])
+		{name: "it-env-tokens", status: runs.StatusFailed, errs: []string{"token"},
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				assert.NotEqual(t, runs.StepCompleted, stepStatuses(d)["second"])
 			}},
-		{name: "it-env-max-cost", status: flow.StatusBudgetExceeded,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
-				assert.NotEqual(t, flow.StepCompleted, stepStatuses(d)["second"])
+		{name: "it-env-max-cost", status: runs.StatusBudgetExceeded,
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+				assert.NotEqual(t, runs.StepCompleted, stepStatuses(d)["second"])
 			}},
 		{name: "it-env-budget-pause", output: `{"said": "hello"}`,
 			act: func(t *testing.T, c *flow.Client, run string) {
-				eventually(t, c, run, "pauses on its budget", func(d *flow.RunDescription) bool { return d.Status == flow.StatusBudgetPaused })
+				eventually(t, c, run, "pauses on its budget", func(d *runs.Description) bool { return d.Status == runs.StatusBudgetPaused })
 				_, err := c.RaiseBudget(ctxT(t, time.Minute), flow.BudgetRequest{Run: run, To: decimal.RequireFromString("5"), By: "alice"})
 				require.NoError(t, err)
 			}},
-		{name: "it-env-budget-pause-ends", status: flow.StatusBudgetExceeded,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+		{name: "it-env-budget-pause-ends", status: runs.StatusBudgetExceeded,
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				require.NotNil(t, d.State.EndedAt)
 				assert.GreaterOrEqual(t, d.State.EndedAt.Sub(d.State.StartedAt), 2*time.Second, "it waited budget_pause for a raise")
 				assert.Less(t, d.State.EndedAt.Sub(d.State.StartedAt), time.Minute, "then ended, not after the default 24h")
 			}},
-		{name: "it-env-depth", status: flow.StatusFailed, errs: []string{"depth"}},
-		{name: "it-env-fan-out", status: flow.StatusFailed, errs: []string{"fan"}},
+		{name: "it-env-depth", status: runs.StatusFailed, errs: []string{"depth"}},
+		{name: "it-env-fan-out", status: runs.StatusFailed, errs: []string{"fan"}},
 		{name: "it-env-start-defaults",
-			check: func(t *testing.T, c *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, c *flow.Client, d *runs.Description) {
 				cat, err := c.Workflows(ctxT(t, time.Minute))
 				require.NoError(t, err)
 				info, ok := cat.Lookup("it-env-start-defaults")
@@ -351,7 +353,7 @@ func TestFlowdefOptions(t *testing.T) {
 				assert.NotEqual(t, optionsQueue, d.TaskQueue)
 			}},
 		{name: "it-env-schedule", input: inputOf(map[string]any{"who": "manual"}), output: `{"who": "manual"}`,
-			check: func(t *testing.T, c *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, c *flow.Client, d *runs.Description) {
 				ctx := ctxT(t, time.Minute)
 				id := protocol.ScheduleID("it-env-schedule", 0, optionsQueue)
 				scheds, err := c.Schedules(ctx)
@@ -365,41 +367,41 @@ func TestFlowdefOptions(t *testing.T) {
 				assert.Contains(t, spec, "0 3 * * *")
 				_, err = c.ControlSchedule(ctx, id, flow.TriggerSchedule, "test")
 				require.NoError(t, err)
-				var runs []flow.RunSummary
+				var found []runs.Summary
 				require.Eventually(t, func() bool {
-					runs, err = c.List(ctx, flow.ListOptions{Workflow: "it-env-schedule", CreatedBy: "schedule"})
-					return err == nil && len(runs) > 0
+					found, err = c.List(ctx, flow.ListOptions{Workflow: "it-env-schedule", CreatedBy: "schedule"})
+					return err == nil && len(found) > 0
 				}, 30*time.Second, 200*time.Millisecond, "the schedule starts a run")
-				sd, err := c.Wait(ctx, runs[0].ID)
+				sd, err := c.Wait(ctx, found[0].ID)
 				require.NoError(t, err)
-				assert.Equal(t, flow.StatusCompleted, sd.Status, sd.Error)
+				assert.Equal(t, runs.StatusCompleted, sd.Status, sd.Error)
 				assert.JSONEq(t, `{"who": "nightly"}`, string(sd.Result), "with the schedule's input")
 			}},
 		{name: "it-env-once",
-			check: func(t *testing.T, c *flow.Client, _ *flow.RunDescription) {
+			check: func(t *testing.T, c *flow.Client, _ *runs.Description) {
 				od, err := c.Wait(ctxT(t, time.Minute), protocol.OnceID("it-env-once", optionsQueue))
 				require.NoError(t, err, "the worker started the once run")
-				assert.Equal(t, flow.StatusCompleted, od.Status, od.Error)
+				assert.Equal(t, runs.StatusCompleted, od.Status, od.Error)
 				assert.JSONEq(t, `{"once": true}`, string(od.Result))
 			}},
-		{name: "sections-failed", flow: "it-env-sections", input: inputOf(map[string]any{"fail": true}), status: flow.StatusFailed,
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+		{name: "sections-failed", flow: "it-env-sections", input: inputOf(map[string]any{"fail": true}), status: runs.StatusFailed,
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				assert.Equal(t, []string{"body", "report", "report2", "cleanup"}, names(d))
 				assert.Contains(t, recordOf(t, d, "report").Output, "failed: failed")
 			}},
-		{name: "sections-cancelled", flow: "it-env-cancelled", status: flow.StatusCancelled,
+		{name: "sections-cancelled", flow: "it-env-cancelled", status: runs.StatusCancelled,
 			act: func(t *testing.T, c *flow.Client, run string) {
 				eventually(t, c, run, "waits", waitingFor("signal:never"))
 				require.NoError(t, c.Cancel(ctxT(t, time.Minute), flow.CancelRequest{Run: run, Reason: "test", By: "alice"}))
 			},
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				cleanup := recordOf(t, d, "cleanup")
-				assert.Equal(t, flow.StepCompleted, cleanup.Status)
+				assert.Equal(t, runs.StepCompleted, cleanup.Status)
 				assert.Contains(t, cleanup.Output, "tidy cancelled")
 				assert.Empty(t, stepRecords(d, "report"), "on_error does not run after a cancellation")
 			}},
 		{name: "sections-ok", flow: "it-env-sections", input: inputOf(map[string]any{"fail": false}),
-			check: func(t *testing.T, _ *flow.Client, d *flow.RunDescription) {
+			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
 				assert.Equal(t, []string{"body", "cleanup"}, names(d))
 			}},
 	})

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -146,7 +148,7 @@ func TestFlowdefServe(t *testing.T) {
 	for id, want := range map[string]string{first.ID: "one", second.ID: "two"} {
 		d, err := c.Wait(ctx, id)
 		require.NoError(t, err)
-		require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+		require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 		assert.JSONEq(t, `{"said": "`+want+`"}`, string(d.Result), id)
 	}
 
@@ -225,15 +227,15 @@ steps:
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
 	d2, err := c.Describe(ctxT(t, time.Minute), "adhoc-limited-1")
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusFailed, d2.Status)
+	assert.Equal(t, runs.StatusFailed, d2.Status)
 	assert.Contains(t, d2.Error, "guard: steps 2 exceeds the limit of 1 at step two")
 	assert.Equal(t, 1, d2.State.Guards.MaxSteps)
 	require.NotNil(t, d2.State.Budget)
 	assert.Equal(t, "0.4", d2.State.Budget.Cap.Amount.String())
 	for _, label := range []string{"team=web", "env=ci"} {
 		assert.Eventually(t, func() bool {
-			runs, err := c.List(ctxT(t, time.Minute), flow.ListOptions{Label: label})
-			return err == nil && slices.ContainsFunc(runs, func(r flow.RunSummary) bool { return r.ID == "adhoc-limited-1" })
+			found, err := c.List(ctxT(t, time.Minute), flow.ListOptions{Label: label})
+			return err == nil && slices.ContainsFunc(found, func(r runs.Summary) bool { return r.ID == "adhoc-limited-1" })
 		}, 20*time.Second, 200*time.Millisecond, "the run has the label %s", label)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -80,8 +82,8 @@ func buildInterp(t *testing.T, def *flowdef.Definition) flow.Definition {
 	return f
 }
 
-func stepStatuses(d *flow.RunDescription) map[string]flow.StepStatus {
-	out := map[string]flow.StepStatus{}
+func stepStatuses(d *runs.Description) map[string]runs.StepStatus {
+	out := map[string]runs.StepStatus{}
 	for _, s := range d.State.Steps {
 		out[s.Name] = s.Status
 	}
@@ -105,12 +107,12 @@ func TestFlowdefReview(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"verdict": "good"}`, string(d.Result))
 
 	st := stepStatuses(d)
 	for _, name := range []string{"checkout", "review_one", "summary", "quality", "human_ok", "post", "cleanup"} {
-		assert.Equal(t, flow.StepCompleted, st[name], name)
+		assert.Equal(t, runs.StepCompleted, st[name], name)
 	}
 	var reviews []string
 	for _, s := range d.State.Steps {
@@ -153,25 +155,25 @@ func TestFlowdefIncident(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, high.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"severity": "high", "acked_by": "carol"}`, string(d.Result))
 	st := stepStatuses(d)
-	assert.Equal(t, flow.StepCompleted, st["page"])
-	assert.Equal(t, flow.StepCompleted, st["ack"])
+	assert.Equal(t, runs.StepCompleted, st["page"])
+	assert.Equal(t, runs.StepCompleted, st["ack"])
 	require.NotEmpty(t, srv.got())
 	assert.Equal(t, map[string]any{"service": "api", "summary": "database down"}, srv.got()[0])
 
 	// Medium: a ticket, no wait.
 	d, err = c.Wait(ctx, start("disk-full").ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"severity": "medium", "acked_by": ""}`, string(d.Result))
-	assert.Equal(t, flow.StepCompleted, stepStatuses(d)["ticket"])
+	assert.Equal(t, runs.StepCompleted, stepStatuses(d)["ticket"])
 
 	// Low: the default branch only sets a variable.
 	d, err = c.Wait(ctx, start("noise").ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	_, paged := stepStatuses(d)["page"]
 	assert.False(t, paged)
 }
@@ -186,12 +188,12 @@ func TestFlowdefIncidentEscalatesAndReports(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusFailed, d.Status)
+	require.Equal(t, runs.StatusFailed, d.Status)
 	assert.Contains(t, d.Error, "escalate")
 	st := stepStatuses(d)
-	assert.Equal(t, flow.StepFailed, st["triage"])
-	assert.Equal(t, flow.StepFailed, st["escalate"])
-	assert.Equal(t, flow.StepCompleted, st["incident-failed"], "on_error sends to the mailbox")
+	assert.Equal(t, runs.StepFailed, st["triage"])
+	assert.Equal(t, runs.StepFailed, st["escalate"])
+	assert.Equal(t, runs.StepCompleted, st["incident-failed"], "on_error sends to the mailbox")
 	_, routed := st["route"]
 	assert.False(t, routed)
 }
@@ -231,7 +233,7 @@ func TestFlowdefPinnedDefinition(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		d, err := c.Describe(ctx, old.ID)
-		return err == nil && d.Status == flow.StatusWaitingSignal
+		return err == nil && d.Status == runs.StatusWaitingSignal
 	}, time.Minute, 100*time.Millisecond)
 	require.NoError(t, live.Set(v2))
 	fresh, err := c.Start(ctx, "it-pinned", map[string]any{}, flow.StartOptions{})
@@ -242,11 +244,11 @@ func TestFlowdefPinnedDefinition(t *testing.T) {
 	}
 	d, err := c.Wait(ctx, old.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"version": 1, "said": "one"}`, string(d.Result))
 	d, err = c.Wait(ctx, fresh.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `{"version": 2, "said": "two"}`, string(d.Result))
 
 	file := filepath.Join(t.TempDir(), "pinned.json")

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -58,17 +60,17 @@ func gateEvents(t *testing.T, run string) []string {
 	return out
 }
 
-func gateStepOf(t *testing.T, d *flow.RunDescription, name string) flow.StepRecord {
+func gateStepOf(t *testing.T, d *runs.Description, name string) runs.Step {
 	t.Helper()
 	require.NotNil(t, d.State)
 	for _, s := range d.State.Steps {
-		if s.Name == name && s.Kind == flow.KindGate {
+		if s.Name == name && s.Kind == runs.KindGate {
 			require.NotNil(t, s.Gate)
 			return s
 		}
 	}
 	t.Fatalf("no gate step %s in %+v", name, d.State.Steps)
-	return flow.StepRecord{}
+	return runs.Step{}
 }
 
 func TestGateHTTPApprovesAfterThreePolls(t *testing.T) {
@@ -78,11 +80,11 @@ func TestGateHTTPApprovesAfterThreePolls(t *testing.T) {
 	run, err := c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Second}, flow.StartOptions{})
 	require.NoError(t, err)
 	w := eventually(t, c, run.ID, "waits at the gate", waitingFor("gate:ready/http"))
-	assert.Equal(t, flow.StatusAwaitingGate, w.Status)
+	assert.Equal(t, runs.StatusAwaitingGate, w.Status)
 
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	var res gates.Result
 	require.NoError(t, json.Unmarshal(d.Result, &res))
 	assert.Equal(t, gates.OutcomeApproved, res.Outcome)
@@ -95,7 +97,7 @@ func TestGateHTTPApprovesAfterThreePolls(t *testing.T) {
 	assert.Equal(t, []string{"poll", "timer", "poll", "timer", "poll"}, gateEvents(t, run.ID))
 
 	s := gateStepOf(t, d, "ready")
-	assert.Equal(t, flow.StepCompleted, s.Status)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.Equal(t, 3, s.Gate.Polls)
 	assert.Equal(t, gates.OutcomeApproved, s.Gate.Decision)
 	assert.Equal(t, `approved by http after 3 polls: status is "green"`, s.Detail(200))
@@ -111,10 +113,10 @@ func TestGateHTTPRejectEndsWithTheReason(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusRejected, d.Status)
+	assert.Equal(t, runs.StatusRejected, d.Status)
 	assert.Equal(t, `gate ready: rejected by http after 2 polls: status is "red"`, d.Error)
 	s := gateStepOf(t, d, "ready")
-	assert.Equal(t, flow.StepFailed, s.Status)
+	assert.Equal(t, runs.StepFailed, s.Status)
 	assert.Equal(t, gates.OutcomeRejected, s.Gate.Decision)
 	assert.Equal(t, `status is "red"`, s.Gate.Reason)
 	assert.Equal(t, []string{"poll", "timer", "poll"}, gateEvents(t, run.ID))
@@ -130,9 +132,9 @@ func TestGateTimeoutFollowsOnTimeout(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	s := gateStepOf(t, d, "script")
-	assert.Equal(t, flow.StepTimedOut, s.Status)
+	assert.Equal(t, runs.StepTimedOut, s.Status)
 	assert.Equal(t, gates.OutcomeTimedOut, s.Gate.Decision)
 	// Polls at about 0s, 1s and 2s (fewer on a slow machine), the deadline at 2.5s.
 	polls := s.Gate.Polls
@@ -156,12 +158,12 @@ func TestGateTimeoutFollowsOnTimeout(t *testing.T) {
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
-		require.Equal(t, flow.StatusCompleted, d.Status, "%s: %s", on, d.Error)
+		require.Equal(t, runs.StatusCompleted, d.Status, "%s: %s", on, d.Error)
 		var res gates.Result
 		require.NoError(t, json.Unmarshal(d.Result, &res))
 		assert.Equal(t, want, res.Outcome, on)
 		assert.Equal(t, gates.TimeoutActor, res.By, on)
-		assert.Equal(t, flow.StepCompleted, gateStepOf(t, d, "script").Status, on)
+		assert.Equal(t, runs.StepCompleted, gateStepOf(t, d, "script").Status, on)
 	}
 }
 
@@ -183,10 +185,10 @@ func TestGateManualDecisionEndsThePollingEarly(t *testing.T) {
 	start := time.Now()
 	run, err := c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Minute, AllowManual: true}, flow.StartOptions{})
 	require.NoError(t, err)
-	w := eventually(t, c, run.ID, "polled once and sleeps", func(d *flow.RunDescription) bool {
+	w := eventually(t, c, run.ID, "polled once and sleeps", func(d *runs.Description) bool {
 		return waitingFor("gate:ready/http")(d) && gateStepOf(t, d, "ready").Gate.Polls == 1
 	})
-	assert.Equal(t, flow.StatusAwaitingGate, w.Status)
+	assert.Equal(t, runs.StatusAwaitingGate, w.Status)
 	r := flowctlRun(t, "", "show", run.ID)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `gate ready: http, 1 poll every 1m0s, no deadline, last: status is "pending"`)
@@ -196,7 +198,7 @@ func TestGateManualDecisionEndsThePollingEarly(t *testing.T) {
 	assert.Equal(t, approval.VoteStatus(approval.Approved), res.Status)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Less(t, time.Since(start), 30*time.Second, "the vote woke the one-minute sleep")
 	var out gates.Result
 	require.NoError(t, json.Unmarshal(d.Result, &out))
@@ -219,12 +221,12 @@ func TestGateManualDecisionEndsThePollingEarly(t *testing.T) {
 	assert.Equal(t, flowctl.ExitRefused, r.code, r.stdout)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusRejected, d.Status)
+	assert.Equal(t, runs.StatusRejected, d.Status)
 	assert.Contains(t, d.Error, "gate ready: rejected by bob (manual) after ")
 	assert.Contains(t, d.Error, ": release frozen")
 	assert.Equal(t, "bob", gateStepOf(t, d, "ready").Gate.By)
 
 	d, err = c.Wait(ctx, strict.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -22,37 +24,37 @@ func TestGuardLimitsEachStopTheRunWithAClearError(t *testing.T) {
 		flow  string
 		input any
 		err   string
-		check func(t *testing.T, d *flow.RunDescription)
+		check func(t *testing.T, d *runs.Description)
 	}{
 		{"test.deep", testflows.DepthInput{}, "guard: child depth 3 exceeds the limit of 2 at step deeper",
-			func(t *testing.T, d *flow.RunDescription) {
+			func(t *testing.T, d *runs.Description) {
 				child := stepNamed(t, d.State.Steps, "deeper").Child
 				require.NotNil(t, child)
-				assert.Equal(t, flow.StatusFailed, child.Status)
+				assert.Equal(t, runs.StatusFailed, child.Status)
 				grandchild := stepNamed(t, child.Steps, "deeper").Child
 				require.NotNil(t, grandchild, "depth 1 and 2 ran")
 				require.Len(t, grandchild.Steps, 1)
 				assert.Nil(t, grandchild.Steps[0].Child, "depth 3 never started")
 			}},
 		{"test.wide", nil, "guard: fan-out 3 exceeds the limit of 2 at step three",
-			func(t *testing.T, d *flow.RunDescription) {
+			func(t *testing.T, d *runs.Description) {
 				assert.Empty(t, d.State.Steps, "no step of the refused parallel call started")
 			}},
 		{"test.tokens", nil, "guard: tokens 1200 exceeds the limit of 1000 at step second",
-			func(t *testing.T, d *flow.RunDescription) {
+			func(t *testing.T, d *runs.Description) {
 				assert.Equal(t, int64(1200), d.State.Tokens.Total())
 			}},
 		{"test.walltime", nil, "guard: wall time",
-			func(t *testing.T, d *flow.RunDescription) {
+			func(t *testing.T, d *runs.Description) {
 				s := stepNamed(t, d.State.Steps, "too-late")
-				assert.Equal(t, flow.StepFailed, s.Status)
+				assert.Equal(t, runs.StepFailed, s.Status)
 				assert.Contains(t, s.Error, "exceeds the limit of 1s at step too-late")
 			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.flow, func(t *testing.T) {
 			d := runFlow(t, tc.flow, tc.input)
-			assert.Equal(t, flow.StatusFailed, d.Status)
+			assert.Equal(t, runs.StatusFailed, d.Status)
 			assert.Contains(t, d.Error, tc.err)
 			tc.check(t, d)
 		})
@@ -69,7 +71,7 @@ func TestIncompatibleVersionFailsTheRunClearly(t *testing.T) {
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.GetID())
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Contains(t, d.Error, `run of hello was started with version "0", this worker has version "1"`)
 	assert.Empty(t, d.State.Steps, "no step ran")
 }
@@ -83,12 +85,12 @@ func TestCancellingARunKillsItsShellProcessGroupAndRunsOnError(t *testing.T) {
 	require.NoError(t, shared.tc.CancelWorkflow(ctx, run.ID, ""))
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCancelled, d.Status)
+	assert.Equal(t, runs.StatusCancelled, d.Status)
 	assert.Equal(t, "Canceled", d.TemporalStatus)
-	assert.Equal(t, flow.StepCancelled, stepNamed(t, d.State.Steps, "long").Status)
+	assert.Equal(t, runs.StepCancelled, stepNamed(t, d.State.Steps, "long").Status)
 	assertProcessGone(t, pidFile)
 	assert.Equal(t, []string{"cleanup"}, lines(t, pidFile+".cleanup"), "OnError ran once after the cancellation")
-	assert.Equal(t, flow.StepCompleted, stepNamed(t, d.State.Steps, "cleanup").Status)
+	assert.Equal(t, runs.StepCompleted, stepNamed(t, d.State.Steps, "cleanup").Status)
 }
 
 // A worker process killed with SIGKILL in the middle of a long step: a new worker retries
@@ -112,13 +114,13 @@ func TestWorkerKilledMidStepAnotherWorkerFinishesTheRun(t *testing.T) {
 	defer w.Stop()
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	got := lines(t, file)
 	assert.Equal(t, 1, count(got, "before"), "a completed step did not run again: %v", got)
 	assert.Equal(t, 1, count(got, "after"), "%v", got)
 	assert.GreaterOrEqual(t, count(got, "start"), 2, "the long step was retried: %v", got)
 	long := stepNamed(t, d.State.Steps, "long")
-	assert.Equal(t, flow.StepCompleted, long.Status)
+	assert.Equal(t, runs.StepCompleted, long.Status)
 	assert.GreaterOrEqual(t, long.Attempt, 2)
 	assert.Equal(t, 1, stepNamed(t, d.State.Steps, "before").Attempt)
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,7 +23,7 @@ func TestHelloRunsRealShellSteps(t *testing.T) {
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.Equal(t, "Completed", d.TemporalStatus)
 	assert.Equal(t, "tester", d.CreatedBy)
 	var out examples.HelloOutput
@@ -35,8 +37,8 @@ func TestHelloRunsRealShellSteps(t *testing.T) {
 		s := d.State.Steps[i]
 		assert.Equal(t, name, s.Name)
 		assert.Equal(t, name, s.ActivityID)
-		assert.Equal(t, flow.KindShell, s.Kind)
-		assert.Equal(t, flow.StepCompleted, s.Status)
+		assert.Equal(t, runs.KindShell, s.Kind)
+		assert.Equal(t, runs.StepCompleted, s.Status)
 		assert.Equal(t, 1, s.Attempt)
 		require.NotNil(t, s.EndedAt)
 		assert.False(t, s.EndedAt.Before(s.StartedAt))
@@ -70,21 +72,21 @@ func TestFailingShellStepFailsTheRunWithExitCodeAndStderr(t *testing.T) {
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Equal(t, "Failed", d.TemporalStatus)
 	assert.Contains(t, d.Error, "step explode: exit code 3")
 	assert.Contains(t, d.Error, "disk full: cannot write /tmp/x")
 	require.NotNil(t, d.State)
 	require.Len(t, d.State.Steps, 2)
-	assert.Equal(t, flow.StepCompleted, d.State.Steps[0].Status)
+	assert.Equal(t, runs.StepCompleted, d.State.Steps[0].Status)
 	s := d.State.Steps[1]
 	assert.Equal(t, "explode", s.Name)
-	assert.Equal(t, flow.StepFailed, s.Status)
+	assert.Equal(t, runs.StepFailed, s.Status)
 	require.NotNil(t, s.ExitCode)
 	assert.Equal(t, 3, *s.ExitCode)
 	assert.Equal(t, "exit code 3: disk full: cannot write /tmp/x", s.Error)
 	assert.Equal(t, 1, s.Attempt, "a non-zero exit is not retried by default")
-	assert.Equal(t, flow.StatusFailed, d.State.Status)
+	assert.Equal(t, runs.StatusFailed, d.State.Status)
 }
 
 func TestRunningRunAnswersStateQueryAndListShowsStatus(t *testing.T) {
@@ -97,22 +99,22 @@ func TestRunningRunAnswersStateQueryAndListShowsStatus(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Eventually(t, func() bool {
-		runs, err := c.List(ctx, flow.ListOptions{Workflow: "hello", Status: flow.StatusCompleted, Limit: 100})
+		found, err := c.List(ctx, flow.ListOptions{Workflow: "hello", Status: runs.StatusCompleted, Limit: 100})
 		if err != nil {
 			return false
 		}
-		for _, r := range runs {
+		for _, r := range found {
 			if r.ID == run.ID {
-				return r.Status == flow.StatusCompleted
+				return r.Status == runs.StatusCompleted
 			}
 		}
 		return false
 	}, 10*time.Second, 100*time.Millisecond, "the completed run is listed with FlowStatus=completed")
 
 	// The catalog workflow carries no FlowStatus and is not listed as a run.
-	runs, err := c.List(ctx, flow.ListOptions{Limit: 1000})
+	found, err := c.List(ctx, flow.ListOptions{Limit: 1000})
 	require.NoError(t, err)
-	for _, r := range runs {
+	for _, r := range found {
 		assert.NotEqual(t, protocol.CatalogWorkflowType, r.Workflow)
 	}
 }

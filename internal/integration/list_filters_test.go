@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -30,8 +32,8 @@ func TestListFiltersAndPages(t *testing.T) {
 	var r result
 	require.Eventually(t, func() bool {
 		r = flowctlRun(t, "", "list", "--label", "suite=list-filters", "-o", "json")
-		var runs []flow.RunSummary
-		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &runs) == nil && len(runs) == 3
+		var found []runs.Summary
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &found) == nil && len(found) == 3
 	}, 10*time.Second, 100*time.Millisecond, "three labelled runs: %s %s", r.stdout, r.stderr)
 
 	r = flowctlRun(t, "", "list", "--label", "suite=list-filters", "--limit", "2")
@@ -40,14 +42,14 @@ func TestListFiltersAndPages(t *testing.T) {
 	page := strings.TrimSpace(strings.TrimPrefix(r.stderr, "more: flowctl list --page "))
 	r2 := flowctlRun(t, "", "list", "--label", "suite=list-filters", "--limit", "2", "--page", page, "-o", "json")
 	require.Equal(t, 0, r2.code, r2.stderr)
-	var rest []flow.RunSummary
+	var rest []runs.Summary
 	require.NoError(t, json.Unmarshal([]byte(r2.stdout), &rest))
 	require.Len(t, rest, 1, "the second page has the third run")
 	assert.NotContains(t, r.stdout, rest[0].ID)
 
 	r = flowctlRun(t, "", "list", "--created-by", "lister", "--waiting-for", "approval:gate", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var waiting []flow.RunSummary
+	var waiting []runs.Summary
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &waiting))
 	require.Len(t, waiting, 1)
 	assert.Equal(t, gate.ID, waiting[0].ID)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -119,7 +121,7 @@ func TestStepIdentityIsStableAcrossAttempts(t *testing.T) {
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
-		require.Equal(t, flow.StatusCompleted, d.Status, "%s %s", d.Error, d.StateError)
+		require.Equal(t, runs.StatusCompleted, d.Status, "%s %s", d.Error, d.StateError)
 
 		// The shell step saw the same key on both attempts: the one derived from the run.
 		want := activities.IdempotencyKey(shared.srv.Namespace(), d.ID, d.RunID, "env")
@@ -195,7 +197,7 @@ func TestFlowctlLogsFollowsARunningShellStep(t *testing.T) {
 	assert.NotContains(t, logs.String(), "second", "the step has not printed it yet")
 	d, err := c.Describe(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StepRunning, stepNamed(t, d.State.Steps, "emit").Status, "the step is still running")
+	assert.Equal(t, runs.StepRunning, stepNamed(t, d.State.Steps, "emit").Status, "the step is still running")
 	require.Contains(t, d.Live, "emit", "the description carries the heartbeat")
 	assert.Equal(t, "first", d.Live["emit"].Lines[0].Text)
 

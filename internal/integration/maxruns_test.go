@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,18 +24,18 @@ func TestMaxStepsRefusesTheStepPastTheLimit(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Contains(t, d.State.Error, "step four: guard: steps 4 exceeds the limit of 3 at step four")
 	assert.Equal(t, 1, d.State.Attempt, "a guard refusal is not attempted again")
 	assert.Equal(t, 3, d.State.Guards.MaxSteps)
-	var four *flow.StepRecord
+	var four *runs.Step
 	for i := range d.State.Steps {
 		if d.State.Steps[i].Name == "four" {
 			four = &d.State.Steps[i]
 		}
 	}
 	require.NotNil(t, four)
-	assert.Equal(t, flow.StepFailed, four.Status)
+	assert.Equal(t, runs.StepFailed, four.Status)
 	assert.Equal(t, []string{"one", "cleanup"}, lines(t, file), "the refused step never ran; the cleanup did")
 }
 
@@ -66,7 +68,7 @@ func TestMaxRunsRefuse(t *testing.T) {
 	approve(t, first.ID)
 	d, err := c.Wait(ctx, first.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	require.Eventually(t, func() bool {
 		run, err := c.Start(ctx, "test.maxruns.refuse", nil, flow.StartOptions{})
 		if err == nil {
@@ -83,17 +85,17 @@ func TestMaxRunsQueue(t *testing.T) {
 	second, err := c.Start(ctx, "test.maxruns.queue", nil, flow.StartOptions{})
 	require.NoError(t, err)
 	d := eventually(t, c, second.ID, "the second run waits for the flow's permit", waitingFor("permit:flow:test.maxruns.queue"))
-	assert.Equal(t, flow.StatusPending, d.Status)
+	assert.Equal(t, runs.StatusPending, d.Status)
 
 	approve(t, first.ID)
 	d, err = c.Wait(ctx, first.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	eventually(t, c, second.ID, "the second run runs once the first ended", waitingFor("approval:gate"))
 	approve(t, second.ID)
 	d, err = c.Wait(ctx, second.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 
 	cat, err := c.Workflows(ctx)
 	require.NoError(t, err)
@@ -111,12 +113,12 @@ func TestMaxRunsReplace(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, first.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCancelled, d.Status)
+	assert.Equal(t, runs.StatusCancelled, d.Status)
 	assert.Contains(t, d.State.Error, "replaced by "+second.ID)
 
 	eventually(t, c, second.ID, "the second run runs", waitingFor("approval:gate"))
 	approve(t, second.ID)
 	d, err = c.Wait(ctx, second.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,12 +123,12 @@ func TestPaidAgentChargesEveryAttemptAndStopsAtTheCap(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, 3, srv.count("summarize json"), "two bad answers, then a good one")
 	want := priced(t, 1000, 100).Add(priced(t, 1000, 100)).Add(priced(t, 2000, 50))
 	assert.Equal(t, "0.00075", want.String(), "the price table's figures")
 	assert.Equal(t, want.String(), d.State.CostUSD.String(), "all three paid attempts are charged, exactly")
-	assert.Equal(t, flow.Tokens{Input: 4000, Output: 250}, d.State.Tokens)
+	assert.Equal(t, runs.Tokens{Input: 4000, Output: 250}, d.State.Tokens)
 	step := d.State.Steps[0]
 	assert.Equal(t, 3, step.Attempt)
 	require.Len(t, step.Attempts, 3)
@@ -152,7 +154,7 @@ func TestPaidAgentChargesEveryAttemptAndStopsAtTheCap(t *testing.T) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusBudgetExceeded, d.Status, d.Error)
+	assert.Equal(t, runs.StatusBudgetExceeded, d.Status, d.Error)
 	assert.Equal(t, 2, srv.count("summarize capped"), "the third attempt is not made")
 	two := priced(t, 1000, 100).Mul(decimal.NewFromInt(2))
 	assert.Equal(t, two.String(), d.State.CostUSD.String())
@@ -171,14 +173,14 @@ func TestPaidAgentWaitsForCapacityThenSucceeds(t *testing.T) {
 	run, err := c.Start(ctx, "test.paid", testflows.PaidInput{Prompt: "summarize busy", Model: "gpt-4o-mini"},
 		flow.StartOptions{})
 	require.NoError(t, err)
-	d := eventually(t, c, run.ID, "waiting for capacity", func(d *flow.RunDescription) bool {
-		return d.Status == flow.StatusWaitingCapacity
+	d := eventually(t, c, run.ID, "waiting for capacity", func(d *runs.Description) bool {
+		return d.Status == runs.StatusWaitingCapacity
 	})
 	assert.Equal(t, []string{"capacity:summarize"}, d.State.Waiting)
-	assert.Equal(t, flow.StepWaitingCapacity, d.State.Steps[0].Status)
+	assert.Equal(t, runs.StepWaitingCapacity, d.State.Steps[0].Status)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, 2, srv.count("summarize busy"))
 	step := d.State.Steps[0]
 	assert.Equal(t, 1, step.Attempt, "the rate limit used no attempt")
@@ -200,11 +202,11 @@ func TestPaidWaveThatDoesNotFitIsRecordedAsRefused(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusBudgetExceeded, d.Status)
+	assert.Equal(t, runs.StatusBudgetExceeded, d.Status)
 	assert.Equal(t, 0, srv.count("summarize wave"), "no step of the wave ran")
 	require.Len(t, d.State.Steps, 3)
 	for _, s := range d.State.Steps {
-		assert.Equal(t, flow.StepRefused, s.Status, s.Name)
+		assert.Equal(t, runs.StepRefused, s.Status, s.Name)
 		assert.Contains(t, s.Error, "need $0.003 together", s.Name)
 	}
 	out := flowctlRunOn(t, "paid-wave", "show", run.ID)
@@ -217,7 +219,7 @@ func TestPaidWaveThatDoesNotFitIsRecordedAsRefused(t *testing.T) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.True(t, d.State.Steps[0].Overshoot)
 	out = flowctlRunOn(t, "paid-wave", "show", run.ID)
 	require.Equal(t, 0, out.code, out.stderr)

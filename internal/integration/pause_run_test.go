@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
@@ -29,7 +31,7 @@ func fileLines(t *testing.T, path string) []string {
 	return strings.Fields(string(b))
 }
 
-func stepStatus(d *flow.RunDescription, name string) flow.StepStatus {
+func stepStatus(d *runs.Description, name string) runs.StepStatus {
 	for _, s := range d.State.Steps {
 		if s.Name == name {
 			return s.Status
@@ -44,7 +46,7 @@ func TestPauseRunWithFlowctlWhileAShellStepIsInFlight(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "log")
 	run, err := c.Start(ctx, testflows.PauseSteps.Name(), testflows.FileInput{File: file}, flow.StartOptions{})
 	require.NoError(t, err)
-	eventually(t, c, run.ID, "first is in flight", func(d *flow.RunDescription) bool { return stepStatus(d, "first") == flow.StepRunning })
+	eventually(t, c, run.ID, "first is in flight", func(d *runs.Description) bool { return stepStatus(d, "first") == runs.StepRunning })
 
 	r := flowctlRun(t, "", "pause", run.ID, "--reason", "look at the logs", "--as", "alice")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -53,11 +55,11 @@ func TestPauseRunWithFlowctlWhileAShellStepIsInFlight(t *testing.T) {
 	assert.Equal(t, flowctl.ExitRefused, r.code, "pausing twice is refused: %s", r.stderr)
 	assert.Contains(t, r.stderr, "the run is already paused (by alice since ")
 
-	d := eventually(t, c, run.ID, "first finished", func(d *flow.RunDescription) bool { return stepStatus(d, "first") == flow.StepCompleted })
+	d := eventually(t, c, run.ID, "first finished", func(d *runs.Description) bool { return stepStatus(d, "first") == runs.StepCompleted })
 	time.Sleep(3 * time.Second)
 	d, err = c.Describe(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusPaused, d.Status)
+	assert.Equal(t, runs.StatusPaused, d.Status)
 	assert.Equal(t, []string{"resume"}, d.State.Waiting)
 	assert.Len(t, d.State.Steps, 1, "second has not started")
 	assert.Equal(t, []string{"first-start", "first-end"}, fileLines(t, file))
@@ -70,7 +72,7 @@ func TestPauseRunWithFlowctlWhileAShellStepIsInFlight(t *testing.T) {
 	assert.Contains(t, r.stdout, "paused")
 	assert.Contains(t, r.stdout, "resume")
 	assert.Eventually(t, func() bool {
-		list, err := c.List(ctx, flow.ListOptions{Status: flow.StatusPaused})
+		list, err := c.List(ctx, flow.ListOptions{Status: runs.StatusPaused})
 		for _, s := range list {
 			if err == nil && s.ID == run.ID {
 				return true
@@ -86,7 +88,7 @@ func TestPauseRunWithFlowctlWhileAShellStepIsInFlight(t *testing.T) {
 	assert.Equal(t, map[string]any{"run": run.ID, "paused": false}, out)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.Equal(t, []string{"first-start", "first-end", "second"}, fileLines(t, file))
 	assert.Nil(t, d.State.Paused)
 	assert.Equal(t, 2, updateEvents(t, run.ID), "the pause and the resume; the refused pause left no trace")
@@ -114,7 +116,7 @@ func TestPauseRunOrWorkflowTypeOfTheSameName(t *testing.T) {
 	run, err := c.Start(ctx, name, testflows.FileInput{File: file}, flow.StartOptions{ID: name})
 	require.NoError(t, err)
 
-	eventually(t, c, run.ID, "first is in flight", func(d *flow.RunDescription) bool { return stepStatus(d, "first") == flow.StepRunning })
+	eventually(t, c, run.ID, "first is in flight", func(d *runs.Description) bool { return stepStatus(d, "first") == runs.StepRunning })
 	r := flowctlRunOn(t, queue, "pause", "--run", name)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "Run "+name+" is paused", "--run means the run")
@@ -125,14 +127,14 @@ func TestPauseRunOrWorkflowTypeOfTheSameName(t *testing.T) {
 	r = flowctlRunOn(t, queue, "resume", name)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "Runs of "+name+" go on.")
-	d := eventually(t, c, run.ID, "first finished", func(d *flow.RunDescription) bool { return stepStatus(d, "first") == flow.StepCompleted })
-	assert.Equal(t, flow.StatusPaused, d.Status, "resuming the type does not resume the paused run")
+	d := eventually(t, c, run.ID, "first finished", func(d *runs.Description) bool { return stepStatus(d, "first") == runs.StepCompleted })
+	assert.Equal(t, runs.StatusPaused, d.Status, "resuming the type does not resume the paused run")
 
 	r = flowctlRunOn(t, queue, "resume", "--run", name)
 	require.Equal(t, 0, r.code, r.stderr)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.Equal(t, []string{"first-start", "first-end", "second"}, fileLines(t, file))
 }
 
@@ -175,7 +177,7 @@ func TestFlowDefaultsApplyToStartsWithoutOptions(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.Equal(t, protocol.TaggedQueue(queue, []string{"gpu"}), d.TaskQueue)
 	key, labels, pr := searchAttrs(t, run.ID)
 	assert.Equal(t, int32(2), key)
@@ -187,7 +189,7 @@ func TestFlowDefaultsApplyToStartsWithoutOptions(t *testing.T) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.Equal(t, protocol.TaggedQueue(queue, []string{"eu", "gpu"}), d.TaskQueue, "the tags are the union")
 	key, labels, pr = searchAttrs(t, run.ID)
 	assert.Equal(t, int32(4), key, "the start's priority wins")

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -40,7 +42,7 @@ func TestPauseHoldsNewRunsAndResumeReleasesThem(t *testing.T) {
 		held = append(held, run.ID)
 	}
 	for _, id := range held {
-		d := eventually(t, c, id, "held", func(d *flow.RunDescription) bool { return d.Status == flow.StatusPending })
+		d := eventually(t, c, id, "held", func(d *runs.Description) bool { return d.Status == runs.StatusPending })
 		assert.Empty(t, d.State.Steps, "nothing ran while paused")
 	}
 	// Other workflows are not held.
@@ -48,13 +50,13 @@ func TestPauseHoldsNewRunsAndResumeReleasesThem(t *testing.T) {
 	require.NoError(t, err)
 	hd, err := c.Wait(ctx, h.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, hd.Status)
+	assert.Equal(t, runs.StatusCompleted, hd.Status)
 
 	_, err = c.Vote(ctx, going.ID, approval.Vote{Gate: "gate", Kind: approval.Approve, By: "alice"})
 	require.NoError(t, err)
 	gd, err := c.Wait(ctx, going.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, gd.Status, "the running one finished while paused")
+	assert.Equal(t, runs.StatusCompleted, gd.Status, "the running one finished while paused")
 
 	r = flowctlRunOn(t, queue, "resume", "test.earlygate")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -64,7 +66,7 @@ func TestPauseHoldsNewRunsAndResumeReleasesThem(t *testing.T) {
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, flow.StatusCompleted, d.Status)
+		assert.Equal(t, runs.StatusCompleted, d.Status)
 	}
 	list, err := c.Paused(ctx)
 	require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,9 +20,9 @@ import (
 )
 
 // eventually waits until the run's state satisfies cond.
-func eventually(t *testing.T, c *flow.Client, run string, what string, cond func(*flow.RunDescription) bool) *flow.RunDescription {
+func eventually(t *testing.T, c *flow.Client, run string, what string, cond func(*runs.Description) bool) *runs.Description {
 	t.Helper()
-	var d *flow.RunDescription
+	var d *runs.Description
 	require.Eventually(t, func() bool {
 		var err error
 		d, err = c.Describe(ctxT(t, 10*time.Second), run)
@@ -29,8 +31,8 @@ func eventually(t *testing.T, c *flow.Client, run string, what string, cond func
 	return d
 }
 
-func waitingFor(what string) func(*flow.RunDescription) bool {
-	return func(d *flow.RunDescription) bool {
+func waitingFor(what string) func(*runs.Description) bool {
+	return func(d *runs.Description) bool {
 		for _, w := range d.State.Waiting {
 			if w == what {
 				return true
@@ -68,7 +70,7 @@ func TestShipExampleQuorumInputRequestChangesAndKeyedSignal(t *testing.T) {
 	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "9.9.1"}, flow.StartOptions{})
 	require.NoError(t, err)
 	d := eventually(t, c, run.ID, "waits for release notes", waitingFor("input:release-notes"))
-	assert.Equal(t, flow.StatusAwaitingInput, d.Status)
+	assert.Equal(t, runs.StatusAwaitingInput, d.Status)
 
 	// Bad answers are refused at once and leave no trace.
 	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"short","risk":"extreme"}`), By: "alice"})
@@ -81,7 +83,7 @@ func TestShipExampleQuorumInputRequestChangesAndKeyedSignal(t *testing.T) {
 	assert.Equal(t, "carol", ans.By)
 
 	d = eventually(t, c, run.ID, "waits for approval", waitingFor("approval:ship"))
-	assert.Equal(t, flow.StatusAwaitingApproval, d.Status)
+	assert.Equal(t, runs.StatusAwaitingApproval, d.Status)
 	res, err := c.Vote(ctx, run.ID, approval.Vote{Gate: "ship", Kind: approval.RequestChanges, By: "bob", Comment: "mention the migration"})
 	require.NoError(t, err)
 	assert.Equal(t, approval.VoteStatus("changes_requested"), res.Status)
@@ -111,12 +113,12 @@ func TestShipExampleQuorumInputRequestChangesAndKeyedSignal(t *testing.T) {
 	refused(t, err, "already closed")
 
 	d = eventually(t, c, run.ID, "waits for the deploy signal", waitingFor("signal:deploy-done/9.9.1"))
-	assert.Equal(t, flow.StatusWaitingSignal, d.Status)
+	assert.Equal(t, runs.StatusWaitingSignal, d.Status)
 	_, err = c.Signal(ctx, "", signals.Envelope{Name: "deploy-done", Key: "9.9.1", Payload: json.RawMessage(`{"environment":"prod","url":"https://example.test"}`)})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	var out examples.ShipOutput
 	require.NoError(t, json.Unmarshal(d.Result, &out))
 	assert.Equal(t, 2, out.Rounds)
@@ -146,7 +148,7 @@ func TestVoteBeforeTheGateIsReachedIsApplied(t *testing.T) {
 	assert.Equal(t, approval.VoteStatus("queued"), res.Status)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	var dec approval.Decision
 	require.NoError(t, json.Unmarshal(d.Result, &dec))
 	assert.Equal(t, approval.Approved, dec.Outcome)
@@ -168,26 +170,26 @@ func TestEarlyVoteFromSomeoneNotAllowedIsRefusedWhenTheGateOpens(t *testing.T) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusRejected, d.Status)
+	assert.Equal(t, runs.StatusRejected, d.Status)
 	assert.Contains(t, d.Error, "rejected by alice: no")
 }
 
 func TestApprovalDeadlineWithEachOnTimeoutPolicy(t *testing.T) {
 	cases := []struct {
 		in     testflows.TimedGateInput
-		status flow.Status
-		check  func(t *testing.T, d *flow.RunDescription)
+		status runs.Status
+		check  func(t *testing.T, d *runs.Description)
 	}{
-		{testflows.TimedGateInput{OnTimeout: approval.RejectOnTimeout}, flow.StatusFailed, func(t *testing.T, d *flow.RunDescription) {
+		{testflows.TimedGateInput{OnTimeout: approval.RejectOnTimeout}, runs.StatusFailed, func(t *testing.T, d *runs.Description) {
 			assert.Contains(t, d.Error, "timed out")
 		}},
-		{testflows.TimedGateInput{OnTimeout: approval.ApproveOnTimeout}, flow.StatusCompleted, func(t *testing.T, d *flow.RunDescription) {
+		{testflows.TimedGateInput{OnTimeout: approval.ApproveOnTimeout}, runs.StatusCompleted, func(t *testing.T, d *runs.Description) {
 			assert.Equal(t, `"approved"`, string(d.Result))
 		}},
-		{testflows.TimedGateInput{OnTimeout: approval.RejectOnTimeout, Handle: true}, flow.StatusCompleted, func(t *testing.T, d *flow.RunDescription) {
+		{testflows.TimedGateInput{OnTimeout: approval.RejectOnTimeout, Handle: true}, runs.StatusCompleted, func(t *testing.T, d *runs.Description) {
 			assert.Equal(t, `"handled: timed_out"`, string(d.Result), "the handler may handle a timeout")
 		}},
-		{testflows.TimedGateInput{OnTimeout: approval.FailOnTimeout, Handle: true}, flow.StatusFailed, func(t *testing.T, d *flow.RunDescription) {
+		{testflows.TimedGateInput{OnTimeout: approval.FailOnTimeout, Handle: true}, runs.StatusFailed, func(t *testing.T, d *runs.Description) {
 			assert.Contains(t, d.Error, "timed out", "fail fails the run even when the handler handles it")
 		}},
 	}
@@ -220,7 +222,7 @@ func TestSignalSentBeforeTheWaitIsDeliveredOnceEvenWhenRepeated(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "[7]", string(d.Result), "delivered once; the second wait timed out")
 	require.NotEmpty(t, d.State.Refused, "the bad payload was recorded")
 	assert.Contains(t, d.State.Refused[0].Reason, "ping-bad")
@@ -230,28 +232,28 @@ func TestKeyedSignalReachesTwoWaitingRunsAndALaterOne(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	key := "k-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
-	var runs []string
+	var found []string
 	for i := 0; i < 2; i++ {
 		r, err := c.Start(ctx, "test.keyed", testflows.KeyedInput{Key: key}, flow.StartOptions{})
 		require.NoError(t, err)
-		runs = append(runs, r.ID)
+		found = append(found, r.ID)
 		eventually(t, c, r.ID, "waits on the key", waitingFor("signal:go/"+key))
 	}
 	// A run waits only after its subscription reached the mailbox, so the mailbox has it
 	// before the post below.
 	_, err := c.Signal(ctx, "", signals.Envelope{Name: "go", Key: key, Payload: json.RawMessage(`{"n":3}`)})
 	require.NoError(t, err)
-	for _, id := range runs {
+	for _, id := range found {
 		d, err := c.Wait(ctx, id)
 		require.NoError(t, err)
-		require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+		require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 		assert.Equal(t, `{"n":3}`, string(d.Result))
 	}
 	late, err := c.Start(ctx, "test.keyed", testflows.KeyedInput{Key: key}, flow.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, late.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, `{"n":3}`, string(d.Result), "the mailbox kept the signal for a run that waits later")
 }
 
@@ -262,12 +264,12 @@ func TestVoteSentAsASignalFollowsTheSameRules(t *testing.T) {
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "the gate opens", waitingFor("approval:gate"))
 	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "mallory"}))
-	d := eventually(t, c, run.ID, "the refusal is recorded", func(d *flow.RunDescription) bool { return len(d.State.Refused) == 1 })
+	d := eventually(t, c, run.ID, "the refusal is recorded", func(d *runs.Description) bool { return len(d.State.Refused) == 1 })
 	assert.Contains(t, d.State.Refused[0].Reason, "mallory may not decide")
 	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "alice"}))
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 }
 
 // Runs waiting for people survive a worker restart: a new worker picks them up and they
@@ -305,6 +307,6 @@ func TestRunsWaitingForPeopleSurviveAWorkerRestart(t *testing.T) {
 	for _, id := range []string{gate.ID, ship.ID} {
 		d, err := c.Wait(ctx, id)
 		require.NoError(t, err)
-		assert.Equal(t, flow.StatusCompleted, d.Status, "%s: %s", id, d.Error)
+		assert.Equal(t, runs.StatusCompleted, d.Status, "%s: %s", id, d.Error)
 	}
 }

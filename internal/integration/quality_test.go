@@ -3,13 +3,15 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/shopspring/decimal"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gateflow/gateflow/runs"
+	"github.com/shopspring/decimal"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,16 +24,16 @@ import (
 
 func TestQualityGateFailsAt79Of80AndPassesAt80(t *testing.T) {
 	fail := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-79", Threshold: 80}, flow.StartOptions{})
-	assert.Equal(t, flow.StatusFailed, fail.Status, fail.Error)
+	assert.Equal(t, runs.StatusFailed, fail.Status, fail.Error)
 	assert.Contains(t, fail.Error, "quality gate review-quality: score 79 (at review.score) is below the threshold 80")
 	g := stepNamed(t, fail.State.Steps, "review-quality")
-	assert.Equal(t, flow.KindQuality, g.Kind)
-	assert.Equal(t, flow.StepFailed, g.Status)
+	assert.Equal(t, runs.KindQuality, g.Kind)
+	assert.Equal(t, runs.StepFailed, g.Status)
 	require.NotNil(t, g.Quality)
 	assert.Equal(t, 79.0, g.Quality.Score)
 	assert.Equal(t, 80.0, g.Quality.Threshold)
 	assert.False(t, g.Quality.Passed)
-	assert.Equal(t, flow.QualityFail, g.Quality.OnFail)
+	assert.Equal(t, string(flow.QualityFail), g.Quality.OnFail)
 	assert.Equal(t, "review.score", g.Quality.Field)
 	assert.True(t, g.CostUSD.IsZero(), "the gate itself costs nothing")
 	review := stepNamed(t, fail.State.Steps, "review")
@@ -39,19 +41,19 @@ func TestQualityGateFailsAt79Of80AndPassesAt80(t *testing.T) {
 	assert.True(t, fail.State.CostUSD.Equal(review.CostUSD))
 
 	pass := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-80", Threshold: 80}, flow.StartOptions{})
-	require.Equal(t, flow.StatusCompleted, pass.Status, pass.Error)
+	require.Equal(t, runs.StatusCompleted, pass.Status, pass.Error)
 	g = stepNamed(t, pass.State.Steps, "review-quality")
-	assert.Equal(t, flow.StepCompleted, g.Status)
+	assert.Equal(t, runs.StepCompleted, g.Status)
 	require.NotNil(t, g.Quality)
-	assert.Equal(t, flow.QualityRecord{Score: 80, Threshold: 80, Field: "review.score", Passed: true, OnFail: flow.QualityFail}, *g.Quality)
-	var out flow.QualityRecord
+	assert.Equal(t, runs.Quality{Score: 80, Threshold: 80, Field: "review.score", Passed: true, OnFail: string(flow.QualityFail)}, *g.Quality)
+	var out runs.Quality
 	require.NoError(t, json.Unmarshal(pass.State.Output, &out))
 	assert.Equal(t, *g.Quality, out, "the handler got the record")
 
 	cont := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-79", Threshold: 80, OnFail: flow.QualityContinue}, flow.StartOptions{})
-	assert.Equal(t, flow.StatusWarning, cont.Status, "a failing score allowed to fail: %s", cont.Error)
+	assert.Equal(t, runs.StatusWarning, cont.Status, "a failing score allowed to fail: %s", cont.Error)
 	g = stepNamed(t, cont.State.Steps, "review-quality")
-	assert.Equal(t, flow.StepFailed, g.Status)
+	assert.Equal(t, runs.StepFailed, g.Status)
 	assert.True(t, g.AllowedFailure)
 	assert.Equal(t, 1, cont.State.AllowedFailures)
 }
@@ -60,22 +62,22 @@ func TestDecideByAgentPicksAValidOptionAndIsCharged(t *testing.T) {
 	before := shared.llm.scripted.Calls()
 	d := runWith(t, "test.decide", testflows.DecideInput{Prompt: "decide-ship: the release checks are green. Ship v2?",
 		Options: []string{"ship", "hold"}, Model: "scripted"}, flow.StartOptions{MaxCostUSD: usd("1.00")})
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, 1, shared.llm.scripted.Calls()-before)
 	var out testflows.Verdict
 	require.NoError(t, json.Unmarshal(d.State.Output, &out))
 	assert.Equal(t, testflows.Verdict("ship"), out)
 
 	s := stepNamed(t, d.State.Steps, "ship-or-hold")
-	assert.Equal(t, flow.KindDecision, s.Kind)
-	assert.Equal(t, flow.StepCompleted, s.Status)
+	assert.Equal(t, runs.KindDecision, s.Kind)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	require.NotNil(t, s.Decision)
-	assert.Equal(t, flow.DecisionRecord{Options: []string{"ship", "hold"}, Choice: "ship", Reason: "all checks are green", By: "agent:scripted"}, *s.Decision)
+	assert.Equal(t, runs.Decision{Options: []string{"ship", "hold"}, Choice: "ship", Reason: "all checks are green", By: "agent:scripted"}, *s.Decision)
 	// The scripted model costs $1/M input and $2/M output tokens: 2,000 and 30.
 	assert.Equal(t, "0.00206", s.CostUSD.String())
 	assert.Equal(t, "0.00206", d.State.CostUSD.String(), "the decision's cost is charged to the run")
 	require.NotNil(t, s.Tokens)
-	assert.Equal(t, flow.Tokens{Input: 2000, Output: 30}, *s.Tokens)
+	assert.Equal(t, runs.Tokens{Input: 2000, Output: 30}, *s.Tokens)
 	require.NotNil(t, d.State.Budget)
 	require.Len(t, d.State.Budget.Charges, 1, "the decision reserved and settled like an agent step")
 }
@@ -130,11 +132,11 @@ func TestDecideByAgentRefusesAChoiceOutsideTheOptionsAndAsksAgain(t *testing.T) 
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 	require.NotNil(t, d.State, d.StateError)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, 2, srv.count(), "the answer outside the options was refused by the schema and the model asked again")
 
 	s := stepNamed(t, d.State.Steps, "ship-or-hold")
-	assert.Equal(t, flow.StepCompleted, s.Status)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.Equal(t, 2, s.Attempt, "the second attempt decided")
 	require.NotNil(t, s.Decision)
 	assert.Equal(t, "hold", s.Decision.Choice)
@@ -159,7 +161,7 @@ func TestDecideByPeopleAnsweredThroughTheClient(t *testing.T) {
 		AssignTo: []string{"alice"}, Timeout: time.Minute}, flow.StartOptions{})
 	require.NoError(t, err)
 	waiting := eventually(t, c, run.ID, "waiting for the decision", waitingFor("input:ship-or-hold"))
-	assert.Equal(t, flow.StatusAwaitingInput, waiting.Status)
+	assert.Equal(t, runs.StatusAwaitingInput, waiting.Status)
 	s := stepNamed(t, waiting.State.Steps, "ship-or-hold")
 	require.NotNil(t, s.Decision, "the options show while the run waits")
 	assert.Equal(t, []string{"ship", "hold"}, s.Decision.Options)
@@ -175,14 +177,14 @@ func TestDecideByPeopleAnsweredThroughTheClient(t *testing.T) {
 
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	var out testflows.Verdict
 	require.NoError(t, json.Unmarshal(d.State.Output, &out))
 	assert.Equal(t, testflows.Verdict("hold"), out)
 	s = stepNamed(t, d.State.Steps, "ship-or-hold")
-	assert.Equal(t, flow.KindDecision, s.Kind)
+	assert.Equal(t, runs.KindDecision, s.Kind)
 	require.NotNil(t, s.Decision)
-	assert.Equal(t, flow.DecisionRecord{Options: []string{"ship", "hold"}, Choice: "hold", Reason: "waiting for the security review",
+	assert.Equal(t, runs.Decision{Options: []string{"ship", "hold"}, Choice: "hold", Reason: "waiting for the security review",
 		By: "alice", AssignTo: []string{"alice"}}, *s.Decision)
 	assert.True(t, d.State.CostUSD.IsZero(), "a person's decision costs nothing")
 }

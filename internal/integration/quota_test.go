@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,15 +63,15 @@ func TestQuotaConcurrentStartsAdmitOneAndReleaseTheRest(t *testing.T) {
 	capUSD := usd("0.30")
 
 	var (
-		wg   sync.WaitGroup
-		runs [2]*flow.Run
-		errs [2]error
+		wg    sync.WaitGroup
+		found [2]*flow.Run
+		errs  [2]error
 	)
-	for i := range runs {
+	for i := range found {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i], errs[i] = c.Start(ctx, "test.spend", in, flow.StartOptions{MaxCostUSD: capUSD})
+			found[i], errs[i] = c.Start(ctx, "test.spend", in, flow.StartOptions{MaxCostUSD: capUSD})
 		}()
 	}
 	wg.Wait()
@@ -89,9 +91,9 @@ func TestQuotaConcurrentStartsAdmitOneAndReleaseTheRest(t *testing.T) {
 	assertUSDEqual(t, "0.30", qe.Requested)
 	assert.Regexp(t, regexp.MustCompile(`^monthly quota of workflow test\.spend: \$0\.\d\d spent \+ \$0\.\d\d reserved \+ \$0\.30 for this run > \$0\.50 in `+month+`$`), errs[refused].Error())
 
-	d, err := c.Wait(ctx, runs[admitted].ID)
+	d, err := c.Wait(ctx, found[admitted].ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "0.25", d.State.CostUSD.String())
 	// The run released the $0.05 it did not spend.
 	require.Eventually(t, func() bool {
@@ -104,7 +106,7 @@ func TestQuotaConcurrentStartsAdmitOneAndReleaseTheRest(t *testing.T) {
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, next.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	require.Eventually(t, func() bool {
 		q := ledgerState(t, queue, scope, month)
 		return q.Spent.Equal(quota) && q.Reserved.IsZero()
@@ -149,7 +151,7 @@ func TestQuotaRunNotStartedByAClientReserves(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, tr.GetID())
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	require.Eventually(t, func() bool {
 		q = ledgerState(t, queue, scope, month)
 		return len(q.Reservations) == 0 && q.Reserved.IsZero()
@@ -171,7 +173,7 @@ func TestBudgetFlowctlShowsTheMonthsSpendWithoutQuota(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	require.Eventually(t, func() bool {
 		return ledgerState(t, queue, budget.WorkflowScope("test.spend"), month).Spent.Equal(decimal.RequireFromString("0.38"))
 	}, 20*time.Second, 100*time.Millisecond, "the run's cost reached the month's ledger without a quota")
@@ -191,7 +193,7 @@ func TestBudgetFlowctlShowsTheMonthsSpendWithoutQuota(t *testing.T) {
 	assert.Regexp(t, `(?m)^workflow test\.spend\s+`+month+`\s+\$0\.38\s+\$0\.00\s+no quota\s+-\s+allowed$`, out)
 	assert.Regexp(t, `(?m)^workflow test\.spend\.wait\s+`+month+`\s+\$0\.00\s+\$0\.00\s+no quota\s+-\s+allowed$`, out)
 
-	var lines []flow.SpendLine
+	var lines []runs.SpendLine
 	require.NoError(t, json.Unmarshal([]byte(ctl("budget", "-o", "json")), &lines))
 	require.NotEmpty(t, lines)
 	assert.Equal(t, budget.AllScope, lines[0].Scope)

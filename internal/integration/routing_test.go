@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
@@ -31,7 +33,7 @@ func routingWorker(t *testing.T, queue string, opts worker.Options) *flow.Client
 	return flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
 }
 
-func runOn(t *testing.T, c *flow.Client, name string, input any, opts flow.StartOptions) *flow.RunDescription {
+func runOn(t *testing.T, c *flow.Client, name string, input any, opts flow.StartOptions) *runs.Description {
 	t.Helper()
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := c.Start(ctx, name, input, opts)
@@ -46,7 +48,7 @@ func TestGotoReentersALabelAtMostMaxVisitsTimes(t *testing.T) {
 	t.Run("MaxVisits 3 passes on the third visit", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "counter")
 		d := runFlow(t, "test.routing.goto", testflows.GotoInput{File: file, Until: 3, MaxVisits: 3})
-		require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+		require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 		var out string
 		require.NoError(t, json.Unmarshal(d.State.Output, &out))
 		assert.Equal(t, "visit 3\n", out)
@@ -61,18 +63,18 @@ func TestGotoReentersALabelAtMostMaxVisitsTimes(t *testing.T) {
 			assert.Equal(t, want.route, steps[i].Route)
 			assert.Equal(t, want.status, steps[i].StatusText())
 		}
-		assert.Equal(t, []flow.LabelRecord{{Name: "build", Visits: 3, MaxVisits: 3, Reentries: 2, LastStep: "build"}}, d.State.Labels)
+		assert.Equal(t, []runs.Label{{Name: "build", Visits: 3, MaxVisits: 3, Reentries: 2, LastStep: "build"}}, d.State.Labels)
 	})
 	t.Run("MaxVisits 2 gives up with the step's error", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "counter")
 		d := runFlow(t, "test.routing.goto", testflows.GotoInput{File: file, Until: 3, MaxVisits: 2})
-		require.Equal(t, flow.StatusFailed, d.Status)
+		require.Equal(t, runs.StatusFailed, d.Status)
 		assert.Contains(t, d.Error, "goto build: visited 2 times (max 2): step build: exit code 1: not yet 2")
 		steps := d.State.Steps
 		require.Len(t, steps, 2)
 		assert.Equal(t, "goto build (2 of 2)", steps[0].Route)
 		assert.Equal(t, "goto build (limit of 2 visits reached)", steps[1].Route)
-		assert.Equal(t, []flow.LabelRecord{{Name: "build", Visits: 2, MaxVisits: 2, Reentries: 1, LastStep: "build"}}, d.State.Labels)
+		assert.Equal(t, []runs.Label{{Name: "build", Visits: 2, MaxVisits: 2, Reentries: 1, LastStep: "build"}}, d.State.Labels)
 		b, err := os.ReadFile(file)
 		require.NoError(t, err)
 		assert.Equal(t, "2\n", string(b), "the body ran twice")
@@ -82,24 +84,24 @@ func TestGotoReentersALabelAtMostMaxVisitsTimes(t *testing.T) {
 func TestTimedOutStepsAreRecordedAndRoutedByOnTimeout(t *testing.T) {
 	c := routingWorker(t, "routing-timeouts", worker.Options{})
 	d := runOn(t, c, "test.routing.timeouts", struct{}{}, flow.StartOptions{})
-	require.Equal(t, flow.StatusWarning, d.Status, d.Error)
+	require.Equal(t, runs.StatusWarning, d.Status, d.Error)
 	var out string
 	require.NoError(t, json.Unmarshal(d.State.Output, &out))
 	assert.Equal(t, "fallback ran\n", out, "the fallback's result is the step's")
 
 	slow := stepNamed(t, d.State.Steps, "slow")
-	assert.Equal(t, flow.StepTimedOut, slow.Status)
+	assert.Equal(t, runs.StepTimedOut, slow.Status)
 	assert.Equal(t, "start_to_close", slow.Timeout, "a Temporal start-to-close timeout")
 	assert.Equal(t, "continue", slow.Route)
 	assert.Equal(t, "timed_out (allowed)", slow.StatusText())
 	assert.Equal(t, "timed out (start_to_close)", slow.Error)
 
 	shell := stepNamed(t, d.State.Steps, "slow-shell")
-	assert.Equal(t, flow.StepTimedOut, shell.Status)
+	assert.Equal(t, runs.StepTimedOut, shell.Status)
 	assert.Equal(t, "start_to_close", shell.Timeout, "the shell step's own timeout")
 	assert.Equal(t, "timed_out, fallback slow-shell/fallback", shell.StatusText())
 	fb := stepNamed(t, d.State.Steps, "slow-shell/fallback")
-	assert.Equal(t, flow.StepCompleted, fb.Status)
+	assert.Equal(t, runs.StepCompleted, fb.Status)
 	assert.Less(t, d.State.Steps[len(d.State.Steps)-1].StartedAt.Sub(d.State.StartedAt), 30*time.Second,
 		"no retries: each step timed out once")
 }
@@ -108,13 +110,13 @@ func TestTimedOutScheduleToStartWithQueueTimeout(t *testing.T) {
 	// One activity slot: while hog holds it, queued waits in the task queue.
 	c := routingWorker(t, "routing-queue", worker.Options{MaxConcurrentActivityExecutionSize: 1})
 	d := runOn(t, c, "test.routing.queue", struct{}{}, flow.StartOptions{})
-	require.Equal(t, flow.StatusWarning, d.Status, d.Error)
+	require.Equal(t, runs.StatusWarning, d.Status, d.Error)
 	q := stepNamed(t, d.State.Steps, "queued")
-	assert.Equal(t, flow.StepTimedOut, q.Status)
+	assert.Equal(t, runs.StepTimedOut, q.Status)
 	assert.Equal(t, "schedule_to_start", q.Timeout)
 	assert.Equal(t, "timed_out (allowed)", q.StatusText())
 	assert.InDelta(t, float64(time.Second), float64(q.Duration(time.Time{})), float64(900*time.Millisecond), "it waited about its QueueTimeout")
-	assert.Equal(t, flow.StepCompleted, stepNamed(t, d.State.Steps, "hog").Status)
+	assert.Equal(t, runs.StepCompleted, stepNamed(t, d.State.Steps, "hog").Status)
 }
 
 // jitterSeed finds a run ID whose jittered delays before attempts 2 and 3 are well away
@@ -165,7 +167,7 @@ func TestJitterSpreadsTemporalRetriesDeterministically(t *testing.T) {
 	go func() { intervals <- retryIntervals(t, id, "flaky", done) }()
 	d := runOn(t, c, "test.routing.jitter", testflows.FileInput{File: file}, flow.StartOptions{ID: id})
 	close(done)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	server := <-intervals
 
 	f, err := os.Open(file)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,17 +80,17 @@ func TestLabelsPriorityDelayAndAttemptsAreApplied(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Describe(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusPending, d.Status, "held until its start delay passes")
+	assert.Equal(t, runs.StatusPending, d.Status, "held until its start delay passes")
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.GreaterOrEqual(t, d.CloseTime.Sub(d.StartTime), 2*time.Second)
 	require.Eventually(t, func() bool {
-		runs, err := c.List(ctx, flow.ListOptions{Workflow: "hello", Limit: 200})
+		found, err := c.List(ctx, flow.ListOptions{Workflow: "hello", Limit: 200})
 		if err != nil {
 			return false
 		}
-		for _, r := range runs {
+		for _, r := range found {
 			if r.ID == run.ID {
 				return true
 			}
@@ -110,7 +112,7 @@ func TestCancelCascadesToTheChildRunsOnErrorOnceAndKeepsTheReason(t *testing.T) 
 	c := shared.client
 	run, err := c.Start(ctx, "test.cancel.parent", testflows.FileInput{File: filepath.Join(t.TempDir(), "log")}, flow.StartOptions{})
 	require.NoError(t, err)
-	d := eventually(t, c, run.ID, "the child waits", func(d *flow.RunDescription) bool {
+	d := eventually(t, c, run.ID, "the child waits", func(d *runs.Description) bool {
 		s := d.State.Steps
 		return len(s) > 0 && s[len(s)-1].Child != nil && s[len(s)-1].Child.RunID != ""
 	})
@@ -120,7 +122,7 @@ func TestCancelCascadesToTheChildRunsOnErrorOnceAndKeepsTheReason(t *testing.T) 
 	require.Equal(t, 0, r.code, r.stderr)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCancelled, d.Status)
+	assert.Equal(t, runs.StatusCancelled, d.Status)
 	assert.Equal(t, "cancelled by alice: wrong branch", d.State.Error)
 	cleanups := 0
 	for _, s := range d.State.Steps {
@@ -131,7 +133,7 @@ func TestCancelCascadesToTheChildRunsOnErrorOnceAndKeepsTheReason(t *testing.T) 
 	assert.Equal(t, 1, cleanups, "OnError ran once")
 	cd, err := c.Wait(ctx, childID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCancelled, cd.Status, "the child was cancelled with its parent")
+	assert.Equal(t, runs.StatusCancelled, cd.Status, "the child was cancelled with its parent")
 
 	r = flowctlRun(t, "", "cancel", run.ID)
 	assert.Equal(t, flowctl.ExitRefused, r.code)
@@ -152,9 +154,9 @@ func TestPlanListsEveryStepOfReleaseWithoutRunningAny(t *testing.T) {
 		assert.Contains(t, r.stdout, name)
 	}
 	assert.Equal(t, 0, strings.Count(r.stdout, `"status": "completed"`), "no step ran")
-	runs, err := shared.client.List(ctxT(t, 10*time.Second), flow.ListOptions{Limit: 1000})
+	found, err := shared.client.List(ctxT(t, 10*time.Second), flow.ListOptions{Limit: 1000})
 	require.NoError(t, err)
-	for _, run := range runs {
+	for _, run := range found {
 		assert.False(t, strings.HasPrefix(run.ID, "plan-"), "plans are not listed as runs")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -42,7 +44,7 @@ func TestScheduleFiresAndFlowctlControlsIt(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond, "the schedule fired")
 	d, err := c.Wait(ctx, fired[0])
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "schedule", d.CreatedBy)
 
 	r := run(t, queue, "schedules")

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -23,16 +25,16 @@ func sendStart(t *testing.T, c *flow.Client, name string, in any) string {
 }
 
 // sendWait waits for the run to end and returns how it ended.
-func sendWait(t *testing.T, c *flow.Client, run string) *flow.RunDescription {
+func sendWait(t *testing.T, c *flow.Client, run string) *runs.Description {
 	t.Helper()
 	d, err := c.Wait(ctxT(t, time.Minute), run)
 	require.NoError(t, err)
 	return d
 }
 
-func sendWaiterOut(t *testing.T, d *flow.RunDescription) testflows.WaiterOut {
+func sendWaiterOut(t *testing.T, d *runs.Description) testflows.WaiterOut {
 	t.Helper()
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	var out testflows.WaiterOut
 	require.NoError(t, json.Unmarshal(d.Result, &out))
 	return out
@@ -45,10 +47,10 @@ func TestSendReachesAWaitingRunOnce(t *testing.T) {
 	sender := sendStart(t, c, testflows.Sender.Name(), testflows.SendIn{Run: waiter, Text: "hello"})
 
 	d := sendWait(t, c, sender)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	s := d.State.Steps[0]
-	assert.Equal(t, flow.KindSend, s.Kind)
-	assert.Equal(t, flow.StepCompleted, s.Status)
+	assert.Equal(t, runs.KindSend, s.Kind)
+	assert.Equal(t, runs.StepCompleted, s.Status)
 	assert.Equal(t, `to run `+waiter+`: {"text":"hello"}`, s.Output)
 
 	out := sendWaiterOut(t, sendWait(t, c, waiter))
@@ -71,7 +73,7 @@ func TestSendReachesEveryRunWaitingOnAKey(t *testing.T) {
 	}
 	sender := sendStart(t, c, testflows.Sender.Name(), testflows.SendIn{Key: key, Text: "to all"})
 	d := sendWait(t, c, sender)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, `to mailbox signal:note/`+key+`: {"text":"to all"}`, d.State.Steps[0].Output)
 
 	for _, w := range waiters {
@@ -91,21 +93,21 @@ func TestCancelRunCancelsAnotherRun(t *testing.T) {
 	canceller := sendStart(t, c, testflows.Canceller.Name(), testflows.SendIn{Run: victim, Reason: "superseded"})
 
 	d := sendWait(t, c, canceller)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	s := d.State.Steps[0]
 	assert.Equal(t, "cancel "+victim, s.Name)
-	assert.Equal(t, flow.KindSend, s.Kind)
+	assert.Equal(t, runs.KindSend, s.Kind)
 	v := sendWait(t, c, victim)
-	assert.Equal(t, flow.StatusCancelled, v.Status)
+	assert.Equal(t, runs.StatusCancelled, v.Status)
 	assert.Equal(t, "Canceled", v.TemporalStatus)
 	assert.Equal(t, "cancelled by "+canceller+": superseded", v.State.Error, "the reason came first")
 
 	// The victim has ended: cancelling it again is a clear failure of the step.
 	again := sendWait(t, c, sendStart(t, c, testflows.Canceller.Name(), testflows.SendIn{Run: victim}))
-	assert.Equal(t, flow.StatusFailed, again.Status)
+	assert.Equal(t, runs.StatusFailed, again.Status)
 	assert.Contains(t, again.Error, "step cancel "+victim+": run "+victim+" is not found or has ended")
 	nobody := sendWait(t, c, sendStart(t, c, testflows.Canceller.Name(), testflows.SendIn{Run: "no-such-run"}))
-	assert.Equal(t, flow.StatusFailed, nobody.Status)
+	assert.Equal(t, runs.StatusFailed, nobody.Status)
 	assert.Contains(t, nobody.Error, "run no-such-run is not found or has ended")
 }
 
@@ -118,9 +120,9 @@ func TestDetachedChildSurvivesItsParentsCancellation(t *testing.T) {
 	require.NoError(t, c.Cancel(ctx, flow.CancelRequest{Run: parent, Reason: "test"}))
 
 	p := sendWait(t, c, parent)
-	assert.Equal(t, flow.StatusCancelled, p.Status)
+	assert.Equal(t, runs.StatusCancelled, p.Status)
 	s := p.State.Steps[0]
-	assert.Equal(t, flow.StepCancelled, s.Status)
+	assert.Equal(t, runs.StepCancelled, s.Status)
 	assert.Equal(t, "cancelled; the detached child run "+kid+" goes on", s.Error)
 	d, err := c.Describe(ctx, kid)
 	require.NoError(t, err)
@@ -129,7 +131,7 @@ func TestDetachedChildSurvivesItsParentsCancellation(t *testing.T) {
 	_, err = c.Signal(ctx, kid, signals.Envelope{Name: "release", Payload: json.RawMessage(`{"text":"go"}`)})
 	require.NoError(t, err)
 	k := sendWait(t, c, kid)
-	require.Equal(t, flow.StatusCompleted, k.Status, k.Error)
+	require.Equal(t, runs.StatusCompleted, k.Status, k.Error)
 	assert.JSONEq(t, `"released: go"`, string(k.Result), "the child completed after its parent was cancelled")
 }
 
@@ -139,10 +141,10 @@ func TestUnservedChildFailsItsStepAtOnce(t *testing.T) {
 	parent := sendStart(t, c, testflows.UnservedParent.Name(), testflows.SendIn{})
 	d := sendWait(t, c, parent)
 	assert.Less(t, time.Since(start), 10*time.Second, "at once, not after a timeout")
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Contains(t, d.Error, "step orphan: child flow test.send.unserved: no worker on task queue "+shared.queue+" serves it")
 	s := d.State.Steps[0]
-	assert.Equal(t, flow.StepFailed, s.Status)
+	assert.Equal(t, runs.StepFailed, s.Status)
 	assert.Nil(t, s.Child, "no child was started")
 	_, err := c.Describe(ctxT(t, 10*time.Second), parent+"/orphan")
 	assert.Error(t, err, "no child run exists")
@@ -159,12 +161,12 @@ func TestChildTagsSendTheChildToTaggedWorkers(t *testing.T) {
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
 
 	d := sendWait(t, c, sendStart(t, c, testflows.TaggedParent.Name(), testflows.SendIn{Tags: []string{"gpu"}}))
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `"`+queue+`@gpu"`, string(d.Result), "the child ran on the gpu worker's queue")
 
 	start := time.Now()
 	d = sendWait(t, c, sendStart(t, c, testflows.TaggedParent.Name(), testflows.SendIn{Tags: []string{"tpu"}}))
 	assert.Less(t, time.Since(start), 10*time.Second, "at once")
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Contains(t, d.Error, "child flow test.send.tagged-kid: no worker on task queue "+queue+"@tpu serves it")
 }

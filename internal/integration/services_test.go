@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -77,7 +79,7 @@ func TestServiceRateLimitHoldsAcrossWorkerProcesses(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 
 	// Both processes ran calls: the limit held for the two together.
 	who := map[string]int{}
@@ -136,8 +138,8 @@ func TestServiceBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 	require.NoError(t, err)
 
 	// While the breaker is open the step waits for the service, in show too.
-	d := eventually(t, c, run.ID, "the step waits for the service", func(d *flow.RunDescription) bool {
-		return d.State != nil && len(d.State.Steps) == 1 && d.State.Steps[0].Status == flow.StepWaitingService
+	d := eventually(t, c, run.ID, "the step waits for the service", func(d *runs.Description) bool {
+		return d.State != nil && len(d.State.Steps) == 1 && d.State.Steps[0].Status == runs.StepWaitingService
 	})
 	assert.Contains(t, d.State.Steps[0].Error, "waiting for service flaky (circuit breaker open)")
 	r := flowctlRunOn(t, queue, "show", run.ID)
@@ -152,7 +154,7 @@ func TestServiceBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, fmt.Sprintf(`"answer %d"`, testflows.FlakyTrip+1), string(d.Result))
 
 	times := log.snapshot()

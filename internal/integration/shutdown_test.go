@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -41,7 +43,7 @@ func TestWorkerStopGivesInFlightStepsAGracePeriod(t *testing.T) {
 
 	require.Eventually(t, func() bool {
 		d, err := c.Describe(ctx, run.ID)
-		return err == nil && d.State != nil && len(d.State.Steps) == 1 && d.State.Steps[0].Status == flow.StepRunning
+		return err == nil && d.State != nil && len(d.State.Steps) == 1 && d.State.Steps[0].Status == runs.StepRunning
 	}, 20*time.Second, 20*time.Millisecond, "the step starts")
 	stopStarted := time.Now()
 	w1.Stop()
@@ -55,7 +57,7 @@ func TestWorkerStopGivesInFlightStepsAGracePeriod(t *testing.T) {
 	defer w2.Stop()
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.JSONEq(t, `"finished\n"`, string(d.Result))
 	require.Len(t, d.State.Steps, 1)
 	assert.Equal(t, 1, d.State.Steps[0].Attempt)

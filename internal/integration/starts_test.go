@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
@@ -40,7 +42,7 @@ func TestOnceStartsOnceAcrossWorkersAndRestartOnceStartsAgain(t *testing.T) {
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
 	d, err := c.Wait(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "once", d.CreatedBy)
 	first := runIDs(t, id, 1) // one run of the once start
 	var out string
@@ -60,7 +62,7 @@ func TestOnceStartsOnceAcrossWorkersAndRestartOnceStartsAgain(t *testing.T) {
 	assert.NotEqual(t, first[0], again.RunID)
 	d, err = c.Wait(ctx, id)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	runIDs(t, id, 2)
 
 	// flowctl start --once-again does the same; it takes no other start options.
@@ -109,12 +111,12 @@ func TestTriggerCompletedRunStartsOnDoneWithItsOutput(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 
 	done := protocol.TriggeredID("test.trigger.ondone", run.ID, run.RunID)
 	dd, err := c.Wait(ctx, done)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, dd.Status, dd.Error)
+	assert.Equal(t, runs.StatusCompleted, dd.Status, dd.Error)
 	assert.Equal(t, "trigger", dd.CreatedBy)
 	var out string
 	require.NoError(t, shared.tc.GetWorkflow(ctx, done, "").Get(ctx, &out))
@@ -152,12 +154,12 @@ func TestTriggerFailedRunStartsOnFailedOnly(t *testing.T) {
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	require.Equal(t, flow.StatusFailed, d.Status)
+	require.Equal(t, runs.StatusFailed, d.Status)
 
 	failed := protocol.TriggeredID("test.trigger.onfailed", run.ID, run.RunID)
 	fd, err := c.Wait(ctx, failed)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StatusCompleted, fd.Status, fd.Error)
+	assert.Equal(t, runs.StatusCompleted, fd.Status, fd.Error)
 	var out string
 	require.NoError(t, shared.tc.GetWorkflow(ctx, failed, "").Get(ctx, &out))
 	assert.Equal(t, "failed:v2", out)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,7 +26,7 @@ import (
 )
 
 // runFlow starts name with input on the shared worker and waits for the run to end.
-func runFlow(t *testing.T, name string, input any) *flow.RunDescription {
+func runFlow(t *testing.T, name string, input any) *runs.Description {
 	t.Helper()
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := shared.client.Start(ctx, name, input, flow.StartOptions{})
@@ -35,7 +37,7 @@ func runFlow(t *testing.T, name string, input any) *flow.RunDescription {
 	return d
 }
 
-func stepNamed(t *testing.T, steps []flow.StepRecord, name string) flow.StepRecord {
+func stepNamed(t *testing.T, steps []runs.Step, name string) runs.Step {
 	t.Helper()
 	for _, s := range steps {
 		if s.Name == name {
@@ -43,7 +45,7 @@ func stepNamed(t *testing.T, steps []flow.StepRecord, name string) flow.StepReco
 		}
 	}
 	t.Fatalf("no step %q in %+v", name, steps)
-	return flow.StepRecord{}
+	return runs.Step{}
 }
 
 func lines(t *testing.T, file string) []string {
@@ -83,14 +85,14 @@ func TestHTTPStepAgainstALocalServerKeepsSecretsOutOfRecords(t *testing.T) {
 	defer srv.Close()
 
 	d := runFlow(t, "test.http", testflows.FileInput{URL: srv.URL + "/items"})
-	assert.Equal(t, flow.StatusCompleted, d.Status)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.Equal(t, "201", string(d.Result))
 	mu.Lock()
 	assert.Equal(t, "Bearer "+token, gotAuth, "the server got the real secret")
 	assert.JSONEq(t, `{"hello":"world"}`, gotBody)
 	mu.Unlock()
 	s := stepNamed(t, d.State.Steps, "call")
-	assert.Equal(t, flow.KindHTTP, s.Kind)
+	assert.Equal(t, runs.KindHTTP, s.Kind)
 	assert.Equal(t, 201, s.HTTPStatus)
 	assert.Equal(t, `{"created":true}`, s.Output)
 
@@ -111,7 +113,7 @@ func TestHTTPStepAgainstALocalServerKeepsSecretsOutOfRecords(t *testing.T) {
 func TestAgentStepsSpeakOpenAIAndAnthropicWireFormatsAndChargeExactCosts(t *testing.T) {
 	before := len(shared.llm.received())
 	d := runFlow(t, "test.agents", testflows.AgentInput{Prompt: "Should we ship 1.2.3?"})
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `["OpenAI says ship it.","Claude says ship it."]`, string(d.Result))
 
 	reqs := shared.llm.received()[before:]
@@ -125,14 +127,14 @@ func TestAgentStepsSpeakOpenAIAndAnthropicWireFormatsAndChargeExactCosts(t *test
 
 	// gpt-4o-mini: 12,345 in × $0.15/M + 567 out × $0.60/M = $0.00185175 + $0.0003402.
 	o := stepNamed(t, d.State.Steps, "ask-openai")
-	assert.Equal(t, flow.KindAgent, o.Kind)
+	assert.Equal(t, runs.KindAgent, o.Kind)
 	assert.Equal(t, "0.00219195", o.CostUSD.String())
 	require.NotNil(t, o.Tokens)
-	assert.Equal(t, flow.Tokens{Input: 12345, Output: 567}, *o.Tokens)
+	assert.Equal(t, runs.Tokens{Input: 12345, Output: 567}, *o.Tokens)
 	// claude-sonnet-4: 2,000 in × $3/M + 400 out × $15/M = $0.006 + $0.006.
 	a := stepNamed(t, d.State.Steps, "ask-anthropic")
 	assert.Equal(t, "0.012", a.CostUSD.String())
-	assert.Equal(t, flow.Tokens{Input: 2000, Output: 400}, *a.Tokens)
+	assert.Equal(t, runs.Tokens{Input: 2000, Output: 400}, *a.Tokens)
 
 	assert.Equal(t, "0.01419195", d.State.CostUSD.String(), "the run's cost is the sum, exactly")
 	assert.Equal(t, "0.01", d.State.CostUSD.Round(2).String(), "to the cent")
@@ -145,7 +147,7 @@ func TestReleaseExampleRunsEveryStepKind(t *testing.T) {
 	}))
 	defer health.Close()
 	d := runFlow(t, "release", examples.ReleaseInput{Version: "1.2.3", HealthURL: health.URL})
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	var out examples.ReleaseOutput
 	require.NoError(t, json.Unmarshal(d.Result, &out))
 	assert.Equal(t, "1.2.3", out.Version)
@@ -164,7 +166,7 @@ func TestReleaseExampleRunsEveryStepKind(t *testing.T) {
 	smoke := stepNamed(t, d.State.Steps, "smoke")
 	require.NotNil(t, smoke.Child)
 	assert.Equal(t, d.ID+"/smoke", smoke.Child.ID)
-	assert.Equal(t, flow.StatusCompleted, smoke.Child.Status)
+	assert.Equal(t, runs.StatusCompleted, smoke.Child.Status)
 	require.Len(t, smoke.Child.Steps, 2, "the child's steps show in the parent's state")
 	assert.Equal(t, "boot", smoke.Child.Steps[0].Name)
 	assert.Equal(t, "probe", smoke.Child.Steps[1].Name)
@@ -183,11 +185,11 @@ func TestFailFastCancelsASleepingSibling(t *testing.T) {
 	start := time.Now()
 	d := runFlow(t, "test.failfast", testflows.FileInput{File: pidFile})
 	assert.Less(t, time.Since(start), 20*time.Second, "the sleeper did not run its 30s")
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Contains(t, d.Error, "parallel pair: step breaker: exit code 1: broken")
 	assert.Contains(t, d.Error, "(cancelled: sleeper)")
-	assert.Equal(t, flow.StepCancelled, stepNamed(t, d.State.Steps, "sleeper").Status)
-	assert.Equal(t, flow.StepFailed, stepNamed(t, d.State.Steps, "breaker").Status)
+	assert.Equal(t, runs.StepCancelled, stepNamed(t, d.State.Steps, "sleeper").Status)
+	assert.Equal(t, runs.StepFailed, stepNamed(t, d.State.Steps, "breaker").Status)
 	assertProcessGone(t, pidFile)
 }
 
@@ -209,21 +211,21 @@ func assertProcessGone(t *testing.T, file string) {
 
 func TestAllowedFailureEndsTheRunWithWarning(t *testing.T) {
 	d := runFlow(t, "test.allowed", nil)
-	assert.Equal(t, flow.StatusWarning, d.Status)
+	assert.Equal(t, runs.StatusWarning, d.Status)
 	assert.Equal(t, "Completed", d.TemporalStatus)
 	flaky := stepNamed(t, d.State.Steps, "flaky")
-	assert.Equal(t, flow.StepFailed, flaky.Status)
+	assert.Equal(t, runs.StepFailed, flaky.Status)
 	assert.True(t, flaky.AllowedFailure)
 	assert.Equal(t, 4, *flaky.ExitCode)
 	assert.Equal(t, 1, d.State.AllowedFailures)
-	assert.Equal(t, flow.StepCompleted, stepNamed(t, d.State.Steps, "main").Status)
+	assert.Equal(t, runs.StepCompleted, stepNamed(t, d.State.Steps, "main").Status)
 }
 
 func TestStepRetriesStopAtTheLimitAndNonRetryableStopsAtOnce(t *testing.T) {
 	dir := t.TempDir()
 	f1 := filepath.Join(dir, "retried")
 	d := runFlow(t, "test.retried", testflows.RetryInput{File: f1})
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Len(t, lines(t, f1), 3, "three attempts, then the step fails")
 	s := stepNamed(t, d.State.Steps, "always-fails")
 	assert.Equal(t, 3, s.Attempt)
@@ -231,7 +233,7 @@ func TestStepRetriesStopAtTheLimitAndNonRetryableStopsAtOnce(t *testing.T) {
 
 	f2 := filepath.Join(dir, "nonretryable")
 	d = runFlow(t, "test.retried", testflows.RetryInput{File: f2, NonRetryable: true})
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Len(t, lines(t, f2), 1, "a non-retryable error stops at once")
 	assert.Equal(t, 1, stepNamed(t, d.State.Steps, "always-fails").Attempt)
 }
@@ -239,7 +241,7 @@ func TestStepRetriesStopAtTheLimitAndNonRetryableStopsAtOnce(t *testing.T) {
 func TestOnErrorRunsOnceWhenTheRunIsRetried(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "log")
 	d := runFlow(t, "test.attempts", testflows.FileInput{File: file})
-	assert.Equal(t, flow.StatusFailed, d.Status)
+	assert.Equal(t, runs.StatusFailed, d.Status)
 	assert.Equal(t, 3, d.State.Attempt)
 	assert.Equal(t, 3, d.State.MaxAttempts)
 	got := lines(t, file)
@@ -258,16 +260,16 @@ func TestOnErrorRunsOnceWhenTheRunIsRetried(t *testing.T) {
 
 func TestCustomActivityStepReportsCostAndSleepAndSkipAreRecorded(t *testing.T) {
 	d := runFlow(t, "test.counting", testflows.AgentInput{Prompt: "one two three four"})
-	require.Equal(t, flow.StatusCompleted, d.Status, d.Error)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "4", string(d.Result))
 	c := stepNamed(t, d.State.Steps, "count")
-	assert.Equal(t, flow.KindActivity, c.Kind)
+	assert.Equal(t, runs.KindActivity, c.Kind)
 	assert.Equal(t, "0.004", c.CostUSD.String())
 	assert.Equal(t, "0.004", d.State.CostUSD.String())
 	p := stepNamed(t, d.State.Steps, "pause")
-	assert.Equal(t, flow.KindSleep, p.Kind)
+	assert.Equal(t, runs.KindSleep, p.Kind)
 	assert.GreaterOrEqual(t, p.DurationMS, int64(200))
 	s := stepNamed(t, d.State.Steps, "publish")
-	assert.Equal(t, flow.StepSkipped, s.Status)
+	assert.Equal(t, runs.StepSkipped, s.Status)
 	assert.Equal(t, "dry run", s.Output)
 }

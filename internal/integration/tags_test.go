@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -44,7 +46,7 @@ func TestWorkerTagsRouteRunsToWorkersThatHaveThem(t *testing.T) {
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
-		assert.Equal(t, flow.StatusCompleted, d.Status)
+		assert.Equal(t, runs.StatusCompleted, d.Status)
 		assert.Equal(t, protocol.TaggedQueue(queue, tags), d.TaskQueue)
 		assert.Equal(t, []string{"gpu-worker", "gpu-worker"}, activityWorkers(t, run.ID), "only the tagged worker ran %v", tags)
 	}

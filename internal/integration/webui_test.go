@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gateflow/gateflow/flow"
 )
 
 // TestWebUIShowsStepsCostsAndPendingApproval opens runs of the example flows in the
@@ -40,21 +40,21 @@ func TestWebUIShowsStepsCostsAndPendingApproval(t *testing.T) {
 		require.NoError(t, err, "flowctl %s: %s", strings.Join(args, " "), stderr.String())
 		return string(out)
 	}
-	describe := func(out string) flow.RunDescription {
+	describe := func(out string) runs.Description {
 		t.Helper()
-		var d flow.RunDescription
+		var d runs.Description
 		require.NoError(t, json.Unmarshal([]byte(out), &d), out)
 		return d
 	}
 
 	release := describe(ctl("start", "release", "--input", `{"version":"1.2.3"}`, "--wait", "-o", "json"))
-	require.Equal(t, flow.StatusCompleted, release.Status)
+	require.Equal(t, runs.StatusCompleted, release.Status)
 
 	ship := describe(ctl("start", "ship", "--input", `{"version":"2.0.0"}`, "-o", "json"))
 	ctl("input", ship.ID, "release-notes", "--as", "alice", "--data", `{"summary":"Faster pages for all","risk":"low"}`)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		status := describe(ctl("show", ship.ID, "-o", "json")).Status
-		if status == flow.StatusAwaitingApproval {
+		if status == runs.StatusAwaitingApproval {
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "ship run %s is %s, not waiting for the approval", ship.ID, status)
@@ -63,7 +63,7 @@ func TestWebUIShowsStepsCostsAndPendingApproval(t *testing.T) {
 	artifacts, err := filepath.Abs(filepath.Join("..", "..", "test-artifacts"))
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(artifacts, 0o755))
-	runPage := func(d flow.RunDescription, tab string) string {
+	runPage := func(d runs.Description, tab string) string {
 		return fmt.Sprintf("%s/namespaces/default/workflows/%s/%s/%s", ui, d.ID, d.RunID, tab)
 	}
 
@@ -124,18 +124,21 @@ func checkPage(t *testing.T, browser *webDriver, url, file string, patterns ...s
 	assert.Empty(t, missing, "%s does not show these (screenshot %s); its text:\n%s", url, file, text)
 }
 
-// startDevWorker runs `flow-worker --dev` (in-memory store) on free ports until the test
-// ends and returns the Temporal address and the Web UI's base URL.
-func startDevWorker(t *testing.T, bin string) (address, ui string) {
+// startDevWorker runs `flow-worker --dev` (in-memory store) on free ports, with the extra
+// flags args, until the test ends and returns the Temporal address and the Web UI's base URL.
+func startDevWorker(t *testing.T, bin string, args ...string) (address, ui string) {
 	t.Helper()
 	port, uiPort := freePort(t), freePort(t)
-	cmd := exec.Command(bin, "--dev", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort))
+	cmd := exec.Command(bin, append([]string{"--dev", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort)}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
+	// exited is closed once the process ended, with its error in waitErr: the early-exit
+	// check and the cleanup both wait on it.
+	exited := make(chan struct{})
+	var waitErr error
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -146,7 +149,8 @@ func startDevWorker(t *testing.T, bin string) (address, ui string) {
 			}
 		}
 		_, _ = io.Copy(io.Discard, stdout)
-		exited <- cmd.Wait()
+		waitErr = cmd.Wait()
+		close(exited)
 	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -159,8 +163,8 @@ func startDevWorker(t *testing.T, bin string) (address, ui string) {
 	})
 	select {
 	case <-ready:
-	case err := <-exited:
-		t.Fatalf("flow-worker exited early: %v\n%s", err, stderr.String())
+	case <-exited:
+		t.Fatalf("flow-worker exited early: %v\n%s", waitErr, stderr.String())
 	case <-time.After(90 * time.Second):
 		t.Fatalf("flow-worker not ready in time:\n%s", stderr.String())
 	}

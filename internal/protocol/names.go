@@ -16,9 +16,9 @@ const (
 	UpdateBudget = "gateflow.budget"
 	// UpdatePause pauses or resumes one run (RunPause).
 	UpdatePause = "gateflow.pause"
-	// QueryState answers a run's state (flow.RunState).
+	// QueryState answers a run's state (runs.State).
 	QueryState = "gateflow.state"
-	// MemoState is the Memo key of a closed run's final state (flow.RunState).
+	// MemoState is the Memo key of a closed run's final state (runs.State).
 	MemoState = "gateflow.state"
 )
 

@@ -156,6 +156,8 @@ type InputAnswer struct {
 	Name string          `json:"name"`
 	Data json.RawMessage `json:"data"`
 	By   string          `json:"by"`
+	// Proof is the answerer's signed decision or identity provider token (package auth).
+	Proof string `json:"proof,omitempty"`
 }
 
 // BudgetRaise is the argument of the Update UpdateBudget: the new cap in dollars.

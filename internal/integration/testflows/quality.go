@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/gateflow/gateflow/runs"
+
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/temporal"
 
@@ -34,12 +36,12 @@ type QualityInput struct {
 }
 
 // Quality asks the scripted agent for a review with a score, then gates on review.score.
-var Quality = flow.Define("test.quality", func(ctx *flow.Context, in QualityInput) (flow.QualityRecord, error) {
+var Quality = flow.Define("test.quality", func(ctx *flow.Context, in QualityInput) (runs.Quality, error) {
 	review, err := ctx.Agent("review", activities.Agent{Prompt: in.Prompt, Model: "scripted",
 		MaxBudgetUSD:   decimal.RequireFromString("0.01"),
 		ResponseSchema: json.RawMessage(`{"type":"object","properties":{"review":{"type":"object"}},"required":["review"]}`)})
 	if err != nil {
-		return flow.QualityRecord{}, err
+		return runs.Quality{}, err
 	}
 	return ctx.QualityGate("review-quality", review, flow.Quality{Threshold: in.Threshold, Field: "review.score", OnFail: in.OnFail})
 })

@@ -1,4 +1,4 @@
-package flow
+package runs
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Status is a run's status, kept in the FlowStatus search attribute and in RunState.
+// Status is a run's status, kept in the FlowStatus search attribute and in State.
 type Status string
 
 // Run statuses.
@@ -46,6 +46,10 @@ var statuses = []Status{
 }
 
 // ParseStatus checks that s names a run status.
+// Statuses are all run statuses, in the order of the design: the live ones, then the
+// terminal ones.
+func Statuses() []Status { return append([]Status(nil), statuses...) }
+
 func ParseStatus(s string) (Status, error) {
 	for _, st := range statuses {
 		if string(st) == s {
@@ -104,10 +108,10 @@ const (
 	StepCancelled StepStatus = "cancelled"
 	// StepPlanned is a step of a plan (Client.Plan): it would run; nothing ran.
 	StepPlanned StepStatus = "planned"
-	// StepTimedOut: a timeout ended the step (StepRecord.Timeout says which).
+	// StepTimedOut: a timeout ended the step (Step.Timeout says which).
 	StepTimedOut StepStatus = "timed_out"
 	// StepRefused: the step was not dispatched because its money did not fit the cap
-	// (a Parallel wave reserved together); StepRecord.Error says why.
+	// (a Parallel wave reserved together); Step.Error says why.
 	StepRefused StepStatus = "refused"
 	// StepWaitingCapacity: the provider rate limited the step; it waits for the provider's
 	// Retry-After without using an attempt.
@@ -123,25 +127,21 @@ type Tokens struct {
 // Total is input plus output.
 func (t Tokens) Total() int64 { return t.Input + t.Output }
 
-func (t Tokens) add(o Tokens) Tokens {
-	return Tokens{Input: t.Input + o.Input, Output: t.Output + o.Output}
-}
-
-// ChildRecord is what a parent keeps about a child run: its identity and, once it
+// Child is what a parent keeps about a child run: its identity and, once it
 // reported, its outcome, cost and steps.
-type ChildRecord struct {
+type Child struct {
 	ID       string          `json:"id"`
 	RunID    string          `json:"run_id,omitempty"`
 	Workflow string          `json:"workflow"`
 	Status   Status          `json:"status"`
 	CostUSD  decimal.Decimal `json:"cost_usd"`
 	Tokens   Tokens          `json:"tokens"`
-	Steps    []StepRecord    `json:"steps,omitempty"`
+	Steps    []Step          `json:"steps,omitempty"`
 	Error    string          `json:"error,omitempty"`
 }
 
-// StepRecord is what a run keeps about one step. It is part of RunState.
-type StepRecord struct {
+// Step is what a run keeps about one step. It is part of State.
+type Step struct {
 	// Name is the step's name as the handler gave it; ActivityID is the Temporal activity
 	// ID, the name itself or, when the name was used before in the run, name#N.
 	Name       string `json:"name"`
@@ -183,11 +183,11 @@ type StepRecord struct {
 	// Always marks a step registered with Always, run because the run ended.
 	Always bool `json:"always,omitempty"`
 	// Child describes the child run of a child step.
-	Child *ChildRecord `json:"child,omitempty"`
+	Child *Child `json:"child,omitempty"`
 	// Attempts lists each attempt of a cost-bearing step (agents, decisions, steps with a
 	// CostLimit), which the run retries itself one activity attempt at a time: what each
 	// cost and why it failed.
-	Attempts []AttemptRecord `json:"attempts,omitempty"`
+	Attempts []Attempt `json:"attempts,omitempty"`
 	// CostLimitUSD is the step's own cost limit, when it has one; Overshoot marks a step
 	// that cost more than that.
 	CostLimitUSD *decimal.Decimal `json:"cost_limit_usd,omitempty"`
@@ -199,11 +199,11 @@ type StepRecord struct {
 	// failure: "continue", "fallback", "goto build (2 of 3)".
 	Route string `json:"route,omitempty"`
 	// Gate is a polled gate's type, polls and decision.
-	Gate *GateRecord `json:"gate,omitempty"`
+	Gate *Gate `json:"gate,omitempty"`
 	// Quality is a quality gate's score and threshold.
-	Quality *QualityRecord `json:"quality,omitempty"`
+	Quality *Quality `json:"quality,omitempty"`
 	// Decision is a decision step's options and choice.
-	Decision *DecisionRecord `json:"decision,omitempty"`
+	Decision *Decision `json:"decision,omitempty"`
 	// Cached marks a step whose result came from the step cache (Cache) without running;
 	// CachedAgeMS is how old the entry was.
 	Cached      bool  `json:"cached,omitempty"`
@@ -213,8 +213,8 @@ type StepRecord struct {
 	Artifacts []activities.Artifact `json:"artifacts,omitempty"`
 }
 
-// AttemptRecord is one attempt of a cost-bearing step.
-type AttemptRecord struct {
+// Attempt is one attempt of a cost-bearing step.
+type Attempt struct {
 	// Attempt counts from 1.
 	Attempt int `json:"attempt"`
 	// CostUSD and Tokens are what the attempt cost, paid whether or not it succeeded.
@@ -228,16 +228,16 @@ type AttemptRecord struct {
 }
 
 // Duration is how long the step took, or has been running until now.
-func (r StepRecord) Duration(now time.Time) time.Duration {
+func (r Step) Duration(now time.Time) time.Duration {
 	if r.EndedAt != nil {
 		return r.EndedAt.Sub(r.StartedAt)
 	}
 	return now.Sub(r.StartedAt)
 }
 
-// RunState is a run's state as the Query gateflow.state returns it, and as it is kept in
+// State is a run's state as the Query gateflow.state returns it, and as it is kept in
 // the run's Memo when the run ends.
-type RunState struct {
+type State struct {
 	// ID is the run's ID (its Temporal workflow ID).
 	ID string `json:"id,omitempty"`
 	// Workflow is the flow's name and Version the flow version the run started with.
@@ -268,8 +268,8 @@ type RunState struct {
 	Depth    int    `json:"depth,omitempty"`
 	ParentID string `json:"parent_id,omitempty"`
 	// Guards are the limits in force.
-	Guards Guards       `json:"guards"`
-	Steps  []StepRecord `json:"steps"`
+	Guards Guards `json:"guards"`
+	Steps  []Step `json:"steps"`
 	// Waiting lists what the run waits for now: "approval:GATE", "input:NAME",
 	// "signal:NAME" or "signal:NAME/KEY" (also the FlowWaiting search attribute).
 	Waiting []string `json:"waiting,omitempty"`
@@ -291,77 +291,18 @@ type RunState struct {
 	// and warnings, all exact decimals.
 	Budget *budget.Ledger `json:"budget,omitempty"`
 	// Labels are the labels (Context.Label) the run entered, with their visits.
-	Labels []LabelRecord `json:"labels,omitempty"`
+	Labels []Label `json:"labels,omitempty"`
+	// Auth is how the run verifies decisions, pinned when it started (nil: its worker
+	// verifies nothing, and identities are what senders typed).
+	Auth *Auth `json:"auth,omitempty"`
 }
 
-// beginStep appends a running step in the branch scope ("" outside branches) and returns
-// its index. Its activity ID is its name (prefixed by the scope inside a branch); a name
-// used before in the same scope gets a #N suffix, so every activity of the run has its own
-// ID.
-func (s *RunState) beginStep(scope, name string, kind StepKind, now time.Time) int {
-	uses := 0
-	for _, st := range s.Steps {
-		if st.Name == name && st.Branch == scope {
-			uses++
-		}
-	}
-	id := name
-	if scope != "" {
-		id = scope + "/" + name
-	}
-	if uses > 0 {
-		id = fmt.Sprintf("%s#%d", id, uses+1)
-	}
-	s.Steps = append(s.Steps, StepRecord{
-		Name: name, ActivityID: id, Kind: kind, Status: StepRunning, Attempt: 1, StartedAt: now,
-		RunAttempt: max(s.Attempt, 1), Branch: scope,
-	})
-	return len(s.Steps) - 1
-}
-
-// endStep records a step's outcome.
-func (s *RunState) endStep(i int, now time.Time, status StepStatus, attempt int, errMsg, output string, exitCode *int) {
-	st := &s.Steps[i]
-	st.Status = status
-	st.EndedAt = &now
-	st.DurationMS = now.Sub(st.StartedAt).Milliseconds()
-	if attempt > 0 {
-		st.Attempt = attempt
-	}
-	st.Error = errMsg
-	st.Output = output
-	st.ExitCode = exitCode
-}
-
-// charge adds a step's cost and tokens to the step and to the run.
-func (s *RunState) charge(i int, cost decimal.Decimal, tokens Tokens) {
-	st := &s.Steps[i]
-	st.CostUSD = st.CostUSD.Add(cost)
-	if tokens.Total() > 0 {
-		t := tokens
-		if st.Tokens != nil {
-			t = st.Tokens.add(tokens)
-		}
-		st.Tokens = &t
-	}
-	s.CostUSD = s.CostUSD.Add(cost)
-	s.Tokens = s.Tokens.add(tokens)
-}
-
-// finish records the run's end.
-func (s *RunState) finish(now time.Time, status Status, errMsg string) {
-	s.Status = status
-	s.EndedAt = &now
-	s.Error = errMsg
-}
-
-func (s *RunState) clone() RunState {
-	c := *s
-	c.Steps = append([]StepRecord(nil), s.Steps...)
-	c.Refused = append([]RefusedMessage(nil), s.Refused...)
-	c.Problems = append([]string(nil), s.Problems...)
-	c.Labels = append([]LabelRecord(nil), s.Labels...)
-	return c
+// Auth is a run's pinned decision policy, as State shows it: whether proofs are
+// required, the key IDs of its directory and its identity provider.
+type Auth struct {
+	Required bool     `json:"required"`
+	KeyIDs   []string `json:"key_ids,omitempty"`
+	Issuer   string   `json:"issuer,omitempty"`
 }
 
 // RefusalKind is what kind of message a run refused.
@@ -387,7 +328,7 @@ type RefusedMessage struct {
 
 // Label is the step's name as people read it: its branch and Parallel group first
 // ("checks/unit", "deploy/eu/smoke").
-func (r StepRecord) Label() string {
+func (r Step) Label() string {
 	parts := make([]string, 0, 3)
 	for _, p := range []string{r.Branch, r.Group, r.Name} {
 		if p != "" {
@@ -400,7 +341,7 @@ func (r StepRecord) Label() string {
 // StatusText is the step's status with what qualifies it: "failed (allowed)",
 // "timed_out (allowed)", "completed (on error)", "completed (always)", and where its
 // failure went: "failed, fallback build/fallback", "failed, goto build (2 of 3)".
-func (r StepRecord) StatusText() string {
+func (r Step) StatusText() string {
 	s := string(r.Status)
 	if r.AllowedFailure {
 		s += " (allowed)"
@@ -418,7 +359,7 @@ func (r StepRecord) StatusText() string {
 
 // CostText is what the step cost to four decimals ("$0.0150"), or "-" for nothing; a
 // step that cost more than its own limit says so: "$0.4500 > $0.25 limit".
-func (r StepRecord) CostText() string {
+func (r Step) CostText() string {
 	if r.CostUSD.IsZero() {
 		return "-"
 	}
@@ -430,7 +371,7 @@ func (r StepRecord) CostText() string {
 }
 
 // CodeText is a shell step's exit code or an HTTP step's status, or "-".
-func (r StepRecord) CodeText() string {
+func (r Step) CodeText() string {
 	switch {
 	case r.ExitCode != nil:
 		return strconv.Itoa(*r.ExitCode)
@@ -442,7 +383,7 @@ func (r StepRecord) CodeText() string {
 
 // Detail is the step's error, or else its output preview, on one line and at most n
 // runes.
-func (r StepRecord) Detail(n int) string {
+func (r Step) Detail(n int) string {
 	d := r.Output
 	if r.Error != "" {
 		d = r.Error
@@ -456,12 +397,12 @@ func (r StepRecord) Detail(n int) string {
 // Nested is the run's steps in reading order: each branch (or fan-out item) followed by
 // the steps recorded inside it, the rest in the order they started. Tables (the Web UI
 // details, flowctl show) list steps this way.
-func (s *RunState) Nested() []StepRecord {
+func (s *State) Nested() []Step {
 	children := map[string][]int{}
 	for i, st := range s.Steps {
 		children[st.Branch] = append(children[st.Branch], i)
 	}
-	out := make([]StepRecord, 0, len(s.Steps))
+	out := make([]Step, 0, len(s.Steps))
 	seen := make([]bool, len(s.Steps))
 	var emit func(i int)
 	emit = func(i int) {
@@ -483,4 +424,34 @@ func (s *RunState) Nested() []StepRecord {
 		emit(i)
 	}
 	return out
+}
+
+// StepWaitingService is what Client.Describe reports for a step whose last attempt failed
+// fast on an open breaker and whose next attempt waits for the breaker's open time; the
+// step's Error names the service.
+const StepWaitingService StepStatus = "waiting_service"
+
+// Guards are execution limits on a run and the tree of child runs below it. A zero field
+// means the default (see flow.DefaultGuards); a negative one means no limit.
+type Guards struct {
+	// MaxChildDepth is how deep child runs may nest (a top-level run is depth 0, its
+	// children depth 1). Default 5.
+	MaxChildDepth int `json:"max_child_depth,omitempty"`
+	// MaxFanOut is the most steps one Parallel call may run, and the most child runs one
+	// run may start. Default 50.
+	MaxFanOut int `json:"max_fan_out,omitempty"`
+	// MaxTokens is the most agent tokens (input and output) the run and its children may
+	// use together. Default: no limit.
+	MaxTokens int64 `json:"max_tokens,omitempty"`
+	// MaxWallTime bounds the run from its start; steps get no more than what is left.
+	// Default: no limit.
+	MaxWallTime time.Duration `json:"max_wall_time,omitempty"`
+	// MaxSteps is the most steps the run may record: every step of its own (activities,
+	// sleeps, skips, branches, approvals, inputs, signals, gates, sends, children, each
+	// Parallel or ForEach step), over all its attempts and plans too. A child run counts its
+	// own steps against the same limit; the parent counts the child as one step. The step
+	// past the limit is refused before it runs (recorded failed with a *GuardError);
+	// OnError and Always steps are neither counted nor refused. Default 10,000 (about what
+	// fits in a Temporal history).
+	MaxSteps int `json:"max_steps,omitempty"`
 }

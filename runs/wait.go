@@ -1,4 +1,4 @@
-package flow
+package runs
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ const (
 	ForCapacity WaitKind = "capacity"
 )
 
-// Wait is one thing a run waits for. Its String form is what RunState.Waiting and the
+// Wait is one thing a run waits for. Its String form is what State.Waiting and the
 // FlowWaiting search attribute hold: "approval:ship", "input:release-notes",
 // "signal:deploy-done", "signal:deploy-done/v1.2.3", "budget", "resume:release",
 // "resume" (the run itself is paused), "permit:deploys", "gate:checks/http",
@@ -41,7 +41,7 @@ type Wait struct {
 	Key  string   `json:"key,omitempty"`
 }
 
-// String is the wait as RunState.Waiting and FlowWaiting hold it.
+// String is the wait as State.Waiting and FlowWaiting hold it.
 func (w Wait) String() string {
 	s := string(w.Kind)
 	if w.Name != "" {
@@ -128,26 +128,4 @@ func (w Wait) Command(run string) string {
 		return "flowctl resume " + w.Name
 	}
 	return ""
-}
-
-// statusWhile is the run's status while it waits for all of waits: approvals first, then
-// inputs, then polled gates, then signals, then provider capacity; running when it waits
-// for none of those.
-func statusWhile(waits []Wait) Status {
-	next := StatusRunning
-	for _, w := range waits {
-		switch {
-		case w.Kind == ForApproval:
-			next = StatusAwaitingApproval
-		case w.Kind == ForInput && next != StatusAwaitingApproval:
-			next = StatusAwaitingInput
-		case w.Kind == ForGate && (next == StatusRunning || next == StatusWaitingSignal || next == StatusWaitingCapacity):
-			next = StatusAwaitingGate
-		case w.Kind == ForSignal && (next == StatusRunning || next == StatusWaitingCapacity):
-			next = StatusWaitingSignal
-		case w.Kind == ForCapacity && next == StatusRunning:
-			next = StatusWaitingCapacity
-		}
-	}
-	return next
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+
+	"github.com/gateflow/gateflow/auth"
+)
+
+// authFlags are the flags of the worker's decision policy (flow.WorkerOptions.Auth).
+type authFlags struct {
+	keys     string
+	required bool
+	issuer   string
+	audience string
+	jwks     string
+}
+
+func (f *authFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.keys, "auth-keys", "", "verify signed votes and answers against this key directory (flowctl keys directory); each run pins the keys it starts with")
+	fs.BoolVar(&f.required, "auth-required", false, "with --auth-keys or --auth-issuer: refuse votes and answers without a proof, and votes sent as Signals")
+	fs.StringVar(&f.issuer, "auth-issuer", "", "accept tokens of this identity provider (OIDC issuer URL) as proof; needs --auth-audience and --auth-jwks")
+	fs.StringVar(&f.audience, "auth-audience", "", "with --auth-issuer: the audience its tokens must name")
+	fs.StringVar(&f.jwks, "auth-jwks", "", "with --auth-issuer: the provider's keys, a JWKS file or an http(s) URL read at start")
+}
+
+// policy is the decision policy the flags ask for; nil without --auth-keys or
+// --auth-issuer.
+func (f *authFlags) policy(ctx context.Context) (*auth.Policy, error) {
+	if f.keys == "" && f.issuer == "" {
+		if f.required || f.audience != "" || f.jwks != "" {
+			return nil, fmt.Errorf("--auth-required, --auth-audience and --auth-jwks need --auth-keys or --auth-issuer")
+		}
+		return nil, nil
+	}
+	p := &auth.Policy{Required: f.required}
+	if f.keys != "" {
+		d, err := auth.LoadDirectory(f.keys)
+		if err != nil {
+			return nil, fmt.Errorf("--auth-keys: %w", err)
+		}
+		p.Directory = d
+	}
+	if f.issuer != "" {
+		if f.audience == "" || f.jwks == "" {
+			return nil, fmt.Errorf("--auth-issuer needs --auth-audience and --auth-jwks")
+		}
+		var keys jose.JSONWebKeySet
+		var err error
+		if strings.HasPrefix(f.jwks, "http://") || strings.HasPrefix(f.jwks, "https://") {
+			fctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+			keys, err = auth.FetchJWKS(fctx, nil, f.jwks)
+			cancel()
+		} else {
+			keys, err = auth.LoadJWKS(f.jwks)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--auth-jwks: %w", err)
+		}
+		p.Issuer = &auth.Issuer{URL: f.issuer, Audience: f.audience, Keys: keys}
+	}
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

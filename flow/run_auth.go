@@ -1,0 +1,86 @@
+package flow
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/runs"
+)
+
+// authPart is the run's decision policy: pinned from the worker's WorkerOptions.Auth when
+// the run starts (a SideEffect, so replay and later verdicts use the keys the run started
+// with), and the nonces of the proofs it accepted, so no proof counts twice.
+type authPart struct {
+	policy *auth.Policy
+	used   map[string]time.Time // nonce → the proof's expiry
+}
+
+// pinAuth pins policy for the run, when the worker has one. Runs started before their
+// worker had a policy keep verifying nothing (the version marker is absent).
+func pinAuth(wctx workflow.Context, policy *auth.Policy, st *runs.State) (*authPart, error) {
+	a := &authPart{used: map[string]time.Time{}}
+	if policy == nil || workflow.GetVersion(wctx, "gateflow.auth", workflow.DefaultVersion, 1) != 1 {
+		return a, nil
+	}
+	var pinned auth.Policy
+	if err := workflow.SideEffect(wctx, func(workflow.Context) any { return policy }).Get(&pinned); err != nil {
+		return nil, fmt.Errorf("pin the decision policy: %w", err)
+	}
+	a.policy = &pinned
+	info := &runs.Auth{Required: pinned.Required}
+	for _, k := range pinned.Directory.Keys() {
+		info.KeyIDs = append(info.KeyIDs, k.JWK.KeyID)
+	}
+	if pinned.Issuer != nil {
+		info.Issuer = pinned.Issuer.URL
+	}
+	st.Auth = info
+	return a, nil
+}
+
+// on reports whether the run verifies decisions.
+func (a *authPart) on() bool { return a != nil && a.policy != nil }
+
+// signalsRefused reports whether decisions sent as Signals are refused (proofs are
+// required, and a Signal cannot be refused before it enters history).
+func (a *authPart) signalsRefused() bool { return a.on() && a.policy.Required }
+
+// verify checks proof for d: nil (unverified) when the run verifies nothing or, outside
+// required mode, when there is no proof; a refusal when the proof does not verify or was
+// used before.
+func (a *authPart) verify(ctx workflow.Context, d auth.Decision, proof string) (*auth.Verified, error) {
+	if !a.on() {
+		return nil, nil
+	}
+	if proof == "" {
+		if a.policy.Required {
+			return nil, fmt.Errorf("this run accepts signed decisions only: %s by %s has no proof (flowctl --signing-key, or flow.ClientOptions.Key)", d.Kind, d.By)
+		}
+		return nil, nil
+	}
+	v, err := a.policy.Verify(proof, d, auth.VerifyOptions{Now: workflow.Now(ctx)})
+	if err != nil {
+		return nil, err
+	}
+	if _, dup := a.used[v.Nonce]; dup && v.Nonce != "" {
+		return nil, &auth.RefusedError{Reason: auth.ReasonMismatch, Detail: "this signed decision was used already"}
+	}
+	return &v, nil
+}
+
+// spend records that the run accepted v's proof, and forgets proofs expired long ago.
+func (a *authPart) spend(ctx workflow.Context, v *auth.Verified) {
+	if v == nil || v.Nonce == "" {
+		return
+	}
+	now := workflow.Now(ctx)
+	for n, exp := range a.used {
+		if now.Sub(exp) > time.Hour { // past any leeway: such a proof is refused as expired anyway
+			delete(a.used, n)
+		}
+	}
+	a.used[v.Nonce] = v.Expiry
+}
