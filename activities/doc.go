@@ -17,4 +17,11 @@
 // step sends the key in an Idempotency-Key header (HTTP.IdempotencyHeader). The key is the
 // same for every attempt of the step and differs between steps and runs (IdempotencyKey
 // says what renews it), so a service can deduplicate the at-least-once calls.
+//
+// A shell step passes files to later steps as artifacts: Shell.Outputs are uploaded to the
+// worker's blob store after the command (ShellResult.Artifacts lists them), Shell.Inputs
+// are placed in the step's work directory before it, on whichever worker runs it. The run
+// resolves each input's blob key from its own step records before it dispatches the step
+// (runs.Step.Artifacts); the activity finds the store in its context
+// (WithArtifactStore, which flow.NewWorker sets up from WorkerOptions.BlobURL).
 package activities

@@ -57,6 +57,16 @@ type Shell struct {
 	// killed and the attempt fails. Zero leaves it to the step's timeout
 	// (flow.StepTimeout, default one hour).
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// Outputs are the files the step leaves for later steps: slash paths or globs relative
+	// to the work directory ("dist/*.tar.gz"); a matched directory stands for every regular
+	// file under it. After the command they are uploaded to the worker's blob store and
+	// listed in ShellResult.Artifacts, named by their path relative to the work directory.
+	// A pattern that matches no file fails a step that succeeded (a failed step keeps what
+	// it can). See shell_artifacts.go.
+	Outputs []string `json:"outputs,omitempty"`
+	// Inputs are artifacts of earlier steps of the run, placed in the work directory
+	// before the command runs (on whichever worker runs it).
+	Inputs []ArtifactInput `json:"inputs,omitempty"`
 }
 
 // Validate reports what is wrong with a shell step before it is dispatched.
@@ -76,7 +86,7 @@ func (s Shell) Validate() error {
 			return fmt.Errorf("shell: environment variable %s is set by the worker; use another name", k)
 		}
 	}
-	return nil
+	return s.validateArtifacts() // shell_artifacts.go
 }
 
 // ShellResult is what a shell step produced.
@@ -92,6 +102,8 @@ type ShellResult struct {
 	OutputLimit int `json:"output_limit,omitempty"`
 	// Attempt is the activity attempt that produced this result (1 for the first).
 	Attempt int `json:"attempt"`
+	// Artifacts are the files of Shell.Outputs, as stored in the blob store.
+	Artifacts []Artifact `json:"artifacts,omitempty"`
 }
 
 // ShellFailure is the detail attached to a failed shell step's error.
@@ -99,12 +111,15 @@ type ShellFailure struct {
 	ExitCode   int    `json:"exit_code"`
 	StderrTail string `json:"stderr_tail"`
 	Attempt    int    `json:"attempt"`
+	// Artifacts are the outputs a failed step could still collect (best effort).
+	Artifacts []Artifact `json:"artifacts,omitempty"`
 }
 
-// RunShell is the shell step activity. A non-zero exit fails with an application error of
-// type ShellExitErrorType whose message carries the exit code and the tail of stderr, and
-// whose details are a ShellFailure. Cancelling ctx kills the process group.
-func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
+// runShell runs the command of a shell step (RunShell, shell_artifacts.go, adds the
+// artifacts around it). A non-zero exit fails with an application error of type
+// ShellExitErrorType whose message carries the exit code and the tail of stderr, and whose
+// details are a ShellFailure. Cancelling ctx kills the process group.
+func runShell(ctx context.Context, in Shell) (ShellResult, error) {
 	if err := in.Validate(); err != nil {
 		return ShellResult{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidStepErrorType, nil)
 	}

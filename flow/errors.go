@@ -213,6 +213,15 @@ const (
 	// ErrorNoCacheStore fails a step with Cache on a worker without a blob store
 	// (WorkerOptions.BlobURL); not retried.
 	ErrorNoCacheStore ErrorType = "gateflow.NoCacheStore"
+	// ErrorArtifactsUnavailable fails a shell step that declares artifacts on a worker
+	// without a blob store (WorkerOptions.BlobURL); not retried.
+	ErrorArtifactsUnavailable ErrorType = activities.ArtifactsUnavailableErrorType
+	// ErrorArtifactNotFound fails a shell step whose input no earlier step of the run
+	// attempt produced, before it is dispatched (the error names the step and artifact).
+	ErrorArtifactNotFound ErrorType = activities.ArtifactNotFoundErrorType
+	// ErrorArtifact fails a shell step whose outputs cannot be collected (a pattern that
+	// matched no file); not retried.
+	ErrorArtifact ErrorType = activities.ArtifactErrorType
 )
 
 // Is reports whether err's chain holds an application error of type t.

@@ -87,7 +87,7 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	r.RegisterActivityWithOptions(shell, activity.RegisterOptions{Name: activities.ShellActivity})
+	r.RegisterActivityWithOptions(withArtifacts(opts, shell), activity.RegisterOptions{Name: activities.ShellActivity}) // artifacts.go
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
 	return nil

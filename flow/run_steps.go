@@ -68,6 +68,7 @@ type outcome struct {
 	httpStatus int
 	cost       decimal.Decimal
 	tokens     runs.Tokens
+	artifacts  []activities.Artifact
 }
 
 // dispatch records the step as running and schedules its activity, or records it as
@@ -133,7 +134,7 @@ func (c *Context) dispatch(cl call) *pending {
 		if errors.Is(err, budget.ErrExceeded) {
 			status = runs.StepRefused // its money did not fit the cap: not dispatched
 		}
-		endStep(st, i, now, status, 0, err.Error(), "", nil)
+		endStep(st, i, now, status, 0, stepFailureMessage(err), "", nil) // artifacts.go
 		p.err = &StepError{Step: cl.name, Kind: cl.kind, Err: err}
 		c.run.publish()
 		c.onStepFailed(i, cl.group, cl.onError)
@@ -209,6 +210,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 		endStep(st, p.idx, end, runs.StepCompleted, o.attempt, "", o.output, o.exitCode)
 		c.stepMetric(kind, runs.StepCompleted, st.Steps[p.idx].Duration(end))
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
+		st.Steps[p.idx].Artifacts = o.artifacts
 		chargeStep(st, p.idx, o.cost, o.tokens)
 		c.lastAttempt(p, o.cost, o.tokens, "")
 		c.run.publish()
@@ -231,6 +233,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st.Steps[p.idx].Timeout = timeout
 	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
+	st.Steps[p.idx].Artifacts = fi.artifacts // what a failed shell step collected
 	chargeStep(st, p.idx, fi.cost, fi.tokens)
 	c.lastAttempt(p, fi.cost, fi.tokens, errorMessage(err))
 	c.run.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": fi.cost.String()})
@@ -294,6 +297,7 @@ type failure struct {
 	httpStatus int
 	cost       decimal.Decimal
 	tokens     runs.Tokens
+	artifacts  []activities.Artifact
 }
 
 type failureDetailsJSON struct {
@@ -303,6 +307,8 @@ type failureDetailsJSON struct {
 	CostUSD  decimal.Decimal `json:"cost_usd"`
 	Usage    llm.Usage       `json:"usage"`
 	TimedOut bool            `json:"timed_out"`
+	// Artifacts: what a failed shell step collected (activities.ShellFailure).
+	Artifacts []activities.Artifact `json:"artifacts"`
 }
 
 func failureInfo(err error) failure {
@@ -314,7 +320,7 @@ func failureInfo(err error) failure {
 	if !ok {
 		return failure{}
 	}
-	f := failure{attempt: d.Attempt, cost: d.CostUSD,
+	f := failure{attempt: d.Attempt, cost: d.CostUSD, artifacts: d.Artifacts, // a failed or timed-out shell step's
 		tokens: runs.Tokens{Input: d.Usage.InputTokens, Output: d.Usage.OutputTokens}}
 	switch app.Type() {
 	case activities.ShellExitErrorType:
@@ -334,7 +340,7 @@ func decodeDetails(app *temporal.ApplicationError) (failureDetailsJSON, bool) {
 	}
 	if sf, ok := tryDetails[activities.ShellFailure](app); ok {
 		code := sf.ExitCode
-		return failureDetailsJSON{Attempt: sf.Attempt, ExitCode: &code}, true
+		return failureDetailsJSON{Attempt: sf.Attempt, ExitCode: &code, Artifacts: sf.Artifacts}, true
 	}
 	if hf, ok := tryDetails[activities.HTTPFailure](app); ok {
 		return failureDetailsJSON{Attempt: hf.Attempt, Status: hf.Status, TimedOut: hf.TimedOut}, true

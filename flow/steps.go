@@ -23,6 +23,10 @@ func (c *Context) builtinCall(name string, spec activities.Spec, opts []StepOpti
 	case activities.Shell:
 		cl.kind = runs.KindShell
 		cl.nonRetryable = []string{activities.ShellExitErrorType}
+		if cl.invalid == nil {
+			s, cl.invalid = c.resolveInputs(s) // artifacts.go: the inputs' blob keys
+			cl.args = []any{s}
+		}
 		if cl.opts.timeout == 0 {
 			cl.opts.timeout = s.Timeout
 		}
@@ -47,7 +51,7 @@ func (c *Context) builtinCall(name string, spec activities.Spec, opts []StepOpti
 func describeShell(res *activities.ShellResult) func() outcome {
 	return func() outcome {
 		code := res.ExitCode
-		return outcome{output: display.Preview(res.Stdout, 200), attempt: res.Attempt, exitCode: &code}
+		return outcome{output: display.Preview(res.Stdout, 200), attempt: res.Attempt, exitCode: &code, artifacts: res.Artifacts}
 	}
 }
 

@@ -81,9 +81,11 @@ type WorkerOptions struct {
 	Auth *auth.Policy
 	// Services are the services the worker's steps call, with their limits (see Service).
 	Services []ServiceDef
-	// BlobURL is the blob store the worker keeps its own data in: the step cache (Cache).
-	// file:///dir, s3://bucket?region=..., gs://bucket or azblob://container; opened by
-	// Start, closed by Stop. Empty: no store, and steps with Cache fail.
+	// BlobURL is the blob store the worker keeps its own data in: the step cache (Cache)
+	// and shell steps' artifacts (activities.Shell Outputs and Inputs; every worker of the
+	// task queue needs the same store). file:///dir, s3://bucket?region=..., gs://bucket
+	// or azblob://container; opened by Start, closed by Stop. Empty: no store, and steps
+	// with Cache or artifacts fail.
 	BlobURL string
 	// ShellOutputBytes bounds how much of stdout and of stderr a shell step's result keeps
 	// (the rest is dropped and ShellResult.Truncated set). 0 means activities.MaxOutputBytes

@@ -87,6 +87,11 @@ A node is a mapping; its kind is the one keyword it carries:
     `cache: {key: "build-${{ inputs.version }}", ttl: 10m, shared: false}` reuses the
     result stored under the key (a template) less than ttl ago without running the step
     (flow.Cache; keys are per flow unless shared; the worker needs a blob store).
+    A shell step's `with.outputs: [dist, "reports/*.xml"]` keeps files of its work
+    directory as artifacts (in the worker's blob store), and `with.inputs: [{step: build,
+    name: dist/app.txt, path: in/app.txt}]` places artifacts of earlier shell steps in its
+    work directory before it runs (activities.Shell Outputs and Inputs; the input's step
+    must be a shell node with outputs; the closest earlier run of it wins).
   - set: assigns variables, `set: {count: "${{ size(inputs.files) }}"}`.
   - check: asserts a CEL condition, failing the node with `message:` otherwise.
   - switch: compares a CEL value with each of `cases: [{value, steps}]`, else `default:`.

@@ -201,6 +201,7 @@ func (k *check) step(n *Node, vis []string, c ctx) {
 	if cc := n.Cache; cc != nil {
 		k.cache(cc, lb, vis, c)
 	}
+	k.artifacts(n, lb) // validate_artifacts.go
 	k.templates(n.Fields, n.Pos, lb+": ", "with", mapAny(n.With), vis, c)
 }
 

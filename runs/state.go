@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/display"
@@ -207,6 +208,9 @@ type Step struct {
 	// CachedAgeMS is how old the entry was.
 	Cached      bool  `json:"cached,omitempty"`
 	CachedAgeMS int64 `json:"cached_age_ms,omitempty"`
+	// Artifacts are the files a shell step left for later steps (activities.Shell.Outputs),
+	// in the blob store; a failed step lists what it could still collect.
+	Artifacts []activities.Artifact `json:"artifacts,omitempty"`
 }
 
 // Attempt is one attempt of a cost-bearing step.

@@ -134,7 +134,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.flowsDir, "flows", "", "serve the declarative definitions (*.yaml, *.yml, *.json) of this directory; edits, additions and removals are picked up without a restart (default with --dev: examples/flows when it exists)")
 	fs.StringVar(&cfg.model, "model", "", "model of the definitions' agent steps that name none (default with --dev: scripted)")
 	fs.DurationVar(&cfg.reload, "reload-interval", serve.DefaultInterval, "how often --flows DIR is polled for edits, additions and removals (0: never)")
-	fs.StringVar(&cfg.blobURL, "blob-url", "", "blob store of payloads over --blob-threshold and of the step cache: file:///dir, s3://bucket?region=..., gs://bucket, azblob://container ("+blobEnv+"; default with --dev: a directory next to --db-file, else under the temporary directory; otherwise none)")
+	fs.StringVar(&cfg.blobURL, "blob-url", "", "blob store of payloads over --blob-threshold, of the step cache and of shell steps' artifacts: file:///dir, s3://bucket?region=..., gs://bucket, azblob://container ("+blobEnv+"; default with --dev: a directory next to --db-file, else under the temporary directory; otherwise none)")
 	fs.IntVar(&cfg.blobThreshold, "blob-threshold", blob.DefaultThreshold, "with a blob store: payloads bigger than this many bytes are kept there, with a reference in the history")
 	fs.IntVar(&cfg.shellOutput, "max-shell-output", 0, "bytes of stdout and of stderr a shell step's result keeps (0: 64 MiB with a blob store, where the results go; 256 KiB without one, the most allowed then)")
 	fs.Func("webhook", "POST every run event as JSON to this URL (repeatable)", func(v string) error {
@@ -239,7 +239,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if blobs != nil {
 		defer blobs.Close()
 		cfg.blobURL = blobs.URL()  // what the banner shows
-		opts.BlobURL = blobs.URL() // the step cache (flow.Cache)
+		opts.BlobURL = blobs.URL() // the step cache (flow.Cache) and artifacts
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)

@@ -67,7 +67,7 @@ the field's position too.
 # What each node does
 
   - step: `uses: shell`, `http` and `agent` are ctx.Shell, ctx.HTTP and ctx.Agent with
-    `with:` decoded onto activities.Shell (command, dir, env, timeout), activities.HTTP
+    `with:` decoded onto activities.Shell (command, dir, env, timeout, outputs, inputs), activities.HTTP
     (method, default GET; url, headers, body, json, timeout, expect_status) and
     activities.Agent (prompt, system, model, default DefaultModel; provider, max_tokens,
     max_budget_usd; output_schema becomes its ResponseSchema). Any other name is the

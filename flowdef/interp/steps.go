@@ -197,6 +197,9 @@ type shellWith struct {
 	Dir     string            `json:"dir"`
 	Env     map[string]string `json:"env"`
 	Timeout string            `json:"timeout"`
+	// Outputs and Inputs are the step's artifacts (activities.Shell).
+	Outputs []string                   `json:"outputs"`
+	Inputs  []activities.ArtifactInput `json:"inputs"`
 }
 
 type httpWith struct {
@@ -247,7 +250,12 @@ func (r *runner) builtinSpec(f *frame, n *flowdef.Node) (activities.Spec, error)
 		if err != nil {
 			return nil, err
 		}
-		return activities.Shell{Command: w.Command, Dir: w.Dir, Env: w.Env, Timeout: d}, nil
+		for _, in := range w.Inputs {
+			if in.Key != "" {
+				return nil, fmt.Errorf("%s: with.inputs: key is set by the run, not the definition", n.Fields.At("with", n.Pos))
+			}
+		}
+		return activities.Shell{Command: w.Command, Dir: w.Dir, Env: w.Env, Timeout: d, Outputs: w.Outputs, Inputs: w.Inputs}, nil
 	case usesHTTP:
 		var w httpWith
 		if err := decodeWith(n, with, &w); err != nil {

@@ -43,7 +43,8 @@ var exitCodes = []struct {
 	{ExitError, "an error not listed below"},
 	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input;\n" +
 		"validate: a definition is invalid)"},
-	{ExitNotFound, "not found (the run does not exist; logs: the run has no such step)"},
+	{ExitNotFound, "not found (the run does not exist; logs: the run has no such step; artifacts get:\n" +
+		"no such step or artifact)"},
 	{ExitUnreachable, "the Temporal server cannot be reached"},
 	{ExitRunFailed, "with start --wait or watch: the run ended but did not complete; logs: the step failed,\n" +
 		"timed out, was cancelled or refused"},
@@ -149,7 +150,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.inputCommand(), a.signalCommand(), a.budgetCommand(),
 		a.watchCommand(), a.logsCommand(), a.historyCommand(), a.setupCommand(), a.completionCommand())
 	root.AddCommand(a.cancelCommand(), a.planCommand(), a.schedulesCommand())
-	root.AddCommand(a.validateCommand(), a.flowsCommand(), a.servicesCommand())
+	root.AddCommand(a.validateCommand(), a.flowsCommand(), a.servicesCommand(), a.artifactsCommand())
 	root.AddCommand(a.pauseCommands()...)
 	root.AddCommand(a.keysCommand())
 	return root

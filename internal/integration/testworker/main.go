@@ -35,6 +35,8 @@ func main() {
 	queue := flag.String("task-queue", "", "task queue")
 	bench := flag.String("bench", "", `serve one half of the benchmark: "raw", "flow" or "flowdef"; prints the address of a /heap endpoint`)
 	services := flag.Bool("services", false, "serve the service tests' flows (testflows.ServiceFlows) with their services")
+	blobURL := flag.String("artifacts", "", "serve the artifact tests' flows (testflows.ArtifactFlows) with this blob store")
+	identity := flag.String("identity", "", "the worker's identity (default: the SDK's)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	tc, err := client.DialContext(ctx, client.Options{HostPort: *address, Logger: logging.NewSDKLogger(os.Stderr, "error")})
@@ -47,7 +49,13 @@ func main() {
 	if *services {
 		mode = "services"
 	}
-	stop, err := serve(tc, *queue, mode)
+	var stop func()
+	if *blobURL != "" {
+		w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: *queue, Identity: *identity, BlobURL: *blobURL}, testflows.ArtifactFlows()...)
+		stop, err = w.Stop, w.Start()
+	} else {
+		stop, err = serve(tc, *queue, mode)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
