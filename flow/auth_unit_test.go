@@ -97,7 +97,7 @@ func TestSignedDecisionsRequired(t *testing.T) {
 	assert.Equal(t, approval.Approved, out.Decision.Outcome)
 
 	for name, o := range map[string]*updateOutcome{"unsigned": unsigned, "forged verified": claimsVerified} {
-		assert.ErrorContains(t, o.refusal(t), "this run accepts signed decisions only: vote by alice has no proof", name)
+		assert.ErrorContains(t, o.refusal(t), "vote on ship by alice: no proof: this run accepts signed decisions only", name)
 	}
 	assert.ErrorContains(t, bobAsAlice.refusal(t), "decision refused (not_owner): key bob-1 belongs to bob, the decision claims alice")
 	assert.ErrorContains(t, otherRun.refusal(t), `decision refused (mismatch): the token signs run "ship-2", not "ship-1"`)
@@ -184,7 +184,7 @@ func TestSignedAnswers(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 
-	assert.ErrorContains(t, unsigned.refusal(t), "this run accepts signed decisions only: answer by carol has no proof")
+	assert.ErrorContains(t, unsigned.refusal(t), "input notes by carol: no proof: this run accepts signed decisions only")
 	assert.ErrorContains(t, wendyAsCarol.refusal(t), "decision refused (not_owner): key wendy-1 belongs to wendy, the decision claims carol")
 	assert.ErrorContains(t, otherAnswer.refusal(t), "decision refused (mismatch): the token signs another payload")
 	good.value(t)
@@ -238,10 +238,10 @@ func TestSignedBudgetRaiseAndPause(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 
-	assert.ErrorContains(t, unsignedRaise.refusal(t), "budget raise by alice: this run accepts signed decisions only: budget by alice has no proof")
+	assert.ErrorContains(t, unsignedRaise.refusal(t), "budget raise by alice: no proof: this run accepts signed decisions only")
 	assert.ErrorContains(t, otherAmount.refusal(t), "decision refused (mismatch): the token signs another payload")
 	goodRaise.value(t)
-	assert.ErrorContains(t, unsignedPause.refusal(t), "pause by alice: this run accepts signed decisions only")
+	assert.ErrorContains(t, unsignedPause.refusal(t), "pause by alice: no proof: this run accepts signed decisions only")
 	goodPause.value(t)
 	goodResume.value(t)
 	st := queryState(t, env)

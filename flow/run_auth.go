@@ -57,7 +57,7 @@ func (a *authPart) verify(ctx workflow.Context, d auth.Decision, proof string) (
 	}
 	if proof == "" {
 		if a.policy.Required {
-			return nil, fmt.Errorf("this run accepts signed decisions only: %s by %s has no proof (flowctl --signing-key, or flow.ClientOptions.Key)", d.Kind, d.By)
+			return nil, fmt.Errorf("no proof: this run accepts signed decisions only (sign with flowctl --signing-key FILE, or flow.ClientOptions.Key)")
 		}
 		return nil, nil
 	}

@@ -69,3 +69,26 @@ func (f *authFlags) policy(ctx context.Context) (*auth.Policy, error) {
 	}
 	return p, nil
 }
+
+// describePolicy is the banner's line for the decision policy: "verified (keys alice-1,
+// bob-1; issuer https://idp); proofs required".
+func describePolicy(p *auth.Policy) string {
+	var from []string
+	if keys := p.Directory.Keys(); len(keys) > 0 {
+		ids := make([]string, len(keys))
+		for i, k := range keys {
+			ids[i] = k.JWK.KeyID
+		}
+		from = append(from, "keys "+strings.Join(ids, ", "))
+	}
+	if p.Issuer != nil {
+		from = append(from, "issuer "+p.Issuer.URL)
+	}
+	s := "verified (" + strings.Join(from, "; ") + ")"
+	if p.Required {
+		s += "; proofs required, Signal votes refused"
+	} else {
+		s += "; unsigned ones accepted as unverified"
+	}
+	return s
+}

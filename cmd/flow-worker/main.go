@@ -40,6 +40,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/events"
 	"github.com/shopspring/decimal"
 
@@ -323,7 +324,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		stopServer()
 		return 1
 	}
-	printBanner(stdout, cfg, address, namespace, srv, w, loader)
+	printBanner(stdout, cfg, address, namespace, srv, w, loader, policy)
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
 	if loader != nil && cfg.reload > 0 {
@@ -410,7 +411,7 @@ func definitionsLogger(stderr io.Writer, cfg config) *slog.Logger {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 }
 
-func printBanner(out io.Writer, cfg config, address, namespace string, srv *devserver.Server, w *flow.Worker, loader *serve.Loader) {
+func printBanner(out io.Writer, cfg config, address, namespace string, srv *devserver.Server, w *flow.Worker, loader *serve.Loader, policy *auth.Policy) {
 	names := make([]string, 0)
 	for _, f := range w.Flows() {
 		names = append(names, f.Name)
@@ -448,6 +449,9 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 	}
 	if len(cfg.tags) > 0 {
 		fmt.Fprintf(out, "  Tags             %s\n", cfg.tags)
+	}
+	if policy != nil {
+		fmt.Fprintf(out, "  Decisions        %s\n", describePolicy(policy))
 	}
 	fmt.Fprintln(out)
 	addrFlag := ""

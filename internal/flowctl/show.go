@@ -92,8 +92,7 @@ func (a *app) printRun(d *runs.Description) error {
 		return err
 	}
 	printAttempts(w, st.Nested())
-	printDecisions(w, st)
-	return nil
+	return printDecisions(w, st)
 }
 
 // printAttempts lists what each attempt of a step retried attempt by attempt cost, and why

@@ -3,33 +3,44 @@ package flowctl
 import (
 	"fmt"
 	"io"
+	"sort"
+	"time"
 
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/runs"
 )
 
-// printDecisions lists the votes and answers the run counted, each with how its identity
-// was verified: "verified (signature alice-1)", or "unverified" when the sender's typed
-// identity is all the run has.
-func printDecisions(w io.Writer, st *runs.State) {
-	first := true
-	line := func(format string, args ...any) {
-		if first {
-			fmt.Fprintln(w, "\nDecisions")
-			first = false
-		}
-		fmt.Fprintf(w, "  "+format+"\n", args...)
-	}
+// decision is one vote or answer the run counted, for printDecisions.
+type decision struct {
+	at             time.Time
+	what, by, with string
+}
+
+// printDecisions lists the votes and answers the run counted, in the order they arrived,
+// each with how its identity was verified: "signature alice-1", "identity provider ...",
+// or "unverified" when the sender's typed identity is all the run has.
+func printDecisions(w io.Writer, st *runs.State) error {
+	var ds []decision
 	for _, g := range st.Gates {
 		for _, v := range g.Votes {
-			line("%s %s by %s  %s", v.Kind, g.Name, v.By, verifiedText(v.Verified))
+			ds = append(ds, decision{v.At, string(v.Kind) + " " + g.Name, v.By, verifiedText(v.Verified)})
 		}
 	}
 	for _, in := range st.Inputs {
 		if a := in.Answer; a != nil {
-			line("answer %s by %s  %s", in.Name, a.By, verifiedText(a.Verified))
+			ds = append(ds, decision{a.At, "answer " + in.Name, a.By, verifiedText(a.Verified)})
 		}
 	}
+	if len(ds) == 0 {
+		return nil
+	}
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].at.Before(ds[j].at) })
+	fmt.Fprintln(w)
+	t := newTable(w, "DECISION", "BY", "AT", "VERIFIED")
+	for _, d := range ds {
+		t.row(d.what, d.by, d.at.Local().Format("2006-01-02 15:04:05"), d.with)
+	}
+	return t.flush()
 }
 
 // verifiedText says how a decision's identity was verified.
@@ -38,7 +49,7 @@ func verifiedText(v *auth.Verified) string {
 	case v == nil:
 		return "unverified"
 	case v.Method == auth.MethodIdentityProvider:
-		return fmt.Sprintf("verified (identity provider %s, key %s)", v.Issuer, v.KeyID)
+		return fmt.Sprintf("identity provider %s (key %s)", v.Issuer, v.KeyID)
 	}
-	return fmt.Sprintf("verified (signature, key %s)", v.KeyID)
+	return "signature, key " + v.KeyID
 }

@@ -88,7 +88,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 		assert.Equal(t, flowctl.ExitRefused, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
 		assert.Contains(t, r.stderr, want)
 	}
-	refused(ctl(queue, "input", run, "notes", "--as", "alice", "--data", notes), "this run accepts signed decisions only: answer by alice has no proof")
+	refused(ctl(queue, "input", run, "notes", "--as", "alice", "--data", notes), "input notes by alice: no proof: this run accepts signed decisions only")
 	refused(ctl(queue, "--signing-key", key("bob"), "input", run, "notes", "--as", "alice", "--data", notes), "the signing key bob-1 belongs to bob; it cannot sign for alice")
 	refused(ctl(queue, "--signing-key", key("mallory"), "input", run, "notes", "--data", notes), `key "mallory-1" is not in the run's directory`)
 
@@ -131,7 +131,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 		d, err := c.Describe(ctx, run)
 		return err == nil && d.State != nil && len(d.State.Refused) == 1
 	}, 20*time.Second, 100*time.Millisecond, "the Signal vote is refused")
-	refused(ctl(queue, "approve", run, "go", "--as", "alice"), "this run accepts signed decisions only: vote by alice has no proof")
+	refused(ctl(queue, "approve", run, "go", "--as", "alice"), "vote on go by alice: no proof: this run accepts signed decisions only")
 
 	ok = ctl(queue, "--signing-key", key("alice"), "approve", run, "go")
 	require.Equal(t, 0, ok.code, ok.stderr)
