@@ -123,3 +123,20 @@ func parseJWKS(b []byte, from string) (jose.JSONWebKeySet, error) {
 	}
 	return set, nil
 }
+
+// TokenSubject is the subject ("sub") an identity provider's token names, read WITHOUT
+// verifying it: a client uses it as its default identity, the run verifies the token.
+func TokenSubject(token string) (string, error) {
+	tok, err := jwt.ParseSigned(token, identityAlgorithms)
+	if err != nil {
+		return "", fmt.Errorf("auth: identity token: %w", err)
+	}
+	var c jwt.Claims
+	if err := tok.UnsafeClaimsWithoutVerification(&c); err != nil {
+		return "", fmt.Errorf("auth: identity token claims: %w", err)
+	}
+	if c.Subject == "" {
+		return "", fmt.Errorf("auth: identity token has no subject")
+	}
+	return c.Subject, nil
+}

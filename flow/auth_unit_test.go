@@ -1,10 +1,15 @@
 package flow
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +18,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -49,12 +55,12 @@ func newAuthKeys(t *testing.T, required bool) authKeys {
 // signedVote is v with a proof signed by key for run, issued at.
 func signedVote(t *testing.T, key auth.Key, run string, v approval.Vote, at time.Time) approval.Vote {
 	t.Helper()
-	d, err := voteDecision(testNamespace, run, v)
+	d, err := decisions.Vote(testNamespace, run, v)
 	require.NoError(t, err)
 	if d.By != key.Owner { // a forger signs their own decision and sends it as someone else's
 		own := v
 		own.By = key.Owner
-		d, err = voteDecision(testNamespace, run, own)
+		d, err = decisions.Vote(testNamespace, run, own)
 		require.NoError(t, err)
 	}
 	tok, err := auth.Sign(key, d, auth.SignOptions{Now: at})
@@ -170,7 +176,7 @@ func TestSignedAnswers(t *testing.T) {
 		a := protocol.InputAnswer{Name: "notes", Data: json.RawMessage(data), By: by}
 		s := a
 		s.By, s.Data = key.Owner, json.RawMessage(signed)
-		d, err := answerDecision(testNamespace, testRun, s)
+		d, err := decisions.Answer(testNamespace, testRun, s)
 		require.NoError(t, err)
 		a.Proof, err = auth.Sign(key, d, auth.SignOptions{Now: authT0.Add(time.Duration(m) * time.Minute)})
 		require.NoError(t, err)
@@ -215,7 +221,7 @@ func TestSignedBudgetRaiseAndPause(t *testing.T) {
 	raise := func(to string) protocol.BudgetRaise { return protocol.BudgetRaise{To: to, By: "alice"} }
 	signedRaise := func(to, signedTo string, m int) protocol.BudgetRaise {
 		r := raise(to)
-		d, err := budgetDecision(testNamespace, testRun, raise(signedTo))
+		d, err := decisions.Budget(testNamespace, testRun, raise(signedTo))
 		r.Proof = sign(m, d, err)
 		return r
 	}
@@ -224,7 +230,7 @@ func TestSignedBudgetRaiseAndPause(t *testing.T) {
 		if action == protocol.ControlResume {
 			r.Reason = ""
 		}
-		d, err := pauseDecision(testNamespace, testRun, r)
+		d, err := decisions.Pause(testNamespace, testRun, r)
 		r.Proof = sign(m, d, err)
 		return r
 	}
@@ -247,4 +253,41 @@ func TestSignedBudgetRaiseAndPause(t *testing.T) {
 	st := queryState(t, env)
 	require.NotNil(t, st.Budget)
 	assert.Equal(t, "2", st.Budget.Cap.Amount.String(), "the signed raise applied")
+}
+
+// TestIdentityProviderTokenAsProof: a vote whose proof is a token of the trusted identity
+// provider counts when the token's subject is the voter, and is refused for anyone else.
+func TestIdentityProviderTokenAsProof(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	jwks := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "idp-1", Algorithm: "ES256", Use: "sig"}}}
+	policy := &auth.Policy{Required: true, Issuer: &auth.Issuer{URL: "https://idp.test", Audience: "gateflow", Keys: jwks}}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: key, KeyID: "idp-1"}}, nil)
+	require.NoError(t, err)
+	token := func(sub string) string {
+		tok, err := jwt.Signed(signer).Claims(jwt.Claims{Issuer: "https://idp.test", Subject: sub, Audience: jwt.Audience{"gateflow"},
+			IssuedAt: jwt.NewNumericDate(authT0), Expiry: jwt.NewNumericDate(authT0.Add(30 * time.Minute))}).Serialize()
+		require.NoError(t, err)
+		return tok
+	}
+	sub, err := auth.TokenSubject(token("bob"))
+	require.NoError(t, err)
+	assert.Equal(t, "bob", sub)
+	env := newUnitEnv(t, runConfig{directory: peopleDir, auth: policy}, gateFlow)
+	env.SetStartTime(authT0)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testRun})
+	asAlice := voteAt(env, time.Minute, approval.Vote{Gate: "ship", Kind: approval.Approve, By: "alice", Proof: token("bob")})
+	bob := voteAt(env, 2*time.Minute, approval.Vote{Gate: "ship", Kind: approval.Approve, By: "bob", Proof: token("bob")})
+	out := runGate(t, env, gateIn{Req: approval.Request{Approvers: []string{"alice", "bob"}}})
+	assert.Equal(t, approval.Approved, out.Decision.Outcome)
+	assert.ErrorContains(t, asAlice.refusal(t), `decision refused (not_owner): the token's subject is "bob", the decision claims "alice"`)
+	bob.vote(t)
+	st := queryState(t, env)
+	require.Len(t, st.Gates, 1)
+	require.Len(t, st.Gates[0].Votes, 1)
+	v := st.Gates[0].Votes[0].Verified
+	require.NotNil(t, v)
+	assert.Equal(t, auth.MethodIdentityProvider, v.Method)
+	assert.Equal(t, "https://idp.test", v.Issuer)
+	assert.Equal(t, runs.Auth{Required: true, Issuer: "https://idp.test"}, *st.Auth)
 }

@@ -21,6 +21,10 @@ type ClientOptions struct {
 	// owner. Nil: decisions go unsigned, and such runs refuse them when proofs are
 	// required.
 	Key *auth.Key
+	// IdentityToken is a token of the organisation's identity provider (OIDC), sent as the
+	// proof of the client's decisions when there is no Key; runs whose worker trusts the
+	// provider (auth.Policy.Issuer) check that its subject is the decision's identity.
+	IdentityToken string
 	// Namespace is the Temporal namespace of the client, which signed decisions name.
 	// Default "default".
 	Namespace string
@@ -41,6 +45,8 @@ func NewClient(c client.Client, opts ClientOptions) *Client {
 		opts.Identity = connect.CurrentUser()
 		if opts.Key != nil {
 			opts.Identity = opts.Key.Owner
+		} else if sub, err := auth.TokenSubject(opts.IdentityToken); err == nil {
+			opts.Identity = sub
 		}
 	}
 	if opts.Namespace == "" {
@@ -61,7 +67,7 @@ func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
 // refused before it is sent.
 func (c *Client) sign(d auth.Decision, err error) (string, error) {
 	if c.opts.Key == nil {
-		return "", nil
+		return c.opts.IdentityToken, nil
 	}
 	if err != nil {
 		return "", err

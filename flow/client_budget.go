@@ -7,6 +7,7 @@ import (
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/shopspring/decimal"
@@ -30,7 +31,7 @@ func (c *Client) RaiseBudget(ctx context.Context, r BudgetRequest) (budget.Cap, 
 	r.By = c.who(r.By)
 	what := "budget raise to " + budget.FormatUSD(r.To)
 	raise := protocol.BudgetRaise{To: r.To.String(), By: r.By}
-	proof, err := c.sign(budgetDecision(c.opts.Namespace, r.Run, raise))
+	proof, err := c.sign(decisions.Budget(c.opts.Namespace, r.Run, raise))
 	if err != nil {
 		return budget.Cap{}, &RefusedError{Run: r.Run, What: what, Reason: err.Error()}
 	}

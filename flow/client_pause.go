@@ -6,6 +6,7 @@ import (
 
 	"github.com/gateflow/gateflow/runs"
 
+	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -34,7 +35,7 @@ func (c *Client) pauseRun(ctx context.Context, action string, r PauseRequest) er
 		return &InputError{Workflow: action + " " + r.Run, Err: errors.New("give a run or a workflow type, not both (Pause and Resume take a type)")}
 	}
 	msg := protocol.RunPause{Action: action, By: c.who(r.By), Reason: r.Reason}
-	proof, err := c.sign(pauseDecision(c.opts.Namespace, r.Run, msg))
+	proof, err := c.sign(decisions.Pause(c.opts.Namespace, r.Run, msg))
 	if err != nil {
 		return &RefusedError{Run: r.Run, What: action, Reason: err.Error()}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
@@ -53,7 +54,7 @@ func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (approva
 	if err := v.Validate(); err != nil {
 		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
 	}
-	proof, err := c.sign(voteDecision(c.opts.Namespace, run, v))
+	proof, err := c.sign(decisions.Vote(c.opts.Namespace, run, v))
 	if err != nil {
 		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
 	}
@@ -83,7 +84,7 @@ func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnsw
 		return signals.InputAnswer{}, &InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
 	}
 	a := protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}
-	proof, err := c.sign(answerDecision(c.opts.Namespace, r.Run, a))
+	proof, err := c.sign(decisions.Answer(c.opts.Namespace, r.Run, a))
 	if err != nil {
 		return signals.InputAnswer{}, &RefusedError{Run: r.Run, What: "input " + r.Name, Reason: err.Error()}
 	}

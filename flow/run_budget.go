@@ -11,6 +11,7 @@ import (
 
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/events"
+	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/shopspring/decimal"
@@ -138,7 +139,7 @@ func (b *budgetPart) register(wctx workflow.Context) error {
 // verify checks a budget raise's proof against the run's pinned policy.
 func (b *budgetPart) verify(ctx workflow.Context, r protocol.BudgetRaise) (*auth.Verified, error) {
 	return b.rt.auth.check(ctx, "budget raise by "+strings.TrimSpace(r.By), r.Proof, func(ns, run string) (auth.Decision, error) {
-		return budgetDecision(ns, run, r)
+		return decisions.Budget(ns, run, r)
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/runs"
 
+	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"go.temporal.io/sdk/workflow"
 )
@@ -62,7 +63,7 @@ func (p *pausePart) register(wctx workflow.Context) error {
 // verify checks a pause's proof against the run's pinned policy.
 func (p *pausePart) verify(ctx workflow.Context, r protocol.RunPause) (*auth.Verified, error) {
 	return p.rt.auth.check(ctx, r.Action+" by "+strings.TrimSpace(r.By), r.Proof, func(ns, run string) (auth.Decision, error) {
-		return pauseDecision(ns, run, r)
+		return decisions.Pause(ns, run, r)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/gateflow/gateflow/signals"
@@ -162,13 +163,13 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (_ approva
 // sender put in the vote counts for nothing: only the run stamps it.
 func (p *peoplePart) verifyVote(ctx workflow.Context, v approval.Vote) (*auth.Verified, error) {
 	what := fmt.Sprintf("vote on %s by %s", strings.TrimSpace(v.Gate), strings.TrimSpace(v.By))
-	return p.rt.auth.check(ctx, what, v.Proof, func(ns, run string) (auth.Decision, error) { return voteDecision(ns, run, v) })
+	return p.rt.auth.check(ctx, what, v.Proof, func(ns, run string) (auth.Decision, error) { return decisions.Vote(ns, run, v) })
 }
 
 // verifyAnswer checks an answer's proof against the run's pinned policy.
 func (p *peoplePart) verifyAnswer(ctx workflow.Context, a protocol.InputAnswer) (*auth.Verified, error) {
 	what := fmt.Sprintf("input %s by %s", a.Name, strings.TrimSpace(a.By))
-	return p.rt.auth.check(ctx, what, a.Proof, func(ns, run string) (auth.Decision, error) { return answerDecision(ns, run, a) })
+	return p.rt.auth.check(ctx, what, a.Proof, func(ns, run string) (auth.Decision, error) { return decisions.Answer(ns, run, a) })
 }
 
 // inputWait is an open input request of a run.

@@ -85,6 +85,7 @@ type app struct {
 	timeout   time.Duration
 	blobURL   string
 	keyFile   string
+	idToken   string
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -141,6 +142,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	pf.StringVar(&a.blobURL, "blob-url", envOr(blobEnv, ""), "blob store holding the workers' big payloads ("+blobEnv+"; default: read only the in-memory dev server's when it exists)")
 	pf.StringVar(&a.keyFile, "signing-key", envOr("FLOW_SIGNING_KEY", ""), "signing key file (flowctl keys new): votes and answers are signed with it, as its owner (FLOW_SIGNING_KEY)")
+	pf.StringVar(&a.idToken, "id-token", "", "file holding a token of your identity provider (OIDC), sent as the proof of votes and answers when there is no --signing-key (FLOW_ID_TOKEN holds the token itself)")
 	pf.DurationVar(&a.timeout, "connect-timeout", 5*time.Second, "how long to try reaching the server")
 	root.AddCommand(a.workflowsCommand(), a.startCommand(), a.showCommand(), a.listCommand(),
 		a.approvalsCommand(),
@@ -152,7 +154,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.cancelCommand(), a.planCommand(), a.schedulesCommand())
 	root.AddCommand(a.validateCommand(), a.flowsCommand(), a.servicesCommand(), a.artifactsCommand())
 	root.AddCommand(a.pauseCommands()...)
-	root.AddCommand(a.keysCommand())
+	root.AddCommand(a.keysCommand(), a.auditCommand())
 	return root
 }
 
@@ -183,6 +185,20 @@ func (a *app) client(ctx context.Context) (*flow.Client, error) {
 			return nil, usageErr("--signing-key: %v", err)
 		}
 		opts.Key = &k
+	}
+	tok := strings.TrimSpace(os.Getenv("FLOW_ID_TOKEN"))
+	if a.idToken != "" {
+		b, err := os.ReadFile(a.idToken)
+		if err != nil {
+			return nil, usageErr("--id-token: %v", err)
+		}
+		tok = strings.TrimSpace(string(b))
+	}
+	if tok != "" && opts.Key == nil {
+		if _, err := auth.TokenSubject(tok); err != nil {
+			return nil, usageErr("--id-token: %v", err)
+		}
+		opts.IdentityToken = tok
 	}
 	return flow.NewClient(a.tc, opts), nil
 }

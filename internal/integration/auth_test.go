@@ -155,6 +155,34 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 
 	// Only the two genuine decisions entered history as accepted Updates.
 	assert.Equal(t, 2, countHistoryEvents(t, ctx, run, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED))
+
+	// flowctl audit verifies them again from history, against the keys the run pinned.
+	r = ctl(queue, "audit", run, "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var audit []struct {
+		Kind, Target, Via, By, Verified, Outcome string
+		ClientIdentity                           string `json:"client_identity"`
+		Proof                                    *auth.Verified
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &audit), r.stdout)
+	require.Len(t, audit, 3, r.stdout)
+	for i, want := range []struct{ kind, target, via, outcome string }{
+		{"answer", "notes", "update", "accepted"}, {"vote", "go", "signal", "refused"}, {"vote", "go", "update", "accepted"},
+	} {
+		assert.Equal(t, want.kind, audit[i].Kind, "entry %d", i)
+		assert.Equal(t, want.target, audit[i].Target, "entry %d", i)
+		assert.Equal(t, want.via, audit[i].Via, "entry %d", i)
+		assert.Equal(t, want.outcome, audit[i].Outcome, "entry %d", i)
+		assert.Equal(t, "alice", audit[i].By, "entry %d", i)
+		assert.Equal(t, "signature", audit[i].Verified, "entry %d", i)
+		require.NotNil(t, audit[i].Proof, "entry %d", i)
+		assert.Equal(t, "alice-1", audit[i].Proof.KeyID, "entry %d", i)
+		assert.NotEmpty(t, audit[i].ClientIdentity, "entry %d: the client's own (unverified) identity", i)
+	}
+	r = ctl(queue, "audit", run)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^AT\s+DECISION\s+BY\s+CLIENT\s+VIA\s+VERIFIED\s+OUTCOME$`, r.stdout)
+	assert.Regexp(t, `(?m)vote go\s+alice\s+\S+\s+update\s+signature alice-1\s+accepted$`, r.stdout)
 }
 
 func waitStatus(t *testing.T, c *flow.Client, run string, want runs.Status) {

@@ -1,4 +1,9 @@
-package flow
+// Package decisions builds the auth.Decision each of gateflow's decision messages (a vote,
+// an answer, a budget raise, a pause) stands for, the same way for the client that signs it,
+// the run that verifies it and flowctl audit that verifies it again from history: the
+// payload hash covers what the decision says (trimmed, the vote kind canonical), never the
+// proof itself or what the run stamps.
+package decisions
 
 import (
 	"encoding/json"
@@ -11,12 +16,8 @@ import (
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
-// The decisions a proof binds, built the same way by the client that signs and the run
-// that verifies: the payload hash covers what the decision says (trimmed, the vote kind
-// canonical), never the proof itself or what the run stamps.
-
-// voteDecision is what a vote on run in namespace says.
-func voteDecision(namespace, run string, v approval.Vote) (auth.Decision, error) {
+// Vote is what a vote on run in namespace says.
+func Vote(namespace, run string, v approval.Vote) (auth.Decision, error) {
 	kind, err := approval.ParseVoteKind(string(v.Kind))
 	if err != nil {
 		return auth.Decision{}, err
@@ -29,9 +30,9 @@ func voteDecision(namespace, run string, v approval.Vote) (auth.Decision, error)
 	return auth.Decision{Namespace: namespace, Run: run, Target: gate, Kind: auth.KindVote, PayloadSHA256: h, By: by}, nil
 }
 
-// budgetDecision is what a budget raise of run in namespace says (the new cap as its
+// Budget is what a budget raise of run in namespace says (the new cap as its
 // exact decimal text).
-func budgetDecision(namespace, run string, r protocol.BudgetRaise) (auth.Decision, error) {
+func Budget(namespace, run string, r protocol.BudgetRaise) (auth.Decision, error) {
 	to, err := budget.ParseUSD(r.To)
 	if err != nil {
 		return auth.Decision{}, err
@@ -44,8 +45,8 @@ func budgetDecision(namespace, run string, r protocol.BudgetRaise) (auth.Decisio
 	return auth.Decision{Namespace: namespace, Run: run, Kind: auth.KindBudget, PayloadSHA256: h, By: by}, nil
 }
 
-// pauseDecision is what a pause or resume of run in namespace says.
-func pauseDecision(namespace, run string, r protocol.RunPause) (auth.Decision, error) {
+// Pause is what a pause or resume of run in namespace says.
+func Pause(namespace, run string, r protocol.RunPause) (auth.Decision, error) {
 	by := strings.TrimSpace(r.By)
 	h, err := auth.PayloadHash(map[string]any{"action": r.Action, "by": by, "reason": strings.TrimSpace(r.Reason)})
 	if err != nil {
@@ -54,8 +55,8 @@ func pauseDecision(namespace, run string, r protocol.RunPause) (auth.Decision, e
 	return auth.Decision{Namespace: namespace, Run: run, Kind: auth.KindPause, PayloadSHA256: h, By: by}, nil
 }
 
-// answerDecision is what an answer to an input of run in namespace says.
-func answerDecision(namespace, run string, a protocol.InputAnswer) (auth.Decision, error) {
+// Answer is what an answer to an input of run in namespace says.
+func Answer(namespace, run string, a protocol.InputAnswer) (auth.Decision, error) {
 	data := a.Data
 	if len(data) == 0 {
 		data = json.RawMessage("null")

@@ -1,0 +1,256 @@
+package flowctl
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/decisions"
+	"github.com/gateflow/gateflow/internal/protocol"
+)
+
+// auditEntry is one decision sent to a run, as flowctl audit reports it.
+type auditEntry struct {
+	At time.Time `json:"at"`
+	// Kind is vote, answer, budget or pause; Target the gate or input ("" for the run);
+	// Via is "update" or "signal".
+	Kind   auth.Kind `json:"kind"`
+	Target string    `json:"target,omitempty"`
+	Via    string    `json:"via"`
+	// By is the identity the decision claims; ClientIdentity the free string the sending
+	// client gave Temporal.
+	By             string `json:"by"`
+	ClientIdentity string `json:"client_identity,omitempty"`
+	// Verified says how flowctl verified the proof again, offline, against the keys the run
+	// pinned: "signature"/"identity_provider", "unverified" (no proof, or the run pins no
+	// policy) or "invalid" with Reason.
+	Verified string         `json:"verified"`
+	Proof    *auth.Verified `json:"proof,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
+	// Outcome is what the run did: accepted, failed (the handler refused it), or refused (a
+	// Signal the run refused is only in its state; see flowctl show -o json).
+	Outcome string `json:"outcome"`
+	Error   string `json:"error,omitempty"`
+
+	// decision, derr and proof are what verifyEntry checks.
+	decision auth.Decision
+	derr     error
+	proof    string
+}
+
+func (a *app) auditCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "audit RUN",
+		Short: "List every decision sent to a run, who claimed it, and verify its proof again from history",
+		Long: "audit reads the run's history: every vote, answer, budget raise and pause that entered it\n" +
+			"(as an accepted Update, or as a Signal), with the identity it claims and the one the sending\n" +
+			"client gave Temporal. Each proof is verified again, offline, against the keys the run pinned\n" +
+			"when it started. Decisions the Validators refused never entered history and are not listed.",
+		Args: exactArgs(1, "RUN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			entries, err := a.audit(cmd.Context(), c.Temporal(), args[0])
+			if err != nil {
+				return err
+			}
+			if a.output == "json" {
+				if entries == nil {
+					entries = []auditEntry{}
+				}
+				return printJSON(a.stdout, entries)
+			}
+			if len(entries) == 0 {
+				fmt.Fprintf(a.stdout, "No decisions in the history of %s.\n", args[0])
+				return nil
+			}
+			t := newTable(a.stdout, "AT", "DECISION", "BY", "CLIENT", "VIA", "VERIFIED", "OUTCOME")
+			for _, e := range entries {
+				v := e.Verified
+				switch {
+				case e.Proof != nil:
+					v += " " + e.Proof.KeyID
+				case e.Reason != "":
+					v += ": " + e.Reason
+				}
+				t.row(e.At.Local().Format("2006-01-02 15:04:05"), string(e.Kind)+" "+e.Target, e.By, e.ClientIdentity, e.Via, v, e.Outcome)
+			}
+			return t.flush()
+		},
+	}
+}
+
+// audit reads the decisions of run id from its history.
+func (a *app) audit(ctx context.Context, tc client.Client, id string) ([]auditEntry, error) {
+	var (
+		out     []auditEntry
+		policy  *auth.Policy
+		pinNext bool
+		byID    = map[string]int{} // update ID → entry
+		ns      = a.namespace
+		dc      = converter.GetDefaultDataConverter()
+	)
+	decode := func(p *commonpb.Payloads, what string, v any) error {
+		if len(p.GetPayloads()) == 0 {
+			return fmt.Errorf("%s has no payload", what)
+		}
+		pl, err := a.payloads.resolve(p.GetPayloads()[0], what)
+		if err != nil {
+			return err
+		}
+		return dc.FromPayload(pl, v)
+	}
+	it := tc.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("read the history of %s: %w", id, err)
+		}
+		at := e.GetEventTime().AsTime()
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			m := e.GetMarkerRecordedEventAttributes()
+			switch {
+			case m.GetMarkerName() == "Version" && markerString(m.GetDetails()["change-id"]) == "gateflow.auth":
+				pinNext = true
+			case m.GetMarkerName() == "SideEffect" && pinNext:
+				pinNext = false
+				var p auth.Policy
+				if err := decode(m.GetDetails()["data"], "the pinned decision policy", &p); err != nil {
+					return nil, err
+				}
+				policy = &p
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+			req := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest()
+			entry, ok, err := a.auditDecision(req.GetInput().GetName(), func(v any) error {
+				return decode(req.GetInput().GetArgs(), "update "+req.GetInput().GetName(), v)
+			}, ns, id)
+			if err != nil || !ok {
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+			entry.At, entry.Via, entry.ClientIdentity, entry.Outcome = at, "update", req.GetMeta().GetIdentity(), "accepted"
+			verifyEntry(&entry, policy, at)
+			byID[req.GetMeta().GetUpdateId()] = len(out)
+			out = append(out, entry)
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+			c := e.GetWorkflowExecutionUpdateCompletedEventAttributes()
+			if i, ok := byID[c.GetMeta().GetUpdateId()]; ok {
+				if f := c.GetOutcome().GetFailure(); f != nil {
+					out[i].Outcome, out[i].Error = "failed", f.GetMessage()
+				}
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+			s := e.GetWorkflowExecutionSignaledEventAttributes()
+			if s.GetSignalName() != flow.SignalApproval {
+				continue
+			}
+			var v approval.Vote
+			if err := decode(s.GetInput(), "signal "+s.GetSignalName(), &v); err != nil {
+				return nil, err
+			}
+			entry := voteEntry(v, ns, id)
+			entry.At, entry.Via, entry.ClientIdentity, entry.Outcome = at, "signal", s.GetIdentity(), "sent"
+			if policy != nil && policy.Required {
+				entry.Outcome = "refused"
+			}
+			verifyEntry(&entry, policy, at)
+			out = append(out, entry)
+		}
+	}
+	return out, nil
+}
+
+// auditDecision decodes a decision Update; ok is false for Updates that are not decisions.
+func (a *app) auditDecision(name string, decode func(any) error, ns, run string) (auditEntry, bool, error) {
+	var (
+		e   auditEntry
+		err error
+	)
+	switch name {
+	case flow.UpdateApproval:
+		var v approval.Vote
+		if err = decode(&v); err == nil {
+			e = voteEntry(v, ns, run)
+		}
+	case flow.UpdateInput:
+		var m protocol.InputAnswer
+		if err = decode(&m); err == nil {
+			e = auditEntry{Kind: auth.KindAnswer, Target: m.Name, By: m.By}
+			e.decision, e.derr = decisions.Answer(ns, run, m)
+			e.proof = m.Proof
+		}
+	case flow.UpdateBudget:
+		var m protocol.BudgetRaise
+		if err = decode(&m); err == nil {
+			e = auditEntry{Kind: auth.KindBudget, Target: "to " + m.To, By: m.By}
+			e.decision, e.derr = decisions.Budget(ns, run, m)
+			e.proof = m.Proof
+		}
+	case flow.UpdatePause:
+		var m protocol.RunPause
+		if err = decode(&m); err == nil {
+			e = auditEntry{Kind: auth.KindPause, Target: m.Action, By: m.By}
+			e.decision, e.derr = decisions.Pause(ns, run, m)
+			e.proof = m.Proof
+		}
+	default:
+		return e, false, nil
+	}
+	if err != nil {
+		return e, false, fmt.Errorf("decode update %s: %w", name, err)
+	}
+	return e, true, nil
+}
+
+func voteEntry(v approval.Vote, ns, run string) auditEntry {
+	e := auditEntry{Kind: auth.KindVote, Target: v.Gate, By: v.By}
+	e.decision, e.derr = decisions.Vote(ns, run, v)
+	e.proof = v.Proof
+	return e
+}
+
+// verifyEntry verifies e's proof again against the run's pinned policy at the time the
+// decision entered history.
+func verifyEntry(e *auditEntry, policy *auth.Policy, at time.Time) {
+	switch {
+	case e.proof == "":
+		e.Verified = "unverified"
+		return
+	case policy == nil:
+		e.Verified, e.Reason = "unverified", "the run pins no decision policy"
+		return
+	case e.derr != nil:
+		e.Verified, e.Reason = "invalid", e.derr.Error()
+		return
+	}
+	v, err := policy.Verify(e.proof, e.decision, auth.VerifyOptions{Now: at})
+	if err != nil {
+		e.Verified, e.Reason = "invalid", err.Error()
+		return
+	}
+	e.Verified, e.Proof = string(v.Method), &v
+}
+
+// markerString decodes a marker detail holding a string ("" when it does not).
+func markerString(p *commonpb.Payloads) string {
+	var s string
+	if len(p.GetPayloads()) == 0 || converter.GetDefaultDataConverter().FromPayload(p.GetPayloads()[0], &s) != nil {
+		return ""
+	}
+	return s
+}
