@@ -270,3 +270,20 @@ func TestPolicyPicksTheVerifierByKey(t *testing.T) {
 	assert.Equal(t, ReasonUnknownKey, reason, "%v", err)
 	assert.EqualError(t, (&Policy{}).Check(), "auth: the policy has neither a key directory nor an identity provider")
 }
+
+func TestPolicyRules(t *testing.T) {
+	p := &Policy{Rules: map[Kind][]string{KindBudget: {"group:budget-admins", "creator"}, KindPause: {"olga"}},
+		Members: map[string][]string{"budget-admins": {"bea"}}}
+	assert.Equal(t, []string{"budget-admins"}, p.Groups())
+	assert.NoError(t, p.Allow(KindBudget, "bea", "carl"), "a group member")
+	assert.NoError(t, p.Allow(KindBudget, "carl", "carl"), "the run's creator")
+	assert.NoError(t, p.Allow(KindPause, "olga", ""), "a named person")
+	assert.NoError(t, p.Allow(KindVote, "anyone", ""), "no rule: the gate's own approvers decide")
+	err := p.Allow(KindBudget, "mallory", "carl")
+	reason, ok := IsRefused(err)
+	require.True(t, ok)
+	assert.Equal(t, ReasonNotAllowed, reason)
+	assert.EqualError(t, err, "decision refused (not_allowed): budget decisions are for group:budget-admins, creator; mallory is not among them")
+	assert.Error(t, p.Allow(KindBudget, "", ""), "no identity, no creator match")
+	assert.EqualError(t, (&Policy{Rules: map[Kind][]string{"raise": {"x"}}}).Check(), `auth: rule for "raise": not one of vote, answer, budget, cancel, pause`)
+}

@@ -33,6 +33,9 @@ const (
 	// ReasonNotOwner: the signing key, or the identity provider's subject, is not the
 	// identity the decision claims (by).
 	ReasonNotOwner Reason = "not_owner"
+	// ReasonNotAllowed: the identity is proven, but a Policy rule does not let it make
+	// this kind of decision.
+	ReasonNotAllowed Reason = "not_allowed"
 )
 
 // RefusedError is a decision that did not verify. Callers branch on Reason; Error names

@@ -14,12 +14,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -290,4 +292,31 @@ func TestIdentityProviderTokenAsProof(t *testing.T) {
 	assert.Equal(t, auth.MethodIdentityProvider, v.Method)
 	assert.Equal(t, "https://idp.test", v.Issuer)
 	assert.Equal(t, runs.Auth{Required: true, Issuer: "https://idp.test"}, *st.Auth)
+}
+
+// TestDecisionRules: the pinned policy's rules say who may raise a run's budget (a group of
+// the worker's directory, or the run's creator) and who may pause it; anyone else is
+// refused by the Validator with the rule, whether or not proofs are required.
+func TestDecisionRules(t *testing.T) {
+	k := newAuthKeys(t, false)
+	k.policy.Rules = map[auth.Kind][]string{auth.KindBudget: {"group:release", "creator"}, auth.KindPause: {"dave"}}
+	env := newUnitEnv(t, runConfig{directory: peopleDir, auth: k.policy}, sleepyFlow)
+	env.SetStartTime(authT0)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testRun})
+	require.NoError(t, env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(searchattr.CreatedByKey.ValueSet("zed"))))
+	mallory := updateAt(env, time.Minute, UpdateBudget, protocol.BudgetRaise{To: "2", By: "mallory"})
+	carol := updateAt(env, 2*time.Minute, UpdateBudget, protocol.BudgetRaise{To: "2", By: "carol"})
+	creator := updateAt(env, 3*time.Minute, UpdateBudget, protocol.BudgetRaise{To: "3", By: "zed"})
+	carolPause := updateAt(env, 4*time.Minute, UpdatePause, protocol.RunPause{Action: protocol.ControlPause, By: "carol"})
+	env.ExecuteWorkflow(sleepyFlow.Name(), none{})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.ErrorContains(t, mallory.refusal(t), "budget raise by mallory: decision refused (not_allowed): budget decisions are for group:release, creator; mallory is not among them")
+	carol.value(t)
+	creator.value(t)
+	assert.ErrorContains(t, carolPause.refusal(t), "pause decisions are for dave; carol is not among them")
+	st := queryState(t, env)
+	assert.Equal(t, "3", st.Budget.Cap.Amount.String())
+	require.NotNil(t, st.Auth)
+	assert.Equal(t, []string{"group:release", "creator"}, st.Auth.Rules[auth.KindBudget])
 }

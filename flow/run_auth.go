@@ -6,7 +6,9 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -20,17 +22,17 @@ type authPart struct {
 
 // pinAuth pins policy for the run, when the worker has one. Runs started before their
 // worker had a policy keep verifying nothing (the version marker is absent).
-func pinAuth(wctx workflow.Context, policy *auth.Policy, st *runs.State) (*authPart, error) {
+func pinAuth(wctx workflow.Context, policy *auth.Policy, dir approval.Directory, st *runs.State) (*authPart, error) {
 	a := &authPart{used: map[string]time.Time{}}
 	if policy == nil || workflow.GetVersion(wctx, "gateflow.auth", workflow.DefaultVersion, 1) != 1 {
 		return a, nil
 	}
 	var pinned auth.Policy
-	if err := workflow.SideEffect(wctx, func(workflow.Context) any { return policy }).Get(&pinned); err != nil {
+	if err := workflow.SideEffect(wctx, func(workflow.Context) any { return withMembers(*policy, dir) }).Get(&pinned); err != nil {
 		return nil, fmt.Errorf("pin the decision policy: %w", err)
 	}
 	a.policy = &pinned
-	info := &runs.Auth{Required: pinned.Required}
+	info := &runs.Auth{Required: pinned.Required, Rules: pinned.Rules}
 	for _, k := range pinned.Directory.Keys() {
 		info.KeyIDs = append(info.KeyIDs, k.JWK.KeyID)
 	}
@@ -39,6 +41,22 @@ func pinAuth(wctx workflow.Context, policy *auth.Policy, st *runs.State) (*authP
 	}
 	st.Auth = info
 	return a, nil
+}
+
+// withMembers is p with the members of the groups its rules name, as dir has them now (a
+// group dir does not know has none).
+func withMembers(p auth.Policy, dir approval.Directory) auth.Policy {
+	groups := p.Groups()
+	if len(groups) == 0 || dir == nil {
+		return p
+	}
+	p.Members = map[string][]string{}
+	for _, g := range groups {
+		if m, err := dir.Members(g); err == nil {
+			p.Members[g] = m
+		}
+	}
+	return p
 }
 
 // on reports whether the run verifies decisions.
@@ -85,6 +103,12 @@ func (a *authPart) check(ctx workflow.Context, what, proof string, decide func(n
 	v, err := a.verify(ctx, d, proof)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if d.Kind != auth.KindVote && d.Kind != auth.KindAnswer { // gates and inputs have their own rules
+		creator, _ := workflow.GetTypedSearchAttributes(ctx).GetKeyword(searchattr.CreatedByKey)
+		if err := a.policy.Allow(d.Kind, d.By, creator); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	return v, nil
 }

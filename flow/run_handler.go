@@ -150,7 +150,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	}, workflow.QueryHandlerOptions{Description: "The run's status, steps, cost and children"}); err != nil {
 		return nil, protocol.RunOptions{}, fmt.Errorf("register query %s: %w", QueryState, err)
 	}
-	ap, err := pinAuth(wctx, cfg.auth, st)
+	ap, err := pinAuth(wctx, cfg.auth, cfg.directory, st)
 	if err != nil {
 		return nil, protocol.RunOptions{}, err
 	}

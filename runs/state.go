@@ -9,6 +9,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/signals"
@@ -303,6 +304,8 @@ type Auth struct {
 	Required bool     `json:"required"`
 	KeyIDs   []string `json:"key_ids,omitempty"`
 	Issuer   string   `json:"issuer,omitempty"`
+	// Rules say who may raise the budget, pause or resume (auth.Policy.Rules).
+	Rules map[auth.Kind][]string `json:"rules,omitempty"`
 }
 
 // RefusalKind is what kind of message a run refused.

@@ -19,6 +19,7 @@ type authFlags struct {
 	issuer   string
 	audience string
 	jwks     string
+	rules    map[auth.Kind][]string
 }
 
 func (f *authFlags) register(fs *flag.FlagSet) {
@@ -27,6 +28,34 @@ func (f *authFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.issuer, "auth-issuer", "", "accept tokens of this identity provider (OIDC issuer URL) as proof; needs --auth-audience and --auth-jwks")
 	fs.StringVar(&f.audience, "auth-audience", "", "with --auth-issuer: the audience its tokens must name")
 	fs.StringVar(&f.jwks, "auth-jwks", "", "with --auth-issuer: the provider's keys, a JWKS file or an http(s) URL read at start")
+	fs.Func("auth-rule", "who may make a kind of decision on any run, KIND=WHO,... with KIND budget or pause and WHO people, group:NAME (of --groups) or creator (repeatable)", func(v string) error {
+		kind, who, ok := strings.Cut(v, "=")
+		kind = strings.TrimSpace(kind)
+		if !ok || kind == "" {
+			return fmt.Errorf("want KIND=WHO,..., got %q", v)
+		}
+		k := auth.Kind(kind)
+		if k != auth.KindBudget && k != auth.KindPause {
+			return fmt.Errorf("kind %q: want budget or pause (gates and inputs name their own approvers)", kind)
+		}
+		var list []string
+		for _, w := range strings.Split(who, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				list = append(list, w)
+			}
+		}
+		if len(list) == 0 {
+			return fmt.Errorf("rule for %s lists nobody", kind)
+		}
+		if _, dup := f.rules[k]; dup {
+			return fmt.Errorf("rule for %s given twice", kind)
+		}
+		if f.rules == nil {
+			f.rules = map[auth.Kind][]string{}
+		}
+		f.rules[k] = list
+		return nil
+	})
 }
 
 // policy is the decision policy the flags ask for; nil without --auth-keys or
@@ -36,9 +65,11 @@ func (f *authFlags) policy(ctx context.Context) (*auth.Policy, error) {
 		if f.required || f.audience != "" || f.jwks != "" {
 			return nil, fmt.Errorf("--auth-required, --auth-audience and --auth-jwks need --auth-keys or --auth-issuer")
 		}
-		return nil, nil
+		if len(f.rules) == 0 {
+			return nil, nil
+		}
 	}
-	p := &auth.Policy{Required: f.required}
+	p := &auth.Policy{Required: f.required, Rules: f.rules}
 	if f.keys != "" {
 		d, err := auth.LoadDirectory(f.keys)
 		if err != nil {
@@ -85,9 +116,18 @@ func describePolicy(p *auth.Policy) string {
 		from = append(from, "issuer "+p.Issuer.URL)
 	}
 	s := "verified (" + strings.Join(from, "; ") + ")"
-	if p.Required {
+	if len(from) == 0 {
+		s = "typed identities, unverified"
+	}
+	for _, k := range []auth.Kind{auth.KindBudget, auth.KindPause} {
+		if who, ok := p.Rules[k]; ok {
+			s += fmt.Sprintf("; %s by %s", k, strings.Join(who, ", "))
+		}
+	}
+	switch {
+	case p.Required:
 		s += "; proofs required, Signal votes refused"
-	} else {
+	case len(from) > 0:
 		s += "; unsigned ones accepted as unverified"
 	}
 	return s

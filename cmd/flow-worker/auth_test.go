@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,4 +48,27 @@ func TestAuthFlags(t *testing.T) {
 	require.NotNil(t, p.Directory)
 	assert.True(t, p.Required)
 	assert.Equal(t, "verified (keys alice-1); proofs required, Signal votes refused", describePolicy(p))
+}
+
+func TestAuthRuleFlag(t *testing.T) {
+	var f authFlags
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f.register(fs)
+	require.NoError(t, fs.Parse([]string{"--auth-rule", "budget=group:budget-admins, creator", "--auth-rule", "pause=olga"}))
+	assert.Equal(t, map[auth.Kind][]string{auth.KindBudget: {"group:budget-admins", "creator"}, auth.KindPause: {"olga"}}, f.rules)
+	p, err := f.policy(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "typed identities, unverified; budget by group:budget-admins, creator; pause by olga", describePolicy(p))
+	for _, bad := range []struct{ arg, want string }{
+		{"vote=alice", `kind "vote": want budget or pause`},
+		{"budget=", "rule for budget lists nobody"},
+		{"budget", `want KIND=WHO,..., got "budget"`},
+	} {
+		var g authFlags
+		gs := flag.NewFlagSet("t", flag.ContinueOnError)
+		gs.SetOutput(io.Discard)
+		g.register(gs)
+		assert.ErrorContains(t, gs.Parse([]string{"--auth-rule", bad.arg}), bad.want)
+	}
 }
