@@ -66,11 +66,17 @@ func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
 // Nobody signs for someone else: a decision by another identity than the key's owner is
 // refused before it is sent.
 func (c *Client) sign(d auth.Decision, err error) (string, error) {
-	if c.opts.Key == nil {
-		return c.opts.IdentityToken, nil
+	if c.opts.Key == nil && c.opts.IdentityToken == "" {
+		return "", nil
 	}
 	if err != nil {
 		return "", err
+	}
+	if c.opts.Key == nil {
+		if sub, serr := auth.TokenSubject(c.opts.IdentityToken); serr == nil && sub != d.By {
+			return "", fmt.Errorf("the identity token is %s's; it cannot prove a decision by %s", sub, d.By)
+		}
+		return c.opts.IdentityToken, nil
 	}
 	if d.By != c.opts.Key.Owner {
 		return "", fmt.Errorf("the signing key %s belongs to %s; it cannot sign for %s", c.opts.Key.ID, c.opts.Key.Owner, d.By)
