@@ -354,6 +354,9 @@ func (p *startPlan) options() client.StartWorkflowOptions {
 	}
 	o.TypedSearchAttributes = temporal.NewSearchAttributes(sa...)
 	o.Memo = map[string]any{protocol.MemoOptions: p.runOpts}
+	// Without it the SDK answers a start whose ID a live run holds with that run, as if it
+	// had started (whatever its flow): the start is refused instead (RunExistsError).
+	o.WorkflowExecutionErrorWhenAlreadyStarted = true
 	return o
 }
 

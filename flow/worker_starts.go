@@ -82,6 +82,7 @@ func startUnique(ctx context.Context, tc client.Client, cat *Catalog, queue, nam
 	o := p.options()
 	o.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	o.WorkflowExecutionErrorWhenAlreadyStarted = false // the existing run is the answer
 	we, err := tc.ExecuteWorkflow(ctx, o, name, p.input)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
