@@ -2,6 +2,7 @@ package flow
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/internal/connect"
@@ -28,6 +29,10 @@ type ClientOptions struct {
 	// Namespace is the Temporal namespace of the client, which signed decisions name.
 	// Default "default".
 	Namespace string
+	// DecisionTimeout bounds how long a decision (Vote, Answer, RaiseBudget, PauseRun) waits
+	// for the run's answer; past it the decision is submitted but not yet validated
+	// (ErrNotValidated). Default 30 seconds.
+	DecisionTimeout time.Duration
 }
 
 // Client starts and inspects gateflow runs. It wraps a Temporal client.
@@ -51,6 +56,9 @@ func NewClient(c client.Client, opts ClientOptions) *Client {
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = "default"
+	}
+	if opts.DecisionTimeout <= 0 {
+		opts.DecisionTimeout = 30 * time.Second
 	}
 	return &Client{tc: c, opts: opts}
 }

@@ -96,14 +96,24 @@ func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnsw
 
 // update sends the Update name with arg to run, waits for its result and decodes it into
 // out; a refusal is a *RefusedError about what.
+//
+// The run's answer is awaited for at most ClientOptions.DecisionTimeout (when ctx has no
+// earlier deadline); a run that does not answer by then (its worker is down) gives an error
+// matching ErrNotValidated.
 func (c *Client) update(ctx context.Context, run, what, name string, arg, out any) error {
-	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+	uctx, cancel := context.WithTimeout(ctx, c.opts.DecisionTimeout)
+	defer cancel()
+	h, err := c.tc.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
 		WorkflowID: run, UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
-	if err != nil {
-		return c.refusal(ctx, run, what, err)
+	if err == nil {
+		err = h.Get(uctx, out)
 	}
-	if err := h.Get(ctx, out); err != nil {
+	if err != nil {
+		if uctx.Err() != nil && ctx.Err() == nil {
+			return fmt.Errorf("%s on run %s: %w: the run did not answer within %s (is its worker running?); it checks the decision, and counts it if it is valid, when its worker is back",
+				what, run, ErrNotValidated, c.opts.DecisionTimeout)
+		}
 		return c.refusal(ctx, run, what, err)
 	}
 	return nil
@@ -169,7 +179,9 @@ func (c *Client) Approvals(ctx context.Context) ([]runs.PendingGate, error) {
 		id := e.GetExecution().GetWorkflowId()
 		st, err := c.queryState(ctx, id, "")
 		if err != nil {
-			continue // the run moved on, or its worker is down
+			// Its worker is down or does not answer: say so rather than leave the run out.
+			out = append(out, runs.PendingGate{Run: id, Workflow: e.GetType().GetName(), Unknown: err.Error()})
+			continue
 		}
 		for _, g := range st.Gates {
 			if g.Closed() {

@@ -76,6 +76,10 @@ type PendingGate struct {
 	OpenedAt  time.Time  `json:"opened_at"`
 	Deadline  *time.Time `json:"deadline,omitempty"`
 	OnTimeout string     `json:"on_timeout,omitempty"`
+	// Unknown says why the run's gates could not be read (its worker is down or does not
+	// answer the state query): the run waits for an approval, but which gate and from whom
+	// is unknown. Gate and the counts are empty then.
+	Unknown string `json:"unknown,omitempty"`
 }
 
 // SpendLine is one scope's spend in a month, with what admitted runs still hold reserved,

@@ -125,7 +125,7 @@ func TestExecuteReadsEnvironmentDefaults(t *testing.T) {
 // TestExitCodesAreListedOnce checks the one exit code list: every code once, in order,
 // each with a meaning, and the help text built from it.
 func TestExitCodesAreListedOnce(t *testing.T) {
-	want := []int{ExitOK, ExitError, ExitUsage, ExitNotFound, ExitUnreachable, ExitRunFailed, ExitRefused}
+	want := []int{ExitOK, ExitError, ExitUsage, ExitNotFound, ExitUnreachable, ExitRunFailed, ExitRefused, ExitPending}
 	var got []int
 	for _, e := range exitCodes {
 		got = append(got, e.code)

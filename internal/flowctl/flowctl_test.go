@@ -41,6 +41,7 @@ func TestClassify(t *testing.T) {
 		{"run not found", fmt.Errorf("show: %w", &flow.RunNotFoundError{ID: "r"}), ExitNotFound},
 		{"server unavailable", fmt.Errorf("list runs: %w", serviceerror.NewUnavailable("connection refused")), ExitUnreachable},
 		{"deadline", fmt.Errorf("read catalog: %w", context.DeadlineExceeded), ExitUnreachable},
+		{"not validated", fmt.Errorf("vote on ship on run r: %w: the run did not answer", flow.ErrNotValidated), ExitPending},
 		{"cobra unknown command", errors.New(`unknown command "nope" for "flowctl"`), ExitUsage},
 		{"cobra arg count", errors.New("accepts 1 arg(s), received 2"), ExitUsage},
 		{"cobra minimum args", errors.New("requires at least 1 arg(s), only received 0"), ExitUsage},

@@ -36,7 +36,13 @@ func (a *app) approvalsCommand() *cobra.Command {
 				return printJSON(a.stdout, gates)
 			}
 			t := newTable(a.stdout, "RUN", "GATE", "VOTES", "WHO MAY DECIDE", "DEADLINE", "MESSAGE")
+			unknown := 0
 			for _, g := range gates {
+				if g.Unknown != "" {
+					unknown++
+					t.row(g.Run, "?", "?", "?", "?", "unknown: "+display.Preview(display.OneLine(g.Unknown), 80))
+					continue
+				}
 				deadline := "none"
 				if g.Deadline != nil {
 					deadline = fmtTime(*g.Deadline) + " (then " + orDash(g.OnTimeout) + ")"
@@ -44,7 +50,13 @@ func (a *app) approvalsCommand() *cobra.Command {
 				t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), anyoneIfNone(g.Approvers), deadline,
 					display.Preview(display.OneLine(g.Message), 60))
 			}
-			return t.flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
+			if unknown > 0 {
+				return &exitError{code: ExitError, err: fmt.Errorf("%d run(s) awaiting approval could not be read (is their worker running?)", unknown)}
+			}
+			return nil
 		},
 	}
 }

@@ -31,6 +31,7 @@ const (
 	ExitUnreachable = 4
 	ExitRunFailed   = 5
 	ExitRefused     = 6
+	ExitPending     = 7
 )
 
 // exitCodes is the one list of flowctl's exit codes and their meanings, in order. A
@@ -50,6 +51,8 @@ var exitCodes = []struct {
 		"timed out, was cancelled or refused"},
 	{ExitRefused, "refused: a vote, an answer, a signal or a budget raise the run refused, or a start\n" +
 		"refused by an exhausted monthly quota (the reason is printed)"},
+	{ExitPending, "submitted, not yet validated: the run did not answer the decision within\n" +
+		"--decision-timeout (its worker is down?); it is checked, and counted if valid, when a worker is back"},
 }
 
 // exitCodesHelp is the exit code section of `flowctl --help`.
@@ -85,6 +88,7 @@ type app struct {
 	timeout   time.Duration
 	blobURL   string
 	keyFile   string
+	decisionT time.Duration
 	idToken   string
 
 	stdin          io.Reader
@@ -143,6 +147,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.blobURL, "blob-url", envOr(blobEnv, ""), "blob store holding the workers' big payloads ("+blobEnv+"; default: read only the in-memory dev server's when it exists)")
 	pf.StringVar(&a.keyFile, "signing-key", envOr("FLOW_SIGNING_KEY", ""), "signing key file (flowctl keys new): votes and answers are signed with it, as its owner (FLOW_SIGNING_KEY)")
 	pf.StringVar(&a.idToken, "id-token", "", "file holding a token of your identity provider (OIDC), sent as the proof of votes and answers when there is no --signing-key (FLOW_ID_TOKEN holds the token itself)")
+	pf.DurationVar(&a.decisionT, "decision-timeout", 30*time.Second, "how long a vote, answer, budget raise or pause waits for the run's answer (exit 7 past it)")
 	pf.DurationVar(&a.timeout, "connect-timeout", 5*time.Second, "how long to try reaching the server")
 	root.AddCommand(a.workflowsCommand(), a.startCommand(), a.showCommand(), a.listCommand(),
 		a.approvalsCommand(),
@@ -178,7 +183,7 @@ func (a *app) client(ctx context.Context) (*flow.Client, error) {
 		}
 		a.tc = tc
 	}
-	opts := flow.ClientOptions{TaskQueue: a.taskQueue, Namespace: a.namespace}
+	opts := flow.ClientOptions{TaskQueue: a.taskQueue, Namespace: a.namespace, DecisionTimeout: a.decisionT}
 	if a.keyFile != "" {
 		k, err := auth.LoadKey(a.keyFile)
 		if err != nil {
@@ -227,6 +232,8 @@ func classify(err error) int {
 	var maxRuns *flow.MaxRunsError
 	var unavailable *serviceerror.Unavailable
 	switch {
+	case errors.Is(err, flow.ErrNotValidated):
+		return ExitPending
 	case errors.As(err, &unknown), errors.As(err, &input), errors.As(err, &exists):
 		return ExitUsage
 	case errors.As(err, &notFound):

@@ -1,0 +1,59 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/flowctl"
+	"github.com/gateflow/gateflow/runs"
+)
+
+var downFlow = flow.Define("test.worker.down", func(ctx *flow.Context, _ struct{}) (string, error) {
+	d, err := ctx.Approval("go", approval.Request{})
+	return d.By, err
+})
+
+// TestDecisionsWhileTheWorkerIsDown: with the run's only worker stopped, flowctl approvals
+// lists the run as unknown with the reason and exits 1 (it printed an empty table and exit
+// 0), and flowctl approve gives up after --decision-timeout with "submitted, not yet
+// validated" and exit 7 (it blocked with no deadline). When a worker is back, the
+// submitted vote is checked and counts, as the message said. (Issue 17.)
+func TestDecisionsWhileTheWorkerIsDown(t *testing.T) {
+	t.Parallel()
+	queue := fmt.Sprintf("down-%d", time.Now().UnixNano())
+	opts := flow.WorkerOptions{TaskQueue: queue, StopTimeout: time.Second}
+	w := flow.NewWorker(shared.tc, opts, downFlow)
+	require.NoError(t, w.Start())
+	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	ctx := ctxT(t, 2*time.Minute)
+	run := queue + "-run"
+	_, err := c.Start(ctx, downFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: run})
+	require.NoError(t, err)
+	waitStatus(t, c, run, runs.StatusAwaitingApproval)
+	w.Stop()
+
+	r := flowctlRunOn(t, queue, "approvals")
+	assert.Equal(t, flowctl.ExitError, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
+	assert.Regexp(t, `(?m)^`+run+`\s+\?\s+\?\s+\?\s+\?\s+unknown: `, r.stdout)
+	assert.Contains(t, r.stderr, "1 run(s) awaiting approval could not be read (is their worker running?)")
+
+	start := time.Now()
+	r = flowctlRunOn(t, queue, "--decision-timeout", "2s", "approve", run, "go", "--as", "alice")
+	assert.Equal(t, flowctl.ExitPending, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "vote on go on run "+run+": submitted, not yet validated: the run did not answer within 2s")
+	assert.Less(t, time.Since(start), 20*time.Second, "approve gives up at its deadline")
+
+	w2 := flow.NewWorker(shared.tc, opts, downFlow)
+	require.NoError(t, w2.Start())
+	t.Cleanup(w2.Stop)
+	var by string
+	require.NoError(t, shared.tc.GetWorkflow(ctx, run, "").Get(ctx, &by))
+	assert.Equal(t, "alice", by, "the submitted vote was validated and counted once a worker was back")
+}
