@@ -83,6 +83,9 @@ func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnsw
 	if !json.Valid(r.Data) {
 		return signals.InputAnswer{}, &InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
 	}
+	if err := checkAnswerSize(r.Data); err != nil {
+		return signals.InputAnswer{}, &InputError{Workflow: "input " + r.Name, Err: err}
+	}
 	a := protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}
 	proof, err := c.sign(decisions.Answer(c.opts.Namespace, r.Run, a))
 	if err != nil {

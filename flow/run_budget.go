@@ -122,6 +122,9 @@ func (b *budgetPart) register(wctx workflow.Context) error {
 		},
 		workflow.UpdateHandlerOptions{
 			Validator: func(ctx workflow.Context, r protocol.BudgetRaise) error {
+				if err := checkDecider("budget raise", r.By); err != nil { // limits.go
+					return err
+				}
 				to, err := budget.ParseUSD(r.To)
 				if err != nil {
 					return err

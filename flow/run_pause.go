@@ -85,7 +85,7 @@ func (p *pausePart) check(r protocol.RunPause) error {
 	case utf8.RuneCountInString(r.Reason) > maxPauseReason:
 		return fmt.Errorf("pause: the reason is longer than %d characters", maxPauseReason)
 	}
-	return nil
+	return checkDecider(r.Action, r.By) // limits.go
 }
 
 // apply pauses or resumes the run (the Validator accepted r) and returns its status.

@@ -86,7 +86,7 @@ const maxRefused = 100
 
 func (p *peoplePart) refuse(ctx workflow.Context, kind runs.RefusalKind, name, by string, err error) {
 	rt := p.rt
-	rt.state.Refused = append(rt.state.Refused, runs.RefusedMessage{Kind: kind, Name: name, By: by, Reason: err.Error(), At: workflow.Now(ctx)})
+	rt.state.Refused = append(rt.state.Refused, refusedMessage(kind, name, by, err, workflow.Now(ctx)))
 	if over := len(rt.state.Refused) - maxRefused; over > 0 {
 		rt.state.Refused = append([]runs.RefusedMessage(nil), rt.state.Refused[over:]...)
 	}
@@ -212,6 +212,9 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 				w, ok := p.inputs[a.Name]
 				if !ok {
 					return fmt.Errorf("input %q: the run is not waiting for this input", a.Name)
+				}
+				if err := w.input.CheckSize(a.Data); err != nil { // limits.go: before costlier checks
+					return err
 				}
 				if _, err := p.verifyAnswer(ctx, a); err != nil {
 					return err

@@ -23,6 +23,9 @@ type InputRequest struct {
 	Assignees []string `json:"assignees,omitempty"`
 	// Timeout is how long the step waits for an answer; zero waits for ever.
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// MaxAnswerBytes is the largest answer accepted, in bytes of JSON; 0 means
+	// DefaultMaxAnswerBytes, and at most MaxAnswerBytesLimit may be asked for (see limits.go).
+	MaxAnswerBytes int `json:"max_answer_bytes,omitempty"`
 }
 
 func requestError(field, reason string, err error) *FieldError {
@@ -48,7 +51,7 @@ func (r InputRequest) Validate() error {
 	if r.Timeout < 0 {
 		return requestError("timeout", fmt.Sprintf("%s is negative; use 0 to wait for ever", r.Timeout), nil)
 	}
-	return nil
+	return r.validateLimit()
 }
 
 // Allowed reports whether the user by may answer, looking at user entries only: true
@@ -100,6 +103,9 @@ func (r InputRequest) check(schema *Schema, by string, payload json.RawMessage, 
 	if !r.allowed(by, isMember) {
 		return &AnswerError{Code: CodeNotAllowed, By: by}
 	}
+	if err := r.CheckSize(payload); err != nil {
+		return err
+	}
 	if err := schema.Validate(payload); err != nil {
 		se, _ := err.(*SchemaError)
 		var errs []string
@@ -139,6 +145,8 @@ const (
 	CodeSchema AnswerCode = "schema"
 	// CodeClosed: the step was already answered or its deadline passed.
 	CodeClosed AnswerCode = "closed"
+	// CodeTooLarge: the answer is bigger than the request's MaxAnswerBytes.
+	CodeTooLarge AnswerCode = "too_large"
 )
 
 // AnswerError is an answer refused by Check; the Update's Validator returns it so the
@@ -152,6 +160,9 @@ type AnswerError struct {
 	By string
 	// Errors are the schema messages, for CodeSchema.
 	Errors []string
+	// Size and Limit are the answer's size and the limit it broke, in bytes, for
+	// CodeTooLarge.
+	Size, Limit int
 	// Err is the underlying error (a *SchemaError for CodeSchema).
 	Err error
 }
@@ -171,6 +182,8 @@ func (e *AnswerError) Error() string {
 		return step + ": closed (already answered or past its deadline)"
 	case CodeSchema:
 		return step + ": answer does not match the schema: " + strings.Join(e.Errors, "; ")
+	case CodeTooLarge:
+		return fmt.Sprintf("%s: the answer is %d bytes of JSON; the limit is %d (max_answer_bytes)", step, e.Size, e.Limit)
 	default:
 		return step + ": refused (" + string(e.Code) + ")"
 	}

@@ -121,6 +121,7 @@ func Start(opts Options) (*Server, error) {
 		}),
 		temporal.WithLogger(logger),
 		temporal.WithDynamicConfigClient(dynamicConfig()),
+		temporal.WithChainedFrontendGrpcInterceptors(limitUpdates), // limits.go
 	)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: new server: %w", err)
@@ -343,7 +344,7 @@ func serverConfig(sqlConf *config.SQL, p portSet) *config.Config {
 }
 
 func dynamicConfig() dynamicconfig.StaticClient {
-	return dynamicconfig.StaticClient{
+	dc := dynamicconfig.StaticClient{
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key():      true,
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key():                 8096,
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 1000,
@@ -351,6 +352,10 @@ func dynamicConfig() dynamicconfig.StaticClient {
 		dynamicconfig.HistoryPersistenceMaxQPS.Key():                     45000,
 		dynamicconfig.WorkflowPauseEnabled.Key():                         true,
 	}
+	for k, v := range limitsConfig() { // limits.go
+		dc[k] = v
+	}
+	return dc
 }
 
 func newLogger(level string) (log.Logger, error) {
