@@ -152,7 +152,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.cancelCommand(), a.planCommand(), a.schedulesCommand())
 	root.AddCommand(a.validateCommand(), a.flowsCommand(), a.servicesCommand(), a.artifactsCommand())
 	root.AddCommand(a.pauseCommands()...)
-	root.AddCommand(a.keysCommand())
+	root.AddCommand(a.keysCommand(), a.loginCommand())
 	return root
 }
 
