@@ -41,10 +41,11 @@ func (a *Auth) check() error {
 	return nil
 }
 
-// claimMapper is Temporal's default JWT claim mapper over a's key.
-func (a *Auth) claimMapper(logger log.Logger) func(*config.Config) authorization.ClaimMapper {
-	return func(cfg *config.Config) authorization.ClaimMapper {
-		return authorization.NewDefaultJWTClaimMapper(keyProvider{key: a.Key, kid: a.KeyID}, &cfg.Global.Authorization, logger)
+// claimMapper is Temporal's default JWT claim mapper over a's key. The server may call it
+// before it has its config, so it reads conf, the config it is given.
+func (a *Auth) claimMapper(conf *config.Config, logger log.Logger) func(*config.Config) authorization.ClaimMapper {
+	return func(*config.Config) authorization.ClaimMapper {
+		return authorization.NewDefaultJWTClaimMapper(keyProvider{key: a.Key, kid: a.KeyID}, &conf.Global.Authorization, logger)
 	}
 }
 
@@ -94,7 +95,7 @@ func (a *Auth) apply(conf *config.Config, hosts map[primitives.ServiceName]stati
 	conf.PublicClient.HostPort = ""
 	dc[dynamicconfig.EnablePrincipalPropagation.Key()] = true
 	opts = append(opts,
-		temporal.WithClaimMapper(a.claimMapper(logger)),
+		temporal.WithClaimMapper(a.claimMapper(conf, logger)),
 		temporal.WithAuthorizer(Authorizer{}),
 	)
 	return opts, append(append([]string(nil), temporal.DefaultServices...), string(primitives.InternalFrontendService)), nil

@@ -1,10 +1,13 @@
 package flowctl
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/devauth"
@@ -71,4 +74,14 @@ func (a *app) loginCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&ttl, "ttl", 12*time.Hour, "how long the token is valid")
 	cmd.Flags().BoolVar(&export, "export", false, "print shell exports for other tools instead of keeping the token")
 	return cmd
+}
+
+// deniedReason is why the server refused the call (its Authorizer's reason, e.g. gateflow's
+// dev server naming the rule), as " (reason)", or "".
+func deniedReason(err error) string {
+	var pd *serviceerror.PermissionDenied
+	if errors.As(err, &pd) && pd.Reason != "" && !strings.Contains(err.Error(), pd.Reason) {
+		return " (" + pd.Reason + ")"
+	}
+	return ""
 }

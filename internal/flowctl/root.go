@@ -109,7 +109,7 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	code := classify(err)
-	fmt.Fprintf(stderr, "flowctl: %s\n", display.OneLine(err.Error()))
+	fmt.Fprintf(stderr, "flowctl: %s\n", display.OneLine(err.Error()+deniedReason(err)))
 	return code
 }
 
@@ -215,7 +215,7 @@ func classify(err error) int {
 		return ExitUsage
 	case errors.As(err, &notFound):
 		return ExitNotFound
-	case errors.As(err, &refused), errors.As(err, &quota), errors.As(err, &maxRuns):
+	case errors.As(err, &refused), errors.As(err, &quota), errors.As(err, &maxRuns), errors.As(err, new(*serviceerror.PermissionDenied)):
 		return ExitRefused
 	case errors.As(err, &unavailable), errors.Is(err, context.DeadlineExceeded):
 		return ExitUnreachable
