@@ -41,8 +41,11 @@ type devAuth struct {
 	worker string
 }
 
-// workerSubject is the subject of the worker's own token.
-const workerSubject = "gateflow-worker"
+// Subjects of the worker's own token and of the Web UI's.
+const (
+	workerSubject = "gateflow-worker"
+	uiSubject     = "web-ui"
+)
 
 func (f *devAuthFlags) setup(dbFile, namespace string) (*devAuth, error) {
 	if !f.on {
@@ -66,8 +69,13 @@ func (f *devAuthFlags) setup(dbFile, namespace string) (*devAuth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--auth: %w", err)
 	}
+	// The Web UI acts as a person: it reads, and it can start and cancel runs, not decide.
+	ui, err := key.Mint(devauth.Token{Subject: uiSubject, TTL: 24 * 365 * time.Hour}, now)
+	if err != nil {
+		return nil, fmt.Errorf("--auth: %w", err)
+	}
 	return &devAuth{keyPath: path, created: created, key: key, worker: worker,
-		server: &devserver.Auth{Key: key.Public(), KeyID: key.ID, Token: admin}}, nil
+		server: &devserver.Auth{Key: key.Public(), KeyID: key.ID, Token: admin, UIToken: ui}}, nil
 }
 
 // printBanner is the banner's lines on how to get a token.
@@ -81,5 +89,6 @@ func (d *devAuth) printBanner(out io.Writer, addrFlag string) {
 	}
 	fmt.Fprintf(out, "  Callers          verified: a bearer token is required (DEV ONLY tokens, key %s %s)\n", d.keyPath, state)
 	fmt.Fprintf(out, "                   get one: flowctl%s login NAME --dev-key %s\n", addrFlag, d.keyPath)
+	fmt.Fprintf(out, "                   the Web UI acts as the person %q (reads; decisions need a login)\n", uiSubject)
 	fmt.Fprintf(out, "                   other tools: eval \"$(flowctl%s login NAME --dev-key %s --export)\"\n", addrFlag, d.keyPath)
 }

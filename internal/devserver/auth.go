@@ -1,9 +1,17 @@
 package devserver
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/rsa"
 	"fmt"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/labstack/echo/v4"
+	uiapi "github.com/temporalio/ui-server/v2/server/api"
+	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+	"google.golang.org/grpc/metadata"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/server/common/authorization"
@@ -27,6 +35,9 @@ type Auth struct {
 	// Token is a bearer token with the system admin role the server uses to check itself
 	// when it starts (namespace and search attributes).
 	Token string
+	// UIToken is the token the Web UI's calls carry (the UI acts as that caller); empty:
+	// the UI's calls carry none and are refused.
+	UIToken string
 }
 
 func (a *Auth) check() error {
@@ -99,4 +110,20 @@ func (a *Auth) apply(conf *config.Config, hosts map[primitives.ServiceName]stati
 		temporal.WithAuthorizer(Authorizer{}),
 	)
 	return opts, append(append([]string(nil), temporal.DefaultServices...), string(primitives.InternalFrontendService)), nil
+}
+
+// uiToken is the token of the Web UI's calls, "" without auth.
+func (a *Auth) uiToken() string {
+	if a == nil {
+		return ""
+	}
+	return a.UIToken
+}
+
+// uiBearer makes the Web UI's calls to the frontend carry token.
+func uiBearer(token string) uioptions.ServerOption {
+	md := metadata.Pairs("authorization", "Bearer "+token)
+	return uioptions.WithAPIMiddleware([]uiapi.Middleware{func(echo.Context) runtime.ServeMuxOption {
+		return runtime.WithMetadata(func(context.Context, *http.Request) metadata.MD { return md })
+	}})
 }

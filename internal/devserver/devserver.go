@@ -154,7 +154,7 @@ func Start(opts Options) (*Server, error) {
 			}
 			endpoint = s.codec.url
 		}
-		ui, err := startUI(s.uiAddress, frontend, opts.Namespace, endpoint)
+		ui, err := startUI(s.uiAddress, frontend, opts.Namespace, endpoint, opts.Auth.uiToken())
 		if err != nil {
 			s.codec.stop()
 			_ = srv.Stop()

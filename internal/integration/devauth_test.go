@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,11 +34,11 @@ import (
 func TestDevAuthVerifiedCallers(t *testing.T) {
 	workerBin, ctlBin := binaries(t)
 	dir := t.TempDir()
-	port := freePort(t)
+	port, uiPort := freePort(t), freePort(t)
 	address := fmt.Sprintf("127.0.0.1:%d", port)
 	db := filepath.Join(dir, "auth.db")
 
-	worker := exec.Command(workerBin, "--dev", "--auth", "--port", fmt.Sprint(port), "--ui-port", "0", "--db-file", db)
+	worker := exec.Command(workerBin, "--dev", "--auth", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort), "--db-file", db)
 	stdout, err := worker.StdoutPipe()
 	require.NoError(t, err)
 	var stderr bytes.Buffer
@@ -74,6 +75,13 @@ func TestDevAuthVerifiedCallers(t *testing.T) {
 	keyPath := db + ".auth-key.json"
 	assert.Contains(t, banner.String(), "Callers          verified: a bearer token is required (DEV ONLY tokens, key "+keyPath+" created)")
 	assert.Contains(t, banner.String(), "flowctl --address "+address+" login NAME --dev-key "+keyPath)
+
+	// The Web UI carries its own (person) token: it lists runs.
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v1/namespaces/default/workflows", uiPort))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the Web UI lists runs: %s", body)
 
 	login := filepath.Join(dir, "login.json")
 	ctl := func(args ...string) result {
