@@ -18,7 +18,7 @@ import (
 func (a *app) loginCommand() *cobra.Command {
 	var keyPath string
 	var ttl time.Duration
-	var export bool
+	var export, worker bool
 	cmd := &cobra.Command{
 		Use:   "login NAME",
 		Short: "DEV ONLY: get a token as NAME from the dev key of `flow-worker --dev --auth`",
@@ -48,7 +48,12 @@ func (a *app) loginCommand() *cobra.Command {
 				return usageErr("%v", err)
 			}
 			now := time.Now()
-			tok, err := key.Mint(devauth.Token{Subject: name, TTL: ttl}, now)
+			t := devauth.Token{Subject: name, TTL: ttl}
+			if worker {
+				// A worker principal: may signal entity workflows, terminate, poll tasks.
+				t.Permissions = []string{o.Namespace + ":" + devauth.RoleWorker}
+			}
+			tok, err := key.Mint(t, now)
 			if err != nil {
 				return usageErr("login: %v", err)
 			}
@@ -65,13 +70,18 @@ func (a *app) loginCommand() *cobra.Command {
 			if a.output == "json" {
 				return printJSON(a.stdout, map[string]any{"subject": name, "address": l.Address, "expires": l.Expires, "file": path, "dev_only": true})
 			}
-			fmt.Fprintf(a.stdout, "DEV ONLY login: flowctl now acts as %s on %s (token in %s, expires %s).\n",
-				name, l.Address, path, l.Expires.Format(time.RFC3339))
+			role := ""
+			if worker {
+				role = " (a worker principal of namespace " + o.Namespace + ")"
+			}
+			fmt.Fprintf(a.stdout, "DEV ONLY login: flowctl now acts as %s%s on %s (token in %s, expires %s).\n",
+				name, role, l.Address, path, l.Expires.Format(time.RFC3339))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&keyPath, "dev-key", devauth.DefaultKeyPath(""), "the dev signing key of `flow-worker --dev --auth` (its banner names it)")
 	cmd.Flags().DurationVar(&ttl, "ttl", 12*time.Hour, "how long the token is valid")
+	cmd.Flags().BoolVar(&worker, "worker", false, "mint a worker principal's token (for a flow-worker without --dev, or keyed signals) instead of a person's")
 	cmd.Flags().BoolVar(&export, "export", false, "print shell exports for other tools instead of keeping the token")
 	return cmd
 }

@@ -57,6 +57,10 @@ func TestLogin(t *testing.T) {
 	assert.Contains(t, stdout, "export TEMPORAL_TLS=false")
 	raw2, _ := os.ReadFile(filepath.Join(dir, "login.json"))
 	assert.Equal(t, raw, raw2, "--export keeps no token")
+
+	code, stdout, stderr = run("login", "ci", "--dev-key", keyPath, "--worker")
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Contains(t, stdout, "acts as ci (a worker principal of namespace default)")
 }
 
 func TestDeniedReason(t *testing.T) {

@@ -172,6 +172,22 @@ func TestDevAuthVerifiedCallers(t *testing.T) {
 	var pd *serviceerror.PermissionDenied
 	assert.ErrorAs(t, err, &pd, "a token signed by another key is refused")
 
+	key, err := devauth.Load(keyPath)
+	require.NoError(t, err)
+	expired, err := key.Mint(devauth.Token{Subject: "alice", TTL: time.Hour}, time.Now().Add(-2*time.Hour))
+	require.NoError(t, err)
+	_, err = dialAs(expired).DescribeWorkflowExecution(ctx, "auth-ship", "")
+	assert.ErrorAs(t, err, &pd, "an expired token is refused")
+
+	r = ctl("signal", "deploy-done", "--key", "0.0.1", "--data", `{"environment":"prod"}`)
+	assert.Equal(t, flowctl.ExitRefused, r.code)
+	assert.Contains(t, r.stderr, "SignalWithStartWorkflowExecution is for workers only")
+	// A worker principal (flowctl login --worker) may what people may not.
+	r = ctl("login", "ci", "--dev-key", keyPath, "--worker")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = ctl("signal", "deploy-done", "--key", "0.0.1", "--data", `{"environment":"prod"}`)
+	assert.Equal(t, 0, r.code, "a keyed signal goes through a mailbox entity: %s", r.stderr)
+
 	// The worker keeps working: bob's genuine vote passes and the run completes.
 	r = ctl("login", "bob", "--dev-key", keyPath)
 	require.Equal(t, 0, r.code, r.stderr)
