@@ -65,6 +65,14 @@ var decisionSignals = map[string]bool{
 	protocol.SignalCancel:   true,
 }
 
+// workerSignals are the run Signals only gateflow's own workflows send (a child's report,
+// a permit, a resume); a person sending one would forge it.
+var workerSignals = map[string]bool{
+	protocol.SignalChildReport: true,
+	protocol.SignalPermit:      true,
+	protocol.SignalResume:      true,
+}
+
 // entityTypes are the workflow types of gateflow's entity workflows.
 var entityTypes = map[string]bool{
 	protocol.CatalogWorkflowType:   true,
@@ -89,7 +97,7 @@ var personWrites = map[string]func(sub string, req any) error{
 	"StartWorkflowExecution":         checkStart,
 	"SignalWorkflowExecution":        checkSignal,
 	"UpdateWorkflowExecution":        checkUpdate,
-	"RequestCancelWorkflowExecution": func(string, any) error { return nil },
+	"RequestCancelWorkflowExecution": checkCancel,
 }
 
 // IsWorker says whether claims are a worker principal on namespace: Temporal's worker or
@@ -157,8 +165,24 @@ func checkSignal(sub string, req any) error {
 	if isEntityID(id) {
 		return fmt.Errorf("gateflow: only workers may signal entity workflow %s", id)
 	}
-	if decisionSignals[r.GetSignalName()] {
-		return checkBy(sub, "Signal "+r.GetSignalName(), r.GetInput())
+	switch name := r.GetSignalName(); {
+	case workerSignals[name]:
+		return fmt.Errorf("gateflow: Signal %s is sent by gateflow's workflows only", name)
+	case decisionSignals[name]:
+		return checkBy(sub, "Signal "+name, r.GetInput())
+	case name == protocol.SignalName:
+		return checkField(sub, "Signal "+name, "sender", r.GetInput(), false)
+	}
+	return nil
+}
+
+func checkCancel(_ string, req any) error {
+	r, ok := req.(*workflowservice.RequestCancelWorkflowExecutionRequest)
+	if !ok {
+		return fmt.Errorf("gateflow: unexpected cancel request %T", req)
+	}
+	if id := r.GetWorkflowExecution().GetWorkflowId(); isEntityID(id) {
+		return fmt.Errorf("gateflow: only workers may cancel entity workflow %s", id)
 	}
 	return nil
 }
@@ -181,6 +205,12 @@ func checkUpdate(sub string, req any) error {
 
 // checkBy refuses a decision whose first argument's "by" is not sub.
 func checkBy(sub, what string, args *commonpb.Payloads) error {
+	return checkField(sub, what, "by", args, true)
+}
+
+// checkField refuses a payload whose first argument's field is not sub; a missing or
+// empty field is refused when required, else allowed.
+func checkField(sub, what, field string, args *commonpb.Payloads, required bool) error {
 	ps := args.GetPayloads()
 	if len(ps) == 0 {
 		return fmt.Errorf("gateflow: %s has no payload naming who decides", what)
@@ -188,17 +218,26 @@ func checkBy(sub, what string, args *commonpb.Payloads) error {
 	if enc := string(ps[0].GetMetadata()["encoding"]); enc != "json/plain" {
 		return fmt.Errorf("gateflow: %s payload is encoded %q, not json/plain; the server cannot read who decides", what, enc)
 	}
-	var p struct {
-		By *string `json:"by"`
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(ps[0].GetData(), &p); err != nil || p == nil {
+		return fmt.Errorf("gateflow: %s payload is not a JSON object", what)
 	}
-	if err := json.Unmarshal(ps[0].GetData(), &p); err != nil {
-		return fmt.Errorf("gateflow: %s payload is not a JSON object: %w", what, err)
+	raw, ok := p[field]
+	if !ok {
+		if !required {
+			return nil
+		}
+		return fmt.Errorf("gateflow: %s payload has no %q", what, field)
 	}
-	if p.By == nil {
-		return fmt.Errorf("gateflow: %s payload has no \"by\"", what)
+	var who string
+	if err := json.Unmarshal(raw, &who); err != nil {
+		return fmt.Errorf("gateflow: %s payload's %q is not a string", what, field)
 	}
-	if *p.By != sub {
-		return fmt.Errorf("gateflow: %s by %q refused: the token is %q's; people decide only as themselves", what, *p.By, sub)
+	if who == "" && !required {
+		return nil
+	}
+	if who != sub {
+		return fmt.Errorf("gateflow: %s %s %q refused: the token is %q's; people act only as themselves", what, field, who, sub)
 	}
 	return nil
 }

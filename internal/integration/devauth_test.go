@@ -203,6 +203,10 @@ func TestDevAuthVerifiedCallers(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond, "the run completes: %s %s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, `"by": "bob"`)
 
+	// A run with a child (its report is a worker-only Signal) completes under auth.
+	r = ctl("start", "release", "--input", `{"version":"7.7.8"}`, "--wait")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+
 	// Principal attribution: history events carry the server-verified caller.
 	principals := map[enumspb.EventType][]string{}
 	it := alice.GetWorkflowHistory(ctx, "auth-ship", "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
