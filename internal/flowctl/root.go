@@ -121,7 +121,8 @@ func (a *app) rootCommand() *cobra.Command {
 			"It connects like the Temporal CLI: a profile of the Temporal config file\n" +
 			"(--profile, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE), then TEMPORAL_ADDRESS,\n" +
 			"TEMPORAL_NAMESPACE, TEMPORAL_API_KEY and TEMPORAL_TLS_*, then the flags.\n" +
-			"--task-queue defaults to TEMPORAL_TASK_QUEUE.\n\n" + exitCodesHelp(),
+			"--task-queue defaults to TEMPORAL_TASK_QUEUE. Against `flow-worker --dev --auth`,\n" +
+			"`flowctl login NAME` (dev only) gets a token.\n\n" + exitCodesHelp(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
