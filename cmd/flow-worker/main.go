@@ -90,6 +90,7 @@ type config struct {
 	// shellOutput is --max-shell-output (0: chosen by shellOutputLimit).
 	shellOutput int
 	auth        authFlags
+	devAuth     devAuthFlags
 }
 
 // quotaFlags collects --workflow-quota NAME=USD.
@@ -153,6 +154,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.Var(&cfg.wfQuotas, "workflow-quota", "monthly quota of one workflow, NAME=USD (repeatable)")
 	fs.StringVar(&cfg.groupsFile, "groups", "", `JSON file of approver groups: {"release": ["alice", "bob"]} (default: the examples' group:release = alice, bob, carol)`)
 	fs.StringVar(&cfg.pricesFile, "prices", "", `JSON file of model prices overriding the defaults: {"model": {"input_per_mtok": "2.50", "output_per_mtok": "10.00"}}`)
+	cfg.devAuth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: flow-worker [--dev [--db-file PATH] [--port 7233] [--ui-port 8233]] [--task-queue gateflow]\n\n")
 		fs.PrintDefaults()
@@ -165,6 +167,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	}
 	if !cfg.dev && cfg.dbFile != "" {
 		return cfg, fmt.Errorf("--db-file needs --dev")
+	}
+	if err := cfg.devAuth.check(cfg.dev); err != nil {
+		return cfg, err
 	}
 	if cfg.taskQueue == "" {
 		return cfg, fmt.Errorf("--task-queue is empty")
@@ -247,20 +252,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	var co client.Options
 	var srv *devserver.Server
+	var da *devAuth
 	if cfg.dev {
 		ns := cfg.namespace
 		if ns == "" {
 			ns = connect.DefaultNamespace
 		}
-		srv, err = devserver.Start(devserver.Options{
+		if da, err = cfg.devAuth.setup(cfg.dbFile, ns); err != nil {
+			fmt.Fprintln(stderr, "flow-worker:", err)
+			return 2
+		}
+		dopts := devserver.Options{
 			Port: cfg.port, UIPort: cfg.uiPort, DBFile: cfg.dbFile, Namespace: ns, LogLevel: cfg.serverLog,
 			Codec: codecOrNil(codec),
-		})
+		}
+		if da != nil {
+			dopts.Auth = da.server
+		}
+		srv, err = devserver.Start(dopts)
 		if err != nil {
 			fmt.Fprintln(stderr, "flow-worker:", err)
 			return 1
 		}
 		co = client.Options{HostPort: srv.FrontendAddress(), Namespace: ns}
+		if da != nil {
+			co.Credentials = client.NewAPIKeyStaticCredentials(da.worker)
+			co.ConnectionOptions.TLSDisabled = true
+		}
 	} else if co, err = connect.Options(connect.Request{Profile: cfg.profile, Address: cfg.address, Namespace: cfg.namespace}); err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)
 		return 2
@@ -324,7 +342,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		stopServer()
 		return 1
 	}
-	printBanner(stdout, cfg, address, namespace, srv, w, loader, policy)
+	printBanner(stdout, cfg, address, namespace, srv, w, loader, policy, da)
 	watchCtx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
 	if loader != nil && cfg.reload > 0 {
@@ -411,7 +429,7 @@ func definitionsLogger(stderr io.Writer, cfg config) *slog.Logger {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 }
 
-func printBanner(out io.Writer, cfg config, address, namespace string, srv *devserver.Server, w *flow.Worker, loader *serve.Loader, policy *auth.Policy) {
+func printBanner(out io.Writer, cfg config, address, namespace string, srv *devserver.Server, w *flow.Worker, loader *serve.Loader, policy *auth.Policy, da *devAuth) {
 	names := make([]string, 0)
 	for _, f := range w.Flows() {
 		names = append(names, f.Name)
@@ -453,11 +471,12 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 	if policy != nil {
 		fmt.Fprintf(out, "  Decisions        %s\n", describePolicy(policy))
 	}
-	fmt.Fprintln(out)
 	addrFlag := ""
 	if address != "localhost:7233" && address != "127.0.0.1:7233" {
 		addrFlag = " --address " + address
 	}
+	da.printBanner(out, addrFlag)
+	fmt.Fprintln(out)
 	fmt.Fprintf(out, "Try:\n  flowctl%s start hello --input '{\"name\":\"Ada\"}' --wait\n", addrFlag)
 	health := ""
 	if srv != nil && srv.UIURL() != "" {

@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+
+	"github.com/gateflow/gateflow/internal/devauth"
 )
 
 // Defaults when nothing else sets them.
@@ -48,12 +51,29 @@ func Options(r Request) (client.Options, error) {
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
 	}
+	if o.Credentials == nil {
+		// A DEV ONLY token of `flowctl login` for this address (package devauth).
+		l, err := devauth.LoadLogin(o.HostPort, time.Now())
+		if err != nil {
+			return client.Options{}, err
+		}
+		if l != nil {
+			o.Credentials = client.NewAPIKeyStaticCredentials(l.Token)
+			if o.ConnectionOptions.TLS == nil {
+				o.ConnectionOptions.TLSDisabled = true // the dev server speaks plaintext
+			}
+		}
+	}
 	return o, nil
 }
 
-// CurrentUser is the identity of the person at the keyboard: FLOW_USER, else the OS user.
+// CurrentUser is the identity of the person at the keyboard: FLOW_USER, else the name of
+// the DEV ONLY `flowctl login`, else the OS user.
 func CurrentUser() string {
 	if u := strings.TrimSpace(os.Getenv("FLOW_USER")); u != "" {
+		return u
+	}
+	if u := devauth.LoginSubject(time.Now()); u != "" {
 		return u
 	}
 	if u, err := user.Current(); err == nil && u.Username != "" {

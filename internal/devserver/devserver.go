@@ -64,6 +64,9 @@ type Options struct {
 	// /encode and /decode), so payloads the workers encode with it (e.g. offloaded to a
 	// blob store) still display in the UI. Nil: none.
 	Codec converter.PayloadCodec
+	// Auth, when set, requires callers to carry a bearer token (see Auth). Nil: anyone who
+	// reaches the frontend may call anything.
+	Auth *Auth
 }
 
 // Server is a running embedded Temporal server.
@@ -110,19 +113,27 @@ func Start(opts Options) (*Server, error) {
 
 	frontend := fmt.Sprintf("%s:%d", host, ports.frontend)
 	conf := serverConfig(sqlConf, ports)
-	srv, err := temporal.NewServer(
+	hosts := map[primitives.ServiceName]static.Hosts{
+		primitives.FrontendService: static.SingleLocalHost(frontend),
+		primitives.HistoryService:  static.SingleLocalHost(fmt.Sprintf("%s:%d", host, ports.history)),
+		primitives.MatchingService: static.SingleLocalHost(fmt.Sprintf("%s:%d", host, ports.matching)),
+		primitives.WorkerService:   static.SingleLocalHost(fmt.Sprintf("%s:%d", host, ports.worker)),
+	}
+	dc := dynamicConfig()
+	services := temporal.DefaultServices
+	serverOpts := []temporal.ServerOption{temporal.WithLogger(logger)}
+	if opts.Auth != nil {
+		if serverOpts, services, err = opts.Auth.apply(conf, hosts, dc, serverOpts, logger); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := temporal.NewServer(append(serverOpts,
 		temporal.WithConfig(conf),
-		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
-			primitives.FrontendService: static.SingleLocalHost(frontend),
-			primitives.HistoryService:  static.SingleLocalHost(fmt.Sprintf("%s:%d", host, ports.history)),
-			primitives.MatchingService: static.SingleLocalHost(fmt.Sprintf("%s:%d", host, ports.matching)),
-			primitives.WorkerService:   static.SingleLocalHost(fmt.Sprintf("%s:%d", host, ports.worker)),
-		}),
-		temporal.WithLogger(logger),
-		temporal.WithDynamicConfigClient(dynamicConfig()),
+		temporal.ForServices(services),
+		temporal.WithStaticHosts(hosts),
+		temporal.WithDynamicConfigClient(dc),
 		temporal.WithChainedFrontendGrpcInterceptors(limitUpdates), // limits.go
-	)
+	)...)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: new server: %w", err)
 	}
@@ -144,7 +155,7 @@ func Start(opts Options) (*Server, error) {
 			}
 			endpoint = s.codec.url
 		}
-		ui, err := startUI(s.uiAddress, frontend, opts.Namespace, endpoint)
+		ui, err := startUI(s.uiAddress, frontend, opts.Namespace, endpoint, opts.Auth.uiToken())
 		if err != nil {
 			s.codec.stop()
 			_ = srv.Stop()
@@ -198,7 +209,12 @@ func (s *Server) waitReady() error {
 	defer cancel()
 	var lastErr error
 	for ctx.Err() == nil {
-		c, err := client.DialContext(ctx, client.Options{HostPort: s.frontend, Namespace: s.opts.Namespace, Logger: quietSDKLogger{}})
+		co := client.Options{HostPort: s.frontend, Namespace: s.opts.Namespace, Logger: quietSDKLogger{}}
+		if s.opts.Auth != nil {
+			co.Credentials = client.NewAPIKeyStaticCredentials(s.opts.Auth.Token)
+			co.ConnectionOptions.TLSDisabled = true
+		}
+		c, err := client.DialContext(ctx, co)
 		if err == nil {
 			_, err = searchattr.Ensure(ctx, c.OperatorService(), s.opts.Namespace)
 			c.Close()

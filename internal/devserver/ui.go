@@ -24,7 +24,9 @@ type uiServer struct {
 //
 // ui-server's Start blocks and exits the process when it cannot listen, so the port was
 // checked before the server started; the UI is started last, right after that check.
-func startUI(address, frontend, namespace, codecEndpoint string) (*uiServer, error) {
+//
+// token, when set, is the bearer token the UI's calls to the frontend carry.
+func startUI(address, frontend, namespace, codecEndpoint, token string) (*uiServer, error) {
 	h, p, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: UI address %s: %w", address, err)
@@ -48,7 +50,11 @@ func startUI(address, frontend, namespace, codecEndpoint string) (*uiServer, err
 		RefreshInterval:     0,
 		Codec:               uiconfig.Codec{Endpoint: codecEndpoint},
 	}
-	u := &uiServer{srv: uiserver.NewServer(uioptions.WithConfigProvider(cfg)), done: make(chan struct{})}
+	opts := []uioptions.ServerOption{uioptions.WithConfigProvider(cfg)}
+	if token != "" {
+		opts = append(opts, uiBearer(token))
+	}
+	u := &uiServer{srv: uiserver.NewServer(opts...), done: make(chan struct{})}
 	go func() {
 		defer close(u.done)
 		_ = u.srv.Start()

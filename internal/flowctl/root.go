@@ -114,7 +114,7 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	code := classify(err)
-	fmt.Fprintf(stderr, "flowctl: %s\n", display.OneLine(err.Error()))
+	fmt.Fprintf(stderr, "flowctl: %s\n", display.OneLine(err.Error()+deniedReason(err)))
 	return code
 }
 
@@ -126,7 +126,8 @@ func (a *app) rootCommand() *cobra.Command {
 			"It connects like the Temporal CLI: a profile of the Temporal config file\n" +
 			"(--profile, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE), then TEMPORAL_ADDRESS,\n" +
 			"TEMPORAL_NAMESPACE, TEMPORAL_API_KEY and TEMPORAL_TLS_*, then the flags.\n" +
-			"--task-queue defaults to TEMPORAL_TASK_QUEUE.\n\n" + exitCodesHelp(),
+			"--task-queue defaults to TEMPORAL_TASK_QUEUE. Against `flow-worker --dev --auth`,\n" +
+			"`flowctl login NAME` (dev only) gets a token.\n\n" + exitCodesHelp(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -159,7 +160,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.cancelCommand(), a.planCommand(), a.schedulesCommand())
 	root.AddCommand(a.validateCommand(), a.flowsCommand(), a.servicesCommand(), a.artifactsCommand())
 	root.AddCommand(a.pauseCommands()...)
-	root.AddCommand(a.keysCommand(), a.auditCommand())
+	root.AddCommand(a.keysCommand(), a.auditCommand(), a.loginCommand())
 	return root
 }
 
@@ -238,7 +239,7 @@ func classify(err error) int {
 		return ExitUsage
 	case errors.As(err, &notFound):
 		return ExitNotFound
-	case errors.As(err, &refused), errors.As(err, &quota), errors.As(err, &maxRuns):
+	case errors.As(err, &refused), errors.As(err, &quota), errors.As(err, &maxRuns), errors.As(err, new(*serviceerror.PermissionDenied)):
 		return ExitRefused
 	case errors.As(err, &unavailable), errors.Is(err, context.DeadlineExceeded):
 		return ExitUnreachable

@@ -1,0 +1,243 @@
+package devserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/server/common/api"
+	"go.temporal.io/server/common/authorization"
+
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/signals"
+)
+
+// Authorizer is gateflow's Temporal Authorizer: the rules of who may call what on a
+// gateflow server whose callers carry tokens (Temporal's JWT claim mapper turns a token
+// into authorization.Claims before Authorize sees them).
+//
+//   - A caller without claims or without a subject is refused, except for health checks.
+//   - Workers — claims with Temporal's worker or admin role, cluster-wide or on the
+//     namespace; the server's own internal calls carry the system admin role — may call
+//     everything.
+//   - People (any other subject) may call the read-only APIs (describe, list, query,
+//     history, poll an Update's result); start runs that are not gateflow's entity
+//     workflows; send gateflow's decision Updates (gateflow.approval, gateflow.input,
+//     gateflow.budget, gateflow.pause) and the run Signals gateflow.approval and
+//     gateflow.cancel only with "by" equal to their own subject; signal other run Signals
+//     and cancel runs. Everything else — signalling or starting an entity workflow
+//     (catalog, control, ledger, mailbox, semaphore, fan-out), other Updates, terminate,
+//     reset, delete, the worker APIs, the operator and admin APIs — is refused with the
+//     rule that failed.
+//
+// The rules are pure: Decide has no server behind it and is table-tested.
+type Authorizer struct{}
+
+var _ authorization.Authorizer = Authorizer{}
+
+// Authorize implements authorization.Authorizer.
+func (a Authorizer) Authorize(_ context.Context, claims *authorization.Claims, target *authorization.CallTarget) (authorization.Result, error) {
+	if err := Decide(claims, target); err != nil {
+		return authorization.Result{Decision: authorization.DecisionDeny, Reason: err.Error()}, nil
+	}
+	r := authorization.Result{Decision: authorization.DecisionAllow}
+	if claims != nil && claims.Subject != "" {
+		r.Principal = &commonpb.Principal{Type: claims.AuthType, Name: claims.Subject}
+	}
+	return r, nil
+}
+
+// decisionUpdates are gateflow's Updates whose payload names who decides ("by").
+var decisionUpdates = map[string]bool{
+	protocol.UpdateApproval: true,
+	protocol.UpdateInput:    true,
+	protocol.UpdateBudget:   true,
+	protocol.UpdatePause:    true,
+}
+
+// decisionSignals are the run Signals whose payload names who decides.
+var decisionSignals = map[string]bool{
+	protocol.SignalApproval: true,
+	protocol.SignalCancel:   true,
+}
+
+// workerSignals are the run Signals only gateflow's own workflows send (a child's report,
+// a permit, a resume); a person sending one would forge it.
+var workerSignals = map[string]bool{
+	protocol.SignalChildReport: true,
+	protocol.SignalPermit:      true,
+	protocol.SignalResume:      true,
+}
+
+// entityTypes are the workflow types of gateflow's entity workflows.
+var entityTypes = map[string]bool{
+	protocol.CatalogWorkflowType:   true,
+	protocol.ControlWorkflowType:   true,
+	protocol.SemaphoreWorkflowType: true,
+	protocol.MailboxWorkflowType:   true,
+	protocol.LedgerWorkflowType:    true,
+	protocol.FanoutWorkflowType:    true,
+}
+
+// entityIDPrefixes begin the workflow IDs of gateflow's entity workflows.
+var entityIDPrefixes = []string{
+	protocol.CatalogID(""),
+	"gateflow-control@",
+	"gateflow-semaphore/",
+	signals.MailboxIDPrefix,
+	budget.LedgerIDPrefix,
+}
+
+// personWrites are the write APIs people may call, with the check each needs.
+var personWrites = map[string]func(sub string, req any) error{
+	"StartWorkflowExecution":         checkStart,
+	"SignalWorkflowExecution":        checkSignal,
+	"UpdateWorkflowExecution":        checkUpdate,
+	"RequestCancelWorkflowExecution": checkCancel,
+}
+
+// IsWorker says whether claims are a worker principal on namespace: Temporal's worker or
+// admin role, cluster-wide or on the namespace.
+func IsWorker(claims *authorization.Claims, namespace string) bool {
+	if claims == nil {
+		return false
+	}
+	role := claims.System
+	if namespace != "" {
+		role |= claims.Namespaces[namespace]
+	}
+	return role&(authorization.RoleWorker|authorization.RoleAdmin) != 0
+}
+
+// Decide is nil when claims may make the call target names, else the rule that refuses it.
+func Decide(claims *authorization.Claims, target *authorization.CallTarget) error {
+	if authorization.IsHealthCheckAPI(target.APIName) {
+		return nil
+	}
+	if claims == nil || claims.Subject == "" {
+		return fmt.Errorf("gateflow: a token is required (no credentials, or a token without a subject)")
+	}
+	if IsWorker(claims, target.Namespace) {
+		return nil
+	}
+	method := api.MethodName(target.APIName)
+	md := api.GetMethodMetadata(target.APIName)
+	if md.Access == api.AccessReadOnly && strings.HasPrefix(target.APIName, api.WorkflowServicePrefix) {
+		return nil
+	}
+	check, ok := personWrites[method]
+	if !ok || !strings.HasPrefix(target.APIName, api.WorkflowServicePrefix) {
+		return fmt.Errorf("gateflow: %s is for workers only; %q is a person", method, claims.Subject)
+	}
+	return check(claims.Subject, target.Request)
+}
+
+func isEntityID(id string) bool {
+	for _, p := range entityIDPrefixes {
+		if strings.HasPrefix(id, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func checkStart(_ string, req any) error {
+	r, ok := req.(*workflowservice.StartWorkflowExecutionRequest)
+	if !ok {
+		return fmt.Errorf("gateflow: unexpected start request %T", req)
+	}
+	if entityTypes[r.GetWorkflowType().GetName()] || isEntityID(r.GetWorkflowId()) {
+		return fmt.Errorf("gateflow: only workers may start entity workflow %s (%s)", r.GetWorkflowId(), r.GetWorkflowType().GetName())
+	}
+	return nil
+}
+
+func checkSignal(sub string, req any) error {
+	r, ok := req.(*workflowservice.SignalWorkflowExecutionRequest)
+	if !ok {
+		return fmt.Errorf("gateflow: unexpected signal request %T", req)
+	}
+	id := r.GetWorkflowExecution().GetWorkflowId()
+	if isEntityID(id) {
+		return fmt.Errorf("gateflow: only workers may signal entity workflow %s", id)
+	}
+	switch name := r.GetSignalName(); {
+	case workerSignals[name]:
+		return fmt.Errorf("gateflow: Signal %s is sent by gateflow's workflows only", name)
+	case decisionSignals[name]:
+		return checkBy(sub, "Signal "+name, r.GetInput())
+	case name == protocol.SignalName:
+		return checkField(sub, "Signal "+name, "sender", r.GetInput(), false)
+	}
+	return nil
+}
+
+func checkCancel(_ string, req any) error {
+	r, ok := req.(*workflowservice.RequestCancelWorkflowExecutionRequest)
+	if !ok {
+		return fmt.Errorf("gateflow: unexpected cancel request %T", req)
+	}
+	if id := r.GetWorkflowExecution().GetWorkflowId(); isEntityID(id) {
+		return fmt.Errorf("gateflow: only workers may cancel entity workflow %s", id)
+	}
+	return nil
+}
+
+func checkUpdate(sub string, req any) error {
+	r, ok := req.(*workflowservice.UpdateWorkflowExecutionRequest)
+	if !ok {
+		return fmt.Errorf("gateflow: unexpected update request %T", req)
+	}
+	id := r.GetWorkflowExecution().GetWorkflowId()
+	name := r.GetRequest().GetInput().GetName()
+	if isEntityID(id) {
+		return fmt.Errorf("gateflow: only workers may update entity workflow %s", id)
+	}
+	if !decisionUpdates[name] {
+		return fmt.Errorf("gateflow: Update %q is not one of gateflow's decisions; people may send only those", name)
+	}
+	return checkBy(sub, "Update "+name, r.GetRequest().GetInput().GetArgs())
+}
+
+// checkBy refuses a decision whose first argument's "by" is not sub.
+func checkBy(sub, what string, args *commonpb.Payloads) error {
+	return checkField(sub, what, "by", args, true)
+}
+
+// checkField refuses a payload whose first argument's field is not sub; a missing or
+// empty field is refused when required, else allowed.
+func checkField(sub, what, field string, args *commonpb.Payloads, required bool) error {
+	ps := args.GetPayloads()
+	if len(ps) == 0 {
+		return fmt.Errorf("gateflow: %s has no payload naming who decides", what)
+	}
+	if enc := string(ps[0].GetMetadata()["encoding"]); enc != "json/plain" {
+		return fmt.Errorf("gateflow: %s payload is encoded %q, not json/plain; the server cannot read who decides", what, enc)
+	}
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(ps[0].GetData(), &p); err != nil || p == nil {
+		return fmt.Errorf("gateflow: %s payload is not a JSON object", what)
+	}
+	raw, ok := p[field]
+	if !ok {
+		if !required {
+			return nil
+		}
+		return fmt.Errorf("gateflow: %s payload has no %q", what, field)
+	}
+	var who string
+	if err := json.Unmarshal(raw, &who); err != nil {
+		return fmt.Errorf("gateflow: %s payload's %q is not a string", what, field)
+	}
+	if who == "" && !required {
+		return nil
+	}
+	if who != sub {
+		return fmt.Errorf("gateflow: %s %s %q refused: the token is %q's; people act only as themselves", what, field, who, sub)
+	}
+	return nil
+}
