@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/runs"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	enumspb "go.temporal.io/api/enums/v1"
 
@@ -113,7 +115,7 @@ type Run struct {
 // or []byte. nil means no input (the handler gets its input type's zero value).
 func (c *Client) Start(ctx context.Context, name string, input any, opts StartOptions) (run *Run, err error) {
 	if err := validateName(name); err != nil {
-		return nil, fmt.Errorf("start: %w", err)
+		return nil, &InputError{Workflow: "start", Err: err}
 	}
 	cat, err := c.Workflows(ctx)
 	if err != nil {
@@ -218,6 +220,9 @@ func planStart(cat *Catalog, copts ClientOptions, name string, input any, opts S
 		if _, err := budget.ParsePolicy(string(opts.BudgetPolicy)); err != nil {
 			return nil, &InputError{Workflow: name, Err: err}
 		}
+	}
+	if err := validateRunID(opts.ID); err != nil {
+		return nil, &InputError{Workflow: name, Err: err}
 	}
 	p := &startPlan{name: name, id: opts.ID, input: raw, now: now}
 	if opts.IdempotencyKey != "" {
@@ -374,9 +379,62 @@ func (c *Client) execute(ctx context.Context, p *startPlan, opts StartOptions) (
 			}
 			return nil, &RunExistsError{ID: p.id, RunID: started.RunId}
 		}
+		if tooBig(err) {
+			return nil, &InputError{Workflow: p.name, Err: fmt.Errorf("the start is too big for the Temporal server (%s): keep big inputs in the blob store (flowctl --blob-url, flow.WithPayloadStore) or in files the steps read", sizeMessage(err))}
+		}
 		return nil, fmt.Errorf("start %s: %w", p.name, err)
 	}
 	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: p.name}, nil
+}
+
+// tooBig reports the server's (or the transport's) refusal of a request over its size
+// limits.
+func tooBig(err error) bool {
+	var inv *serviceerror.InvalidArgument
+	var exh *serviceerror.ResourceExhausted
+	switch {
+	case errors.As(err, &inv):
+		return strings.Contains(inv.Message, "size exceeds limit")
+	case errors.As(err, &exh):
+		return strings.Contains(exh.Message, "larger than max") || strings.Contains(exh.Message, "exceeds")
+	case status.Code(err) == codes.ResourceExhausted:
+		m := status.Convert(err).Message()
+		return strings.Contains(m, "larger than max") || strings.Contains(m, "exceeds")
+	}
+	return false
+}
+
+// sizeMessage is the server's words for a size refusal.
+func sizeMessage(err error) string {
+	var inv *serviceerror.InvalidArgument
+	var exh *serviceerror.ResourceExhausted
+	switch {
+	case errors.As(err, &inv):
+		return inv.Message
+	case errors.As(err, &exh):
+		return exh.Message
+	}
+	return status.Convert(err).Message()
+}
+
+// maxRunIDLen bounds a run ID, as Temporal's default limit on workflow IDs does.
+const maxRunIDLen = 1000
+
+// validateRunID checks a run ID a caller chose ("" lets gateflow choose): the Temporal
+// client sends it in a request header, so it must be printable ASCII.
+func validateRunID(id string) error {
+	if len(id) > maxRunIDLen {
+		return fmt.Errorf("run ID is %d bytes; at most %d", len(id), maxRunIDLen)
+	}
+	for _, r := range id {
+		if r < 0x20 || r > 0x7e {
+			return fmt.Errorf("run ID %q: use printable ASCII characters only (letters, digits, punctuation, spaces)", id)
+		}
+	}
+	if id != "" && strings.TrimSpace(id) == "" {
+		return fmt.Errorf("run ID %q is blank", id)
+	}
+	return nil
 }
 
 // reusePolicy keeps one run per idempotency key, even after it ended.

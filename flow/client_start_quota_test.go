@@ -3,6 +3,7 @@ package flow
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -264,4 +267,33 @@ func TestStartAgainstWorkersFromBeforeReservationsOnlyChecks(t *testing.T) {
 	assert.Zero(t, srv.updates, "their ledgers know no reservation Update")
 	require.Len(t, srv.started, 1)
 	assert.Nil(t, runReservation(t, srv.started[0]))
+}
+
+// TestStartRefusesBadNamesIDsAndOversizedStarts: a bad flow name or a run ID the Temporal
+// client cannot send are bad input (InputError) before anything is sent, and a start the
+// server refuses as too big is bad input that says what to do, not a raw gRPC error.
+func TestStartRefusesBadNamesIDsAndOversizedStarts(t *testing.T) {
+	srv := newQuotaServer(Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "hello"}}})
+	c := NewClient(srv, ClientOptions{TaskQueue: "q"})
+	var in *InputError
+	_, err := c.Start(t.Context(), "bad name!", nil, StartOptions{})
+	require.ErrorAs(t, err, &in)
+	assert.Contains(t, err.Error(), `bad input for start: flow name "bad name!"`)
+	for _, id := range []string{"x\x01y", "ünï", "tab\there", strings.Repeat("a", 1001), "   "} {
+		_, err := c.Start(t.Context(), "hello", nil, StartOptions{ID: id})
+		require.ErrorAs(t, err, &in, "ID %q", id)
+		assert.Contains(t, err.Error(), "run ID", "ID %q", id)
+	}
+	assert.Empty(t, srv.started, "nothing was started")
+
+	srv.executeErr = status.Error(codes.ResourceExhausted, "grpc: received message after decompression larger than max 4194304")
+	_, err = c.Start(t.Context(), "hello", nil, StartOptions{})
+	require.ErrorAs(t, err, &in)
+	assert.Contains(t, err.Error(), "the start is too big for the Temporal server (grpc: received message after decompression larger than max 4194304): keep big inputs in the blob store")
+	srv.executeErr = serviceerror.NewInvalidArgument("Blob data size exceeds limit.")
+	_, err = c.Start(t.Context(), "hello", nil, StartOptions{})
+	require.ErrorAs(t, err, &in)
+	srv.executeErr = serviceerror.NewUnavailable("down")
+	_, err = c.Start(t.Context(), "hello", nil, StartOptions{})
+	assert.False(t, errors.As(err, &in), "other errors stay what they are: %v", err)
 }

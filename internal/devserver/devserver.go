@@ -132,7 +132,7 @@ func Start(opts Options) (*Server, error) {
 		temporal.ForServices(services),
 		temporal.WithStaticHosts(hosts),
 		temporal.WithDynamicConfigClient(dc),
-		temporal.WithChainedFrontendGrpcInterceptors(limitUpdates), // limits.go
+		temporal.WithChainedFrontendGrpcInterceptors(LimitUpdates), // limits.go
 	)...)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: new server: %w", err)

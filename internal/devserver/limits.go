@@ -34,13 +34,13 @@ func limitsConfig() dynamicconfig.StaticClient {
 	}
 }
 
-// limitUpdates is a frontend interceptor that refuses an Update whose arguments are bigger
+// LimitUpdates is a frontend interceptor that refuses an Update whose arguments are bigger
 // than BlobSizeLimit with InvalidArgument, as the frontend refuses such a Signal. Temporal
 // v1.32 does not check an Update's size at the frontend: the Update reaches the worker, and
 // when its Validator rejects it the rejection carries the request back, which the SDK then
 // refuses to send (it is over the namespace's limit), so the workflow task fails and the
 // run is stuck. Refusing it here keeps it away from the run.
-func limitUpdates(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+func LimitUpdates(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	switch r := req.(type) {
 	case *workflowservice.UpdateWorkflowExecutionRequest:
 		if err := checkUpdateSize(r); err != nil {

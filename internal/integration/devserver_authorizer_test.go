@@ -1,10 +1,11 @@
-package devserver
+package integration
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/gateflow/gateflow/internal/devserver"
 	commonpb "go.temporal.io/api/common/v1"
 	updatepb "go.temporal.io/api/update/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -12,22 +13,22 @@ import (
 	"go.temporal.io/server/common/authorization"
 )
 
-func jsonArgs(data string) *commonpb.Payloads {
+func authzArgs(data string) *commonpb.Payloads {
 	return &commonpb.Payloads{Payloads: []*commonpb.Payload{{Metadata: map[string][]byte{"encoding": []byte("json/plain")}, Data: []byte(data)}}}
 }
 
-func update(id, name, data string) *workflowservice.UpdateWorkflowExecutionRequest {
+func authzUpdate(id, name, data string) *workflowservice.UpdateWorkflowExecutionRequest {
 	return &workflowservice.UpdateWorkflowExecutionRequest{Namespace: "default",
 		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id},
-		Request:           &updatepb.Request{Input: &updatepb.Input{Name: name, Args: jsonArgs(data)}}}
+		Request:           &updatepb.Request{Input: &updatepb.Input{Name: name, Args: authzArgs(data)}}}
 }
 
-func signal(id, name, data string) *workflowservice.SignalWorkflowExecutionRequest {
+func authzSignal(id, name, data string) *workflowservice.SignalWorkflowExecutionRequest {
 	return &workflowservice.SignalWorkflowExecutionRequest{Namespace: "default",
-		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id}, SignalName: name, Input: jsonArgs(data)}
+		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id}, SignalName: name, Input: authzArgs(data)}
 }
 
-func start(id, typ string) *workflowservice.StartWorkflowExecutionRequest {
+func authzStart(id, typ string) *workflowservice.StartWorkflowExecutionRequest {
 	return &workflowservice.StartWorkflowExecutionRequest{Namespace: "default", WorkflowId: id,
 		WorkflowType: &commonpb.WorkflowType{Name: typ}}
 }
@@ -54,42 +55,42 @@ func TestDecide(t *testing.T) {
 		{"person reads history", alice, ws("GetWorkflowExecutionHistory"), nil, ""},
 		{"person polls an update", alice, ws("PollWorkflowExecutionUpdate"), nil, ""},
 		{"person system info", alice, ws("GetSystemInfo"), nil, ""},
-		{"person votes as herself", alice, ws("UpdateWorkflowExecution"), update("release-1", "gateflow.approval", `{"gate":"ship","vote":"approve","by":"alice"}`), ""},
-		{"person votes as bob", alice, ws("UpdateWorkflowExecution"), update("release-1", "gateflow.approval", `{"gate":"ship","vote":"approve","by":"bob"}`), `by "bob" refused: the token is "alice"'s`},
-		{"person answers as bob", alice, ws("UpdateWorkflowExecution"), update("r", "gateflow.input", `{"name":"q","payload":{},"by":"bob"}`), `by "bob"`},
-		{"person raises budget as herself", alice, ws("UpdateWorkflowExecution"), update("r", "gateflow.budget", `{"to":"5","by":"alice"}`), ""},
-		{"person raises budget as bob", alice, ws("UpdateWorkflowExecution"), update("r", "gateflow.budget", `{"to":"5","by":"bob"}`), `by "bob"`},
-		{"person pauses as bob", alice, ws("UpdateWorkflowExecution"), update("r", "gateflow.pause", `{"action":"pause","by":"bob"}`), `by "bob"`},
-		{"decision without by", alice, ws("UpdateWorkflowExecution"), update("r", "gateflow.approval", `{"gate":"ship"}`), `has no "by"`},
-		{"decision not JSON", alice, ws("UpdateWorkflowExecution"), update("r", "gateflow.approval", `nope`), "not a JSON object"},
-		{"decision with empty by", alice, ws("UpdateWorkflowExecution"), update("r", "gateflow.approval", `{"by":""}`), `by ""`},
-		{"other update", alice, ws("UpdateWorkflowExecution"), update("r", "custom", `{}`), "not one of gateflow's decisions"},
-		{"update to an entity", alice, ws("UpdateWorkflowExecution"), update("gateflow-ledger/all/2026-12", "gateflow.approval", `{"by":"alice"}`), "only workers may update entity"},
+		{"person votes as herself", alice, ws("UpdateWorkflowExecution"), authzUpdate("release-1", "gateflow.approval", `{"gate":"ship","vote":"approve","by":"alice"}`), ""},
+		{"person votes as bob", alice, ws("UpdateWorkflowExecution"), authzUpdate("release-1", "gateflow.approval", `{"gate":"ship","vote":"approve","by":"bob"}`), `by "bob" refused: the token is "alice"'s`},
+		{"person answers as bob", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "gateflow.input", `{"name":"q","payload":{},"by":"bob"}`), `by "bob"`},
+		{"person raises budget as herself", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "gateflow.budget", `{"to":"5","by":"alice"}`), ""},
+		{"person raises budget as bob", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "gateflow.budget", `{"to":"5","by":"bob"}`), `by "bob"`},
+		{"person pauses as bob", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "gateflow.pause", `{"action":"pause","by":"bob"}`), `by "bob"`},
+		{"decision without by", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "gateflow.approval", `{"gate":"ship"}`), `has no "by"`},
+		{"decision not JSON", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "gateflow.approval", `nope`), "not a JSON object"},
+		{"decision with empty by", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "gateflow.approval", `{"by":""}`), `by ""`},
+		{"other update", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "custom", `{}`), "not one of gateflow's decisions"},
+		{"update to an entity", alice, ws("UpdateWorkflowExecution"), authzUpdate("gateflow-ledger/all/2026-12", "gateflow.approval", `{"by":"alice"}`), "only workers may update entity"},
 		{"binary decision payload", alice, ws("UpdateWorkflowExecution"), &workflowservice.UpdateWorkflowExecutionRequest{
 			Request: &updatepb.Request{Input: &updatepb.Input{Name: "gateflow.approval", Args: &commonpb.Payloads{Payloads: []*commonpb.Payload{{Metadata: map[string][]byte{"encoding": []byte("binary/encrypted")}}}}}}}, "not json/plain"},
 		{"decision with no args", alice, ws("UpdateWorkflowExecution"), &workflowservice.UpdateWorkflowExecutionRequest{
 			Request: &updatepb.Request{Input: &updatepb.Input{Name: "gateflow.approval"}}}, "no payload"},
-		{"signal vote as herself", alice, ws("SignalWorkflowExecution"), signal("release-1", "gateflow.approval", `{"by":"alice"}`), ""},
-		{"signal vote as bob", alice, ws("SignalWorkflowExecution"), signal("release-1", "gateflow.approval", `{"by":"bob"}`), `by "bob"`},
-		{"signal cancel as bob", alice, ws("SignalWorkflowExecution"), signal("release-1", "gateflow.cancel", `{"by":"bob","reason":"x"}`), `by "bob"`},
-		{"envelope as herself", alice, ws("SignalWorkflowExecution"), signal("r", "gateflow.signal", `{"name":"deploy-done","sender":"alice"}`), ""},
-		{"envelope as bob", alice, ws("SignalWorkflowExecution"), signal("r", "gateflow.signal", `{"name":"deploy-done","sender":"bob"}`), `sender "bob" refused`},
-		{"envelope without sender", alice, ws("SignalWorkflowExecution"), signal("r", "gateflow.signal", `{"name":"deploy-done"}`), ""},
-		{"forged child report", alice, ws("SignalWorkflowExecution"), signal("r", "gateflow.child", `{}`), "sent by gateflow's workflows only"},
-		{"forged permit", alice, ws("SignalWorkflowExecution"), signal("r", "gateflow.permit", `"g"`), "sent by gateflow's workflows only"},
-		{"forged resume", alice, ws("SignalWorkflowExecution"), signal("r", "gateflow.resume", `"hello"`), "sent by gateflow's workflows only"},
-		{"by not a string", alice, ws("UpdateWorkflowExecution"), update("r", "gateflow.approval", `{"by":1}`), "not a string"},
+		{"signal vote as herself", alice, ws("SignalWorkflowExecution"), authzSignal("release-1", "gateflow.approval", `{"by":"alice"}`), ""},
+		{"signal vote as bob", alice, ws("SignalWorkflowExecution"), authzSignal("release-1", "gateflow.approval", `{"by":"bob"}`), `by "bob"`},
+		{"signal cancel as bob", alice, ws("SignalWorkflowExecution"), authzSignal("release-1", "gateflow.cancel", `{"by":"bob","reason":"x"}`), `by "bob"`},
+		{"envelope as herself", alice, ws("SignalWorkflowExecution"), authzSignal("r", "gateflow.signal", `{"name":"deploy-done","sender":"alice"}`), ""},
+		{"envelope as bob", alice, ws("SignalWorkflowExecution"), authzSignal("r", "gateflow.signal", `{"name":"deploy-done","sender":"bob"}`), `sender "bob" refused`},
+		{"envelope without sender", alice, ws("SignalWorkflowExecution"), authzSignal("r", "gateflow.signal", `{"name":"deploy-done"}`), ""},
+		{"forged child report", alice, ws("SignalWorkflowExecution"), authzSignal("r", "gateflow.child", `{}`), "sent by gateflow's workflows only"},
+		{"forged permit", alice, ws("SignalWorkflowExecution"), authzSignal("r", "gateflow.permit", `"g"`), "sent by gateflow's workflows only"},
+		{"forged resume", alice, ws("SignalWorkflowExecution"), authzSignal("r", "gateflow.resume", `"hello"`), "sent by gateflow's workflows only"},
+		{"by not a string", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "gateflow.approval", `{"by":1}`), "not a string"},
 		{"cancel an entity", alice, ws("RequestCancelWorkflowExecution"), &workflowservice.RequestCancelWorkflowExecutionRequest{
 			WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: "gateflow-catalog-gateflow"}}, "only workers may cancel entity"},
-		{"signal a run", alice, ws("SignalWorkflowExecution"), signal("release-1", "deploy", `{}`), ""},
-		{"signal the ledger", alice, ws("SignalWorkflowExecution"), signal("gateflow-ledger/all/2026-12@gateflow", "charge", `{}`), "only workers may signal entity workflow"},
-		{"signal the catalog", alice, ws("SignalWorkflowExecution"), signal("gateflow-catalog-gateflow", "gateflow.catalog.publish", `{}`), "only workers"},
-		{"signal a mailbox", alice, ws("SignalWorkflowExecution"), signal("gateflow-mailbox/deploy/k@gateflow", "post", `{}`), "only workers"},
-		{"signal a semaphore", alice, ws("SignalWorkflowExecution"), signal("gateflow-semaphore/g@gateflow", "acquire", `{}`), "only workers"},
-		{"signal control", alice, ws("SignalWorkflowExecution"), signal("gateflow-control@gateflow", "pause", `{}`), "only workers"},
-		{"start a run", alice, ws("StartWorkflowExecution"), start("hello-1", "hello"), ""},
-		{"start an entity type", alice, ws("StartWorkflowExecution"), start("x", "gateflow.ledger"), "only workers may start entity"},
-		{"start an entity id", alice, ws("StartWorkflowExecution"), start("gateflow-catalog-gateflow", "hello"), "only workers may start entity"},
+		{"signal a run", alice, ws("SignalWorkflowExecution"), authzSignal("release-1", "deploy", `{}`), ""},
+		{"signal the ledger", alice, ws("SignalWorkflowExecution"), authzSignal("gateflow-ledger/all/2026-12@gateflow", "charge", `{}`), "only workers may signal entity workflow"},
+		{"signal the catalog", alice, ws("SignalWorkflowExecution"), authzSignal("gateflow-catalog-gateflow", "gateflow.catalog.publish", `{}`), "only workers"},
+		{"signal a mailbox", alice, ws("SignalWorkflowExecution"), authzSignal("gateflow-mailbox/deploy/k@gateflow", "post", `{}`), "only workers"},
+		{"signal a semaphore", alice, ws("SignalWorkflowExecution"), authzSignal("gateflow-semaphore/g@gateflow", "acquire", `{}`), "only workers"},
+		{"signal control", alice, ws("SignalWorkflowExecution"), authzSignal("gateflow-control@gateflow", "pause", `{}`), "only workers"},
+		{"start a run", alice, ws("StartWorkflowExecution"), authzStart("hello-1", "hello"), ""},
+		{"start an entity type", alice, ws("StartWorkflowExecution"), authzStart("x", "gateflow.ledger"), "only workers may start entity"},
+		{"start an entity id", alice, ws("StartWorkflowExecution"), authzStart("gateflow-catalog-gateflow", "hello"), "only workers may start entity"},
 		{"signal with start", alice, ws("SignalWithStartWorkflowExecution"), nil, "for workers only"},
 		{"update with start", alice, ws("ExecuteMultiOperation"), nil, "for workers only"},
 		{"create a schedule", alice, ws("CreateSchedule"), nil, "for workers only"},
@@ -102,7 +103,7 @@ func TestDecide(t *testing.T) {
 		{"poll tasks", alice, ws("PollWorkflowTaskQueue"), nil, "for workers only"},
 		{"operator", alice, "/temporal.api.operatorservice.v1.OperatorService/AddSearchAttributes", nil, "for workers only"},
 		{"operator read", alice, "/temporal.api.operatorservice.v1.OperatorService/ListSearchAttributes", nil, "for workers only"},
-		{"worker signals the ledger", worker, ws("SignalWorkflowExecution"), signal("gateflow-ledger/all/2026-12@gateflow", "charge", `{}`), ""},
+		{"worker signals the ledger", worker, ws("SignalWorkflowExecution"), authzSignal("gateflow-ledger/all/2026-12@gateflow", "charge", `{}`), ""},
 		{"worker terminates", worker, ws("TerminateWorkflowExecution"), nil, ""},
 		{"worker polls", worker, ws("PollWorkflowTaskQueue"), nil, ""},
 		{"worker of another namespace", otherNSWorker, ws("TerminateWorkflowExecution"), nil, "for workers only"},
@@ -111,7 +112,7 @@ func TestDecide(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			target := &authorization.CallTarget{APIName: c.method, Namespace: "default", Request: c.req}
-			err := Decide(c.claims, target)
+			err := devserver.Decide(c.claims, target)
 			switch {
 			case c.refuse == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -120,7 +121,7 @@ func TestDecide(t *testing.T) {
 			case c.refuse != "" && !strings.Contains(err.Error(), c.refuse):
 				t.Fatalf("refusal %q does not contain %q", err, c.refuse)
 			}
-			res, aerr := Authorizer{}.Authorize(context.Background(), c.claims, target)
+			res, aerr := devserver.Authorizer{}.Authorize(context.Background(), c.claims, target)
 			if aerr != nil {
 				t.Fatal(aerr)
 			}
