@@ -82,6 +82,20 @@ func (c *Client) Describe(ctx context.Context, id string) (*runs.Description, er
 		if d.State != nil && info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 			d.Output = d.State.Output
 		}
+		if d.State != nil && !d.State.Status.Terminal() {
+			// Temporal closed the run (terminated, timed out) before the wrapper recorded an
+			// end: the state it last answered still says what it waited for, which it no
+			// longer does.
+			d.State.Status, d.State.Waiting = d.Status, nil
+			for i := range d.State.Steps {
+				if s := &d.State.Steps[i]; s.Status == runs.StepRunning || s.Status == runs.StepWaitingCapacity {
+					s.Status, s.Error = runs.StepCancelled, "the run was closed by Temporal ("+temporalStatusName(info.GetStatus())+")"
+				}
+			}
+			if d.State.Error == "" {
+				d.State.Error = "closed by Temporal (" + temporalStatusName(info.GetStatus()) + ") before the run recorded an end: " + d.Error
+			}
+		}
 	}
 	return d, nil
 }
