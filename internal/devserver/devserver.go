@@ -78,13 +78,16 @@ type Server struct {
 	ui        *uiServer
 	codec     *codecServer
 
+	// lock is held on the database file while the server runs (nil in memory).
+	lock *dbLock
+
 	stopOnce sync.Once
 	stopErr  error
 }
 
 // Start starts the server and returns once its frontend answers and the namespace is
 // ready. Bad options and ports already in use are reported before anything starts.
-func Start(opts Options) (*Server, error) {
+func Start(opts Options) (_ *Server, err error) {
 	if opts.Namespace == "" {
 		opts.Namespace = "default"
 	}
@@ -102,6 +105,17 @@ func Start(opts Options) (*Server, error) {
 	sqlConf, err := sqlConfig(opts.DBFile)
 	if err != nil {
 		return nil, err
+	}
+	var lock *dbLock
+	if opts.DBFile != "" {
+		if lock, err = lockDB(sqlConf.DatabaseName); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				lock.release()
+			}
+		}()
 	}
 	nsConf, err := sqlite.NewNamespaceConfig("active", opts.Namespace, false, searchattr.All())
 	if err != nil {
@@ -137,7 +151,7 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devserver: new server: %w", err)
 	}
-	s := &Server{opts: opts, frontend: frontend, server: srv}
+	s := &Server{opts: opts, frontend: frontend, server: srv, lock: lock}
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("devserver: start: %w", err)
 	}
@@ -198,6 +212,7 @@ func (s *Server) Stop() error {
 		if err := s.server.Stop(); err != nil {
 			s.stopErr = fmt.Errorf("devserver: stop: %w", err)
 		}
+		s.lock.release()
 	})
 	return s.stopErr
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -142,4 +144,20 @@ func TestDevServerRefusesBadOptions(t *testing.T) {
 	assert.ErrorContains(t, err, `log level "loud"`)
 	_, err = devserver.Start(devserver.Options{Port: 70000})
 	assert.ErrorContains(t, err, "out of range")
+}
+
+// TestDevServerRefusesASecondServerOnItsDBFile: a second server on the same database file
+// is refused, naming the first one's process, instead of joining it as a second cluster
+// node; once the first stops, the file is free. (Issue 17.)
+func TestDevServerRefusesASecondServerOnItsDBFile(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "gateflow.db")
+	a, err := devserver.Start(devserver.Options{DBFile: db})
+	require.NoError(t, err)
+	_, err = devserver.Start(devserver.Options{DBFile: db})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is in use by another server (process "+strconv.Itoa(os.Getpid())+")")
+	require.NoError(t, a.Stop())
+	b, err := devserver.Start(devserver.Options{DBFile: db})
+	require.NoError(t, err, "the file is free once the first server stopped")
+	require.NoError(t, b.Stop())
 }
