@@ -30,6 +30,11 @@ type auditEntry struct {
 	// client gave Temporal.
 	By             string `json:"by"`
 	ClientIdentity string `json:"client_identity,omitempty"`
+	// Principal is the caller the server verified, on servers with principal attribution
+	// (flow-worker --dev --auth): set for Signals; an Update's accepted event is written by
+	// the worker, so it names no voter (the server's Authorizer checked by against the
+	// caller when it let the Update through).
+	Principal string `json:"principal,omitempty"`
 	// Verified says how flowctl verified the proof again, offline, against the keys the run
 	// pinned: "signature"/"identity_provider", "unverified" (no proof, or the run pins no
 	// policy) or "invalid" with Reason.
@@ -84,7 +89,11 @@ func (a *app) auditCommand() *cobra.Command {
 				case e.Reason != "":
 					v += ": " + e.Reason
 				}
-				t.row(e.At.Local().Format("2006-01-02 15:04:05"), string(e.Kind)+" "+e.Target, e.By, e.ClientIdentity, e.Via, v, e.Outcome)
+				client := e.ClientIdentity
+				if e.Principal != "" {
+					client += " (principal " + e.Principal + ")"
+				}
+				t.row(e.At.Local().Format("2006-01-02 15:04:05"), string(e.Kind)+" "+e.Target, e.By, client, e.Via, v, e.Outcome)
 			}
 			return t.flush()
 		},
@@ -165,6 +174,7 @@ func (a *app) audit(ctx context.Context, tc client.Client, id string) ([]auditEn
 			}
 			entry := voteEntry(v, ns, id)
 			entry.At, entry.Via, entry.ClientIdentity, entry.Outcome = at, "signal", s.GetIdentity(), "sent"
+			entry.Principal = e.GetPrincipal().GetName()
 			if policy != nil && policy.Required {
 				entry.Outcome = "refused"
 			}

@@ -66,7 +66,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 
 	queue := fmt.Sprintf("auth-%d", time.Now().UnixNano())
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, StopTimeout: 2 * time.Second,
-		Auth: &auth.Policy{Required: true, Directory: directory}}, signedFlow)
+		Auth: &auth.Policy{Required: true, Directory: directory, Rules: map[auth.Kind][]string{auth.KindBudget: {"bob"}}}}, signedFlow)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
@@ -133,6 +133,10 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond, "the Signal vote is refused")
 	refused(ctl(queue, "approve", run, "go", "--as", "alice"), "vote on go by alice: no proof: this run accepts signed decisions only")
 
+	// A budget raise by someone the rules do not name is refused, however well signed.
+	refused(ctl(queue, "--signing-key", key("alice"), "budget", "raise", run, "--to", "5"),
+		"budget raise by alice: decision refused (not_allowed): budget decisions are for bob; alice is not among them")
+
 	ok = ctl(queue, "--signing-key", key("alice"), "approve", run, "go")
 	require.Equal(t, 0, ok.code, ok.stderr)
 	var out string
@@ -142,7 +146,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 	d, err := c.Describe(ctx, run)
 	require.NoError(t, err)
 	require.NotNil(t, d.State)
-	assert.Equal(t, &runs.Auth{Required: true, KeyIDs: []string{"alice-1", "bob-1"}}, d.State.Auth)
+	assert.Equal(t, &runs.Auth{Required: true, KeyIDs: []string{"alice-1", "bob-1"}, Rules: map[auth.Kind][]string{auth.KindBudget: {"bob"}}}, d.State.Auth)
 	require.Len(t, d.State.Inputs, 1)
 	require.NotNil(t, d.State.Inputs[0].Answer.Verified)
 	assert.Equal(t, "alice-1", d.State.Inputs[0].Answer.Verified.KeyID)
