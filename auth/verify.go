@@ -45,6 +45,7 @@ type RefusedError struct {
 	Detail string
 }
 
+// Error says why, with the reason code.
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("decision refused (%s): %s", e.Reason, e.Detail)
 }

@@ -46,11 +46,11 @@ var statuses = []Status{
 	StatusCancelled, StatusBudgetExceeded,
 }
 
-// ParseStatus checks that s names a run status.
 // Statuses are all run statuses, in the order of the design: the live ones, then the
 // terminal ones.
 func Statuses() []Status { return append([]Status(nil), statuses...) }
 
+// ParseStatus checks that s names a run status.
 func ParseStatus(s string) (Status, error) {
 	for _, st := range statuses {
 		if string(st) == s {
