@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -38,13 +39,16 @@ func notesOf(n int) json.RawMessage {
 func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "16.5.0"}, flow.StartOptions{})
+	// A version of its own: keyed signals stay in their mailbox for a day, so a fixed one
+	// would meet the deploy-done of an earlier run (-count=N).
+	version := fmt.Sprintf("16.5.%d", time.Now().UnixNano())
+	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: version}, flow.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "waits for release notes", waitingFor("input:release-notes"))
 
 	// 28 Signals of 1.9 MB (a raw SDK client, as an attacker would send them): each is
 	// refused by the frontend before it reaches the run's history.
-	junk := signals.Envelope{Name: "deploy-done", Key: "16.5.0", ID: "junk", Sender: "mallory",
+	junk := signals.Envelope{Name: "deploy-done", Key: version, ID: "junk", Sender: "mallory",
 		Payload: json.RawMessage(`"` + strings.Repeat("j", 1_900_000) + `"`)}
 	start := time.Now()
 	for i := range 28 {
@@ -106,8 +110,8 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 		_, err = c.Vote(ctx, run.ID, approval.Vote{Gate: "ship", Kind: approval.Approve, By: by})
 		require.NoError(t, err)
 	}
-	eventually(t, c, run.ID, "waits for the deploy", waitingFor("signal:deploy-done/16.5.0"))
-	_, err = c.Signal(ctx, "", signals.Envelope{Name: "deploy-done", Key: "16.5.0", Payload: json.RawMessage(`{"environment":"prod"}`)})
+	eventually(t, c, run.ID, "waits for the deploy", waitingFor("signal:deploy-done/"+version))
+	_, err = c.Signal(ctx, "", signals.Envelope{Name: "deploy-done", Key: version, Payload: json.RawMessage(`{"environment":"prod"}`)})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
