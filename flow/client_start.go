@@ -83,6 +83,9 @@ type Run struct {
 	Workflow string `json:"workflow"`
 	// Existing is set when a start with an idempotency key found the key's run.
 	Existing bool `json:"existing,omitempty"`
+	// Held is set when the flow's workflow type is paused: the run waits in pending until
+	// the type is resumed (Client.Resume, flowctl resume).
+	Held bool `json:"held,omitempty"`
 }
 
 // Start validates the input and the options and starts a run of the flow name. Checks
@@ -168,6 +171,9 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts StartOp
 		}
 	}
 	run, err = c.execute(ctx, p, opts)
+	if err == nil && !run.Existing {
+		run.Held = p.runOpts.Paused
+	}
 	if err != nil || run.Existing || len(replaced) == 0 {
 		return run, err
 	}

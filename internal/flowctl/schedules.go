@@ -28,6 +28,10 @@ func (a *app) schedulesCommand() *cobra.Command {
 				}
 				return printJSON(a.stdout, list)
 			}
+			if len(list) == 0 {
+				fmt.Fprintf(a.stdout, "No schedules on task queue %s (flows declare them with flow.Schedule or a definition's schedules:).\n", a.taskQueue)
+				return nil
+			}
 			t := newTable(a.stdout, "SCHEDULE", "WORKFLOW", "SPEC", "STATE", "RUNS", "NEXT")
 			for _, s := range list {
 				state := "active"

@@ -134,7 +134,11 @@ func (a *app) startCommand() *cobra.Command {
 				if run.Existing {
 					verb = "Found the existing"
 				}
-				fmt.Fprintf(a.stdout, "%s %s run %s\n  flowctl show %s\n", verb, run.Workflow, run.ID, run.ID)
+				fmt.Fprintf(a.stdout, "%s %s run %s\n", verb, run.Workflow, run.ID)
+				if run.Held {
+					fmt.Fprintf(a.stdout, "  pending: workflow type %s is paused; the run starts when it is resumed (flowctl resume %s)\n", run.Workflow, run.Workflow)
+				}
+				fmt.Fprintf(a.stdout, "  flowctl show %s\n", run.ID)
 				return nil
 			}
 			if a.output != "json" {

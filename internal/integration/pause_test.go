@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -39,8 +40,13 @@ func TestPauseHoldsNewRunsAndResumeReleasesThem(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		run, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
 		require.NoError(t, err)
+		assert.True(t, run.Held, "the start says the run is held")
 		held = append(held, run.ID)
 	}
+	r = flowctlRunOn(t, queue, "start", "test.earlygate")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "  pending: workflow type test.earlygate is paused; the run starts when it is resumed (flowctl resume test.earlygate)")
+	held = append(held, strings.Fields(strings.TrimPrefix(r.stdout, "Started test.earlygate run "))[0])
 	for _, id := range held {
 		d := eventually(t, c, id, "held", func(d *runs.Description) bool { return d.Status == runs.StatusPending })
 		assert.Empty(t, d.State.Steps, "nothing ran while paused")

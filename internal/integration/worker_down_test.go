@@ -37,9 +37,13 @@ func TestDecisionsWhileTheWorkerIsDown(t *testing.T) {
 	_, err := c.Start(ctx, downFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: run})
 	require.NoError(t, err)
 	waitStatus(t, c, run, runs.StatusAwaitingApproval)
+	r := flowctlRunOn(t, queue, "schedules")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "No schedules on task queue "+queue+" (flows declare them with flow.Schedule or a definition's schedules:).\n", r.stdout,
+		"no schedules: a sentence, not a bare header")
 	w.Stop()
 
-	r := flowctlRunOn(t, queue, "approvals")
+	r = flowctlRunOn(t, queue, "approvals")
 	assert.Equal(t, flowctl.ExitError, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
 	assert.Regexp(t, `(?m)^`+run+`\s+\?\s+\?\s+\?\s+\?\s+unknown: `, r.stdout)
 	assert.Contains(t, r.stderr, "1 run(s) awaiting approval could not be read (is their worker running?)")
