@@ -1,11 +1,10 @@
-package integration
+package devserver
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/gateflow/gateflow/internal/devserver"
 	commonpb "go.temporal.io/api/common/v1"
 	updatepb "go.temporal.io/api/update/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -112,7 +111,7 @@ func TestDecide(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			target := &authorization.CallTarget{APIName: c.method, Namespace: "default", Request: c.req}
-			err := devserver.Decide(c.claims, target)
+			err := Decide(c.claims, target)
 			switch {
 			case c.refuse == "" && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -121,7 +120,7 @@ func TestDecide(t *testing.T) {
 			case c.refuse != "" && !strings.Contains(err.Error(), c.refuse):
 				t.Fatalf("refusal %q does not contain %q", err, c.refuse)
 			}
-			res, aerr := devserver.Authorizer{}.Authorize(context.Background(), c.claims, target)
+			res, aerr := Authorizer{}.Authorize(context.Background(), c.claims, target)
 			if aerr != nil {
 				t.Fatal(aerr)
 			}
