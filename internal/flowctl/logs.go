@@ -2,7 +2,6 @@ package flowctl
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -303,10 +302,5 @@ func (l *stepLogger) printEnded(ctx context.Context, d *runs.Description, s runs
 }
 
 func (l *stepLogger) emit(e logsEvent) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		fmt.Fprintf(l.out, `{"event":"error","error":%q}`+"\n", err.Error())
-		return
-	}
-	fmt.Fprintf(l.out, "%s\n", b)
+	emitJSON(l.out, e)
 }

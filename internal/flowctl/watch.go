@@ -355,12 +355,7 @@ func personRequests(id string, st *runs.State) []watchRequest {
 }
 
 func (w *watcher) emit(e watchEvent) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		fmt.Fprintf(w.out, `{"event":"error","error":%q}`+"\n", err.Error())
-		return
-	}
-	fmt.Fprintf(w.out, "%s\n", b)
+	emitJSON(w.out, e)
 }
 
 func (w *watcher) emitStep(d *runs.Description, event string, s watchedStep) {
@@ -479,4 +474,15 @@ func clock(t time.Time) string {
 		return "--:--:--"
 	}
 	return t.Local().Format("15:04:05")
+}
+
+// emitJSON writes v as one line of JSON (watch and logs -o json print a stream of events),
+// or an error event when it cannot be encoded.
+func emitJSON(out io.Writer, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(out, `{"event":"error","error":%q}`+"\n", err.Error())
+		return
+	}
+	fmt.Fprintf(out, "%s\n", b)
 }

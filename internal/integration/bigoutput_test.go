@@ -76,7 +76,7 @@ func startFlowWorker(t *testing.T, queue string, args ...string) {
 	worker.Env = withoutEnv(os.Environ(), "GATEFLOW_BLOB_URL", "TEMPORAL_ADDRESS", "TEMPORAL_PROFILE")
 	stdout, err := worker.StdoutPipe()
 	require.NoError(t, err)
-	var stderr liveBuffer
+	var stderr lockedBuffer
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("flow-worker stderr: %s", stderr.String())
@@ -186,7 +186,7 @@ func TestBigShellOutputIsCompleteInFlowctlLogsAndTheHistoryStaysSmall(t *testing
 		return cmd
 	}
 	// logs -f starts while the step runs and prints the full output once it has ended.
-	var follow, followErr liveBuffer
+	var follow, followErr lockedBuffer
 	followCmd := flowctl("--blob-url", blobURL, "logs", run.ID, "print", "-f", "--interval", "100ms")
 	followCmd.Stdout, followCmd.Stderr = &follow, &followErr
 	require.NoError(t, followCmd.Start())

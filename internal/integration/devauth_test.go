@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -39,39 +38,7 @@ func TestDevAuthVerifiedCallers(t *testing.T) {
 	db := filepath.Join(dir, "auth.db")
 
 	worker := exec.Command(workerBin, "--dev", "--auth", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort), "--db-file", db)
-	stdout, err := worker.StdoutPipe()
-	require.NoError(t, err)
-	var stderr bytes.Buffer
-	worker.Stderr = &stderr
-	require.NoError(t, worker.Start())
-	exited := make(chan error, 1)
-	t.Cleanup(func() {
-		if worker.ProcessState == nil {
-			_ = worker.Process.Kill()
-		}
-	})
-	var banner strings.Builder
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		signalled := false
-		for sc.Scan() {
-			banner.WriteString(sc.Text() + "\n")
-			if !signalled && strings.Contains(sc.Text(), "flow-worker: ready") {
-				signalled = true
-				close(ready)
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		exited <- worker.Wait()
-	}()
-	select {
-	case <-ready:
-	case err := <-exited:
-		t.Fatalf("flow-worker exited early: %v\n%s", err, stderr.String())
-	case <-time.After(90 * time.Second):
-		t.Fatalf("flow-worker not ready in time\nstdout:\n%s\nstderr:\n%s", banner.String(), stderr.String())
-	}
+	banner, stderr, exited := startWorkerProcess(t, worker)
 	keyPath := db + ".auth-key.json"
 	assert.Contains(t, banner.String(), "Callers          verified: a bearer token is required (DEV ONLY tokens, key "+keyPath+" created)")
 	assert.Contains(t, banner.String(), "flowctl --address "+address+" login NAME --dev-key "+keyPath)

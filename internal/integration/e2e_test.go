@@ -65,41 +65,7 @@ func TestEndToEndBinaries(t *testing.T) {
 
 	worker := exec.Command(workerBin, "--dev", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort),
 		"--db-file", filepath.Join(t.TempDir(), "e2e.db"))
-	stdout, err := worker.StdoutPipe()
-	require.NoError(t, err)
-	var stderr bytes.Buffer
-	worker.Stderr = &stderr
-	require.NoError(t, worker.Start())
-	exited := make(chan error, 1)
-	t.Cleanup(func() {
-		if worker.ProcessState == nil {
-			_ = worker.Process.Kill()
-		}
-	})
-
-	// Wait for the banner's ready line, keeping the banner.
-	var banner strings.Builder
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		signalled := false
-		for sc.Scan() {
-			banner.WriteString(sc.Text() + "\n")
-			if !signalled && strings.Contains(sc.Text(), "flow-worker: ready") {
-				signalled = true
-				close(ready)
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-		exited <- worker.Wait()
-	}()
-	select {
-	case <-ready:
-	case err := <-exited:
-		t.Fatalf("flow-worker exited early: %v\n%s", err, stderr.String())
-	case <-time.After(90 * time.Second):
-		t.Fatalf("flow-worker not ready in time\nstdout:\n%s\nstderr:\n%s", banner.String(), stderr.String())
-	}
+	banner, stderr, exited := startWorkerProcess(t, worker)
 	out := banner.String()
 	assert.Contains(t, out, "Temporal server  "+address)
 	assert.Contains(t, out, fmt.Sprintf("Web UI           http://127.0.0.1:%d/namespaces/default/workflows", uiPort))
@@ -156,4 +122,46 @@ func TestEndToEndBinaries(t *testing.T) {
 	assert.Contains(t, banner.String(), "flow-worker: stopped")
 	assertPortFree(t, port)
 	assertPortFree(t, uiPort)
+}
+
+// startWorkerProcess starts a flow-worker command and waits for its banner's ready line:
+// it returns its stdout (the banner and what follows), its stderr and a channel that gets
+// its exit. The
+// process is killed when the test ends if it is still running.
+func startWorkerProcess(t *testing.T, worker *exec.Cmd) (*lockedBuffer, *lockedBuffer, <-chan error) {
+	t.Helper()
+	stdout, err := worker.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &lockedBuffer{}
+	worker.Stderr = stderr
+	require.NoError(t, worker.Start())
+	exited := make(chan error, 1)
+	t.Cleanup(func() {
+		if worker.ProcessState == nil {
+			_ = worker.Process.Kill()
+		}
+	})
+	banner := &lockedBuffer{}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		signalled := false
+		for sc.Scan() {
+			banner.Write([]byte(sc.Text() + "\n"))
+			if !signalled && strings.Contains(sc.Text(), "flow-worker: ready") {
+				signalled = true
+				close(ready)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		exited <- worker.Wait()
+	}()
+	select {
+	case <-ready:
+	case err := <-exited:
+		t.Fatalf("flow-worker exited early: %v\n%s", err, stderr.String())
+	case <-time.After(90 * time.Second):
+		t.Fatalf("flow-worker not ready in time\nstdout:\n%s\nstderr:\n%s", banner.String(), stderr.String())
+	}
+	return banner, stderr, exited
 }

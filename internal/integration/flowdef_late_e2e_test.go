@@ -33,7 +33,7 @@ func TestEndToEndWorkerServesAnAddedDefinition(t *testing.T) {
 	worker.Env = env
 	stdout, err := worker.StdoutPipe()
 	require.NoError(t, err)
-	logs := &syncBuffer{}
+	logs := &lockedBuffer{}
 	worker.Stderr = logs
 	require.NoError(t, worker.Start())
 	t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,31 +32,13 @@ steps:
   - {id: done, finish: {output: {said: "${{ steps.work.output }}"}}}
 `
 
-// syncBuffer is a bytes.Buffer safe for the loader's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // serveWorker serves dir (or only the generic definition flow when dir is "") on its
 // own queue, reloading every 100ms.
-func serveWorker(t *testing.T, queue, dir string) (*flow.Client, *serve.Loader, *syncBuffer) {
+func serveWorker(t *testing.T, queue, dir string) (*flow.Client, *serve.Loader, *lockedBuffer) {
 	t.Helper()
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Directory: approval.StaticDirectory{}, StopTimeout: 5 * time.Second,
 		Providers: map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted()}})
-	logs := &syncBuffer{}
+	logs := &lockedBuffer{}
 	var l *serve.Loader
 	if dir == "" {
 		require.NoError(t, serve.EnsureDefinitionFlow(w))

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -150,27 +149,9 @@ func TestStepIdentityIsStableAcrossAttempts(t *testing.T) {
 	}
 }
 
-// liveBuffer is a bytes.Buffer safe for flowctl writing and the test reading.
-type liveBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *liveBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *liveBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // flowctlAsync runs flowctl in the background; the channel gets its exit code.
-func flowctlAsync(queue string, out *liveBuffer, args ...string) (<-chan int, *liveBuffer) {
-	errb := &liveBuffer{}
+func flowctlAsync(queue string, out *lockedBuffer, args ...string) (<-chan int, *lockedBuffer) {
+	errb := &lockedBuffer{}
 	full := append([]string{"--address", shared.srv.FrontendAddress(), "--task-queue", queue}, args...)
 	code := make(chan int, 1)
 	go func() { code <- flowctl.Execute(full, strings.NewReader(""), out, errb) }()
@@ -185,7 +166,7 @@ func TestFlowctlLogsFollowsARunningShellStep(t *testing.T) {
 	run, err := c.Start(ctx, "test.live.output", liveInput{Gate: gate}, flow.StartOptions{})
 	require.NoError(t, err)
 
-	logs, watch := &liveBuffer{}, &liveBuffer{}
+	logs, watch := &lockedBuffer{}, &lockedBuffer{}
 	logsDone, logsErr := flowctlAsync(queue, logs, "logs", run.ID, "emit", "-f", "--interval", "100ms")
 	watchDone, watchErr := flowctlAsync(queue, watch, "watch", run.ID, "--interval", "100ms")
 

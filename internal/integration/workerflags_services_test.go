@@ -74,11 +74,11 @@ steps:
 	worker.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+shared.srv.FrontendAddress(), "TEMPORAL_NAMESPACE="+shared.srv.Namespace())
 	stdout, err := worker.StdoutPipe()
 	require.NoError(t, err)
-	logs := &syncBuffer{}
+	logs := &lockedBuffer{}
 	worker.Stderr = logs
 	require.NoError(t, worker.Start())
 	t.Cleanup(func() { _ = worker.Process.Signal(syscall.SIGTERM); _ = worker.Wait() })
-	banner := &syncBuffer{}
+	banner := &lockedBuffer{}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
