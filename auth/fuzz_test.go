@@ -37,3 +37,35 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDirectoryJSON feeds arbitrary key directory files (flow-worker --auth-keys): refused,
+// or a directory whose every key is public and owned; never a panic.
+func FuzzDirectoryJSON(f *testing.F) {
+	alice, err := NewKey("alice-1", "alice")
+	if err != nil {
+		f.Fatal(err)
+	}
+	d, err := NewDirectory(alice.Public())
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, err := d.MarshalJSON()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"keys":[]}`))
+	f.Add([]byte(`{"keys":[{"owner":"","jwk":{}}]}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var dir Directory
+		if dir.UnmarshalJSON(b) != nil {
+			return
+		}
+		for _, k := range dir.Keys() {
+			if k.Owner == "" || k.JWK.KeyID == "" || !k.JWK.IsPublic() {
+				t.Fatalf("accepted a key without owner or ID, or a private one: %+v", k)
+			}
+		}
+	})
+}
