@@ -186,7 +186,10 @@ func TestGateManualDecisionEndsThePollingEarly(t *testing.T) {
 	run, err := c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Minute, AllowManual: true}, flow.StartOptions{})
 	require.NoError(t, err)
 	w := eventually(t, c, run.ID, "polled once and sleeps", func(d *runs.Description) bool {
-		return waitingFor("gate:ready/http")(d) && gateStepOf(t, d, "ready").Gate.Polls == 1
+		// Polls counts the poll in flight too: the message says its answer is in (and the
+		// sleep until the next one started in the same workflow task).
+		g := gateStepOf(t, d, "ready").Gate
+		return waitingFor("gate:ready/http")(d) && g.Polls == 1 && g.Message != ""
 	})
 	assert.Equal(t, runs.StatusAwaitingGate, w.Status)
 	r := flowctlRun(t, "", "show", run.ID)
