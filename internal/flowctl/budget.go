@@ -65,14 +65,18 @@ func (a *app) budgetRaiseCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cp, err := c.RaiseBudget(cmd.Context(), flow.BudgetRequest{Run: args[0], To: amount, By: identity(as)})
+			by, err := a.who(as)
+			if err != nil {
+				return err
+			}
+			cp, err := c.RaiseBudget(cmd.Context(), flow.BudgetRequest{Run: args[0], To: amount, By: by})
 			if err != nil {
 				return err
 			}
 			if a.output == "json" {
 				return printJSON(a.stdout, cp)
 			}
-			fmt.Fprintf(a.stdout, "Run %s now has a cap of %s.\n", args[0], budget.FormatUSD(cp.Amount))
+			fmt.Fprintf(a.stdout, "Run %s now has a cap of %s (%s).\n", args[0], budget.FormatUSD(cp.Amount), a.asWho(by))
 			return nil
 		},
 	}
