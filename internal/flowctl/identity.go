@@ -1,13 +1,17 @@
 package flowctl
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 
+	commonpb "go.temporal.io/api/common/v1"
+
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/connect"
+	"go.temporal.io/api/workflowservice/v1"
 )
 
 // caller is who flowctl acts for. With a credential (a signing key, an identity token, a
@@ -81,4 +85,27 @@ func (a *app) asWho(by string) string {
 		return "as " + a.me.name + ", " + a.me.how
 	}
 	return "as " + by + ", unverified"
+}
+
+// startedBy is how show names who started a run: the run's creator, checked against the
+// principal the server recorded on the run's first event when there is one (a server that
+// authenticates callers, e.g. `flow-worker --dev --auth`); typed otherwise.
+func (a *app) startedBy(ctx context.Context, run, createdBy string) string {
+	if a.tc == nil {
+		return createdBy + " (unverified)"
+	}
+	h, err := a.tc.WorkflowService().GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+		Namespace: a.namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: run}, MaximumPageSize: 1,
+	})
+	if err != nil || len(h.GetHistory().GetEvents()) == 0 {
+		return createdBy + " (unverified)"
+	}
+	switch p := h.GetHistory().GetEvents()[0].GetPrincipal().GetName(); {
+	case p == "":
+		return createdBy + " (unverified)"
+	case p == createdBy:
+		return createdBy + " (server principal)"
+	default:
+		return createdBy + " (unverified; the server saw " + p + " start it)"
+	}
 }

@@ -151,7 +151,7 @@ func (a *app) startCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.printRun(d); err != nil {
+			if err := a.printRun(cmd.Context(), d); err != nil {
 				return err
 			}
 			if d.Status != runs.StatusCompleted && d.Status != runs.StatusWarning {

@@ -169,6 +169,9 @@ func TestDevAuthVerifiedCallers(t *testing.T) {
 		return r.code == 0 && strings.Contains(r.stdout, `"status": "completed"`)
 	}, 30*time.Second, 200*time.Millisecond, "the run completes: %s %s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, `"by": "bob"`)
+	r = ctl("show", "auth-ship")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^Started   \S+ \S+ by alice \(server principal\)$`, r.stdout, "the creator, as the server saw the start")
 
 	// A run with a child (its report is a worker-only Signal) completes under auth.
 	r = ctl("start", "release", "--input", `{"version":"7.7.8"}`, "--wait")
