@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gateflow/gateflow/runs"
+	"github.com/shopspring/decimal"
 
 	"github.com/spf13/cobra"
 
@@ -96,6 +97,13 @@ func budgetLine(st *runs.State) string {
 	}
 	if st.Tokens.Total() > 0 {
 		s += fmt.Sprintf(" (%d tokens: %d in, %d out)", st.Tokens.Total(), st.Tokens.Input, st.Tokens.Output)
+	}
+	unconfirmed := decimal.Zero
+	for _, step := range st.Steps {
+		unconfirmed = unconfirmed.Add(step.UnconfirmedUSD)
+	}
+	if unconfirmed.IsPositive() {
+		s += "; " + budget.FormatUSD(unconfirmed) + " of it unconfirmed (attempts lost in flight, charged their reservation)"
 	}
 	return s
 }
