@@ -233,8 +233,9 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st.Steps[p.idx].Timeout = timeout
 	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
-	st.Steps[p.idx].Artifacts = fi.artifacts                        // what a failed shell step collected
-	cost, unconfirmed := c.unconfirmedCost(p, resKey, err, fi.cost) // run_paid.go
+	st.Steps[p.idx].Artifacts = fi.artifacts // what a failed shell step collected
+	// An attempt lost in flight is charged its reservation (run_paid.go).
+	cost, unconfirmed := c.unconfirmedCost(p, resKey, err, fi.cost)
 	chargeStep(st, p.idx, cost, fi.tokens)
 	if unconfirmed {
 		chargeUnconfirmed(st, p.idx, cost)
