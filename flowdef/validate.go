@@ -12,9 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/cronspec"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -456,7 +455,7 @@ func (k *check) envelope() {
 		case (s.Cron == "") == (s.Every == ""):
 			k.add(s.Pos, "give exactly one of cron and every", "schedule needs cron or every")
 		case s.Cron != "":
-			if _, err := cron.ParseStandard(s.Cron); err != nil {
+			if _, err := cronspec.Parse(s.Cron); err != nil {
 				k.add(s.Fields.At("cron", s.Pos), `write 5 fields such as "0 3 * * *" or @daily`, "schedule cron: %v", err)
 			}
 		default:
