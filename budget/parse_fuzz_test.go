@@ -43,7 +43,6 @@ func FuzzParseUSD(f *testing.F) {
 	})
 }
 
-
 // FuzzParsePolicy: the budget policy of flowctl --budget-policy and definitions. Accepted
 // values are stop or pause; an error quotes the input.
 func FuzzParsePolicy(f *testing.F) {
