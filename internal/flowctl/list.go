@@ -3,6 +3,7 @@ package flowctl
 import (
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gateflow/gateflow/runs"
@@ -28,6 +29,15 @@ func (a *app) listCommand() *cobra.Command {
 					return usageErr("--status %q: %v", status, err)
 				}
 				opts.Status = st
+			}
+			if w := opts.WaitingFor; w != "" {
+				probe := w // "KIND:" is a prefix: any wait of that kind
+				if strings.HasSuffix(w, ":") {
+					probe += "x"
+				}
+				if _, err := runs.ParseWait(probe); err != nil {
+					return usageErr("--waiting-for: %v", err)
+				}
 			}
 			if page != "" {
 				tok, err := base64.RawURLEncoding.DecodeString(page)
