@@ -251,7 +251,7 @@ func TestPrintWaiting(t *testing.T) {
 	st := &runs.State{ID: "ship-2.0.0", Waiting: []string{"approval:ship", "input:release-notes"},
 		Gates: []*approval.Gate{g}, Inputs: []*signals.Input{in}}
 	var out bytes.Buffer
-	printWaiting(&out, st)
+	printWaiting(&out, st, plainHint)
 	assert.Equal(t, "Waiting   approval:ship, input:release-notes\n"+
 		"  approval ship: 0 of 2 from group:release, no deadline\n"+
 		"    flowctl approve ship-2.0.0 ship\n"+

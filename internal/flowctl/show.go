@@ -78,7 +78,7 @@ func (a *app) printRun(ctx context.Context, d *runs.Description) error {
 	if st.MaxAttempts > 1 {
 		fmt.Fprintf(w, "Attempt   %d of %d\n", st.Attempt, st.MaxAttempts)
 	}
-	printWaiting(w, st)
+	printWaiting(w, st, a.hint)
 	if st.AllowedFailures > 0 {
 		fmt.Fprintf(w, "Allowed   %d step(s) failed and were allowed to\n", st.AllowedFailures)
 	}
@@ -134,7 +134,7 @@ func addStepRows(t *table, steps []runs.Step, indent string, now time.Time) {
 }
 
 // printWaiting lists what a running run waits for and the command that answers.
-func printWaiting(w io.Writer, st *runs.State) {
+func printWaiting(w io.Writer, st *runs.State, hint func(string) string) {
 	if len(st.Waiting) == 0 {
 		return
 	}
@@ -144,12 +144,15 @@ func printWaiting(w io.Writer, st *runs.State) {
 			continue
 		}
 		fmt.Fprintf(w, "  approval %s: %d of %d from %s, %s\n    %s\n", g.Name, len(g.Approvals()), g.Request.Required,
-			anyoneIfNone(g.Request.Approvers), gateDeadline(g), runs.Wait{Kind: runs.ForApproval, Name: g.Name}.Command(st.ID))
+			anyoneIfNone(g.Request.Approvers), gateDeadline(g), hint(runs.Wait{Kind: runs.ForApproval, Name: g.Name}.Command(st.ID)))
 	}
 	for _, in := range st.Inputs {
 		if in.Answer == nil {
 			fmt.Fprintf(w, "  input %s: %s\n    %s\n", in.Name, display.OneLine(in.Request.Prompt),
-				runs.Wait{Kind: runs.ForInput, Name: in.Name}.Command(st.ID))
+				hint(runs.Wait{Kind: runs.ForInput, Name: in.Name}.Command(st.ID)))
+			if len(in.Request.Schema) > 0 {
+				fmt.Fprintf(w, "    the answer's schema: %s\n", display.Preview(display.OneLine(string(in.Request.Schema)), 300))
+			}
 		}
 	}
 	for _, s := range st.Steps {
@@ -158,7 +161,7 @@ func printWaiting(w io.Writer, st *runs.State) {
 		}
 		fmt.Fprintf(w, "  gate %s: %s\n", s.Name, s.Gate.Text())
 		if s.Gate.AllowManual {
-			fmt.Fprintf(w, "    %s (or reject --reason ...)\n", runs.Wait{Kind: runs.ForGate, Name: s.Name, Key: s.Gate.Type}.Command(st.ID))
+			fmt.Fprintf(w, "    %s (or reject --reason ...)\n", hint(runs.Wait{Kind: runs.ForGate, Name: s.Name, Key: s.Gate.Type}.Command(st.ID)))
 		}
 	}
 }

@@ -159,6 +159,7 @@ func (a *app) watchCommand() *cobra.Command {
 				return err
 			}
 			w := newWatcher(a.stdout, a.output == "json", c.Describe)
+			w.hint = a.hint
 			return w.watch(cmd.Context(), args[0], interval)
 		},
 	}
@@ -173,6 +174,9 @@ type watcher struct {
 	describe func(ctx context.Context, id string) (*runs.Description, error)
 	now      func() time.Time
 
+	// hint completes the flowctl commands it suggests with the connection flags in use.
+	hint func(string) string
+
 	started bool
 	seen    map[string]runs.StepStatus // by step key: running, or how it ended
 	lines   map[string]liveMark        // by step key: the last live line printed
@@ -181,7 +185,7 @@ type watcher struct {
 
 func newWatcher(out io.Writer, asJSON bool, describe func(context.Context, string) (*runs.Description, error)) *watcher {
 	return &watcher{out: out, json: asJSON, describe: describe, now: time.Now, seen: map[string]runs.StepStatus{},
-		lines: map[string]liveMark{}}
+		lines: map[string]liveMark{}, hint: func(s string) string { return s }}
 }
 
 // liveMark is the attempt and sequence number of the last live line watch printed of a step.
@@ -277,7 +281,7 @@ func (w *watcher) update(ctx context.Context, d *runs.Description, interval time
 		return true, nil
 	}
 	if st != nil {
-		if reqs := personRequests(d.ID, st); len(reqs) > 0 {
+		if reqs := personRequests(d.ID, st, w.hint); len(reqs) > 0 {
 			w.emitWaiting(d, counts, reqs)
 			return true, nil
 		}
@@ -316,7 +320,7 @@ func (w *watcher) flatten(ctx context.Context, steps []runs.Step, prefix, keyPre
 
 // personRequests lists what the run waits for from people (approvals, inputs, a budget
 // raise), with the commands that answer. Signals are not listed: systems send them.
-func personRequests(id string, st *runs.State) []watchRequest {
+func personRequests(id string, st *runs.State, hint func(string) string) []watchRequest {
 	var out []watchRequest
 	for _, what := range st.Waiting {
 		wait, err := runs.ParseWait(what)
@@ -349,7 +353,7 @@ func personRequests(id string, st *runs.State) []watchRequest {
 		default:
 			continue
 		}
-		out = append(out, watchRequest{What: what, Detail: detail, Command: wait.Command(id)})
+		out = append(out, watchRequest{What: what, Detail: detail, Command: hint(wait.Command(id))})
 	}
 	return out
 }

@@ -237,7 +237,7 @@ func TestPersonRequests(t *testing.T) {
 	st.Waiting = []string{"approval:ship", "budget", "input:release-notes", "signal:deploy-done/2.0.0"}
 	st.CostUSD = decimal.RequireFromString("1.5")
 	st.Budget = &budget.Ledger{Cap: budget.Cap{Set: true, Amount: decimal.RequireFromString("1.5")}}
-	reqs := personRequests("ship-2.0.0", st)
+	reqs := personRequests("ship-2.0.0", st, plainHint)
 	require.Len(t, reqs, 3)
 	assert.Equal(t, "approval:ship", reqs[0].What)
 	assert.Equal(t, "approval ship: Ship 2.0.0? (0 of 2 from group:release, no deadline)", reqs[0].Detail)
@@ -247,7 +247,7 @@ func TestPersonRequests(t *testing.T) {
 	assert.Equal(t, "flowctl budget raise ship-2.0.0 --to USD", reqs[1].Command)
 	assert.Equal(t, "flowctl input ship-2.0.0 release-notes --data '{...}'", reqs[2].Command)
 
-	assert.Empty(t, personRequests("r", &runs.State{Waiting: []string{"signal:deploy-done"}}), "signals come from systems")
+	assert.Empty(t, personRequests("r", &runs.State{Waiting: []string{"signal:deploy-done"}}, plainHint), "signals come from systems")
 }
 
 func TestWatchShowsChildStepsLive(t *testing.T) {
@@ -349,7 +349,7 @@ func TestWatchRendersStepsAsShowDoes(t *testing.T) {
 func TestPersonRequestsSkipWhatItCannotRead(t *testing.T) {
 	st := shipWaiting().State
 	st.Waiting = []string{"approval:", "budget:x", "nonsense", "resume:release", "permit:deploys", "input:release-notes"}
-	reqs := personRequests("ship-2.0.0", st)
+	reqs := personRequests("ship-2.0.0", st, plainHint)
 	require.Len(t, reqs, 1)
 	assert.Equal(t, "input:release-notes", reqs[0].What)
 }

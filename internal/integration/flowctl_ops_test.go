@@ -130,7 +130,7 @@ func TestFlowctlOpsWatchUntilInput(t *testing.T) {
 	assert.Regexp(t, `(?m)^\d\d:\d\d:\d\d  started   release-notes\s+input$`, r.stdout)
 	assert.Regexp(t, `(?m)^\d\d:\d\d:\d\d  waiting   input:release-notes \(awaiting_input\)$`, r.stdout)
 	assert.Contains(t, r.stdout, "  input release-notes: Release notes for 7.7.7 (from group:release)\n"+
-		"    flowctl input ops-watch-ship release-notes --data '{...}'\n")
+		"    "+sharedHint("flowctl input ops-watch-ship release-notes --data '{...}'")+"\n")
 
 	r = flowctlRun(t, "", "watch", "ops-watch-ship", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -140,7 +140,7 @@ func TestFlowctlOpsWatchUntilInput(t *testing.T) {
 	assert.Equal(t, []any{"input:release-notes"}, last["waiting"])
 	reqs, _ := last["requests"].([]any)
 	require.Len(t, reqs, 1)
-	assert.Equal(t, "flowctl input ops-watch-ship release-notes --data '{...}'", reqs[0].(map[string]any)["command"])
+	assert.Equal(t, sharedHint("flowctl input ops-watch-ship release-notes --data '{...}'"), reqs[0].(map[string]any)["command"])
 }
 
 // watch follows a hello run to its end: every step starts and finishes once.

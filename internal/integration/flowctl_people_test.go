@@ -24,7 +24,7 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 	r = flowctlRun(t, "", "show", "ctl-ship")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `(?m)^Status\s+awaiting_input$`, r.stdout)
-	assert.Contains(t, r.stdout, "flowctl input ctl-ship release-notes --data")
+	assert.Contains(t, r.stdout, sharedHint("flowctl input ctl-ship release-notes --data"))
 
 	r = flowctlRun(t, "", "input", "ctl-ship", "release-notes", "--as", "alice", "--data", `{"summary":"x","risk":"low"}`)
 	assert.Equal(t, flowctl.ExitRefused, r.code)

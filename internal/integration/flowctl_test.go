@@ -30,6 +30,12 @@ func flowctlRun(t *testing.T, stdin string, args ...string) result {
 	return flowctlRunIn(t, shared.queue, stdin, args...)
 }
 
+// sharedHint is the command flowctl suggests, as flowctlRun's invocations print it: with
+// the shared server's address and task queue (flowctl adds the connection flags it used).
+func sharedHint(cmd string) string {
+	return "flowctl --address " + shared.srv.FrontendAddress() + " --task-queue " + shared.queue + " " + strings.TrimPrefix(cmd, "flowctl ")
+}
+
 // flowctlRunOn runs flowctl in process against the shared server on another task queue.
 func flowctlRunOn(t *testing.T, queue string, args ...string) result {
 	t.Helper()

@@ -195,7 +195,7 @@ func TestGateManualDecisionEndsThePollingEarly(t *testing.T) {
 	r := flowctlRun(t, "", "show", run.ID)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `gate ready: http, 1 poll every 1m0s, no deadline, last: status is "pending"`)
-	assert.Contains(t, r.stdout, "flowctl approve "+run.ID+" ready")
+	assert.Contains(t, r.stdout, sharedHint("flowctl approve "+run.ID+" ready"))
 	res, err := c.Vote(ctx, run.ID, approval.Vote{Gate: "ready", Kind: approval.Approve, By: "alice", Comment: "checked by hand"})
 	require.NoError(t, err)
 	assert.Equal(t, approval.VoteStatus(approval.Approved), res.Status)
