@@ -34,15 +34,15 @@ func TestGuardsTighten(t *testing.T) {
 func TestPlanStartGuards(t *testing.T) {
 	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "plain"}}}
 	now := time.Now()
-	p, err := planStart(cat, ClientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: 3, MaxWallTime: time.Minute}}, now)
+	p, err := planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: 3, MaxWallTime: time.Minute}}, now)
 	require.NoError(t, err)
-	assert.Equal(t, &protocol.GuardLimits{MaxSteps: 3, MaxWallTime: time.Minute}, p.runOpts.Guards)
+	assert.Equal(t, &protocol.GuardLimits{MaxSteps: 3, MaxWallTime: time.Minute}, p.RunOpts.Guards)
 
-	p, err = planStart(cat, ClientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{}}, now)
+	p, err = planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{}}, now)
 	require.NoError(t, err)
-	assert.Nil(t, p.runOpts.Guards, "no limit set: nothing to carry")
+	assert.Nil(t, p.RunOpts.Guards, "no limit set: nothing to carry")
 
-	_, err = planStart(cat, ClientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: -1}}, now)
+	_, err = planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: -1}}, now)
 	var ierr *InputError
 	require.ErrorAs(t, err, &ierr)
 	assert.Contains(t, err.Error(), "guards: a start may only tighten them")

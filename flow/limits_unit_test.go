@@ -128,11 +128,3 @@ func TestClipText(t *testing.T) {
 	assert.True(t, strings.HasSuffix(s, "bytes cut)"), s)
 	assert.Equal(t, "a\uFFFDb", clipText("a\xffb", 10), "invalid UTF-8 is replaced")
 }
-
-func TestClientRefusesAnAnswerOverTheHardLimitBeforeSending(t *testing.T) {
-	c := NewClient(nil, ClientOptions{Identity: "carol"})
-	_, err := c.Answer(t.Context(), AnswerRequest{Run: "r", Name: "notes", Data: bigNotes(1_500_000)})
-	var ie *InputError
-	require.ErrorAs(t, err, &ie)
-	assert.ErrorContains(t, err, "the answer is 1500027 bytes of JSON; the limit is 262144")
-}

@@ -86,29 +86,24 @@ func TestPlanStartKeyedMaxRuns(t *testing.T) {
 		{Name: "plain", MaxRuns: 1},
 	}}
 	now := time.Now()
-	p, err := planStart(cat, ClientOptions{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, StartOptions{}, now)
+	p, err := planStart(cat, clientOptions{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, StartOptions{}, now)
 	require.NoError(t, err)
-	assert.Equal(t, "flow:keyed:repo-web", p.maxRunsGroup)
-	assert.Equal(t, map[string]int{"flow:keyed:repo-web": 1}, p.runOpts.Concurrency)
+	assert.Equal(t, "flow:keyed:repo-web", p.MaxRunsGroup)
+	assert.Equal(t, map[string]int{"flow:keyed:repo-web": 1}, p.RunOpts.Concurrency)
 
-	p, err = planStart(cat, ClientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{}, now)
+	p, err = planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{}, now)
 	require.NoError(t, err)
-	assert.Equal(t, "flow:plain", p.maxRunsGroup)
-	assert.Empty(t, p.runOpts.Concurrency, "the run adds its flow's group itself")
+	assert.Equal(t, "flow:plain", p.MaxRunsGroup)
+	assert.Empty(t, p.RunOpts.Concurrency, "the run adds its flow's group itself")
 
-	_, err = planStart(cat, ClientOptions{TaskQueue: "q"}, "keyed", map[string]any{"org": "acme"}, StartOptions{}, now)
+	_, err = planStart(cat, clientOptions{TaskQueue: "q"}, "keyed", map[string]any{"org": "acme"}, StartOptions{}, now)
 	var ierr *InputError
 	require.ErrorAs(t, err, &ierr)
 	assert.Contains(t, err.Error(), "bad input for keyed: concurrency key repo-{repo}: the input has no field repo")
 
-	p, err = planStart(cat, ClientOptions{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, StartOptions{plan: true}, now)
+	p, err = planStart(cat, clientOptions{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, StartOptions{plan: true}, now)
 	require.NoError(t, err)
-	assert.Empty(t, p.runOpts.Concurrency)
-}
-
-func TestMaxRunsErrorNamesTheKey(t *testing.T) {
-	e := &MaxRunsError{Workflow: "keyed", Max: 1, Live: []string{"r1"}, Key: "web"}
-	assert.Equal(t, `start keyed: the flow allows at most 1 live runs per concurrency key (max runs, on overflow refuse) and key "web" has 1: r1`, e.Error())
+	assert.Empty(t, p.RunOpts.Concurrency)
 }
 
 // TestMaxRunsPerKeyRunAcquiresItsKeysPermit: a run whose starter gave its key's group

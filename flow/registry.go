@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -99,21 +98,6 @@ func (w *Worker) Registry() *flowdef.StaticRegistry {
 		}
 	}
 	return r
-}
-
-// Registry is what the workers of the client's task queue validate definitions against,
-// read from its catalog (see Worker.Registry): their actions, item providers and gate
-// types besides the built-in ones, and the flows they serve. Definitions the workers
-// serve (kind yaml) count as flows a `call:` may name like Go flows: their content is not
-// in the catalog, so such a call is not followed. Workers that published no registry
-// (older ones) leave only the built-ins and the flows. ErrNoCatalog means no worker ever
-// published on the queue.
-func (c *Client) Registry(ctx context.Context) (*flowdef.StaticRegistry, error) {
-	cat, err := c.Workflows(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return cat.Registry(), nil
 }
 
 // Registry is the flowdef.Registry of the catalog (see Client.Registry).

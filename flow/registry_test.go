@@ -119,8 +119,8 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 	st := entity.CatalogState{TaskQueue: "reg"}
 	st.Merge(append(raw, yaml, reg), now)
 
-	c := NewClient(&memoServer{queue: "reg", state: st}, ClientOptions{TaskQueue: "reg"})
-	cat, err := c.Workflows(context.Background())
+	srv := &memoServer{queue: "reg", state: st}
+	cat, err := readCatalog(context.Background(), srv, "reg")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"code-review", "notify-team"}, cat.Names(), "the registry entry is not a flow")
 	require.NotNil(t, cat.Workers)
@@ -130,8 +130,9 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 	got, _ := cat.Lookup("code-review")
 	assert.Equal(t, WorkflowInfo{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"}, got)
 
-	r, err := c.Registry(context.Background())
+	again, err := readCatalog(context.Background(), srv, "reg")
 	require.NoError(t, err)
+	r := again.Registry()
 	want := w.Registry()
 	assert.Equal(t, want.Actions, r.Actions)
 	assert.Equal(t, want.ItemProviders, r.ItemProviders)

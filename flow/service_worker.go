@@ -213,10 +213,10 @@ func (b *serviceBreaker) report(state gobreaker.State, fastFailure bool) {
 }
 
 // status is the breaker's state now.
-func (b *serviceBreaker) status(now time.Time) ServiceBreakerState {
+func (b *serviceBreaker) status(now time.Time) breakerState {
 	s := b.cb.State()
 	c := b.cb.Counts()
-	st := ServiceBreakerState{Service: b.name, State: s.String(), ConsecutiveFailures: c.ConsecutiveFailures,
+	st := breakerState{Service: b.name, State: s.String(), ConsecutiveFailures: c.ConsecutiveFailures,
 		Requests: c.Requests, Failures: c.TotalFailures, UpdatedAt: now.UTC()}
 	if s == gobreaker.StateOpen {
 		b.mu.Lock()

@@ -46,7 +46,7 @@ func (w *Worker) ensureOnce(ctx context.Context, flows []Definition) error {
 // triggerStartActivity is the activity protocol.TriggerStartActivity: it starts the triggered
 // run req describes, once (see OnRunOf), and returns it. A start the catalog refuses is
 // not retried.
-func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*Run, error) {
+func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*startedRun, error) {
 	tc := activity.GetClient(ctx)
 	if tc == nil {
 		// A test environment without a server: there is nothing to start (testsuite
@@ -72,24 +72,34 @@ func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*Run,
 // plans it (the catalog's checks, the flow's start defaults, the options memo) but without
 // reserving the monthly quotas (the run checks them itself), unless a run with that ID
 // exists, running or closed: then it returns that run, with Existing set when it knows.
-func startUnique(ctx context.Context, tc client.Client, cat *Catalog, queue, name, id string, input json.RawMessage, createdBy string) (*Run, error) {
-	p, err := planStart(cat, ClientOptions{TaskQueue: queue, Identity: createdBy}, name, input,
+func startUnique(ctx context.Context, tc client.Client, cat *Catalog, queue, name, id string, input json.RawMessage, createdBy string) (*startedRun, error) {
+	p, err := planStart(cat, clientOptions{TaskQueue: queue, Identity: createdBy}, name, input,
 		StartOptions{ID: id, CreatedBy: createdBy}, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	p.runOpts.QuotaChecked = false
-	o := p.options()
+	p.RunOpts.QuotaChecked = false
+	o := p.Options()
 	o.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
 	o.WorkflowExecutionErrorWhenAlreadyStarted = false // the existing run is the answer
-	we, err := tc.ExecuteWorkflow(ctx, o, name, p.input)
+	we, err := tc.ExecuteWorkflow(ctx, o, name, p.Input)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
-			return &Run{ID: id, RunID: started.RunId, Workflow: name, Existing: true}, nil
+			return &startedRun{ID: id, RunID: started.RunId, Workflow: name, Existing: true}, nil
 		}
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
+	return &startedRun{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
+}
+
+// startedRun is a run a worker started (a triggered or once start), as the trigger
+// activity returns it: the JSON of flowclient.Run.
+type startedRun struct {
+	ID       string `json:"id"`
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	// Existing is set when a run with the ID existed.
+	Existing bool `json:"existing,omitempty"`
 }

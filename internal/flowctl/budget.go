@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/budget"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 )
 
 func (a *app) budgetCommand() *cobra.Command {
@@ -65,7 +65,7 @@ func (a *app) budgetRaiseCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cp, err := c.RaiseBudget(cmd.Context(), flow.BudgetRequest{Run: args[0], To: amount, By: identity(as)})
+			cp, err := c.RaiseBudget(cmd.Context(), flowclient.BudgetRequest{Run: args[0], To: amount, By: identity(as)})
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/display"
 )
 
@@ -25,7 +26,7 @@ func (a *app) cancelCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Cancel(cmd.Context(), flow.CancelRequest{Run: args[0], Reason: reason, By: identity(as)}); err != nil {
+			if err := c.Cancel(cmd.Context(), flowclient.CancelRequest{Run: args[0], Reason: reason, By: identity(as)}); err != nil {
 				return err
 			}
 			if a.output == "json" {
@@ -118,14 +119,14 @@ func (a *app) pauseCommands() []*cobra.Command {
 				return err
 			}
 			if !isType {
-				err := c.PauseRun(cmd.Context(), flow.PauseRequest{Run: args[0], Reason: reason, By: identity(as)})
+				err := c.PauseRun(cmd.Context(), flowclient.PauseRequest{Run: args[0], Reason: reason, By: identity(as)})
 				if err != nil {
 					return notARun(cmd.Context(), c, args[0], pauseRun, err)
 				}
 				return a.printRunPause(args[0], true, reason,
 					fmt.Sprintf("Run %s is paused: it finishes the steps in flight and starts no new one until `flowctl resume %s`.", args[0], args[0]))
 			}
-			if err := c.Pause(cmd.Context(), flow.PauseRequest{Workflow: args[0], Reason: reason, By: identity(as)}); err != nil {
+			if err := c.Pause(cmd.Context(), flowclient.PauseRequest{Workflow: args[0], Reason: reason, By: identity(as)}); err != nil {
 				return err
 			}
 			return a.printPaused(cmd, c, fmt.Sprintf("New runs of %s wait in pending until `flowctl resume %s`.", args[0], args[0]))
@@ -150,12 +151,12 @@ func (a *app) pauseCommands() []*cobra.Command {
 				return err
 			}
 			if !isType {
-				if err := c.ResumeRun(cmd.Context(), flow.PauseRequest{Run: args[0], By: identity(as)}); err != nil {
+				if err := c.ResumeRun(cmd.Context(), flowclient.PauseRequest{Run: args[0], By: identity(as)}); err != nil {
 					return notARun(cmd.Context(), c, args[0], resumeRun, err)
 				}
 				return a.printRunPause(args[0], false, "", fmt.Sprintf("Run %s goes on.", args[0]))
 			}
-			if err := c.Resume(cmd.Context(), flow.PauseRequest{Workflow: args[0], By: identity(as)}); err != nil {
+			if err := c.Resume(cmd.Context(), flowclient.PauseRequest{Workflow: args[0], By: identity(as)}); err != nil {
 				return err
 			}
 			return a.printPaused(cmd, c, fmt.Sprintf("Runs of %s go on.", args[0]))
@@ -168,7 +169,7 @@ func (a *app) pauseCommands() []*cobra.Command {
 
 // workflowOrRun reports whether arg names a workflow type of the catalog (which wins over
 // a run of the same ID) rather than a run; forceRun makes it a run.
-func workflowOrRun(ctx context.Context, c *flow.Client, arg string, forceRun bool) (bool, error) {
+func workflowOrRun(ctx context.Context, c *flowclient.Client, arg string, forceRun bool) (bool, error) {
 	if forceRun {
 		return false, nil
 	}
@@ -190,8 +191,8 @@ func isWorkflowType(cat *flow.Catalog, name string) bool {
 
 // notARun explains a run pause that found no run: without --run, the argument was neither
 // a workflow type nor a run (bad usage, as an unknown workflow always was).
-func notARun(ctx context.Context, c *flow.Client, arg string, forceRun bool, err error) error {
-	var nf *flow.RunNotFoundError
+func notARun(ctx context.Context, c *flowclient.Client, arg string, forceRun bool, err error) error {
+	var nf *flowclient.RunNotFoundError
 	if forceRun || !errors.As(err, &nf) {
 		return err
 	}
@@ -214,7 +215,7 @@ func (a *app) printRunPause(run string, paused bool, reason, msg string) error {
 	return nil
 }
 
-func (a *app) printPaused(cmd *cobra.Command, c *flow.Client, msg string) error {
+func (a *app) printPaused(cmd *cobra.Command, c *flowclient.Client, msg string) error {
 	list, err := c.Paused(cmd.Context())
 	if err != nil {
 		return err

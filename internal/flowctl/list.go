@@ -9,12 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/connect"
 )
 
 func (a *app) listCommand() *cobra.Command {
-	var opts flow.ListOptions
+	var opts flowclient.ListOptions
 	var status, page string
 	var mine bool
 	cmd := &cobra.Command{
@@ -93,7 +93,7 @@ func (a *app) listCommand() *cobra.Command {
 
 // mine keeps the runs with an open gate the current user is listed on (by name; group
 // membership is resolved by the workers, so gates open to groups are kept too).
-func (a *app) mine(cmd *cobra.Command, c *flow.Client, found []runs.Summary) []runs.Summary {
+func (a *app) mine(cmd *cobra.Command, c *flowclient.Client, found []runs.Summary) []runs.Summary {
 	me := connect.CurrentUser()
 	var out []runs.Summary
 	for _, r := range found {

@@ -17,6 +17,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 	"github.com/gateflow/gateflow/signals"
@@ -69,7 +70,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 		Auth: &auth.Policy{Required: true, Directory: directory, Rules: map[auth.Kind][]string{auth.KindBudget: {"bob"}}}}, signedFlow)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	ctx := ctxT(t, time.Minute)
 	start := func(id string) {
 		_, err := c.Start(ctx, signedFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: id})
@@ -189,7 +190,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 	assert.Regexp(t, `(?m)vote go\s+alice\s+\S+\s+update\s+signature alice-1\s+accepted$`, r.stdout)
 }
 
-func waitStatus(t *testing.T, c *flow.Client, run string, want runs.Status) {
+func waitStatus(t *testing.T, c *flowclient.Client, run string, want runs.Status) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		d, err := c.Describe(context.Background(), run)

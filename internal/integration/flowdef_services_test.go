@@ -16,6 +16,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -51,7 +52,7 @@ steps:
 		Services: []flow.ServiceDef{flow.Service("status", flow.ServiceOptions{RatePerSecond: 50})}}, buildInterp(t, def))
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 	ctx := ctxT(t, 2*time.Minute)
 
 	run, err := c.Start(ctx, "it-service", nil, flow.StartOptions{})

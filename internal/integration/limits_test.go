@@ -16,6 +16,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/runs"
@@ -71,11 +72,11 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Less(t, len(raw), 32<<10, "the state keeps nothing of the refused payload")
 
-	// A 1.5 MB schema-valid answer: flow.Client (and so flowctl) refuses it before sending;
+	// A 1.5 MB schema-valid answer: flowclient.Client (and so flowctl) refuses it before sending;
 	// a raw Update is refused by the server; a 100 KiB one, under the server's limit, by the
 	// run's Validator with the request's limit.
 	huge := notesOf(1_500_000)
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: huge, By: "carol"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: huge, By: "carol"})
 	var ie *flow.InputError
 	require.ErrorAs(t, err, &ie)
 	assert.ErrorContains(t, err, "the limit is 262144")
@@ -95,7 +96,7 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 	err = rawAnswer(notesOf(100 << 10))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `input "release-notes": the answer is 102427 bytes of JSON; the limit is 65536 (max_answer_bytes)`)
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: notesOf(100 << 10), By: "carol"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: notesOf(100 << 10), By: "carol"})
 	refused(t, err, "the limit is 65536")
 	assert.Equal(t, 0, updateEvents(t, run.ID), "no refused answer was accepted into history")
 
@@ -103,7 +104,7 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 	d, err = c.Describe(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, runs.StatusAwaitingInput, d.Status)
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Limits on everything","risk":"low"}`), By: "carol"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Limits on everything","risk":"low"}`), By: "carol"})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "waits for approval", waitingFor("approval:ship"))
 	for _, by := range []string{"alice", "bob"} {

@@ -19,6 +19,7 @@ import (
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
@@ -123,7 +124,7 @@ func TestDecideByAgentRefusesAChoiceOutsideTheOptionsAndAsksAgain(t *testing.T) 
 		testflows.QualityFlows()...)
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := c.Start(ctx, "test.decide", testflows.DecideInput{Prompt: "Ship v3?", Options: []string{"ship", "hold"}, Model: "gpt-4o-mini"},
@@ -166,11 +167,11 @@ func TestDecideByPeopleAnsweredThroughTheClient(t *testing.T) {
 	require.NotNil(t, s.Decision, "the options show while the run waits")
 	assert.Equal(t, []string{"ship", "hold"}, s.Decision.Options)
 
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "ship-or-hold", Data: json.RawMessage(`"ship"`), By: "mallory"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "ship-or-hold", Data: json.RawMessage(`"ship"`), By: "mallory"})
 	refused(t, err, `"mallory" is not among the assignees`)
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "ship-or-hold", Data: json.RawMessage(`"maybe"`), By: "alice"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "ship-or-hold", Data: json.RawMessage(`"maybe"`), By: "alice"})
 	refused(t, err, `want one of "ship", "hold", got "maybe"`)
-	ans, err := c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "ship-or-hold",
+	ans, err := c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "ship-or-hold",
 		Data: json.RawMessage(`{"choice":"hold","reason":"waiting for the security review"}`), By: "alice"})
 	require.NoError(t, err)
 	assert.Equal(t, "alice", ans.By)

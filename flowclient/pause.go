@@ -1,8 +1,10 @@
-package flow
+package flowclient
 
 import (
 	"context"
 	"errors"
+
+	"github.com/gateflow/gateflow/flow"
 
 	"github.com/gateflow/gateflow/runs"
 
@@ -30,9 +32,9 @@ func (c *Client) ResumeRun(ctx context.Context, r PauseRequest) error {
 func (c *Client) pauseRun(ctx context.Context, action string, r PauseRequest) error {
 	switch {
 	case r.Run == "":
-		return &InputError{Workflow: action, Err: errors.New("the run ID is empty")}
+		return &flow.InputError{Workflow: action, Err: errors.New("the run ID is empty")}
 	case r.Workflow != "":
-		return &InputError{Workflow: action + " " + r.Run, Err: errors.New("give a run or a workflow type, not both (Pause and Resume take a type)")}
+		return &flow.InputError{Workflow: action + " " + r.Run, Err: errors.New("give a run or a workflow type, not both (Pause and Resume take a type)")}
 	}
 	msg := protocol.RunPause{Action: action, By: c.who(r.By), Reason: r.Reason}
 	proof, err := c.sign(decisions.Pause(c.opts.Namespace, r.Run, msg))
@@ -41,5 +43,5 @@ func (c *Client) pauseRun(ctx context.Context, action string, r PauseRequest) er
 	}
 	msg.Proof = proof
 	var status runs.Status
-	return c.update(ctx, r.Run, action, UpdatePause, msg, &status)
+	return c.update(ctx, r.Run, action, flow.UpdatePause, msg, &status)
 }

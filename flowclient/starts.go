@@ -1,4 +1,4 @@
-package flow
+package flowclient
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/gateflow/gateflow/flow"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -30,15 +32,15 @@ func (c *Client) RestartOnce(ctx context.Context, name string) (*Run, error) {
 	}
 	info, ok := cat.Lookup(name)
 	if !ok {
-		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
+		return nil, &flow.UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
 	}
 	if info.Removed != "" {
-		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Removed: info.Removed}
+		return nil, &flow.UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Removed: info.Removed}
 	}
 	if info.Once == nil {
-		return nil, &InputError{Workflow: name, Err: errors.New("the flow has no once start (flow.Once)")}
+		return nil, &flow.InputError{Workflow: name, Err: errors.New("the flow has no once start (flow.Once)")}
 	}
-	return c.Start(ctx, name, info.Once.Input, StartOptions{ID: protocol.OnceID(name, c.opts.TaskQueue)})
+	return c.Start(ctx, name, info.Once.Input, flow.StartOptions{ID: protocol.OnceID(name, c.opts.TaskQueue)})
 }
 
 // SignalStart sends the signal e to the run of the flow name that e's key starts (see
@@ -64,31 +66,31 @@ func (c *Client) SignalStart(ctx context.Context, name string, e signals.Envelop
 	}
 	info, ok := cat.Lookup(name)
 	if !ok {
-		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
+		return nil, &flow.UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
 	}
 	if info.Removed != "" {
-		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Removed: info.Removed}
+		return nil, &flow.UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Removed: info.Removed}
 	}
 	if !slices.Contains(info.SignalStarts, e.Name) {
-		return nil, &InputError{Workflow: name, Err: fmt.Errorf("the flow is not started by the signal %s (flow.OnSignal)", e.Name)}
+		return nil, &flow.InputError{Workflow: name, Err: fmt.Errorf("the flow is not started by the signal %s (flow.OnSignal)", e.Name)}
 	}
 	id := protocol.SignalStartID(name, e.Name, e.Key)
-	p, err := planStart(cat, c.opts, name, e.Payload, StartOptions{ID: id, CreatedBy: e.Sender}, time.Now())
+	p, err := planStart(cat, c.opts, name, e.Payload, flow.StartOptions{ID: id, CreatedBy: e.Sender}, false, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	p.runOpts.QuotaChecked = false
+	p.RunOpts.QuotaChecked = false
 	paused, err := c.Paused(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("signal start %s: %w", name, err)
 	}
 	if isPaused(paused, name) {
-		p.hold()
+		p.Hold()
 	}
-	o := p.options()
+	o := p.Options()
 	o.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
-	we, err := c.tc.SignalWithStartWorkflow(ctx, id, SignalName, e, o, name, p.input)
+	we, err := c.tc.SignalWithStartWorkflow(ctx, id, flow.SignalName, e, o, name, p.Input)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {

@@ -1,4 +1,4 @@
-package flow
+package flowclient
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gateflow/gateflow/flow"
 
 	"github.com/gateflow/gateflow/runs"
 
@@ -57,7 +59,7 @@ func (c *Client) Describe(ctx context.Context, id string) (*runs.Description, er
 	}
 	delayed := running && info.GetExecutionTime() != nil && info.GetExecutionTime().AsTime().After(time.Now())
 	var st runs.State
-	if ok, err := protocol.DecodeMemo(info.GetMemo(), MemoState, &st); err == nil && ok {
+	if ok, err := protocol.DecodeMemo(info.GetMemo(), flow.MemoState, &st); err == nil && ok {
 		d.State = &st
 	} else if delayed {
 		d.StateError = "the run has not started yet: it starts at " + info.GetExecutionTime().AsTime().UTC().Format(time.RFC3339)
@@ -103,13 +105,13 @@ func (c *Client) Describe(ctx context.Context, id string) (*runs.Description, er
 func (c *Client) queryState(ctx context.Context, id, runID string) (*runs.State, error) {
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := c.tc.QueryWorkflow(qctx, id, runID, QueryState)
+	v, err := c.tc.QueryWorkflow(qctx, id, runID, flow.QueryState)
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w", QueryState, err)
+		return nil, fmt.Errorf("query %s: %w", flow.QueryState, err)
 	}
 	var st runs.State
 	if err := v.Get(&st); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", QueryState, err)
+		return nil, fmt.Errorf("decode %s: %w", flow.QueryState, err)
 	}
 	return &st, nil
 }

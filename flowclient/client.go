@@ -1,16 +1,18 @@
-package flow
+package flowclient
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/gateflow/gateflow/flow"
 
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/internal/connect"
 	"go.temporal.io/sdk/client"
 )
 
-// ClientOptions configure a Client.
-type ClientOptions struct {
+// Options configure a Client.
+type Options struct {
 	// TaskQueue is where runs are started and whose catalog is read. Default
 	// DefaultTaskQueue.
 	TaskQueue string
@@ -38,13 +40,13 @@ type ClientOptions struct {
 // Client starts and inspects gateflow runs. It wraps a Temporal client.
 type Client struct {
 	tc   client.Client
-	opts ClientOptions
+	opts Options
 }
 
-// NewClient wraps a Temporal client.
-func NewClient(c client.Client, opts ClientOptions) *Client {
+// New wraps a Temporal client in a Client.
+func New(c client.Client, opts Options) *Client {
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = DefaultTaskQueue
+		opts.TaskQueue = flow.DefaultTaskQueue
 	}
 	if opts.Identity == "" {
 		opts.Identity = connect.CurrentUser()

@@ -1,4 +1,4 @@
-package flow
+package flowclient
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gateflow/gateflow/flow"
 
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
@@ -30,7 +32,7 @@ import (
 // the ledger workflow does) and run starts.
 type quotaServer struct {
 	client.Client
-	cat Catalog
+	cat flow.Catalog
 
 	mu         sync.Mutex
 	ledgers    map[string]*budget.Quota
@@ -39,7 +41,7 @@ type quotaServer struct {
 	executeErr error
 }
 
-func newQuotaServer(cat Catalog) *quotaServer {
+func newQuotaServer(cat flow.Catalog) *quotaServer {
 	return &quotaServer{cat: cat, ledgers: map[string]*budget.Quota{}}
 }
 
@@ -132,8 +134,8 @@ func (s *quotaServer) ledger(scope budget.Scope) *budget.Quota {
 	return s.ledgers[protocol.LedgerID(s.cat.TaskQueue, scope, budget.MonthOf(time.Now()))]
 }
 
-func quotaCatalog() Catalog {
-	return Catalog{TaskQueue: "q", MonthlyQuotaUSD: "10", Workflows: []WorkflowInfo{
+func quotaCatalog() flow.Catalog {
+	return flow.Catalog{TaskQueue: "q", MonthlyQuotaUSD: "10", Workflows: []flow.WorkflowInfo{
 		{Name: "paid", MaxCostUSD: "0.50", MonthlyQuotaUSD: "1.00", OverallQuotaUSD: "10", QuotaReservations: true},
 		{Name: "defaulted", WorkerMaxCostUSD: "0.30", OverallQuotaUSD: "10", QuotaReservations: true},
 		{Name: "open", OverallQuotaUSD: "10", QuotaReservations: true},
@@ -152,12 +154,12 @@ func runReservation(t *testing.T, o client.StartWorkflowOptions) *protocol.RunRe
 func TestStartReservesTheRunsCapAndRefusesWhatDoesNotFit(t *testing.T) {
 	ctx := context.Background()
 	srv := newQuotaServer(quotaCatalog())
-	c := NewClient(srv, ClientOptions{TaskQueue: "q", Identity: "carol"})
+	c := New(srv, Options{TaskQueue: "q", Identity: "carol"})
 	month := budget.MonthOf(time.Now())
 
 	// The flow's $0.50 cap fits twice in its $1.00 quota.
 	for _, id := range []string{"paid-1", "paid-2"} {
-		run, err := c.Start(ctx, "paid", nil, StartOptions{ID: id})
+		run, err := c.Start(ctx, "paid", nil, flow.StartOptions{ID: id})
 		require.NoError(t, err)
 		assert.Equal(t, id, run.ID)
 	}
@@ -173,7 +175,7 @@ func TestStartReservesTheRunsCapAndRefusesWhatDoesNotFit(t *testing.T) {
 	}
 
 	// A third is refused with both figures, and nothing starts.
-	_, err := c.Start(ctx, "paid", nil, StartOptions{ID: "paid-3"})
+	_, err := c.Start(ctx, "paid", nil, flow.StartOptions{ID: "paid-3"})
 	var qe *budget.QuotaError
 	require.True(t, errors.As(err, &qe), "%v", err)
 	assert.True(t, errors.Is(err, budget.ErrQuotaExhausted))
@@ -188,19 +190,19 @@ func TestStartReservesTheRunsCapAndRefusesWhatDoesNotFit(t *testing.T) {
 	// A lower cap in the start options fits what is left once a run gives some back.
 	srv.ledger(budget.WorkflowScope("paid")).ChargeReserved("r1/a", runReservation(t, srv.started[0]).Key, decimal.RequireFromString("0.10"))
 	srv.ledger(budget.WorkflowScope("paid")).Release(runReservation(t, srv.started[0]).Key)
-	_, err = c.Start(ctx, "paid", nil, StartOptions{ID: "paid-4", MaxCostUSD: decp("0.40")})
+	_, err = c.Start(ctx, "paid", nil, flow.StartOptions{ID: "paid-4", MaxCostUSD: decp("0.40")})
 	require.NoError(t, err)
 	assertUSD(t, "0.40", runReservation(t, srv.started[2]).Amount, "the start's cap wins over the flow's")
-	_, err = c.Start(ctx, "paid", nil, StartOptions{ID: "paid-5", MaxCostUSD: decp("0.01")})
+	_, err = c.Start(ctx, "paid", nil, flow.StartOptions{ID: "paid-5", MaxCostUSD: decp("0.01")})
 	assert.EqualError(t, err, "monthly quota of workflow paid: $0.10 spent + $0.90 reserved + $0.01 for this run > $1.00 in "+month)
 }
 
 func TestStartReservationOfOtherCaps(t *testing.T) {
 	ctx := context.Background()
 	srv := newQuotaServer(quotaCatalog())
-	c := NewClient(srv, ClientOptions{TaskQueue: "q", Identity: "carol"})
+	c := New(srv, Options{TaskQueue: "q", Identity: "carol"})
 
-	_, err := c.Start(ctx, "defaulted", nil, StartOptions{ID: "d-1", Delay: time.Hour})
+	_, err := c.Start(ctx, "defaulted", nil, flow.StartOptions{ID: "d-1", Delay: time.Hour})
 	require.NoError(t, err)
 	r := runReservation(t, srv.started[0])
 	require.NotNil(t, r)
@@ -209,20 +211,20 @@ func TestStartReservationOfOtherCaps(t *testing.T) {
 	assert.WithinDuration(t, time.Now().Add(budget.DefaultReservationTTL+time.Hour), exp, time.Minute, "the delay adds to the deadline")
 
 	// Without a cap: admitted while the quota has room, reserving nothing.
-	_, err = c.Start(ctx, "open", nil, StartOptions{ID: "o-1"})
+	_, err = c.Start(ctx, "open", nil, flow.StartOptions{ID: "o-1"})
 	require.NoError(t, err)
 	assert.Nil(t, runReservation(t, srv.started[1]))
 	assert.Len(t, srv.ledger(budget.AllScope).ReservationKeys(), 1)
 	srv.ledger(budget.AllScope).Charge("r/x", decimal.RequireFromString("9.70"))
-	_, err = c.Start(ctx, "open", nil, StartOptions{ID: "o-2"})
+	_, err = c.Start(ctx, "open", nil, flow.StartOptions{ID: "o-2"})
 	assert.EqualError(t, err, "monthly quota of all workflows is exhausted: $9.70 of $10.00 spent, $0.30 reserved in "+budget.MonthOf(time.Now()))
 	assert.Len(t, srv.started, 2)
 }
 
 func TestStartWithoutQuotasReservesNothing(t *testing.T) {
-	srv := newQuotaServer(Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "paid", MaxCostUSD: "0.50"}}})
-	c := NewClient(srv, ClientOptions{TaskQueue: "q", Identity: "carol"})
-	_, err := c.Start(context.Background(), "paid", nil, StartOptions{ID: "p-1"})
+	srv := newQuotaServer(flow.Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "paid", MaxCostUSD: "0.50"}}})
+	c := New(srv, Options{TaskQueue: "q", Identity: "carol"})
+	_, err := c.Start(context.Background(), "paid", nil, flow.StartOptions{ID: "p-1"})
 	require.NoError(t, err)
 	assert.Zero(t, srv.updates, "no ledger is asked")
 	assert.Nil(t, runReservation(t, srv.started[0]))
@@ -231,8 +233,8 @@ func TestStartWithoutQuotasReservesNothing(t *testing.T) {
 func TestStartRefusedAfterItsReservationReleasesIt(t *testing.T) {
 	srv := newQuotaServer(quotaCatalog())
 	srv.executeErr = serviceerror.NewWorkflowExecutionAlreadyStarted("already started", "", "other-run")
-	c := NewClient(srv, ClientOptions{TaskQueue: "q", Identity: "carol"})
-	_, err := c.Start(context.Background(), "paid", nil, StartOptions{ID: "taken"})
+	c := New(srv, Options{TaskQueue: "q", Identity: "carol"})
+	_, err := c.Start(context.Background(), "paid", nil, flow.StartOptions{ID: "taken"})
 	var re *RunExistsError
 	require.True(t, errors.As(err, &re), "%v", err)
 	assert.Equal(t, 2, srv.updates, "both ledgers reserved")
@@ -241,7 +243,7 @@ func TestStartRefusedAfterItsReservationReleasesIt(t *testing.T) {
 }
 
 func TestStartCap(t *testing.T) {
-	p := func(start string) *startPlan { return &startPlan{runOpts: protocol.RunOptions{MaxCostUSD: start}} }
+	p := func(start string) *startPlan { return &startPlan{RunOpts: protocol.RunOptions{MaxCostUSD: start}} }
 	tests := []struct {
 		name, start, flow, worker, want string
 	}{
@@ -253,7 +255,7 @@ func TestStartCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := startCap(WorkflowInfo{MaxCostUSD: tt.flow, WorkerMaxCostUSD: tt.worker}, p(tt.start))
+			got := startCap(flow.WorkflowInfo{MaxCostUSD: tt.flow, WorkerMaxCostUSD: tt.worker}, p(tt.start))
 			assert.Equal(t, tt.want, got.String())
 		})
 	}
@@ -261,8 +263,8 @@ func TestStartCap(t *testing.T) {
 
 func TestStartAgainstWorkersFromBeforeReservationsOnlyChecks(t *testing.T) {
 	srv := newQuotaServer(quotaCatalog())
-	c := NewClient(srv, ClientOptions{TaskQueue: "q", Identity: "carol"})
-	_, err := c.Start(context.Background(), "old", nil, StartOptions{ID: "old-1"})
+	c := New(srv, Options{TaskQueue: "q", Identity: "carol"})
+	_, err := c.Start(context.Background(), "old", nil, flow.StartOptions{ID: "old-1"})
 	require.NoError(t, err)
 	assert.Zero(t, srv.updates, "their ledgers know no reservation Update")
 	require.Len(t, srv.started, 1)
@@ -273,27 +275,35 @@ func TestStartAgainstWorkersFromBeforeReservationsOnlyChecks(t *testing.T) {
 // client cannot send are bad input (InputError) before anything is sent, and a start the
 // server refuses as too big is bad input that says what to do, not a raw gRPC error.
 func TestStartRefusesBadNamesIDsAndOversizedStarts(t *testing.T) {
-	srv := newQuotaServer(Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "hello"}}})
-	c := NewClient(srv, ClientOptions{TaskQueue: "q"})
-	var in *InputError
-	_, err := c.Start(t.Context(), "bad name!", nil, StartOptions{})
+	srv := newQuotaServer(flow.Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "hello"}}})
+	c := New(srv, Options{TaskQueue: "q"})
+	var in *flow.InputError
+	_, err := c.Start(t.Context(), "bad name!", nil, flow.StartOptions{})
 	require.ErrorAs(t, err, &in)
 	assert.Contains(t, err.Error(), `bad input for start: flow name "bad name!"`)
 	for _, id := range []string{"x\x01y", "ünï", "tab\there", strings.Repeat("a", 1001), "   "} {
-		_, err := c.Start(t.Context(), "hello", nil, StartOptions{ID: id})
+		_, err := c.Start(t.Context(), "hello", nil, flow.StartOptions{ID: id})
 		require.ErrorAs(t, err, &in, "ID %q", id)
 		assert.Contains(t, err.Error(), "run ID", "ID %q", id)
 	}
 	assert.Empty(t, srv.started, "nothing was started")
 
 	srv.executeErr = status.Error(codes.ResourceExhausted, "grpc: received message after decompression larger than max 4194304")
-	_, err = c.Start(t.Context(), "hello", nil, StartOptions{})
+	_, err = c.Start(t.Context(), "hello", nil, flow.StartOptions{})
 	require.ErrorAs(t, err, &in)
 	assert.Contains(t, err.Error(), "the start is too big for the Temporal server (grpc: received message after decompression larger than max 4194304): keep big inputs in the blob store")
 	srv.executeErr = serviceerror.NewInvalidArgument("Blob data size exceeds limit.")
-	_, err = c.Start(t.Context(), "hello", nil, StartOptions{})
+	_, err = c.Start(t.Context(), "hello", nil, flow.StartOptions{})
 	require.ErrorAs(t, err, &in)
 	srv.executeErr = serviceerror.NewUnavailable("down")
-	_, err = c.Start(t.Context(), "hello", nil, StartOptions{})
+	_, err = c.Start(t.Context(), "hello", nil, flow.StartOptions{})
 	assert.False(t, errors.As(err, &in), "other errors stay what they are: %v", err)
+}
+
+func decp(s string) *decimal.Decimal { d := decimal.RequireFromString(s); return &d }
+
+// assertUSD compares amounts as numbers ("1.0" equals "1.00").
+func assertUSD(t *testing.T, want string, got decimal.Decimal, msgAndArgs ...any) {
+	t.Helper()
+	assert.True(t, decimal.RequireFromString(want).Equal(got), append([]any{"want $%s, got $%s", want, got.String()}, msgAndArgs...)...)
 }

@@ -1,4 +1,4 @@
-package flow
+package flowclient
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/gateflow/gateflow/flow"
 
 	"github.com/shopspring/decimal"
 
@@ -25,7 +27,7 @@ type quotaHold struct {
 // startCap is the cap the run of plan p will have (the start option, then the flow's
 // default, then the worker's, see budget.ResolveCap): what its admission reserves. Zero when
 // the run has no cap.
-func startCap(info WorkflowInfo, p *startPlan) decimal.Decimal {
+func startCap(info flow.WorkflowInfo, p *startPlan) decimal.Decimal {
 	parse := func(s string) *decimal.Decimal {
 		if s == "" {
 			return nil
@@ -36,7 +38,7 @@ func startCap(info WorkflowInfo, p *startPlan) decimal.Decimal {
 		}
 		return &d
 	}
-	c := budget.ResolveCap(parse(p.runOpts.MaxCostUSD), parse(info.MaxCostUSD), parse(info.WorkerMaxCostUSD))
+	c := budget.ResolveCap(parse(p.RunOpts.MaxCostUSD), parse(info.MaxCostUSD), parse(info.WorkerMaxCostUSD))
 	if !c.Set {
 		return decimal.Zero
 	}
@@ -62,35 +64,35 @@ func reservationKey(runID string) string {
 // The reservation's deadline is budget.DefaultReservationTTL after the run's start time
 // (its delay included): the run releases it when it ends, the deadline only covers a run
 // that never ends.
-func (c *Client) reserveQuotas(ctx context.Context, cat *Catalog, p *startPlan) (*quotaHold, error) {
-	q := cat.quotas()
+func (c *Client) reserveQuotas(ctx context.Context, cat *flow.Catalog, p *startPlan) (*quotaHold, error) {
+	q := quotas(cat)
 	_, all := q.LimitFor(budget.AllScope)
-	_, own := q.LimitFor(budget.WorkflowScope(p.name))
+	_, own := q.LimitFor(budget.WorkflowScope(p.Name))
 	if !all && !own {
 		return nil, nil
 	}
-	info, _ := cat.Lookup(p.name)
+	info, _ := cat.Lookup(p.Name)
 	if !info.QuotaReservations {
 		// Workers from before reservations: their ledgers only know charges.
-		return nil, entity.CheckQuotas(ctx, c.tc, c.opts.TaskQueue, q.LimitFor, p.name, p.now)
+		return nil, entity.CheckQuotas(ctx, c.tc, c.opts.TaskQueue, q.LimitFor, p.Name, p.Now)
 	}
 	h := &quotaHold{req: protocol.QuotaReserve{
-		Key:      reservationKey(p.id),
-		Workflow: p.name,
-		Month:    budget.MonthOf(p.now),
+		Key:      reservationKey(p.ID),
+		Workflow: p.Name,
+		Month:    budget.MonthOf(p.Now),
 		Amount:   startCap(info, p),
-		TTL:      budget.DefaultReservationTTL + p.workflow.StartDelay,
+		TTL:      budget.DefaultReservationTTL + p.Workflow.StartDelay,
 	}}
 	scopes, err := entity.ReserveQuotas(ctx, c.tc, c.opts.TaskQueue, q.LimitFor, h.req)
 	if err != nil {
 		if _, ok := entity.AsQuotaError(err); ok {
 			return nil, err
 		}
-		return nil, fmt.Errorf("start %s: %w", p.name, err)
+		return nil, fmt.Errorf("start %s: %w", p.Name, err)
 	}
 	h.scopes = scopes
 	if h.req.Amount.IsPositive() && len(scopes) > 0 {
-		p.runOpts.Reservation = &protocol.RunReservation{Key: h.req.Key, Month: h.req.Month, Amount: h.req.Amount}
+		p.RunOpts.Reservation = &protocol.RunReservation{Key: h.req.Key, Month: h.req.Month, Amount: h.req.Amount}
 	}
 	return h, nil
 }

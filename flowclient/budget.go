@@ -1,8 +1,10 @@
-package flow
+package flowclient
 
 import (
 	"context"
 	"time"
+
+	"github.com/gateflow/gateflow/flow"
 
 	"github.com/gateflow/gateflow/runs"
 
@@ -37,7 +39,7 @@ func (c *Client) RaiseBudget(ctx context.Context, r BudgetRequest) (budget.Cap, 
 	}
 	raise.Proof = proof
 	var cp budget.Cap
-	err = c.update(ctx, r.Run, what, UpdateBudget, raise, &cp)
+	err = c.update(ctx, r.Run, what, flow.UpdateBudget, raise, &cp)
 	return cp, err
 }
 
@@ -56,7 +58,7 @@ func (c *Client) MonthlySpend(ctx context.Context, month string) ([]runs.SpendLi
 	if err != nil {
 		return nil, err
 	}
-	q := cat.quotas()
+	q := quotas(cat)
 	scopes := []budget.Scope{budget.AllScope}
 	for _, w := range cat.Workflows {
 		scopes = append(scopes, budget.WorkflowScope(w.Name))

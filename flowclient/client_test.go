@@ -1,14 +1,12 @@
-package flow
+package flowclient
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/gateflow/gateflow/flow"
 
 	"github.com/gateflow/gateflow/runs"
 
@@ -20,7 +18,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gateflow/gateflow/internal/searchattr"
-	"github.com/gateflow/gateflow/internal/typeschema"
 )
 
 var temporalStatuses = []enumspb.WorkflowExecutionStatus{
@@ -135,111 +132,14 @@ func TestListQuery(t *testing.T) {
 	}
 }
 
-func TestEncodeInput(t *testing.T) {
-	tests := []struct {
-		name    string
-		input   any
-		want    string
-		wantErr string
-	}{
-		{"nil", nil, "null", ""},
-		{"raw JSON compacted", json.RawMessage("{ \"a\" : [1, 2] }\n"), `{"a":[1,2]}`, ""},
-		{"bytes compacted", []byte(" [ true ] "), `[true]`, ""},
-		{"empty bytes are null", []byte("  "), "null", ""},
-		{"nil raw message is null", json.RawMessage(nil), "null", ""},
-		{"invalid raw JSON", json.RawMessage("{bad"), "", "input is not valid JSON"},
-		{"trailing data", []byte(`{} {}`), "", "input is not valid JSON"},
-		{"struct encoded", someType{Name: "Ada"}, `{"name":"Ada"}`, ""},
-		{"map encoded", map[string]int{"n": 1}, `{"n":1}`, ""},
-		{"string is a JSON string", `{"not":"raw"}`, `"{\"not\":\"raw\"}"`, ""},
-		{"unencodable", make(chan int), "", "encode input: json: unsupported type: chan int"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := encodeInput(tt.input)
-			if tt.wantErr != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tt.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, string(got))
-		})
-	}
-}
-
-func TestValidJSON(t *testing.T) {
-	got, err := validJSON([]byte("\n\t 42 \n"))
-	require.NoError(t, err)
-	assert.Equal(t, "42", string(got))
-	_, err = validJSON([]byte(`{"a":}`))
-	assert.ErrorContains(t, err, "input is not valid JSON")
-}
-
-func TestCheckInput(t *testing.T) {
-	schema := typeschema.For(reflect.TypeFor[stepsInput]())
-	tests := []struct {
-		name    string
-		schema  json.RawMessage
-		raw     string
-		wantErr string
-	}{
-		{"fits", schema, `{"steps":[{"name":"a","shell":{"command":"true","timeout":5}}]}`, ""},
-		{"null", schema, `null`, ""},
-		{"no schema accepts anything", nil, `[1,"x"]`, ""},
-		{"big integers stay exact", typeschema.For(reflect.TypeFor[int64]()), `9007199254740993`, ""},
-		{"wrong nested type", schema, `{"steps":[{"name":"a"},{"name":1}]}`, "at /steps/1/name: "},
-		{"unknown field", schema, `{"stepz":[]}`, "stepz"},
-		{"non-integer duration", schema, `{"steps":[{"shell":{"timeout":1.5}}]}`, "at /steps/0/shell/timeout: "},
-		{"invalid JSON", schema, `{`, "not valid JSON"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := checkInput(tt.schema, json.RawMessage(tt.raw))
-			if tt.wantErr == "" {
-				assert.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.wantErr)
-		})
-	}
-}
-
-func TestDetailsMarkdown(t *testing.T) {
-	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	end1, end2 := t0.Add(1500*time.Millisecond), t0.Add(3*time.Second)
-	st := &runs.State{
-		Workflow: "release",
-		Status:   runs.StatusFailed,
-		Error:    "step deploy: exit | code `3`\nbad",
-		Steps: []runs.Step{
-			{Name: "build|all", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: &end1, Output: "a | b\n  c"},
-			{Name: "deploy", Kind: runs.KindShell, Status: runs.StepFailed, Attempt: 2, StartedAt: end1, EndedAt: &end2, Output: "ignored", Error: "exit code 3: `no` | way"},
-			{Name: "watch", Kind: runs.KindShell, Status: runs.StepRunning, Attempt: 1, StartedAt: end2, Output: strings.Repeat("x", 100)},
-		},
-	}
-	want := "**release** — failed\n\nCost **$0.0000**\n\n" +
-		"Error: `step deploy: exit \\| code '3' bad`\n\n" +
-		"| step | kind | status | attempt | duration | cost | detail |\n" +
-		"| --- | --- | --- | --- | --- | --- | --- |\n" +
-		"| build\\|all | shell | completed | 1 | 1.5s | - | a \\| b c |\n" +
-		"| deploy | shell | failed | 2 | 1.5s | - | exit code 3: 'no' \\| way |\n" +
-		"| watch | shell | running | 1 | 7s | - | " + strings.Repeat("x", 79) + "… |\n"
-	assert.Equal(t, want, detailsMarkdown(st, end2.Add(7*time.Second)))
-
-	empty := detailsMarkdown(&runs.State{Workflow: "hello", Status: runs.StatusRunning}, t0)
-	assert.Equal(t, "**hello** — running\n\nCost **$0.0000**\n\nNo steps yet.\n", empty)
-}
-
 func TestClientErrors(t *testing.T) {
 	tests := []struct {
 		err  error
 		want string
 	}{
-		{&UnknownWorkflowError{Name: "x", TaskQueue: "q"}, `unknown workflow "x" on task queue q (known: none)`},
-		{&UnknownWorkflowError{Name: "x", TaskQueue: "q", Known: []string{"a", "b"}}, `unknown workflow "x" on task queue q (known: a, b)`},
-		{&InputError{Workflow: "w", Err: errors.New("input.a: want a string, got a number")}, "bad input for w: input.a: want a string, got a number"},
+		{&flow.UnknownWorkflowError{Name: "x", TaskQueue: "q"}, `unknown workflow "x" on task queue q (known: none)`},
+		{&flow.UnknownWorkflowError{Name: "x", TaskQueue: "q", Known: []string{"a", "b"}}, `unknown workflow "x" on task queue q (known: a, b)`},
+		{&flow.InputError{Workflow: "w", Err: errors.New("input.a: want a string, got a number")}, "bad input for w: input.a: want a string, got a number"},
 		{&RunExistsError{ID: "r1", RunID: "abc"}, "run r1 already exists and is still running"},
 		{&RunNotFoundError{ID: "r2"}, "run r2 not found"},
 	}
@@ -247,7 +147,7 @@ func TestClientErrors(t *testing.T) {
 		assert.Equal(t, tt.want, tt.err.Error())
 	}
 	cause := errors.New("cause")
-	assert.ErrorIs(t, &InputError{Workflow: "w", Err: cause}, cause)
+	assert.ErrorIs(t, &flow.InputError{Workflow: "w", Err: cause}, cause)
 }
 
 func TestRunError(t *testing.T) {
@@ -260,20 +160,14 @@ func TestRunError(t *testing.T) {
 	assert.True(t, strings.HasPrefix(err.Error(), "describe r1: "), err.Error())
 }
 
-func TestNewRunID(t *testing.T) {
-	a, b := newRunID("delivery/web/release"), newRunID("delivery/web/release")
-	assert.Regexp(t, regexp.MustCompile(`^delivery-web-release-[0-9a-f]{10}$`), a)
-	assert.NotEqual(t, a, b)
-}
-
 func TestCurrentUserAndClientDefaults(t *testing.T) {
 	t.Setenv("FLOW_USER", "  alice ")
-	c := NewClient(nil, ClientOptions{})
-	assert.Equal(t, DefaultTaskQueue, c.TaskQueue())
+	c := New(nil, Options{})
+	assert.Equal(t, flow.DefaultTaskQueue, c.TaskQueue())
 	assert.Equal(t, "alice", c.opts.Identity)
 	assert.Nil(t, c.Temporal())
 
-	c = NewClient(nil, ClientOptions{TaskQueue: "q", Identity: "bob"})
+	c = New(nil, Options{TaskQueue: "q", Identity: "bob"})
 	assert.Equal(t, "q", c.TaskQueue())
 	assert.Equal(t, "bob", c.opts.Identity)
 }

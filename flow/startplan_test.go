@@ -39,7 +39,7 @@ func planCatalog() *Catalog {
 // what a start asks Temporal for.
 func TestPlanStart(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	copts := ClientOptions{TaskQueue: "q", Identity: "carol"}
+	copts := clientOptions{TaskQueue: "q", Identity: "carol"}
 	cost := decimal.RequireFromString("0.75")
 	tests := []struct {
 		name    string
@@ -56,10 +56,10 @@ func TestPlanStart(t *testing.T) {
 		{name: "bad option", flow: "hello", opts: StartOptions{Priority: 9}, wantErr: "bad input for hello: priority 9: want 1 (highest) to 5 (lowest)"},
 		{name: "bad budget policy", flow: "hello", opts: StartOptions{BudgetPolicy: "spend"}, wantErr: "bad input for hello:"},
 		{name: "defaults", flow: "hello", input: planInput{Name: "ada"}, check: func(t *testing.T, p *startPlan) {
-			assert.Regexp(t, `^hello-[0-9a-f]{10}$`, p.id)
-			assert.JSONEq(t, `{"name":"ada"}`, string(p.input))
-			assert.Equal(t, runs.StatusRunning, p.status)
-			o := p.options()
+			assert.Regexp(t, `^hello-[0-9a-f]{10}$`, p.ID)
+			assert.JSONEq(t, `{"name":"ada"}`, string(p.Input))
+			assert.Equal(t, runs.StatusRunning, p.Status)
+			o := p.Options()
 			assert.Equal(t, "q", o.TaskQueue)
 			assert.Equal(t, "hello: Say hello", o.StaticSummary)
 			assert.Contains(t, o.StaticDetails, "Started by **carol**")
@@ -72,11 +72,11 @@ func TestPlanStart(t *testing.T) {
 			assert.Equal(t, protocol.RunOptions{QuotaChecked: true}, o.Memo[protocol.MemoOptions])
 		}},
 		{name: "idempotency key gives a stable ID and keeps it after the run", flow: "hello", opts: StartOptions{IdempotencyKey: "v1"}, check: func(t *testing.T, p *startPlan) {
-			assert.Equal(t, idempotentRunID("hello", "v1"), p.id)
-			assert.Equal(t, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, p.options().WorkflowIDReusePolicy)
+			assert.Equal(t, idempotentRunID("hello", "v1"), p.ID)
+			assert.Equal(t, enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE, p.Options().WorkflowIDReusePolicy)
 		}},
 		{name: "the flow's cap, category and version go to search attributes", flow: "paid", opts: StartOptions{CreatedBy: "dave", Priority: 1}, check: func(t *testing.T, p *startPlan) {
-			sa := p.options().TypedSearchAttributes
+			sa := p.Options().TypedSearchAttributes
 			cp, _ := sa.GetFloat64(searchattr.MaxCostKey)
 			assert.Equal(t, 1.5, cp)
 			cat, _ := sa.GetKeyword(searchattr.CategoryKey)
@@ -85,49 +85,49 @@ func TestPlanStart(t *testing.T) {
 			assert.Equal(t, "2", v)
 			by, _ := sa.GetKeyword(searchattr.CreatedByKey)
 			assert.Equal(t, "dave", by)
-			assert.Equal(t, 1, p.options().Priority.PriorityKey)
+			assert.Equal(t, 1, p.Options().Priority.PriorityKey)
 		}},
 		{name: "the start's cap wins", flow: "paid", opts: StartOptions{MaxCostUSD: &cost, BudgetPolicy: budget.Pause}, check: func(t *testing.T, p *startPlan) {
-			cp, _ := p.options().TypedSearchAttributes.GetFloat64(searchattr.MaxCostKey)
+			cp, _ := p.Options().TypedSearchAttributes.GetFloat64(searchattr.MaxCostKey)
 			assert.Equal(t, 0.75, cp)
-			assert.Equal(t, "0.75", p.runOpts.MaxCostUSD)
-			assert.Equal(t, budget.Pause, p.runOpts.BudgetPolicy)
+			assert.Equal(t, "0.75", p.RunOpts.MaxCostUSD)
+			assert.Equal(t, budget.Pause, p.RunOpts.BudgetPolicy)
 		}},
 		{name: "a delay holds the run in pending", flow: "hello", opts: StartOptions{StartAt: now.Add(time.Hour)}, check: func(t *testing.T, p *startPlan) {
-			assert.Equal(t, runs.StatusPending, p.status)
-			assert.Equal(t, time.Hour, p.options().StartDelay)
+			assert.Equal(t, runs.StatusPending, p.Status)
+			assert.Equal(t, time.Hour, p.Options().StartDelay)
 		}},
 		{name: "concurrency key and limits", flow: "hello", opts: StartOptions{ConcurrencyKey: "deploy", ConcurrencyLimits: map[string]int{"builders": 2}}, check: func(t *testing.T, p *startPlan) {
-			assert.Equal(t, "key:deploy", p.exclusive)
-			assert.Equal(t, map[string]int{"builders": 2, "key:deploy": 1}, p.runOpts.Concurrency)
+			assert.Equal(t, "key:deploy", p.Exclusive)
+			assert.Equal(t, map[string]int{"builders": 2, "key:deploy": 1}, p.RunOpts.Concurrency)
 		}},
 		{name: "worker tags pick the queue", flow: "hello", opts: StartOptions{WorkerTags: []string{"gpu", "eu"}}, check: func(t *testing.T, p *startPlan) {
-			assert.Equal(t, "q@eu+gpu", p.options().TaskQueue)
+			assert.Equal(t, "q@eu+gpu", p.Options().TaskQueue)
 		}},
 		{name: "labels", flow: "hello", opts: StartOptions{Labels: map[string]string{"team": "web"}}, check: func(t *testing.T, p *startPlan) {
-			l, _ := p.options().TypedSearchAttributes.GetKeywordList(searchattr.LabelsKey)
+			l, _ := p.Options().TypedSearchAttributes.GetKeywordList(searchattr.LabelsKey)
 			assert.Equal(t, []string{"team=web"}, l)
 		}},
 		{name: "the flow's defaults without start options", flow: "tagged", check: func(t *testing.T, p *startPlan) {
-			o := p.options()
+			o := p.Options()
 			assert.Equal(t, 2, o.Priority.PriorityKey)
 			pr, _ := o.TypedSearchAttributes.GetInt64(searchattr.PriorityKey)
 			assert.Equal(t, int64(2), pr)
 			l, _ := o.TypedSearchAttributes.GetKeywordList(searchattr.LabelsKey)
 			assert.Equal(t, []string{"team=ml", "tier=batch"}, l)
-			assert.Equal(t, map[string]string{"team": "ml", "tier": "batch"}, p.runOpts.Labels)
+			assert.Equal(t, map[string]string{"team": "ml", "tier": "batch"}, p.RunOpts.Labels)
 			assert.Equal(t, "q@gpu", o.TaskQueue, "the flow's worker tags pick the queue")
 		}},
 		{name: "start options over the flow's defaults", flow: "tagged", opts: StartOptions{Priority: 4,
 			Labels: map[string]string{"team": "web", "env": "prod"}, WorkerTags: []string{"gpu", "eu"}}, check: func(t *testing.T, p *startPlan) {
-			o := p.options()
+			o := p.Options()
 			assert.Equal(t, 4, o.Priority.PriorityKey, "the start's priority wins")
 			l, _ := o.TypedSearchAttributes.GetKeywordList(searchattr.LabelsKey)
 			assert.Equal(t, []string{"env=prod", "team=web", "tier=batch"}, l, "the union, the start's value for team")
 			assert.Equal(t, "q@eu+gpu", o.TaskQueue, "the union of the tags")
 		}},
 		{name: "a flow's priority out of range is clamped", flow: "rogue", check: func(t *testing.T, p *startPlan) {
-			assert.Equal(t, MaxPriority, p.options().Priority.PriorityKey)
+			assert.Equal(t, MaxPriority, p.Options().Priority.PriorityKey)
 		}},
 		{name: "too many tags with the flow's", flow: "tagged", opts: StartOptions{WorkerTags: []string{"a", "b", "c", "d"}},
 			wantErr: "bad input for tagged: 5 worker tags with the flow's (a, b, c, d, gpu): a worker has at most 4"},
@@ -136,12 +136,12 @@ func TestPlanStart(t *testing.T) {
 		{name: "the start's own options are checked before the merge", flow: "tagged", opts: StartOptions{WorkerTags: []string{"GPU"}},
 			wantErr: `bad input for tagged: tag "GPU"`},
 		{name: "a plan has no status and says so", flow: "hello", opts: StartOptions{ID: "plan-x", plan: true}, check: func(t *testing.T, p *startPlan) {
-			o := p.options()
+			o := p.Options()
 			_, has := o.TypedSearchAttributes.GetKeyword(searchattr.StatusKey)
 			assert.False(t, has, "lists leave plans out")
 			assert.Equal(t, "plan of hello: Say hello", o.StaticSummary)
-			assert.True(t, p.runOpts.Plan)
-			assert.Equal(t, "plan-x", p.id)
+			assert.True(t, p.RunOpts.Plan)
+			assert.Equal(t, "plan-x", p.ID)
 		}},
 	}
 	for _, tt := range tests {
@@ -163,12 +163,12 @@ func TestPlanStart(t *testing.T) {
 }
 
 func TestStartPlanHoldWhenPaused(t *testing.T) {
-	p, err := planStart(planCatalog(), ClientOptions{TaskQueue: "q"}, "hello", nil, StartOptions{}, time.Now())
+	p, err := planStart(planCatalog(), clientOptions{TaskQueue: "q"}, "hello", nil, StartOptions{}, time.Now())
 	require.NoError(t, err)
-	p.hold()
-	assert.Equal(t, runs.StatusPending, p.status)
-	assert.True(t, p.runOpts.Paused)
-	st, _ := p.options().TypedSearchAttributes.GetKeyword(searchattr.StatusKey)
+	p.Hold()
+	assert.Equal(t, runs.StatusPending, p.Status)
+	assert.True(t, p.RunOpts.Paused)
+	st, _ := p.Options().TypedSearchAttributes.GetKeyword(searchattr.StatusKey)
 	assert.Equal(t, "pending", st)
 }
 
@@ -213,7 +213,7 @@ func TestWithFlowDefaults(t *testing.T) {
 
 func TestPlanStartRefusesARemovedFlow(t *testing.T) {
 	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "gone", Kind: protocol.KindYAMLFlow, Removed: "definition gone was removed (flows/gone.yaml)"}}}
-	_, err := planStart(cat, ClientOptions{TaskQueue: "q"}, "gone", nil, StartOptions{}, time.Now())
+	_, err := planStart(cat, clientOptions{TaskQueue: "q"}, "gone", nil, StartOptions{}, time.Now())
 	var unknown *UnknownWorkflowError
 	require.ErrorAs(t, err, &unknown)
 	assert.EqualError(t, err, `workflow "gone" on task queue q is not served for new runs: definition gone was removed (flows/gone.yaml)`)

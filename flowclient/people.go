@@ -1,4 +1,4 @@
-package flow
+package flowclient
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gateflow/gateflow/flow"
 
 	"github.com/gateflow/gateflow/runs"
 
@@ -60,7 +62,7 @@ func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (approva
 	}
 	v.Proof, v.Verified = proof, nil
 	var res approval.VoteResult
-	err = c.update(ctx, run, what, UpdateApproval, v, &res)
+	err = c.update(ctx, run, what, flow.UpdateApproval, v, &res)
 	return res, err
 }
 
@@ -81,10 +83,10 @@ type AnswerRequest struct {
 func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnswer, error) {
 	r.By = c.who(r.By)
 	if !json.Valid(r.Data) {
-		return signals.InputAnswer{}, &InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
+		return signals.InputAnswer{}, &flow.InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
 	}
 	if err := checkAnswerSize(r.Data); err != nil {
-		return signals.InputAnswer{}, &InputError{Workflow: "input " + r.Name, Err: err}
+		return signals.InputAnswer{}, &flow.InputError{Workflow: "input " + r.Name, Err: err}
 	}
 	a := protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}
 	proof, err := c.sign(decisions.Answer(c.opts.Namespace, r.Run, a))
@@ -93,14 +95,14 @@ func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnsw
 	}
 	a.Proof = proof
 	var ans signals.InputAnswer
-	err = c.update(ctx, r.Run, "input "+r.Name, UpdateInput, a, &ans)
+	err = c.update(ctx, r.Run, "input "+r.Name, flow.UpdateInput, a, &ans)
 	return ans, err
 }
 
 // update sends the Update name with arg to run, waits for its result and decodes it into
 // out; a refusal is a *RefusedError about what.
 //
-// The run's answer is awaited for at most ClientOptions.DecisionTimeout (when ctx has no
+// The run's answer is awaited for at most Options.DecisionTimeout (when ctx has no
 // earlier deadline); a run that does not answer by then (its worker is down) gives an error
 // matching ErrNotValidated.
 func (c *Client) update(ctx context.Context, run, what, name string, arg, out any) error {
@@ -115,7 +117,7 @@ func (c *Client) update(ctx context.Context, run, what, name string, arg, out an
 	if err != nil {
 		if uctx.Err() != nil && ctx.Err() == nil {
 			return fmt.Errorf("%s on run %s: %w: the run did not answer within %s (is its worker running?); it checks the decision, and counts it if it is valid, when its worker is back",
-				what, run, ErrNotValidated, c.opts.DecisionTimeout)
+				what, run, flow.ErrNotValidated, c.opts.DecisionTimeout)
 		}
 		return c.refusal(ctx, run, what, err)
 	}
@@ -132,13 +134,13 @@ func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (si
 		return e, err
 	}
 	if run != "" {
-		if err := c.tc.SignalWorkflow(ctx, run, "", SignalName, e); err != nil {
+		if err := c.tc.SignalWorkflow(ctx, run, "", flow.SignalName, e); err != nil {
 			return e, c.refusal(ctx, run, "signal "+e.Name, err)
 		}
 		return e, nil
 	}
 	if e.Key == "" {
-		return e, &InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
+		return e, &flow.InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
 	}
 	if err := entity.SignalMailbox(ctx, c.tc, c.opts.TaskQueue, e.Name, e.Key, protocol.MailboxPost, e); err != nil {
 		return e, fmt.Errorf("signal %s/%s: %w", e.Name, e.Key, err)
@@ -162,7 +164,7 @@ func (c *Client) envelope(e signals.Envelope) (signals.Envelope, error) {
 	}
 	e.SentAt = time.Now().UTC()
 	if err := e.Validate(); err != nil {
-		return e, &InputError{Workflow: "signal " + e.Name, Err: err}
+		return e, &flow.InputError{Workflow: "signal " + e.Name, Err: err}
 	}
 	return e, nil
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/protocol"
-	"github.com/shopspring/decimal"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
@@ -42,29 +40,6 @@ func (c *Catalog) Names() []string {
 		out = append(out, w.Name)
 	}
 	return out
-}
-
-// quotas are the monthly quotas the catalog's workers enforce.
-func (c *Catalog) quotas() budget.Quotas {
-	var q budget.Quotas
-	if d, err := budget.ParseUSD(c.MonthlyQuotaUSD); c.MonthlyQuotaUSD != "" && err == nil {
-		q.MonthlyUSD = &d
-	}
-	for _, w := range c.Workflows {
-		if d, err := budget.ParseUSD(w.MonthlyQuotaUSD); w.MonthlyQuotaUSD != "" && err == nil {
-			if q.PerWorkflow == nil {
-				q.PerWorkflow = map[string]decimal.Decimal{}
-			}
-			q.PerWorkflow[w.Name] = d
-		}
-	}
-	return q
-}
-
-// Workflows reads the catalog of the client's task queue. ErrNoCatalog means no worker has
-// ever published one there.
-func (c *Client) Workflows(ctx context.Context) (*Catalog, error) {
-	return readCatalog(ctx, c.tc, c.opts.TaskQueue)
 }
 
 func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*Catalog, error) {

@@ -1,0 +1,33 @@
+package flowclient
+
+import (
+	"context"
+
+	"github.com/gateflow/gateflow/flow"
+
+	"github.com/gateflow/gateflow/budget"
+	"github.com/shopspring/decimal"
+)
+
+// quotas are the monthly quotas the workers of catalog c enforce.
+func quotas(c *flow.Catalog) budget.Quotas {
+	var q budget.Quotas
+	if d, err := budget.ParseUSD(c.MonthlyQuotaUSD); c.MonthlyQuotaUSD != "" && err == nil {
+		q.MonthlyUSD = &d
+	}
+	for _, w := range c.Workflows {
+		if d, err := budget.ParseUSD(w.MonthlyQuotaUSD); w.MonthlyQuotaUSD != "" && err == nil {
+			if q.PerWorkflow == nil {
+				q.PerWorkflow = map[string]decimal.Decimal{}
+			}
+			q.PerWorkflow[w.Name] = d
+		}
+	}
+	return q
+}
+
+// Workflows reads the catalog of the client's task queue. ErrNoCatalog means no worker has
+// ever published one there.
+func (c *Client) Workflows(ctx context.Context) (*flow.Catalog, error) {
+	return readCatalog(ctx, c.tc, c.opts.TaskQueue)
+}

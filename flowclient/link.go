@@ -1,0 +1,48 @@
+package flowclient
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/flowlink"
+)
+
+// The parts of package flow the client shares with the worker (internal/flowlink).
+var (
+	validateName       = flowlink.ValidateName
+	newRunID           = flowlink.NewRunID
+	maxRunsGroup       = flowlink.MaxRunsGroup
+	checkAnswerSize    = flowlink.CheckAnswerSize
+	markWaitingService = flowlink.MarkWaitingService
+)
+
+// startPlan is a planned start: the run's ID, input and options (see planStart).
+type startPlan = flowlink.Plan
+
+// planStart checks name's input and opts against the catalog and plans the start, as the
+// worker plans its triggered and once starts; plan makes the start a plan (Client.Plan).
+func planStart(cat *flow.Catalog, copts Options, name string, input any, opts flow.StartOptions, plan bool, now time.Time) (*startPlan, error) {
+	return flowlink.PlanStart(cat, copts.TaskQueue, copts.Identity, name, input, opts, plan, now)
+}
+
+// readCatalog reads the catalog of the task queue.
+func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*flow.Catalog, error) {
+	c, err := flowlink.ReadCatalog(ctx, tc, taskQueue)
+	if err != nil {
+		return nil, err
+	}
+	cat, ok := c.(*flow.Catalog)
+	if !ok {
+		return nil, fmt.Errorf("read catalog of %s: got a %T", taskQueue, c)
+	}
+	return cat, nil
+}
+
+// temporalScheduleID is the Temporal schedule ID of the n-th schedule s of flow on queue.
+func temporalScheduleID(flow string, n int, s flow.ScheduleInfo, queue string) string {
+	return flowlink.ScheduleID(flow, n, s, queue)
+}
