@@ -6,25 +6,23 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
 
-// Catalog is what the workers of one task queue serve.
-type Catalog struct {
-	TaskQueue string `json:"task_queue"`
-	// MonthlyQuotaUSD is the workers' overall monthly quota, if any.
-	MonthlyQuotaUSD string         `json:"monthly_quota_usd,omitempty"`
-	Workflows       []WorkflowInfo `json:"workflows"`
-	// Workers are the registries of the queue's workers (the latest to start), nil when
-	// none published them: what definitions are validated against (Registry).
-	Workers   *RegistryInfo `json:"workers,omitempty"`
-	UpdatedAt time.Time     `json:"updated_at"`
+// catalog is what the workers of one task queue serve (flowclient.Catalog).
+type catalog struct {
+	TaskQueue       string                 `json:"task_queue"`
+	MonthlyQuotaUSD string                 `json:"monthly_quota_usd,omitempty"`
+	Workflows       []WorkflowInfo         `json:"workflows"`
+	Workers         *flowlink.RegistryInfo `json:"workers,omitempty"`
+	UpdatedAt       time.Time              `json:"updated_at"`
 }
 
 // Lookup returns the entry named name.
-func (c *Catalog) Lookup(name string) (WorkflowInfo, bool) {
+func (c *catalog) Lookup(name string) (WorkflowInfo, bool) {
 	for _, w := range c.Workflows {
 		if w.Name == name {
 			return w, true
@@ -34,7 +32,7 @@ func (c *Catalog) Lookup(name string) (WorkflowInfo, bool) {
 }
 
 // Names lists the catalog's flow names in order.
-func (c *Catalog) Names() []string {
+func (c *catalog) Names() []string {
 	out := make([]string, 0, len(c.Workflows))
 	for _, w := range c.Workflows {
 		out = append(out, w.Name)
@@ -42,7 +40,7 @@ func (c *Catalog) Names() []string {
 	return out
 }
 
-func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*Catalog, error) {
+func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*catalog, error) {
 	resp, err := tc.DescribeWorkflowExecution(ctx, protocol.CatalogID(taskQueue), "")
 	if err != nil {
 		var nf *serviceerror.NotFound

@@ -32,7 +32,7 @@ func TestGuardsTighten(t *testing.T) {
 }
 
 func TestPlanStartGuards(t *testing.T) {
-	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "plain"}}}
+	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "plain"}}}
 	now := time.Now()
 	p, err := planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: 3, MaxWallTime: time.Minute}}, now)
 	require.NoError(t, err)

@@ -12,13 +12,19 @@ import (
 // init gives package flowclient (through internal/flowlink) the start planning and the
 // catalog reading the worker shares with the client.
 func init() {
-	flowlink.PlanStart = func(cat any, queue, identity, name string, input any, opts any, plan bool, now time.Time) (*flowlink.Plan, error) {
+	flowlink.PlanStart = func(workflows any, queue, identity, name string, input any, opts any, plan bool, now time.Time) (*flowlink.Plan, error) {
 		o := opts.(StartOptions)
 		o.plan = plan
-		return planStart(cat.(*Catalog), clientOptions{TaskQueue: queue, Identity: identity}, name, input, o, now)
+		cat := &catalog{TaskQueue: queue, Workflows: workflows.([]WorkflowInfo)}
+		return planStart(cat, clientOptions{TaskQueue: queue, Identity: identity}, name, input, o, now)
 	}
-	flowlink.ReadCatalog = func(ctx context.Context, tc client.Client, queue string) (any, error) {
-		return readCatalog(ctx, tc, queue)
+	flowlink.ReadCatalog = func(ctx context.Context, tc client.Client, queue string) (*flowlink.Catalog, error) {
+		c, err := readCatalog(ctx, tc, queue)
+		if err != nil {
+			return nil, err
+		}
+		return &flowlink.Catalog{TaskQueue: c.TaskQueue, MonthlyQuotaUSD: c.MonthlyQuotaUSD, Workflows: c.Workflows,
+			Workers: c.Workers, UpdatedAt: c.UpdatedAt}, nil
 	}
 	flowlink.ValidateName = validateName
 	flowlink.NewRunID = newRunID

@@ -81,7 +81,7 @@ func TestMaxRunsPerKeyOption(t *testing.T) {
 // TestPlanStartKeyedMaxRuns: a start renders the key, hands its group to the run and
 // refuses an input that gives no key; a plan acquires nothing.
 func TestPlanStartKeyedMaxRuns(t *testing.T) {
-	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{
+	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{
 		{Name: "keyed", MaxRuns: 1, OnOverflow: OverflowRefuse, MaxRunsKey: "repo-{repo}"},
 		{Name: "plain", MaxRuns: 1},
 	}}

@@ -87,7 +87,7 @@ func TestKnownBugPeopleDetailsSignalCommandForAnUnkeyedWait(t *testing.T) {
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "run-9"})
 	var during string
 	env.RegisterDelayedCallback(func() { during = currentDetails(t, env) }, time.Minute)
-	signalAt(env, 2*time.Minute, SignalName, pingEnvelope("p", `{"n":1}`))
+	signalAt(env, 2*time.Minute, protocol.SignalName, pingEnvelope("p", `{"n":1}`))
 	env.ExecuteWorkflow(pingsFlow.Name(), pingsIn{First: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	assert.Contains(t, during, "- **Signal `ping`**")

@@ -18,6 +18,7 @@ import (
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -124,28 +125,20 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"code-review", "notify-team"}, cat.Names(), "the registry entry is not a flow")
 	require.NotNil(t, cat.Workers)
-	assert.Equal(t, RegistryInfo{Actions: []string{"countFiles", "post-comment"}, ItemProviders: []string{"tickets"},
+	assert.Equal(t, flowlink.RegistryInfo{Actions: []string{"countFiles", "post-comment"}, ItemProviders: []string{"tickets"},
 		GateTypes: []string{"ci-status", "jira"}, Services: []string{}, PublishedBy: "w1", PublishedAt: now}, *cat.Workers)
-	assert.False(t, cat.Registry().HasService("github"), "the worker declared no services: none is known")
+	assert.False(t, flowlink.StaticRegistry(cat.Workers, cat.Names()).HasService("github"), "the worker declared no services: none is known")
 	got, _ := cat.Lookup("code-review")
 	assert.Equal(t, WorkflowInfo{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"}, got)
 
 	again, err := readCatalog(context.Background(), srv, "reg")
 	require.NoError(t, err)
-	r := again.Registry()
+	r := flowlink.StaticRegistry(again.Workers, again.Names())
 	want := w.Registry()
 	assert.Equal(t, want.Actions, r.Actions)
 	assert.Equal(t, want.ItemProviders, r.ItemProviders)
 	assert.Equal(t, want.GateTypes, r.GateTypes)
 	assert.Equal(t, []string{"code-review", "notify-team"}, r.GoFlows, "served definitions may be called")
-}
-
-func TestRegistryOfACatalogWithoutWorkersIsTheBuiltins(t *testing.T) {
-	r := (&Catalog{}).Registry()
-	assert.Equal(t, flowdef.BuiltinActions, r.Actions)
-	assert.Equal(t, flowdef.BuiltinGateResolvers, r.GateTypes)
-	assert.Empty(t, r.ItemProviders)
-	assert.Empty(t, r.GoFlows)
 }
 
 func TestTheRegistryEntryNameIsReserved(t *testing.T) {

@@ -98,7 +98,7 @@ func newBudgetPart(rt *runner, cfg runConfig, opts protocol.RunOptions) *budgetP
 
 // register registers the Update that raises the cap.
 func (b *budgetPart) register(wctx workflow.Context) error {
-	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateBudget,
+	return workflow.SetUpdateHandlerWithOptions(wctx, protocol.UpdateBudget,
 		func(ctx workflow.Context, r protocol.BudgetRaise) (budget.Cap, error) {
 			to, err := budget.ParseUSD(r.To)
 			if err != nil {

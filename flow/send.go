@@ -51,7 +51,7 @@ func Send(ctx *Context, name, run, key string, payload any) error {
 			return nil, out, nil
 		}
 		if run != "" {
-			return workflow.SignalExternalWorkflow(ctx.wctx, run, "", SignalName, e), out, nil
+			return workflow.SignalExternalWorkflow(ctx.wctx, run, "", protocol.SignalName, e), out, nil
 		}
 		o := ctx.options(nil)
 		ao := workflow.ActivityOptions{ActivityID: id, Summary: "send " + name + " to " + to, StartToCloseTimeout: 30 * time.Second,

@@ -38,7 +38,7 @@ func TestSendToARunSignalsItWithADeterministicEnvelope(t *testing.T) {
 	env := newUnitEnv(t, runConfig{}, sendFlow)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "send-1"})
 	var sent callLog[signals.Envelope]
-	env.OnSignalExternalWorkflow(mock.Anything, "other-1", "", SignalName, mock.Anything).Run(func(args mock.Arguments) {
+	env.OnSignalExternalWorkflow(mock.Anything, "other-1", "", protocol.SignalName, mock.Anything).Run(func(args mock.Arguments) {
 		sent.add(args.Get(4).(signals.Envelope))
 	}).Return(nil)
 	env.ExecuteWorkflow(sendFlow.Name(), sendIn{Run: "other-1", Key: "v1"})

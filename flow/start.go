@@ -73,7 +73,7 @@ type StartOptions struct {
 
 // planStart checks name's input and opts against the catalog and plans the start: the
 // pure part of Client.Start, in its documented order.
-func planStart(cat *Catalog, copts clientOptions, name string, input any, opts StartOptions, now time.Time) (*startPlan, error) {
+func planStart(cat *catalog, copts clientOptions, name string, input any, opts StartOptions, now time.Time) (*startPlan, error) {
 	info, ok := cat.Lookup(name)
 	if !ok {
 		return nil, &UnknownWorkflowError{Name: name, TaskQueue: copts.TaskQueue, Known: cat.Names()}

@@ -25,8 +25,8 @@ type planInput struct {
 	Name string `json:"name"`
 }
 
-func planCatalog() *Catalog {
-	return &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{
+func planCatalog() *catalog {
+	return &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{
 		{Name: "hello", Description: "Say hello", InputType: "planInput", InputSchema: typeschema.For(reflect.TypeFor[planInput]())},
 		{Name: "paid", Category: "delivery", Version: "2", MaxCostUSD: "1.5"},
 		{Name: "tagged", Priority: 2, Labels: map[string]string{"team": "ml", "tier": "batch"}, WorkerTags: []string{"gpu"}},
@@ -212,7 +212,7 @@ func TestWithFlowDefaults(t *testing.T) {
 }
 
 func TestPlanStartRefusesARemovedFlow(t *testing.T) {
-	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "gone", Kind: protocol.KindYAMLFlow, Removed: "definition gone was removed (flows/gone.yaml)"}}}
+	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "gone", Kind: protocol.KindYAMLFlow, Removed: "definition gone was removed (flows/gone.yaml)"}}}
 	_, err := planStart(cat, clientOptions{TaskQueue: "q"}, "gone", nil, StartOptions{}, time.Now())
 	var unknown *UnknownWorkflowError
 	require.ErrorAs(t, err, &unknown)

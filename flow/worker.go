@@ -90,7 +90,7 @@ type WorkerOptions struct {
 	// ShellOutputBytes bounds how much of stdout and of stderr a shell step's result keeps
 	// (the rest is dropped and ShellResult.Truncated set). 0 means activities.MaxOutputBytes
 	// (256 KiB), which keeps results inside the history's limits. A worker whose client
-	// offloads big payloads to a blob store (WithPayloadStore) can keep whole outputs, e.g.
+	// offloads big payloads to a blob store (flowclient.WithPayloadStore) can keep whole outputs, e.g.
 	// activities.MaxStoredOutputBytes: results then go to the store with a reference in the
 	// history. Negative is an error of Start.
 	ShellOutputBytes int
@@ -363,7 +363,7 @@ func (w *Worker) publish(ctx context.Context) error {
 	}
 }
 
-func catalogHas(cat *Catalog, entries []WorkflowInfo) bool {
+func catalogHas(cat *catalog, entries []WorkflowInfo) bool {
 	for _, e := range entries {
 		got, ok := cat.Lookup(e.Name)
 		if !ok || got.PublishedAt.Before(e.PublishedAt) {

@@ -23,7 +23,7 @@ const errorTriggerRefused = "TriggerRefused"
 // ensureOnce starts the once start (Once) of each of flows (the worker's) that has one,
 // unless a run with its ID exists, running or closed.
 func (w *Worker) ensureOnce(ctx context.Context, flows []Definition) error {
-	var cat *Catalog
+	var cat *catalog
 	for _, f := range flows {
 		info := f.Info()
 		if info.Once == nil {
@@ -72,7 +72,7 @@ func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*star
 // plans it (the catalog's checks, the flow's start defaults, the options memo) but without
 // reserving the monthly quotas (the run checks them itself), unless a run with that ID
 // exists, running or closed: then it returns that run, with Existing set when it knows.
-func startUnique(ctx context.Context, tc client.Client, cat *Catalog, queue, name, id string, input json.RawMessage, createdBy string) (*startedRun, error) {
+func startUnique(ctx context.Context, tc client.Client, cat *catalog, queue, name, id string, input json.RawMessage, createdBy string) (*startedRun, error) {
 	p, err := planStart(cat, clientOptions{TaskQueue: queue, Identity: createdBy}, name, input,
 		StartOptions{ID: id, CreatedBy: createdBy}, time.Now())
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/gateflow/gateflow/flow"
-
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/budget"
@@ -39,7 +37,7 @@ func (c *Client) RaiseBudget(ctx context.Context, r BudgetRequest) (budget.Cap, 
 	}
 	raise.Proof = proof
 	var cp budget.Cap
-	err = c.update(ctx, r.Run, what, flow.UpdateBudget, raise, &cp)
+	err = c.update(ctx, r.Run, what, protocol.UpdateBudget, raise, &cp)
 	return cp, err
 }
 

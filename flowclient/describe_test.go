@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -37,7 +37,7 @@ func describeClosed(t *testing.T, st runs.State, ts enumspb.WorkflowExecutionSta
 			Status:    ts,
 			StartTime: timestamppb.New(now.Add(-time.Minute)),
 			CloseTime: timestamppb.New(now),
-			Memo:      &commonpb.Memo{Fields: map[string]*commonpb.Payload{flow.MemoState: p}},
+			Memo:      &commonpb.Memo{Fields: map[string]*commonpb.Payload{protocol.MemoState: p}},
 		},
 	}, nil)
 	run := &mocks.WorkflowRun{}

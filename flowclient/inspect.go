@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gateflow/gateflow/flow"
-
 	"github.com/gateflow/gateflow/runs"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -59,7 +57,7 @@ func (c *Client) Describe(ctx context.Context, id string) (*runs.Description, er
 	}
 	delayed := running && info.GetExecutionTime() != nil && info.GetExecutionTime().AsTime().After(time.Now())
 	var st runs.State
-	if ok, err := protocol.DecodeMemo(info.GetMemo(), flow.MemoState, &st); err == nil && ok {
+	if ok, err := protocol.DecodeMemo(info.GetMemo(), protocol.MemoState, &st); err == nil && ok {
 		d.State = &st
 	} else if delayed {
 		d.StateError = "the run has not started yet: it starts at " + info.GetExecutionTime().AsTime().UTC().Format(time.RFC3339)
@@ -105,13 +103,13 @@ func (c *Client) Describe(ctx context.Context, id string) (*runs.Description, er
 func (c *Client) queryState(ctx context.Context, id, runID string) (*runs.State, error) {
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := c.tc.QueryWorkflow(qctx, id, runID, flow.QueryState)
+	v, err := c.tc.QueryWorkflow(qctx, id, runID, protocol.QueryState)
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w", flow.QueryState, err)
+		return nil, fmt.Errorf("query %s: %w", protocol.QueryState, err)
 	}
 	var st runs.State
 	if err := v.Get(&st); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", flow.QueryState, err)
+		return nil, fmt.Errorf("decode %s: %w", protocol.QueryState, err)
 	}
 	return &st, nil
 }

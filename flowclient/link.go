@@ -25,21 +25,22 @@ type startPlan = flowlink.Plan
 
 // planStart checks name's input and opts against the catalog and plans the start, as the
 // worker plans its triggered and once starts; plan makes the start a plan (Client.Plan).
-func planStart(cat *flow.Catalog, copts Options, name string, input any, opts flow.StartOptions, plan bool, now time.Time) (*startPlan, error) {
-	return flowlink.PlanStart(cat, copts.TaskQueue, copts.Identity, name, input, opts, plan, now)
+func planStart(cat *Catalog, copts Options, name string, input any, opts flow.StartOptions, plan bool, now time.Time) (*startPlan, error) {
+	return flowlink.PlanStart(cat.Workflows, copts.TaskQueue, copts.Identity, name, input, opts, plan, now)
 }
 
 // readCatalog reads the catalog of the task queue.
-func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*flow.Catalog, error) {
+func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*Catalog, error) {
 	c, err := flowlink.ReadCatalog(ctx, tc, taskQueue)
 	if err != nil {
 		return nil, err
 	}
-	cat, ok := c.(*flow.Catalog)
+	workflows, ok := c.Workflows.([]flow.WorkflowInfo)
 	if !ok {
-		return nil, fmt.Errorf("read catalog of %s: got a %T", taskQueue, c)
+		return nil, fmt.Errorf("read catalog of %s: its entries are a %T", taskQueue, c.Workflows)
 	}
-	return cat, nil
+	return &Catalog{TaskQueue: c.TaskQueue, MonthlyQuotaUSD: c.MonthlyQuotaUSD, Workflows: workflows,
+		Workers: (*RegistryInfo)(c.Workers), UpdatedAt: c.UpdatedAt}, nil
 }
 
 // temporalScheduleID is the Temporal schedule ID of the n-th schedule s of flow on queue.

@@ -43,5 +43,5 @@ func (c *Client) pauseRun(ctx context.Context, action string, r PauseRequest) er
 	}
 	msg.Proof = proof
 	var status runs.Status
-	return c.update(ctx, r.Run, action, flow.UpdatePause, msg, &status)
+	return c.update(ctx, r.Run, action, protocol.UpdatePause, msg, &status)
 }

@@ -62,7 +62,7 @@ func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (approva
 	}
 	v.Proof, v.Verified = proof, nil
 	var res approval.VoteResult
-	err = c.update(ctx, run, what, flow.UpdateApproval, v, &res)
+	err = c.update(ctx, run, what, protocol.UpdateApproval, v, &res)
 	return res, err
 }
 
@@ -95,7 +95,7 @@ func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnsw
 	}
 	a.Proof = proof
 	var ans signals.InputAnswer
-	err = c.update(ctx, r.Run, "input "+r.Name, flow.UpdateInput, a, &ans)
+	err = c.update(ctx, r.Run, "input "+r.Name, protocol.UpdateInput, a, &ans)
 	return ans, err
 }
 
@@ -134,7 +134,7 @@ func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (si
 		return e, err
 	}
 	if run != "" {
-		if err := c.tc.SignalWorkflow(ctx, run, "", flow.SignalName, e); err != nil {
+		if err := c.tc.SignalWorkflow(ctx, run, "", protocol.SignalName, e); err != nil {
 			return e, c.refusal(ctx, run, "signal "+e.Name, err)
 		}
 		return e, nil

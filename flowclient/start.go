@@ -140,7 +140,7 @@ func (c *Client) execute(ctx context.Context, p *startPlan, opts flow.StartOptio
 			return nil, &RunExistsError{ID: p.ID, RunID: started.RunId}
 		}
 		if tooBig(err) {
-			return nil, &flow.InputError{Workflow: p.Name, Err: fmt.Errorf("the start is too big for the Temporal server (%s): keep big inputs in the blob store (flowctl --blob-url, flow.WithPayloadStore) or in files the steps read", sizeMessage(err))}
+			return nil, &flow.InputError{Workflow: p.Name, Err: fmt.Errorf("the start is too big for the Temporal server (%s): keep big inputs in the blob store (flowctl --blob-url, flowclient.WithPayloadStore) or in files the steps read", sizeMessage(err))}
 		}
 		return nil, fmt.Errorf("start %s: %w", p.Name, err)
 	}

@@ -64,7 +64,7 @@ func reservationKey(runID string) string {
 // The reservation's deadline is budget.DefaultReservationTTL after the run's start time
 // (its delay included): the run releases it when it ends, the deadline only covers a run
 // that never ends.
-func (c *Client) reserveQuotas(ctx context.Context, cat *flow.Catalog, p *startPlan) (*quotaHold, error) {
+func (c *Client) reserveQuotas(ctx context.Context, cat *Catalog, p *startPlan) (*quotaHold, error) {
 	q := quotas(cat)
 	_, all := q.LimitFor(budget.AllScope)
 	_, own := q.LimitFor(budget.WorkflowScope(p.Name))

@@ -32,7 +32,7 @@ import (
 // the ledger workflow does) and run starts.
 type quotaServer struct {
 	client.Client
-	cat flow.Catalog
+	cat Catalog
 
 	mu         sync.Mutex
 	ledgers    map[string]*budget.Quota
@@ -41,7 +41,7 @@ type quotaServer struct {
 	executeErr error
 }
 
-func newQuotaServer(cat flow.Catalog) *quotaServer {
+func newQuotaServer(cat Catalog) *quotaServer {
 	return &quotaServer{cat: cat, ledgers: map[string]*budget.Quota{}}
 }
 
@@ -134,8 +134,8 @@ func (s *quotaServer) ledger(scope budget.Scope) *budget.Quota {
 	return s.ledgers[protocol.LedgerID(s.cat.TaskQueue, scope, budget.MonthOf(time.Now()))]
 }
 
-func quotaCatalog() flow.Catalog {
-	return flow.Catalog{TaskQueue: "q", MonthlyQuotaUSD: "10", Workflows: []flow.WorkflowInfo{
+func quotaCatalog() Catalog {
+	return Catalog{TaskQueue: "q", MonthlyQuotaUSD: "10", Workflows: []flow.WorkflowInfo{
 		{Name: "paid", MaxCostUSD: "0.50", MonthlyQuotaUSD: "1.00", OverallQuotaUSD: "10", QuotaReservations: true},
 		{Name: "defaulted", WorkerMaxCostUSD: "0.30", OverallQuotaUSD: "10", QuotaReservations: true},
 		{Name: "open", OverallQuotaUSD: "10", QuotaReservations: true},
@@ -222,7 +222,7 @@ func TestStartReservationOfOtherCaps(t *testing.T) {
 }
 
 func TestStartWithoutQuotasReservesNothing(t *testing.T) {
-	srv := newQuotaServer(flow.Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "paid", MaxCostUSD: "0.50"}}})
+	srv := newQuotaServer(Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "paid", MaxCostUSD: "0.50"}}})
 	c := New(srv, Options{TaskQueue: "q", Identity: "carol"})
 	_, err := c.Start(context.Background(), "paid", nil, flow.StartOptions{ID: "p-1"})
 	require.NoError(t, err)
@@ -275,7 +275,7 @@ func TestStartAgainstWorkersFromBeforeReservationsOnlyChecks(t *testing.T) {
 // client cannot send are bad input (InputError) before anything is sent, and a start the
 // server refuses as too big is bad input that says what to do, not a raw gRPC error.
 func TestStartRefusesBadNamesIDsAndOversizedStarts(t *testing.T) {
-	srv := newQuotaServer(flow.Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "hello"}}})
+	srv := newQuotaServer(Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "hello"}}})
 	c := New(srv, Options{TaskQueue: "q"})
 	var in *flow.InputError
 	_, err := c.Start(t.Context(), "bad name!", nil, flow.StartOptions{})

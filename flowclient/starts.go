@@ -90,7 +90,7 @@ func (c *Client) SignalStart(ctx context.Context, name string, e signals.Envelop
 	o := p.Options()
 	o.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
-	we, err := c.tc.SignalWithStartWorkflow(ctx, id, flow.SignalName, e, o, name, p.Input)
+	we, err := c.tc.SignalWithStartWorkflow(ctx, id, protocol.SignalName, e, o, name, p.Input)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {

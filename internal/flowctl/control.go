@@ -181,7 +181,7 @@ func workflowOrRun(ctx context.Context, c *flowclient.Client, arg string, forceR
 }
 
 // isWorkflowType reports whether cat (nil: no catalog) has a workflow named name.
-func isWorkflowType(cat *flow.Catalog, name string) bool {
+func isWorkflowType(cat *flowclient.Catalog, name string) bool {
 	if cat == nil {
 		return false
 	}

@@ -9,12 +9,14 @@ package flowlink
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/gateflow/gateflow/runs"
@@ -59,14 +61,67 @@ func (p *Plan) Options() client.StartWorkflowOptions {
 	return o
 }
 
+// Catalog is a task queue's catalog as package flow reads it (flowclient.Catalog).
+type Catalog struct {
+	TaskQueue       string
+	MonthlyQuotaUSD string
+	// Workflows is a []flow.WorkflowInfo.
+	Workflows any
+	Workers   *RegistryInfo
+	UpdatedAt time.Time
+}
+
+// RegistryInfo (flowclient.RegistryInfo) is what a worker publishes of its registries in the catalog of its task
+// queue, so that clients validate declarative definitions (package flowdef) against what
+// the workers serve. The latest worker to start on the queue publishes it: the workers
+// of a task queue are expected to have the same registrations.
+type RegistryInfo struct {
+	// Actions are the names of the activities registered with Worker.RegisterActivity,
+	// sorted, without the built-in ones (flowdef.BuiltinActions).
+	Actions []string `json:"actions,omitempty"`
+	// Fallback is true when the workers take every unknown action name
+	// (Worker.RegisterFallbackAction).
+	Fallback bool `json:"fallback,omitempty"`
+	// ItemProviders are the names of WorkerOptions.ItemProviders, sorted.
+	ItemProviders []string `json:"item_providers,omitempty"`
+	// GateTypes are the types of WorkerOptions.GateResolvers, sorted, without the built-in
+	// ones (flowdef.BuiltinGateResolvers).
+	GateTypes []string `json:"gate_types,omitempty"`
+	// Services are the names of WorkerOptions.Services, sorted; never nil in a worker's
+	// entry (empty: none declared), nil in entries of older workers (not known).
+	Services []string `json:"services"`
+	// PublishedBy is the identity of the worker that published it.
+	PublishedBy string    `json:"published_by,omitempty"`
+	PublishedAt time.Time `json:"published_at"`
+}
+
+// StaticRegistry is what definitions are validated against on a task queue whose
+// workers published workers (nil: none did) and serve flows: the built-in actions and
+// gate resolvers and those of the workers, their item providers and services.
+func StaticRegistry(workers *RegistryInfo, flows []string) *flowdef.StaticRegistry {
+	r := &flowdef.StaticRegistry{
+		Actions:   slices.Clone(flowdef.BuiltinActions),
+		GateTypes: slices.Clone(flowdef.BuiltinGateResolvers),
+	}
+	if workers != nil {
+		r.Actions = append(r.Actions, workers.Actions...)
+		r.Fallback = workers.Fallback
+		r.ItemProviders = slices.Clone(workers.ItemProviders)
+		r.GateTypes = append(r.GateTypes, workers.GateTypes...)
+		r.Services = slices.Clone(workers.Services)
+	}
+	r.GoFlows = flows
+	return r
+}
+
 // Set by package flow (flow/link.go).
 var (
 	// PlanStart checks name's input and opts (a flow.StartOptions; plan makes the start a
-	// plan) against cat (a *flow.Catalog) and plans the start on queue, created by identity
-	// unless opts say who.
-	PlanStart func(cat any, queue, identity, name string, input any, opts any, plan bool, now time.Time) (*Plan, error)
-	// ReadCatalog reads the catalog (a *flow.Catalog) of the task queue.
-	ReadCatalog func(ctx context.Context, tc client.Client, queue string) (any, error)
+	// plan) against the catalog's entries workflows (a []flow.WorkflowInfo) and plans the
+	// start on queue, created by identity unless opts say who.
+	PlanStart func(workflows any, queue, identity, name string, input any, opts any, plan bool, now time.Time) (*Plan, error)
+	// ReadCatalog reads the catalog of the task queue.
+	ReadCatalog func(ctx context.Context, tc client.Client, queue string) (*Catalog, error)
 	// ValidateName checks a flow name.
 	ValidateName func(name string) error
 	// NewRunID is a new random run ID for a run of the flow name.

@@ -19,6 +19,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/runs"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -107,7 +108,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 		return tok
 	}
 	rawAnswer := func(by, tok string) error {
-		h, err := shared.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run, UpdateName: flow.UpdateInput,
+		h, err := shared.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run, UpdateName: protocol.UpdateInput,
 			Args: []any{map[string]any{"name": "notes", "data": json.RawMessage(notes), "by": by, "proof": tok}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err != nil {
 			return err
@@ -127,7 +128,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 	require.NoError(t, err)
 	tok, err := auth.Sign(alice, auth.Decision{Namespace: "default", Run: run, Target: "go", Kind: auth.KindVote, PayloadSHA256: h, By: "alice"}, auth.SignOptions{})
 	require.NoError(t, err)
-	require.NoError(t, shared.tc.SignalWorkflow(ctx, run, "", flow.SignalApproval, approval.Vote{Gate: "go", Kind: approval.Approve, By: "alice", Proof: tok}))
+	require.NoError(t, shared.tc.SignalWorkflow(ctx, run, "", protocol.SignalApproval, approval.Vote{Gate: "go", Kind: approval.Approve, By: "alice", Proof: tok}))
 	require.Eventually(t, func() bool {
 		d, err := c.Describe(ctx, run)
 		return err == nil && d.State != nil && len(d.State.Refused) == 1

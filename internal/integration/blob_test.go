@@ -54,10 +54,10 @@ func TestBigPayloadsGoToTheBlobStoreAndTheHistoryStaysSmall(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "blobs")
 	u, err := blob.FileURL(dir)
 	require.NoError(t, err)
-	o, store, err := flow.WithPayloadStore(ctx, client.Options{
+	o, store, err := flowclient.WithPayloadStore(ctx, client.Options{
 		HostPort: shared.srv.FrontendAddress(), Namespace: shared.srv.Namespace(),
 		Logger: logging.NewSDKLogger(os.Stderr, "error"),
-	}, flow.PayloadStore{URL: u})
+	}, flowclient.PayloadStore{URL: u})
 	require.NoError(t, err)
 	defer store.Close()
 	tc, err := client.DialContext(ctx, o)

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 )
@@ -53,7 +52,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 
 	r = flowctlRun(t, "", "workflows", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var cat flow.Catalog
+	var cat flowclient.Catalog
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &cat))
 	info, ok := cat.Lookup("hello")
 	require.True(t, ok)

@@ -53,19 +53,19 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 		Payload: json.RawMessage(`"` + strings.Repeat("j", 1_900_000) + `"`)}
 	start := time.Now()
 	for i := range 28 {
-		err := shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalName, junk)
+		err := shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalName, junk)
 		var inv *serviceerror.InvalidArgument
 		require.Truef(t, errors.As(err, &inv), "signal %d: want InvalidArgument from the server, got %v", i, err)
 		assert.Contains(t, err.Error(), "Blob data size exceeds limit")
 	}
 	t.Logf("28 signals of 1.9 MB refused by the server in %s", time.Since(start).Round(time.Millisecond))
 	vote := approval.Vote{Gate: "ship", Kind: approval.Reject, By: "mallory", Comment: strings.Repeat("c", 1_900_000)}
-	require.Error(t, shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalApproval, vote), "a 1.9 MB vote Signal is refused too")
+	require.Error(t, shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalApproval, vote), "a 1.9 MB vote Signal is refused too")
 
 	// Under the server's limit but over a signal's: the run refuses it and keeps no payload.
 	mid := junk
 	mid.ID, mid.Payload = "mid", json.RawMessage(`"`+strings.Repeat("m", 300<<10)+`"`)
-	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalName, mid))
+	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalName, mid))
 	d := eventually(t, c, run.ID, "the 300 KiB signal is refused", func(d *runs.Description) bool { return len(d.State.Refused) == 1 })
 	assert.Contains(t, d.State.Refused[0].Reason, "more than the limit of 262144")
 	raw, err := json.Marshal(d.State)
@@ -81,7 +81,7 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 	require.ErrorAs(t, err, &ie)
 	assert.ErrorContains(t, err, "the limit is 262144")
 	rawAnswer := func(data json.RawMessage) error {
-		h, err := shared.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.ID, UpdateName: flow.UpdateInput,
+		h, err := shared.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.ID, UpdateName: protocol.UpdateInput,
 			Args: []any{protocol.InputAnswer{Name: "release-notes", Data: data, By: "carol"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err != nil {
 			return err

@@ -17,6 +17,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -264,10 +265,10 @@ func TestVoteSentAsASignalFollowsTheSameRules(t *testing.T) {
 	run, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "the gate opens", waitingFor("approval:gate"))
-	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "mallory"}))
+	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "mallory"}))
 	d := eventually(t, c, run.ID, "the refusal is recorded", func(d *runs.Description) bool { return len(d.State.Refused) == 1 })
 	assert.Contains(t, d.State.Refused[0].Reason, "mallory may not decide")
-	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "alice"}))
+	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "alice"}))
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 	assert.Equal(t, runs.StatusCompleted, d.Status)

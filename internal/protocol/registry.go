@@ -10,7 +10,7 @@ const (
 )
 
 // RegistryEntryName is the name of the catalog entry that carries the registries of the
-// task queue's workers (flow.RegistryInfo). It is not a flow: flow.Catalog.Workflows
+// task queue's workers (flowclient.RegistryInfo). It is not a flow: flowclient.Catalog.Workflows
 // never lists it.
 const RegistryEntryName = "gateflow.registry"
 

@@ -1,4 +1,4 @@
-package flow
+package flowclient
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type PayloadStore struct {
 // WithPayloadStore returns o with a data converter that keeps payloads bigger than
 // ps.Threshold (inputs, results, signals, step inputs and outputs) in the blob store at
 // ps.URL and only a reference (key, size, SHA-256) in the workflow history; reading the
-// payload fetches it back and checks its hash. Dial the client of both flow.NewClient and
+// payload fetches it back and checks its hash. Dial the Temporal client of both New and
 // flow.NewWorker with it: every client and worker of the namespace that reads such
 // payloads needs the same store. Close the returned store after the client.
 //
