@@ -178,7 +178,7 @@ const (
 	// after MaxVisits, or a Goto no enclosing label caught (see Context.Label).
 	ErrorGoto ErrorType = "GotoError"
 	// ErrorServiceUnavailable fails a step fast while its service's circuit breaker is
-	// open; retryable, its next retry waits out the open time (see Service).
+	// open; retryable, its next retry waits out the open time (see package service).
 	ErrorServiceUnavailable ErrorType = "gateflow.ServiceUnavailable"
 	// ErrorNoCacheStore fails a step with Cache on a worker without a blob store
 	// (WorkerOptions.BlobURL); not retried.

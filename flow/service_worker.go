@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gateflow/gateflow/service"
+
 	"github.com/sony/gobreaker/v2"
 	"go.temporal.io/sdk/activity"
 	sdkclient "go.temporal.io/sdk/client"
@@ -76,7 +78,7 @@ type serviceBreaker struct {
 	metrics  sdkclient.MetricsHandler
 }
 
-func newServiceBreaker(name string, o BreakerOptions, changed func(*serviceBreaker)) *serviceBreaker {
+func newServiceBreaker(name string, o service.BreakerOptions, changed func(*serviceBreaker)) *serviceBreaker {
 	b := &serviceBreaker{name: name, open: o.OpenTimeout, changed: changed}
 	if b.open <= 0 {
 		b.open = defaultBreakerOpenTimeout

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gateflow/gateflow/service"
+
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
@@ -79,8 +81,8 @@ type WorkerOptions struct {
 	// without a proof and votes sent as Signals are refused. Nil: decisions carry the
 	// identity their sender typed, unverified.
 	Auth *auth.Policy
-	// Services are the services the worker's steps call, with their limits (see Service).
-	Services []ServiceDef
+	// Services are the services the worker's steps call, with their limits (see package service).
+	Services []service.Def
 	// BlobURL is the blob store the worker keeps its own data in: the step cache (Cache)
 	// and shell steps' artifacts (activities.Shell Outputs and Inputs; every worker of the
 	// task queue needs the same store). file:///dir, s3://bucket?region=..., gs://bucket

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/service"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -49,7 +51,7 @@ steps:
 `), &flowdef.StaticRegistry{Services: []string{"status"}})
 	require.NoError(t, err)
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Directory: approval.StaticDirectory{}, StopTimeout: 5 * time.Second,
-		Services: []flow.ServiceDef{flow.Service("status", flow.ServiceOptions{RatePerSecond: 50})}}, buildInterp(t, def))
+		Services: []service.Def{service.Declare("status", service.Options{RatePerSecond: 50})}}, buildInterp(t, def))
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})

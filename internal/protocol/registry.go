@@ -19,7 +19,7 @@ const RegistryEntryName = "gateflow.registry"
 // registered under runs it with a flow.ActionCall.
 const FallbackActionActivity = "gateflow.action"
 
-// ServiceQueue is the activity task queue of service name on taskQueue (flow.Service).
+// ServiceQueue is the activity task queue of service name on taskQueue (service.Declare).
 func ServiceQueue(taskQueue, name string) string { return taskQueue + "/svc/" + name }
 
 // ServicesID is the workflow ID of the entity holding the services' state of taskQueue.
