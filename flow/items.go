@@ -41,13 +41,13 @@ type ItemProvider interface {
 
 // Items lists the items the provider named provider gives for scope and filter, as the
 // step name. A provider no worker has fails the step with a clear error.
-func Items(ctx *Context, name, provider, scope string, filter map[string]string) ([]Item, error) {
+func (c *Context) Items(name, provider, scope string, filter map[string]string) ([]Item, error) {
 	var out []Item
 	cl := call{name: name, kind: runs.KindActivity, activity: protocol.ItemsActivity,
-		args: []any{protocol.ItemsRequest{Provider: provider, Scope: scope, Filter: filter}}, opts: ctx.options(nil)}
+		args: []any{protocol.ItemsRequest{Provider: provider, Scope: scope, Filter: filter}}, opts: c.options(nil)}
 	cl.summary = fmt.Sprintf("%s (items of %s)", name, provider)
 	cl.nonRetryable = []string{string(ErrorInvalidStep)}
-	err := ctx.settle(ctx.dispatch(cl), &out, func() outcome {
+	err := c.settle(c.dispatch(cl), &out, func() outcome {
 		return outcome{output: fmt.Sprintf("%d items from %s", len(out), provider)}
 	})
 	return out, err

@@ -27,7 +27,7 @@ func (ticketProvider) Items(_ context.Context, scope string, filter map[string]s
 }
 
 var ticketsFlow = Define("unit/tickets", func(ctx *Context, provider string) ([]string, error) {
-	items, err := Items(ctx, "list", provider, "open", map[string]string{"who": "ada"})
+	items, err := ctx.Items("list", provider, "open", map[string]string{"who": "ada"})
 	if err != nil {
 		return nil, err
 	}

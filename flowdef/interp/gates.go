@@ -149,5 +149,5 @@ func (r *runner) send(ctx *flow.Context, f *frame, n *flowdef.Node) error {
 	if err != nil {
 		return err
 	}
-	return flow.Send(ctx.With(opts...), s.Signal, run, key, payload)
+	return ctx.With(opts...).Send(s.Signal, run, key, payload)
 }
