@@ -215,7 +215,7 @@ failures ends the run warning. What a handler returns with its error is kept
 Temporal application errors of stable types (ErrorType: ErrorBudgetExceeded,
 ErrorRejected, ErrorShellExit, ...); branch on them with ErrorType.Is. Permanent marks a
 handler's error as final so the run is not attempted again. Client calls refuse bad input
-with typed errors (*InputError, *UnknownWorkflowError, *RunExistsError, *RefusedError,
+with typed errors (*flowlink.InputError, *flowlink.UnknownWorkflowError, *RunExistsError, *RefusedError,
 *RunNotFoundError) before anything starts.
 
 # Workers and clients

@@ -3,7 +3,6 @@ package flow
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gateflow/gateflow/runs"
 
@@ -84,40 +83,6 @@ func (e *StepError) Error() string { return fmt.Sprintf("step %s: %s", e.Step, e
 
 // Unwrap returns the cause.
 func (e *StepError) Unwrap() error { return e.Err }
-
-// UnknownWorkflowError refuses a start whose flow name no worker serves on the queue.
-type UnknownWorkflowError struct {
-	Name      string
-	TaskQueue string
-	Known     []string
-	// Removed is set when the flow is known but served no more for new runs (its
-	// WorkflowInfo.Removed).
-	Removed string
-}
-
-// Error implements error.
-func (e *UnknownWorkflowError) Error() string {
-	if e.Removed != "" {
-		return fmt.Sprintf("workflow %q on task queue %s is not served for new runs: %s", e.Name, e.TaskQueue, e.Removed)
-	}
-	known := "none"
-	if len(e.Known) > 0 {
-		known = strings.Join(e.Known, ", ")
-	}
-	return fmt.Sprintf("unknown workflow %q on task queue %s (known: %s)", e.Name, e.TaskQueue, known)
-}
-
-// InputError refuses a start whose input does not fit the flow's input type.
-type InputError struct {
-	Workflow string
-	Err      error
-}
-
-// Error implements error.
-func (e *InputError) Error() string { return fmt.Sprintf("bad input for %s: %v", e.Workflow, e.Err) }
-
-// Unwrap returns the cause.
-func (e *InputError) Unwrap() error { return e.Err }
 
 // Sentinel errors, matched with errors.Is.
 var (

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -43,7 +44,7 @@ func TestPlanStartGuards(t *testing.T) {
 	assert.Nil(t, p.RunOpts.Guards, "no limit set: nothing to carry")
 
 	_, err = planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: -1}}, now)
-	var ierr *InputError
+	var ierr *flowlink.InputError
 	require.ErrorAs(t, err, &ierr)
 	assert.Contains(t, err.Error(), "guards: a start may only tighten them")
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -97,7 +98,7 @@ func TestPlanStartKeyedMaxRuns(t *testing.T) {
 	assert.Empty(t, p.RunOpts.Concurrency, "the run adds its flow's group itself")
 
 	_, err = planStart(cat, clientOptions{TaskQueue: "q"}, "keyed", map[string]any{"org": "acme"}, StartOptions{}, now)
-	var ierr *InputError
+	var ierr *flowlink.InputError
 	require.ErrorAs(t, err, &ierr)
 	assert.Contains(t, err.Error(), "bad input for keyed: concurrency key repo-{repo}: the input has no field repo")
 

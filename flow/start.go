@@ -76,32 +76,32 @@ type StartOptions struct {
 func planStart(cat *catalog, copts clientOptions, name string, input any, opts StartOptions, now time.Time) (*startPlan, error) {
 	info, ok := cat.Lookup(name)
 	if !ok {
-		return nil, &UnknownWorkflowError{Name: name, TaskQueue: copts.TaskQueue, Known: cat.Names()}
+		return nil, &flowlink.UnknownWorkflowError{Name: name, TaskQueue: copts.TaskQueue, Known: cat.Names()}
 	}
 	if info.Removed != "" {
-		return nil, &UnknownWorkflowError{Name: name, TaskQueue: copts.TaskQueue, Removed: info.Removed}
+		return nil, &flowlink.UnknownWorkflowError{Name: name, TaskQueue: copts.TaskQueue, Removed: info.Removed}
 	}
 	raw, err := encodeInput(input)
 	if err != nil {
-		return nil, &InputError{Workflow: name, Err: err}
+		return nil, &flowlink.InputError{Workflow: name, Err: err}
 	}
 	if err := checkInput(info.InputSchema, raw); err != nil {
-		return nil, &InputError{Workflow: name, Err: err}
+		return nil, &flowlink.InputError{Workflow: name, Err: err}
 	}
 	if err := validateStart(opts, now); err != nil {
-		return nil, &InputError{Workflow: name, Err: err}
+		return nil, &flowlink.InputError{Workflow: name, Err: err}
 	}
 	opts, err = withFlowDefaults(info, opts)
 	if err != nil {
-		return nil, &InputError{Workflow: name, Err: err}
+		return nil, &flowlink.InputError{Workflow: name, Err: err}
 	}
 	if opts.BudgetPolicy != "" {
 		if _, err := budget.ParsePolicy(string(opts.BudgetPolicy)); err != nil {
-			return nil, &InputError{Workflow: name, Err: err}
+			return nil, &flowlink.InputError{Workflow: name, Err: err}
 		}
 	}
 	if err := validateRunID(opts.ID); err != nil {
-		return nil, &InputError{Workflow: name, Err: err}
+		return nil, &flowlink.InputError{Workflow: name, Err: err}
 	}
 	p := &startPlan{Name: name, ID: opts.ID, Input: raw, Now: now}
 	if opts.IdempotencyKey != "" {
@@ -127,7 +127,7 @@ func planStart(cat *catalog, copts clientOptions, name string, input any, opts S
 		}
 	}
 	if p.MaxRunsGroup, err = startGroup(info, raw); err != nil {
-		return nil, &InputError{Workflow: name, Err: err}
+		return nil, &flowlink.InputError{Workflow: name, Err: err}
 	}
 	if info.MaxRunsKey != "" && p.MaxRunsGroup != "" && !opts.plan {
 		// The run acquires its key's group as the start gives it (maxruns_key.go).

@@ -16,6 +16,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/gateflow/gateflow/internal/typeschema"
@@ -151,8 +152,8 @@ func TestPlanStart(t *testing.T) {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)
 				assert.Nil(t, p)
-				var ie *InputError
-				var ue *UnknownWorkflowError
+				var ie *flowlink.InputError
+				var ue *flowlink.UnknownWorkflowError
 				assert.True(t, errors.As(err, &ie) || errors.As(err, &ue), "a typed refusal: %T", err)
 				return
 			}
@@ -214,7 +215,7 @@ func TestWithFlowDefaults(t *testing.T) {
 func TestPlanStartRefusesARemovedFlow(t *testing.T) {
 	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "gone", Kind: protocol.KindYAMLFlow, Removed: "definition gone was removed (flows/gone.yaml)"}}}
 	_, err := planStart(cat, clientOptions{TaskQueue: "q"}, "gone", nil, StartOptions{}, time.Now())
-	var unknown *UnknownWorkflowError
+	var unknown *flowlink.UnknownWorkflowError
 	require.ErrorAs(t, err, &unknown)
 	assert.EqualError(t, err, `workflow "gone" on task queue q is not served for new runs: definition gone was removed (flows/gone.yaml)`)
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -59,8 +60,8 @@ func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*star
 		return nil, err
 	}
 	run, err := startUnique(ctx, tc, cat, queue, req.Flow, req.ID, req.Input, "trigger")
-	var ierr *InputError
-	var uerr *UnknownWorkflowError
+	var ierr *flowlink.InputError
+	var uerr *flowlink.UnknownWorkflowError
 	if errors.As(err, &ierr) || errors.As(err, &uerr) {
 		msg := fmt.Sprintf("start %s, triggered by run %s of %s (%s): %v", req.Flow, req.ByID, req.ByFlow, req.Outcome, err)
 		return nil, temporal.NewNonRetryableApplicationError(msg, errorTriggerRefused, nil)

@@ -137,9 +137,9 @@ func TestClientErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&flow.UnknownWorkflowError{Name: "x", TaskQueue: "q"}, `unknown workflow "x" on task queue q (known: none)`},
-		{&flow.UnknownWorkflowError{Name: "x", TaskQueue: "q", Known: []string{"a", "b"}}, `unknown workflow "x" on task queue q (known: a, b)`},
-		{&flow.InputError{Workflow: "w", Err: errors.New("input.a: want a string, got a number")}, "bad input for w: input.a: want a string, got a number"},
+		{&UnknownWorkflowError{Name: "x", TaskQueue: "q"}, `unknown workflow "x" on task queue q (known: none)`},
+		{&UnknownWorkflowError{Name: "x", TaskQueue: "q", Known: []string{"a", "b"}}, `unknown workflow "x" on task queue q (known: a, b)`},
+		{&InputError{Workflow: "w", Err: errors.New("input.a: want a string, got a number")}, "bad input for w: input.a: want a string, got a number"},
 		{&RunExistsError{ID: "r1", RunID: "abc"}, "run r1 already exists and is still running"},
 		{&RunNotFoundError{ID: "r2"}, "run r2 not found"},
 	}
@@ -147,7 +147,7 @@ func TestClientErrors(t *testing.T) {
 		assert.Equal(t, tt.want, tt.err.Error())
 	}
 	cause := errors.New("cause")
-	assert.ErrorIs(t, &flow.InputError{Workflow: "w", Err: cause}, cause)
+	assert.ErrorIs(t, &InputError{Workflow: "w", Err: cause}, cause)
 }
 
 func TestRunError(t *testing.T) {

@@ -101,14 +101,14 @@ func (c *Client) Resume(ctx context.Context, r PauseRequest) error {
 
 func (c *Client) control(ctx context.Context, signal string, r PauseRequest) error {
 	if r.Run != "" {
-		return &flow.InputError{Workflow: signal + " " + r.Workflow, Err: errors.New("give a workflow type or a run, not both (PauseRun and ResumeRun take a run)")}
+		return &InputError{Workflow: signal + " " + r.Workflow, Err: errors.New("give a workflow type or a run, not both (PauseRun and ResumeRun take a run)")}
 	}
 	cat, err := c.Workflows(ctx)
 	if err != nil {
 		return err
 	}
 	if _, ok := cat.Lookup(r.Workflow); !ok {
-		return &flow.UnknownWorkflowError{Name: r.Workflow, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
+		return &UnknownWorkflowError{Name: r.Workflow, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
 	}
 	r.By = c.who(r.By)
 	m := protocol.ControlMessage{Workflow: r.Workflow, By: r.By, Reason: r.Reason}

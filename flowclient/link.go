@@ -26,7 +26,14 @@ type startPlan = flowlink.Plan
 // planStart checks name's input and opts against the catalog and plans the start, as the
 // worker plans its triggered and once starts; plan makes the start a plan (Client.Plan).
 func planStart(cat *Catalog, copts Options, name string, input any, opts flow.StartOptions, plan bool, now time.Time) (*startPlan, error) {
-	return flowlink.PlanStart(cat.Workflows, copts.TaskQueue, copts.Identity, name, input, opts, plan, now)
+	p, err := flowlink.PlanStart(cat.Workflows, copts.TaskQueue, copts.Identity, name, input, opts, plan, now)
+	switch e := err.(type) {
+	case *flowlink.InputError:
+		return nil, (*InputError)(e)
+	case *flowlink.UnknownWorkflowError:
+		return nil, (*UnknownWorkflowError)(e)
+	}
+	return p, err
 }
 
 // readCatalog reads the catalog of the task queue.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/gateflow/gateflow/flow"
-
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/internal/decisions"
@@ -32,9 +30,9 @@ func (c *Client) ResumeRun(ctx context.Context, r PauseRequest) error {
 func (c *Client) pauseRun(ctx context.Context, action string, r PauseRequest) error {
 	switch {
 	case r.Run == "":
-		return &flow.InputError{Workflow: action, Err: errors.New("the run ID is empty")}
+		return &InputError{Workflow: action, Err: errors.New("the run ID is empty")}
 	case r.Workflow != "":
-		return &flow.InputError{Workflow: action + " " + r.Run, Err: errors.New("give a run or a workflow type, not both (Pause and Resume take a type)")}
+		return &InputError{Workflow: action + " " + r.Run, Err: errors.New("give a run or a workflow type, not both (Pause and Resume take a type)")}
 	}
 	msg := protocol.RunPause{Action: action, By: c.who(r.By), Reason: r.Reason}
 	proof, err := c.sign(decisions.Pause(c.opts.Namespace, r.Run, msg))

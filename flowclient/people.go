@@ -83,10 +83,10 @@ type AnswerRequest struct {
 func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnswer, error) {
 	r.By = c.who(r.By)
 	if !json.Valid(r.Data) {
-		return signals.InputAnswer{}, &flow.InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
+		return signals.InputAnswer{}, &InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
 	}
 	if err := checkAnswerSize(r.Data); err != nil {
-		return signals.InputAnswer{}, &flow.InputError{Workflow: "input " + r.Name, Err: err}
+		return signals.InputAnswer{}, &InputError{Workflow: "input " + r.Name, Err: err}
 	}
 	a := protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}
 	proof, err := c.sign(decisions.Answer(c.opts.Namespace, r.Run, a))
@@ -140,7 +140,7 @@ func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (si
 		return e, nil
 	}
 	if e.Key == "" {
-		return e, &flow.InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
+		return e, &InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
 	}
 	if err := entity.SignalMailbox(ctx, c.tc, c.opts.TaskQueue, e.Name, e.Key, protocol.MailboxPost, e); err != nil {
 		return e, fmt.Errorf("signal %s/%s: %w", e.Name, e.Key, err)
@@ -164,7 +164,7 @@ func (c *Client) envelope(e signals.Envelope) (signals.Envelope, error) {
 	}
 	e.SentAt = time.Now().UTC()
 	if err := e.Validate(); err != nil {
-		return e, &flow.InputError{Workflow: "signal " + e.Name, Err: err}
+		return e, &InputError{Workflow: "signal " + e.Name, Err: err}
 	}
 	return e, nil
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gateflow/gateflow/flow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -13,7 +12,7 @@ import (
 func TestClientRefusesAnAnswerOverTheHardLimitBeforeSending(t *testing.T) {
 	c := New(nil, Options{Identity: "carol"})
 	_, err := c.Answer(t.Context(), AnswerRequest{Run: "r", Name: "notes", Data: bigNotes(1_500_000)})
-	var ie *flow.InputError
+	var ie *InputError
 	require.ErrorAs(t, err, &ie)
 	assert.ErrorContains(t, err, "the answer is 1500027 bytes of JSON; the limit is 262144")
 }

@@ -63,7 +63,7 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts flow.St
 // start is Start, or with plan a plan of the run (Plan).
 func (c *Client) start(ctx context.Context, name string, input any, opts flow.StartOptions, plan bool) (run *Run, err error) {
 	if err := validateName(name); err != nil {
-		return nil, &flow.InputError{Workflow: "start", Err: err}
+		return nil, &InputError{Workflow: "start", Err: err}
 	}
 	cat, err := c.Workflows(ctx)
 	if err != nil {
@@ -140,7 +140,7 @@ func (c *Client) execute(ctx context.Context, p *startPlan, opts flow.StartOptio
 			return nil, &RunExistsError{ID: p.ID, RunID: started.RunId}
 		}
 		if tooBig(err) {
-			return nil, &flow.InputError{Workflow: p.Name, Err: fmt.Errorf("the start is too big for the Temporal server (%s): keep big inputs in the blob store (flowctl --blob-url, flowclient.WithPayloadStore) or in files the steps read", sizeMessage(err))}
+			return nil, &InputError{Workflow: p.Name, Err: fmt.Errorf("the start is too big for the Temporal server (%s): keep big inputs in the blob store (flowctl --blob-url, flowclient.WithPayloadStore) or in files the steps read", sizeMessage(err))}
 		}
 		return nil, fmt.Errorf("start %s: %w", p.Name, err)
 	}

@@ -277,7 +277,7 @@ func TestStartAgainstWorkersFromBeforeReservationsOnlyChecks(t *testing.T) {
 func TestStartRefusesBadNamesIDsAndOversizedStarts(t *testing.T) {
 	srv := newQuotaServer(Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "hello"}}})
 	c := New(srv, Options{TaskQueue: "q"})
-	var in *flow.InputError
+	var in *InputError
 	_, err := c.Start(t.Context(), "bad name!", nil, flow.StartOptions{})
 	require.ErrorAs(t, err, &in)
 	assert.Contains(t, err.Error(), `bad input for start: flow name "bad name!"`)

@@ -32,13 +32,13 @@ func (c *Client) RestartOnce(ctx context.Context, name string) (*Run, error) {
 	}
 	info, ok := cat.Lookup(name)
 	if !ok {
-		return nil, &flow.UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
+		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
 	}
 	if info.Removed != "" {
-		return nil, &flow.UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Removed: info.Removed}
+		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Removed: info.Removed}
 	}
 	if info.Once == nil {
-		return nil, &flow.InputError{Workflow: name, Err: errors.New("the flow has no once start (flow.Once)")}
+		return nil, &InputError{Workflow: name, Err: errors.New("the flow has no once start (flow.Once)")}
 	}
 	return c.Start(ctx, name, info.Once.Input, flow.StartOptions{ID: protocol.OnceID(name, c.opts.TaskQueue)})
 }
@@ -66,13 +66,13 @@ func (c *Client) SignalStart(ctx context.Context, name string, e signals.Envelop
 	}
 	info, ok := cat.Lookup(name)
 	if !ok {
-		return nil, &flow.UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
+		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
 	}
 	if info.Removed != "" {
-		return nil, &flow.UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Removed: info.Removed}
+		return nil, &UnknownWorkflowError{Name: name, TaskQueue: c.opts.TaskQueue, Removed: info.Removed}
 	}
 	if !slices.Contains(info.SignalStarts, e.Name) {
-		return nil, &flow.InputError{Workflow: name, Err: fmt.Errorf("the flow is not started by the signal %s (flow.OnSignal)", e.Name)}
+		return nil, &InputError{Workflow: name, Err: fmt.Errorf("the flow is not started by the signal %s (flow.OnSignal)", e.Name)}
 	}
 	id := protocol.SignalStartID(name, e.Name, e.Key)
 	p, err := planStart(cat, c.opts, name, e.Payload, flow.StartOptions{ID: id, CreatedBy: e.Sender}, false, time.Now())

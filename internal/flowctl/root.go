@@ -225,8 +225,8 @@ func classify(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	var unknown *flow.UnknownWorkflowError
-	var input *flow.InputError
+	var unknown *flowclient.UnknownWorkflowError
+	var input *flowclient.InputError
 	var exists *flowclient.RunExistsError
 	var notFound *flowclient.RunNotFoundError
 	var refused *flowclient.RefusedError

@@ -9,7 +9,9 @@ package flowlink
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -113,6 +115,40 @@ func StaticRegistry(workers *RegistryInfo, flows []string) *flowdef.StaticRegist
 	r.GoFlows = flows
 	return r
 }
+
+// UnknownWorkflowError is flowclient.UnknownWorkflowError as package flow makes it.
+type UnknownWorkflowError struct {
+	Name      string
+	TaskQueue string
+	Known     []string
+	// Removed is set when the flow is known but served no more for new runs (its
+	// WorkflowInfo.Removed).
+	Removed string
+}
+
+// Error implements error.
+func (e *UnknownWorkflowError) Error() string {
+	if e.Removed != "" {
+		return fmt.Sprintf("workflow %q on task queue %s is not served for new runs: %s", e.Name, e.TaskQueue, e.Removed)
+	}
+	known := "none"
+	if len(e.Known) > 0 {
+		known = strings.Join(e.Known, ", ")
+	}
+	return fmt.Sprintf("unknown workflow %q on task queue %s (known: %s)", e.Name, e.TaskQueue, known)
+}
+
+// InputError is flowclient.InputError as package flow makes it.
+type InputError struct {
+	Workflow string
+	Err      error
+}
+
+// Error implements error.
+func (e *InputError) Error() string { return fmt.Sprintf("bad input for %s: %v", e.Workflow, e.Err) }
+
+// Unwrap returns the cause.
+func (e *InputError) Unwrap() error { return e.Err }
 
 // Set by package flow (flow/link.go).
 var (

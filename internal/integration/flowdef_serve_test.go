@@ -147,7 +147,7 @@ func TestFlowdefServe(t *testing.T) {
 	require.NoError(t, os.Remove(path))
 	waitFor(t, "the removal", func() bool { return l.Current("serve-gated") == nil })
 	_, err = c.Start(ctx, "serve-gated", nil, flow.StartOptions{ID: "serve-gated-gone"})
-	var unknown *flow.UnknownWorkflowError
+	var unknown *flowclient.UnknownWorkflowError
 	require.ErrorAs(t, err, &unknown)
 	assert.Contains(t, err.Error(), "definition serve-gated was removed")
 	_, err = c.Describe(ctx, "serve-gated-gone")

@@ -129,7 +129,7 @@ func TestFlowdefReview(t *testing.T) {
 
 	// Input the definition's schema refuses is refused before anything starts.
 	_, err = c.Start(ctx, "it-code-review", map[string]any{"repo": "gateflow"}, flow.StartOptions{})
-	var ie *flow.InputError
+	var ie *flowclient.InputError
 	assert.ErrorAs(t, err, &ie)
 }
 

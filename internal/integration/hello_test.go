@@ -132,6 +132,6 @@ func TestStartFlowReturnsTheTypedOutput(t *testing.T) {
 	assert.Equal(t, examples.HelloOutput{Greeting: "Hello, Typed!", Shouted: "HELLO, TYPED!"}, out)
 
 	_, err = flowclient.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{}, flow.StartOptions{Priority: 9})
-	var ie *flow.InputError
+	var ie *flowclient.InputError
 	require.ErrorAs(t, err, &ie, "the options are checked as Start checks them")
 }

@@ -77,7 +77,7 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 	// run's Validator with the request's limit.
 	huge := notesOf(1_500_000)
 	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: huge, By: "carol"})
-	var ie *flow.InputError
+	var ie *flowclient.InputError
 	require.ErrorAs(t, err, &ie)
 	assert.ErrorContains(t, err, "the limit is 262144")
 	rawAnswer := func(data json.RawMessage) error {

@@ -40,7 +40,7 @@ func TestStartOptionValidationErrorsStartNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		_, err := shared.client.Start(ctx, "hello", nil, tc.opts)
-		var ie *flow.InputError
+		var ie *flowclient.InputError
 		require.True(t, errors.As(err, &ie), "%s: %v", tc.want, err)
 		assert.Contains(t, err.Error(), tc.want)
 		if tc.opts.ID != "" {

@@ -75,10 +75,10 @@ func TestOnceStartsOnceAcrossWorkersAndRestartOnceStartsAgain(t *testing.T) {
 	assert.Contains(t, r.stderr, "--input cannot be given with it")
 
 	_, err = c.RestartOnce(ctx, "test.trigger.source")
-	var uerr *flow.UnknownWorkflowError
+	var uerr *flowclient.UnknownWorkflowError
 	assert.ErrorAs(t, err, &uerr, "the once queue does not serve it")
 	_, err = shared.client.RestartOnce(ctx, "test.trigger.source")
-	var ierr *flow.InputError
+	var ierr *flowclient.InputError
 	assert.ErrorAs(t, err, &ierr, "a flow without a once start")
 }
 
@@ -213,7 +213,7 @@ func TestSignalStartStartsOneRunPerKeyAndDeliversThePayload(t *testing.T) {
 
 	// Refusals before anything starts.
 	_, err = c.SignalStart(ctx, "test.signal.started", signals.Envelope{Name: "other", Key: "k"})
-	var ierr *flow.InputError
+	var ierr *flowclient.InputError
 	assert.ErrorAs(t, err, &ierr)
 	_, err = c.SignalStart(ctx, "test.signal.started", signals.Envelope{Name: "order-placed", Key: "k", Payload: json.RawMessage(`42`)})
 	assert.ErrorAs(t, err, &ierr, "a payload the input type refuses")

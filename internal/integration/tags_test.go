@@ -63,7 +63,7 @@ func TestWorkerTagsRouteRunsToWorkersThatHaveThem(t *testing.T) {
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, run.ID, "", "test done"))
 
 	_, err = c.Start(ctx, "hello", nil, flow.StartOptions{ID: "bad-tag", WorkerTags: []string{"GPU!"}})
-	var ie *flow.InputError
+	var ie *flowclient.InputError
 	require.True(t, errors.As(err, &ie), "%v", err)
 	assert.Contains(t, err.Error(), `tag "GPU!"`)
 	r := flowctlRunOn(t, queue, "start", "hello", "--tag", "gpu", "--wait")
