@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/activities"
+
+	"github.com/gateflow/gateflow/items"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -26,7 +30,7 @@ func countFiles(context.Context, string) (int, error) { return 0, nil }
 
 func registryWorker() *Worker {
 	w := NewWorker(nil, WorkerOptions{TaskQueue: "reg",
-		ItemProviders: []ItemProvider{ticketProvider{}},
+		ItemProviders: []items.Provider{ticketProvider{}},
 		GateResolvers: []gates.Resolver{&scriptedResolver{typ: "ci-status"}, &scriptedResolver{typ: "jira"}},
 	}, Define("notify-team", func(*Context, string) (string, error) { return "", nil }))
 	w.RegisterActivity(countFiles, "")
@@ -90,7 +94,7 @@ func (s *memoServer) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 // merges them as the catalog entity does and reads them back as a client.
 func TestWorkerWithAFallbackActionAcceptsEveryActionName(t *testing.T) {
 	w := registryWorker()
-	w.RegisterFallbackAction(func(context.Context, ActionCall) (any, error) { return nil, nil })
+	w.RegisterFallbackAction(func(context.Context, activities.ActionCall) (any, error) { return nil, nil })
 	r := w.Registry()
 	assert.True(t, r.HasFallbackAction())
 	assert.NotContains(t, r.Actions, protocol.FallbackActionActivity, "the fallback is not an action name")

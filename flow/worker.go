@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gateflow/gateflow/items"
+
 	"github.com/gateflow/gateflow/service"
 
 	"github.com/gateflow/gateflow/activities/llm"
@@ -58,7 +60,7 @@ type WorkerOptions struct {
 	// removing them while runs started with them go on is not (keep a LogSink instead).
 	EventSinks []events.Sink
 	// ItemProviders list the items of fan-outs (see Items), by their names.
-	ItemProviders []ItemProvider
+	ItemProviders []items.Provider
 	// GateResolvers decide polled gates (Context.Gate), by their types, besides the
 	// built-in "http" and "command" (package gates). An empty or repeated type is an
 	// error of Start. Every worker of a task queue must have the same resolvers: a run

@@ -74,7 +74,7 @@ the field's position too.
     activity registered under it: flow.Step[json.RawMessage](ctx, id, name, with), the
     rendered `with:` its one argument; with Registry(worker.Registry()) a name the worker
     did not register goes to its fallback action (protocol.FallbackActionActivity with a
-    flow.ActionCall{Name, With}) when it has one. Unknown `with:` fields of the built-ins
+    activities.ActionCall{Name, With}) when it has one. Unknown `with:` fields of the built-ins
     are errors.
   - set assigns vars (keys in sorted order), check fails the node with its rendered
     message when its condition is false, if runs then or else, switch the first case

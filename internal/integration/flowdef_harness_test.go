@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/activities"
+
+	"github.com/gateflow/gateflow/items"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -55,13 +59,13 @@ var defName = regexp.MustCompile(`(?m)^name: (\S+)$`)
 // (for call) and scripted agent answers.
 type defHost struct {
 	mu        sync.Mutex
-	fallbacks []flow.ActionCall
+	fallbacks []activities.ActionCall
 }
 
-func (h *defHost) calls() []flow.ActionCall {
+func (h *defHost) calls() []activities.ActionCall {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]flow.ActionCall(nil), h.fallbacks...)
+	return append([]activities.ActionCall(nil), h.fallbacks...)
 }
 
 // openTickets is the item provider open-tickets: two tickets of the scope.
@@ -69,8 +73,8 @@ type openTickets struct{}
 
 func (openTickets) Name() string { return "open-tickets" }
 
-func (openTickets) Items(_ context.Context, scope string, filter map[string]string) ([]flow.Item, error) {
-	return []flow.Item{
+func (openTickets) Items(_ context.Context, scope string, filter map[string]string) ([]items.Item, error) {
+	return []items.Item{
 		{ID: "T-1", Type: "ticket", Ref: scope, Context: map[string]string{"path": "a.go", "team": filter["team"]}},
 		{ID: "T-2", Type: "ticket", Ref: scope, Context: map[string]string{"path": "b.go", "team": filter["team"]}},
 	}, nil
@@ -140,14 +144,14 @@ func serveDefs(t *testing.T, queue string, defs []string, opts flow.WorkerOption
 	opts.TaskQueue, opts.StopTimeout = queue, 5*time.Second
 	opts.Directory = approval.StaticDirectory{"ops": {"alice", "bob"}}
 	opts.Providers = map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(defRules...), "stalled": stalled{}}
-	opts.ItemProviders = []flow.ItemProvider{openTickets{}}
+	opts.ItemProviders = []items.Provider{openTickets{}}
 	opts.GateResolvers = []gates.Resolver{ticketClosed{}}
 	w := flow.NewWorker(shared.tc, opts, doubleFlow)
 	h := &defHost{}
 	w.RegisterActivity(func(_ context.Context, in map[string]any) (map[string]any, error) {
 		return map[string]any{"posted": in["body"]}, nil
 	}, "post-comment")
-	w.RegisterFallbackAction(func(_ context.Context, call flow.ActionCall) (any, error) {
+	w.RegisterFallbackAction(func(_ context.Context, call activities.ActionCall) (any, error) {
 		h.mu.Lock()
 		h.fallbacks = append(h.fallbacks, call)
 		h.mu.Unlock()

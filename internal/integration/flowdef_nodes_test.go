@@ -46,6 +46,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/activities"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -413,7 +415,7 @@ func TestFlowdefNodes(t *testing.T) {
 		{name: "it-node-action", output: `{"post": {"posted": "LGTM"}, "page": {"handled": "open-pager"}}`,
 			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, runs.KindActivity, recordOf(t, d, "post").Kind)
-				assert.Contains(t, host.calls(), flow.ActionCall{Name: "open-pager", With: map[string]any{"who": "oncall"}})
+				assert.Contains(t, host.calls(), activities.ActionCall{Name: "open-pager", With: map[string]any{"who": "oncall"}})
 				for _, call := range host.calls() {
 					assert.NotEqual(t, "post-comment", call.Name, "a registered action does not go to the fallback")
 				}
