@@ -157,6 +157,10 @@ const (
 	// ErrorArtifact fails a shell step whose outputs cannot be collected (a pattern that
 	// matched no file); not retried.
 	ErrorArtifact ErrorType = activities.ArtifactErrorType
+	// ErrorQualityGate is the type of a quality gate whose score is below its threshold
+	// (with QualityFail). It is not retried by Temporal; the run's own attempts
+	// (MaxAttempts) may run the handler again.
+	ErrorQualityGate ErrorType = "gateflow.QualityGate"
 )
 
 // Is reports whether err's chain holds an application error of type t.

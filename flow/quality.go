@@ -41,11 +41,6 @@ type Quality struct {
 	OnFail QualityOnFail `json:"on_fail,omitempty"`
 }
 
-// ErrorQualityGate is the application error type of a quality gate whose score is below
-// its threshold (with QualityFail). It is not retried by Temporal; the run's own attempts
-// (MaxAttempts) may run the handler again.
-const ErrorQualityGate ErrorType = "gateflow.QualityGate"
-
 // QualityGate checks the score in source against q.Threshold as the step name, of kind
 // quality_gate: the step passes when the score is at least the threshold. source is the
 // structured output of an earlier step or any value: an activities.AgentResult (its JSON,
