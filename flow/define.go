@@ -122,7 +122,7 @@ func OnBudgetExceeded(policy budget.Policy, pause time.Duration) Option {
 
 // StartDefaults sets what a run of the flow gets when its start does not say otherwise:
 // Priority (1 highest to 5 lowest), Labels and WorkerTags (the worker tags a run of the
-// flow needs). Client.Start merges them with the start's options: labels are the union
+// flow needs). flowclient.Client.Start merges them with the start's options: labels are the union
 // (the start's value wins for the same key), worker tags the union, and the priority the
 // start's when it gives one. Only these three fields may be set; they are checked as
 // start options are. Given twice, the last wins.
@@ -249,7 +249,7 @@ type WorkflowInfo struct {
 	Hash   string `json:"hash,omitempty"`
 	Source string `json:"source,omitempty"`
 	// Removed, when set, says why new runs of the flow are refused: a declarative
-	// definition whose file was removed (runs in progress go on). Client.Start refuses it
+	// definition whose file was removed (runs in progress go on). flowclient.Client.Start refuses it
 	// with an *UnknownWorkflowError.
 	Removed     string `json:"removed,omitempty"`
 	Description string `json:"description,omitempty"`

@@ -31,10 +31,10 @@ const maxRunsVersion = "gateflow.max-runs"
 // starts the new run, which waits until the cancelled one has ended.
 //
 // The limit is the semaphore of the concurrency group "flow:NAME", which every run of
-// the flow holds a permit of while it runs, however it was started (Client.Start, a
+// the flow holds a permit of while it runs, however it was started (flowclient.Client.Start, a
 // schedule, a parent's Child step); it composes with a start's ConcurrencyKey and
 // ConcurrencyLimits (a run waits for a permit of each). Refusing and replacing are what
-// Client.Start (and `flowctl start`) decide at admission, counting the runs that hold or
+// flowclient.Client.Start (and `flowctl start`) decide at admission, counting the runs that hold or
 // wait for a permit, which a run does moments after its start; runs started another way
 // queue. n must be at least 1. MaxRunsPerKey limits the runs per key of their input
 // instead.

@@ -80,7 +80,7 @@ func TestKnownBugPeopleDetailsListWaitsThatEnded(t *testing.T) {
 
 // TestKnownBugPeopleDetailsSignalCommandForAnUnkeyedWait: for a wait without a key,
 // details.go:113-114 suggests `flowctl signal NAME --data '{...}'`, which flowctl refuses
-// ("signal NAME needs --run RUN or --key KEY"; Client.Signal refuses it too): the
+// ("signal NAME needs --run RUN or --key KEY"; flowclient.Client.Signal refuses it too): the
 // command needs --run with the run's ID.
 func TestKnownBugPeopleDetailsSignalCommandForAnUnkeyedWait(t *testing.T) {
 	env := newPeopleEnv(t, pingsFlow)

@@ -23,7 +23,7 @@ import (
 // ID "gateflow-catalog-<queue>/services", run on the task queue like the flows' catalog): each
 // worker sends one entry per declared service when it starts and again whenever one of
 // its breakers changes state, keyed by service and worker identity, so the entity holds
-// the latest state every worker reported. Client.Services reads it from the entity's Memo.
+// the latest state every worker reported. flowclient.Client.Services reads it from the entity's Memo.
 
 // breakerState is a breaker's state on one worker (the JSON of
 // flowclient.ServiceBreakerState).

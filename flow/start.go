@@ -57,7 +57,7 @@ type StartOptions struct {
 	// free (group → most runs at once); permits come back when a run ends, however it ends.
 	ConcurrencyKey    string
 	ConcurrencyLimits map[string]int
-	// plan runs the handler with every step stubbed (see Client.Plan).
+	// plan runs the handler with every step stubbed (see flowclient.Client.Plan).
 	plan bool
 	// BudgetPolicy is what the run does when its cap would be exceeded: budget.Stop (the
 	// default: the run ends budget_exceeded) or budget.Pause (it waits, up to BudgetPause,
@@ -72,7 +72,7 @@ type StartOptions struct {
 }
 
 // planStart checks name's input and opts against the catalog and plans the start: the
-// pure part of Client.Start, in its documented order.
+// pure part of flowclient.Client.Start, in its documented order.
 func planStart(cat *catalog, copts clientOptions, name string, input any, opts StartOptions, now time.Time) (*startPlan, error) {
 	info, ok := cat.Lookup(name)
 	if !ok {

@@ -36,7 +36,7 @@ func planCatalog() *catalog {
 	}}
 }
 
-// TestPlanStart is the pure part of Client.Start: every refusal that needs no server, and
+// TestPlanStart is the pure part of flowclient.Client.Start: every refusal that needs no server, and
 // what a start asks Temporal for.
 func TestPlanStart(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)

@@ -72,7 +72,7 @@ type WorkerOptions struct {
 	// MaxCostUSD is the default money cap of runs whose start options and flow set none.
 	MaxCostUSD *decimal.Decimal
 	// Quotas are monthly spending limits: a new run is admitted only when its cap fits what
-	// the month has not spent or reserved (see Client.Start); runs going are never stopped.
+	// the month has not spent or reserved (see flowclient.Client.Start); runs going are never stopped.
 	Quotas budget.Quotas
 	// Directory resolves the "group:" names of approvers and input assignees (see
 	// approval.LoadDirectory for a file-based one). Nil: groups have no members.

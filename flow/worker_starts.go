@@ -69,7 +69,7 @@ func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*star
 	return run, err
 }
 
-// startUnique starts a run of name with the workflow ID id and input, as Client.Start
+// startUnique starts a run of name with the workflow ID id and input, as flowclient.Client.Start
 // plans it (the catalog's checks, the flow's start defaults, the options memo) but without
 // reserving the monthly quotas (the run checks them itself), unless a run with that ID
 // exists, running or closed: then it returns that run, with Existing set when it knows.

@@ -207,7 +207,7 @@ func (r *FlowRun[O]) Result(ctx context.Context) (O, error) {
 // StartFlow starts a run of f with a typed input, as Client.Start starts one by name (the
 // same checks, in the same order), and returns it with a typed Result:
 //
-//	run, err := flow.StartFlow(ctx, c, examples.Hello, examples.HelloInput{Name: "Ada"}, flow.StartOptions{})
+//	run, err := flowclient.StartFlow(ctx, c, examples.Hello, examples.HelloInput{Name: "Ada"}, flow.StartOptions{})
 //	out, err := run.Result(ctx) // examples.HelloOutput
 func StartFlow[I, O any](ctx context.Context, c *Client, f *flow.Flow[I, O], in I, opts flow.StartOptions) (*FlowRun[O], error) {
 	if err := f.Err(); err != nil {

@@ -241,7 +241,7 @@ func (r *runner) foreach(ctx *flow.Context, f *frame, n *flowdef.Node) (any, err
 }
 
 // call runs the flow named by call (a definition or a Go flow registered on a worker of
-// the queue) as a child run with the rendered `with:` as its input (flow.ChildByName);
+// the queue) as a child run with the rendered `with:` as its input (flow.Context.ChildByName);
 // detached starts it without waiting (detachedCall). Its output is the child's output.
 func (r *runner) call(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error) {
 	with, err := r.ev.valueMap(f, n.With)
@@ -303,7 +303,7 @@ func detachedCall(ctx *flow.Context, n *flowdef.Node, with map[string]any, opts 
 	return map[string]any{"run_id": started}, nil
 }
 
-// providerItems lists a foreach's items from its registered item provider (flow.Items,
+// providerItems lists a foreach's items from its registered item provider (flow.Context.Items,
 // recorded as the step "<id>-items"): params.scope is the scope, the other params
 // (rendered, as strings) the filter. Each item is a map of its id, type, ref and
 // depends_on, plus its context values (item.<key>).

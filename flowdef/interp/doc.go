@@ -87,7 +87,7 @@ the field's position too.
     node's id (fail_fast is flow.FailFast, else flow.WaitAll; min_success lets the node
     succeed with that many branches). Output: branch id → its output.
   - foreach over a list (`over:`) or the items of a registered item provider
-    (`provider:`, listed by flow.Items as the step "<id>-items"; params.scope is the scope,
+    (`provider:`, listed by flow.Context.Items as the step "<id>-items"; params.scope is the scope,
     the other params the filter; each item is a map of id, type, ref, depends_on and its
     context values, named by its id): flow.ForEach (max_parallel, default 1;
     on_item_fail continue is flow.Continue, skip_dependents flow.SkipDependents; ordered is
@@ -98,7 +98,7 @@ the field's position too.
     skipped item's is null). Under continue and skip_dependents the node goes on after
     failed items, and the run, if nothing else fails, ends warning.
   - call: a child run of the flow named (another definition or a Go flow) through
-    flow.ChildByName, `with:` as its input; detached starts it in a branch the run never
+    flow.Context.ChildByName, `with:` as its input; detached starts it in a branch the run never
     waits for and goes on once the child started (output {run_id}), the child outliving
     the run.
   - gate: approval is ctx.Approval (prompt is the message, approvers, timeout), input is
@@ -106,7 +106,7 @@ the field's position too.
     (signal, key; the step is named by the signal), poll is ctx.Gate (resolver, params,
     poll_interval, allow_manual, timeout) and quality is ctx.QualityGate over the output
     of step `source` (threshold, on_fail continue is flow.QualityContinue).
-  - sleep is ctx.Sleep, send is flow.Send (signal, run; to a mailbox, the key is the
+  - sleep is ctx.Sleep, send is flow.Context.Send (signal, run; to a mailbox, the key is the
     mailbox's name unless key is given; the step is named by the signal), finish ends
     the run with its output (completed), a permanent error carrying its message (failed)
     or a cancellation (cancelled).

@@ -120,7 +120,7 @@ func plain(v any) (any, error) {
 	return jsonValue(b), nil
 }
 
-// send signals a run (send.run) or posts to a mailbox: flow.Send with the signal name,
+// send signals a run (send.run) or posts to a mailbox: flow.Context.Send with the signal name,
 // the rendered key (a mailbox's key is its name when no key is given) and payload.
 func (r *runner) send(ctx *flow.Context, f *frame, n *flowdef.Node) error {
 	s := n.Send

@@ -16,7 +16,7 @@ const RegistryEntryName = "gateflow.registry"
 
 // FallbackActionActivity is the activity name of a worker's fallback action
 // (flow.Worker.RegisterFallbackAction): a definition's step whose action no activity is
-// registered under runs it with a flow.ActionCall.
+// registered under runs it with an activities.ActionCall.
 const FallbackActionActivity = "gateflow.action"
 
 // ServiceQueue is the activity task queue of service name on taskQueue (service.Declare).
