@@ -176,13 +176,13 @@ without one of them refuses to start.
 
 # Quality gates and decisions
 
-	rec, err := ctx.QualityGate("review-quality", review, flow.Quality{Threshold: 80, Field: "review.score"})
+	rec, err := ctx.QualityGate("review-quality", review, quality.Gate{Threshold: 80, Field: "review.score"})
 	choice, err := flow.Decide[Verdict](ctx, "ship-or-hold", flow.DecisionRequest{
 		Options: []string{"ship", "hold"}, Prompt: "Ship " + in.Version + "?", Model: "gpt-4o-mini"})
 
 A quality gate reads a 0–100 score at a dotted path of a step's output (an agent's JSON,
 raw JSON, a map or a struct) and passes at or above the threshold; below it fails the step
-with ErrorQualityGate, or with QualityContinue records an allowed failure and goes on. It
+with ErrorQualityGate, or with quality.Continue records an allowed failure and goes on. It
 runs in the workflow, costs nothing and records the score and threshold
 (runs.Step.Quality). Decide returns one of a list of options: an agent picks it (an agent
 step whose ResponseSchema enumerates the options, so an answer outside them is refused
@@ -235,7 +235,7 @@ their catalog, so clients list them and refuse unknown names and ill-shaped inpu
 anything starts. RegisterWorkflows and RegisterActivities do the same registration on any
 Temporal registry (a test environment, a replayer). WorkerOptions.Services declare the
 services steps call (package service), WorkerOptions.ItemProviders the lists fan-outs run
-over (package items). A flowclient.Client starts runs (IDs, idempotency keys, labels,
+over (package items); package quality holds a quality gate's settings. A flowclient.Client starts runs (IDs, idempotency keys, labels,
 priority, worker tags, concurrency, delays, caps), inspects them (Describe, List, Wait,
 History), and sends people's decisions (Vote, Answer, Signal, RaiseBudget), cancellations
 and pauses; flowctl is built on it (see package flowclient). Events go to the worker's sinks

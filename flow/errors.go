@@ -158,7 +158,7 @@ const (
 	// matched no file); not retried.
 	ErrorArtifact ErrorType = activities.ArtifactErrorType
 	// ErrorQualityGate is the type of a quality gate whose score is below its threshold
-	// (with QualityFail). It is not retried by Temporal; the run's own attempts
+	// (with quality.Fail). It is not retried by Temporal; the run's own attempts
 	// (MaxAttempts) may run the handler again.
 	ErrorQualityGate ErrorType = "gateflow.QualityGate"
 )

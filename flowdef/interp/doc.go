@@ -105,7 +105,7 @@ the field's position too.
     flow.Input (prompt, schema, approvers as assignees), signal is flow.WaitSignal
     (signal, key; the step is named by the signal), poll is ctx.Gate (resolver, params,
     poll_interval, allow_manual, timeout) and quality is ctx.QualityGate over the output
-    of step `source` (threshold, on_fail continue is flow.QualityContinue).
+    of step `source` (threshold, on_fail continue is quality.Continue).
   - sleep is ctx.Sleep, send is flow.Context.Send (signal, run; to a mailbox, the key is the
     mailbox's name unless key is given; the step is named by the signal), finish ends
     the run with its output (completed), a permanent error carrying its message (failed)

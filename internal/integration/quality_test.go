@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/quality"
+
 	"github.com/gateflow/gateflow/runs"
 	"github.com/shopspring/decimal"
 
@@ -34,7 +36,7 @@ func TestQualityGateFailsAt79Of80AndPassesAt80(t *testing.T) {
 	assert.Equal(t, 79.0, g.Quality.Score)
 	assert.Equal(t, 80.0, g.Quality.Threshold)
 	assert.False(t, g.Quality.Passed)
-	assert.Equal(t, string(flow.QualityFail), g.Quality.OnFail)
+	assert.Equal(t, string(quality.Fail), g.Quality.OnFail)
 	assert.Equal(t, "review.score", g.Quality.Field)
 	assert.True(t, g.CostUSD.IsZero(), "the gate itself costs nothing")
 	review := stepNamed(t, fail.State.Steps, "review")
@@ -46,12 +48,12 @@ func TestQualityGateFailsAt79Of80AndPassesAt80(t *testing.T) {
 	g = stepNamed(t, pass.State.Steps, "review-quality")
 	assert.Equal(t, runs.StepCompleted, g.Status)
 	require.NotNil(t, g.Quality)
-	assert.Equal(t, runs.Quality{Score: 80, Threshold: 80, Field: "review.score", Passed: true, OnFail: string(flow.QualityFail)}, *g.Quality)
+	assert.Equal(t, runs.Quality{Score: 80, Threshold: 80, Field: "review.score", Passed: true, OnFail: string(quality.Fail)}, *g.Quality)
 	var out runs.Quality
 	require.NoError(t, json.Unmarshal(pass.State.Output, &out))
 	assert.Equal(t, *g.Quality, out, "the handler got the record")
 
-	cont := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-79", Threshold: 80, OnFail: flow.QualityContinue}, flow.StartOptions{})
+	cont := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-79", Threshold: 80, OnFail: quality.Continue}, flow.StartOptions{})
 	assert.Equal(t, runs.StatusWarning, cont.Status, "a failing score allowed to fail: %s", cont.Error)
 	g = stepNamed(t, cont.State.Steps, "review-quality")
 	assert.Equal(t, runs.StepFailed, g.Status)
