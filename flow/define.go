@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gateflow/gateflow/schedule"
+
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/typeschema"
 	"github.com/shopspring/decimal"
@@ -276,7 +278,7 @@ type WorkflowInfo struct {
 	// quotas are not used up.
 	QuotaReservations bool `json:"quota_reservations,omitempty"`
 	// Schedules are the flow's schedules (see Schedule).
-	Schedules []ScheduleInfo `json:"schedules,omitempty"`
+	Schedules []schedule.Info `json:"schedules,omitempty"`
 	// Once, Triggers and SignalStarts are the flow's starts besides manual and scheduled
 	// ones (see Once, OnRunOf, OnSignal).
 	Once         *OnceInfo     `json:"once,omitempty"`

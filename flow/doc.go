@@ -47,7 +47,7 @@ A flow is started by a client (package flowclient: Client.Start, flowctl start),
 as its options say:
 
   - Schedule: a Temporal Schedule the worker creates or updates when it starts, named by
-    its position or by its ScheduleID.
+    its position or by its schedule.ID.
   - Once(input): the worker ensures, when it starts, that the flow was started once, with
     the workflow ID "once:<flow>@<queue>" and Temporal's REJECT_DUPLICATE reuse and
     USE_EXISTING conflict policies, so workers starting together start it once and an

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/gateflow/gateflow/schedule"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/internal/flowlink"
@@ -29,7 +31,7 @@ func init() {
 	flowlink.ValidateName = validateName
 	flowlink.NewRunID = newRunID
 	flowlink.ScheduleID = func(flow string, n int, s any, queue string) string {
-		return temporalScheduleID(flow, n, s.(ScheduleInfo), queue)
+		return temporalScheduleID(flow, n, s.(schedule.Info), queue)
 	}
 	flowlink.MaxRunsGroup = maxRunsGroup
 	flowlink.CheckAnswerSize = checkAnswerSize

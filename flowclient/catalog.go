@@ -29,7 +29,7 @@ func quotas(c *Catalog) budget.Quotas {
 	return q
 }
 
-// Workflows reads the catalog of the client's task queue. ErrNoCatalog means no worker has
+// Workflows reads the catalog of the client's task queue. flow.ErrNoCatalog means no worker has
 // ever published one there.
 func (c *Client) Workflows(ctx context.Context) (*Catalog, error) {
 	return readCatalog(ctx, c.tc, c.opts.TaskQueue)
@@ -76,18 +76,18 @@ func (c *Catalog) Registry() *flowdef.StaticRegistry {
 // the workers serve. The latest worker to start on the queue publishes it: the workers
 // of a task queue are expected to have the same registrations.
 type RegistryInfo struct {
-	// Actions are the names of the activities registered with Worker.RegisterActivity,
+	// Actions are the names of the activities registered with flow.Worker.RegisterActivity,
 	// sorted, without the built-in ones (flowdef.BuiltinActions).
 	Actions []string `json:"actions,omitempty"`
 	// Fallback is true when the workers take every unknown action name
-	// (Worker.RegisterFallbackAction).
+	// (flow.Worker.RegisterFallbackAction).
 	Fallback bool `json:"fallback,omitempty"`
-	// ItemProviders are the names of WorkerOptions.ItemProviders, sorted.
+	// ItemProviders are the names of flow.WorkerOptions.ItemProviders, sorted.
 	ItemProviders []string `json:"item_providers,omitempty"`
-	// GateTypes are the types of WorkerOptions.GateResolvers, sorted, without the built-in
+	// GateTypes are the types of flow.WorkerOptions.GateResolvers, sorted, without the built-in
 	// ones (flowdef.BuiltinGateResolvers).
 	GateTypes []string `json:"gate_types,omitempty"`
-	// Services are the names of WorkerOptions.Services, sorted; never nil in a worker's
+	// Services are the names of flow.WorkerOptions.Services, sorted; never nil in a worker's
 	// entry (empty: none declared), nil in entries of older workers (not known).
 	Services []string `json:"services"`
 	// PublishedBy is the identity of the worker that published it.

@@ -14,13 +14,13 @@ import (
 // Options configure a Client.
 type Options struct {
 	// TaskQueue is where runs are started and whose catalog is read. Default
-	// DefaultTaskQueue.
+	// flow.DefaultTaskQueue.
 	TaskQueue string
-	// Identity is recorded as the creator of runs started without StartOptions.CreatedBy.
+	// Identity is recorded as the creator of runs started without flow.StartOptions.CreatedBy.
 	// Default: FLOW_USER, else the OS user (the key's owner when Key is set).
 	Identity string
 	// Key signs the decisions the client sends (votes and answers), for runs whose worker
-	// verifies them (WorkerOptions.Auth). A decision's identity must then be the key's
+	// verifies them (flow.WorkerOptions.Auth). A decision's identity must then be the key's
 	// owner. Nil: decisions go unsigned, and such runs refuse them when proofs are
 	// required.
 	Key *auth.Key
@@ -33,7 +33,7 @@ type Options struct {
 	Namespace string
 	// DecisionTimeout bounds how long a decision (Vote, Answer, RaiseBudget, PauseRun) waits
 	// for the run's answer; past it the decision is submitted but not yet validated
-	// (ErrNotValidated). Default 30 seconds.
+	// (flow.ErrNotValidated). Default 30 seconds.
 	DecisionTimeout time.Duration
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/schedule"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/flow"
@@ -51,6 +53,6 @@ func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*Cata
 }
 
 // temporalScheduleID is the Temporal schedule ID of the n-th schedule s of flow on queue.
-func temporalScheduleID(flow string, n int, s flow.ScheduleInfo, queue string) string {
+func temporalScheduleID(flow string, n int, s schedule.Info, queue string) string {
 	return flowlink.ScheduleID(flow, n, s, queue)
 }

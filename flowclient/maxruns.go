@@ -11,14 +11,14 @@ import (
 	"github.com/gateflow/gateflow/internal/entity"
 )
 
-// MaxRunsError refuses a start because its flow has its MaxRuns live runs and refuses
-// what overflows (OverflowRefuse). Nothing was started.
+// MaxRunsError refuses a start because its flow has its flow.MaxRuns live runs and refuses
+// what overflows (flow.OverflowRefuse). Nothing was started.
 type MaxRunsError struct {
 	// Workflow is the flow, Max its MaxRuns, Live the live runs' IDs, oldest first.
 	Workflow string
 	Max      int
 	Live     []string
-	// Key is the start's concurrency key (MaxRunsPerKey); empty for MaxRuns.
+	// Key is the start's concurrency key (flow.MaxRunsPerKey); empty for MaxRuns.
 	Key string
 }
 

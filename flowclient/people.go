@@ -104,7 +104,7 @@ func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnsw
 //
 // The run's answer is awaited for at most Options.DecisionTimeout (when ctx has no
 // earlier deadline); a run that does not answer by then (its worker is down) gives an error
-// matching ErrNotValidated.
+// matching flow.ErrNotValidated.
 func (c *Client) update(ctx context.Context, run, what, name string, arg, out any) error {
 	uctx, cancel := context.WithTimeout(ctx, c.opts.DecisionTimeout)
 	defer cancel()

@@ -18,7 +18,7 @@ import (
 
 // Services lists the services the workers of the client's task queue declared, as each
 // worker last reported them (its limits and breaker state), sorted by service and worker.
-// ErrNoCatalog means no worker with services ever started on the queue. A worker that
+// flow.ErrNoCatalog means no worker with services ever started on the queue. A worker that
 // stopped keeps its last report (see UpdatedAt).
 func (c *Client) Services(ctx context.Context) ([]ServiceStatus, error) {
 	id := protocol.ServicesID(c.opts.TaskQueue)

@@ -30,17 +30,17 @@ type Run struct {
 
 // Start validates the input and the options and starts a run of the flow name. Checks
 // happen in this order, each with one clear error, and a refused start starts nothing:
-// the workflow name, that a worker serves it (*UnknownWorkflowError, ErrNoCatalog), the
+// the workflow name, that a worker serves it (*UnknownWorkflowError, flow.ErrNoCatalog), the
 // input (*InputError), the options (*InputError: ID and idempotency key, priority, labels,
 // worker tags, start time, max cost and budget policy, max attempts), the monthly quotas
-// (*budget.QuotaError), a held concurrency key (*RunExistsError), the flow's MaxRuns when it
+// (*budget.QuotaError), a held concurrency key (*RunExistsError), the flow's limit of live runs (flow.MaxRuns) when it
 // refuses what overflows (*MaxRunsError), and an ID in use (*RunExistsError).
 //
-// A flow with MaxRuns and OverflowReplace at its limit has its oldest live runs cancelled
+// A flow with flow.MaxRuns and flow.OverflowReplace at its limit has its oldest live runs cancelled
 // ("replaced by RUN") once the new run has started; a run that could not be cancelled is
 // reported by an error returned with the started run.
 //
-// Under a monthly quota (WorkerOptions.Quotas) the start reserves the run's possible cost,
+// Under a monthly quota (flow.WorkerOptions.Quotas) the start reserves the run's possible cost,
 // its cap (the start's MaxCostUSD, else the flow's, else the worker's default), in the
 // month's ledger of each scope with a quota, overall and the workflow's, atomically per
 // ledger: a run whose cap does not fit (spent + reserved + cap > quota) is refused with a

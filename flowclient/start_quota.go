@@ -58,7 +58,7 @@ func reservationKey(runID string) string {
 // per ledger, so concurrent starts cannot take a month over its quota. A run without a cap
 // is admitted while spent + reserved is below each quota and reserves nothing. The refusal
 // is a *budget.QuotaError with the ledger's figures; nil, nil when no quota applies. Against
-// workers that predate reservations (WorkflowInfo.QuotaReservations unset) it only checks
+// workers that predate reservations (flow.WorkflowInfo.QuotaReservations unset) it only checks
 // that spent has not reached the quotas, as those workers did.
 //
 // The reservation's deadline is budget.DefaultReservationTTL after the run's start time

@@ -16,7 +16,7 @@ import (
 	"github.com/gateflow/gateflow/signals"
 )
 
-// RestartOnce starts the once start (Once) of the flow name again: a new run with the
+// RestartOnce starts the once start (flow.Once) of the flow name again: a new run with the
 // once start's workflow ID and input, after the last one ended. It terminates nothing: while
 // a run with that ID runs it is refused with a *RunExistsError. Otherwise it is a start as
 // Client.Start makes it (the same checks, the monthly quotas reserved), with the ID reuse
@@ -44,7 +44,7 @@ func (c *Client) RestartOnce(ctx context.Context, name string) (*Run, error) {
 }
 
 // SignalStart sends the signal e to the run of the flow name that e's key starts (see
-// OnSignal), starting it with e's payload as input if it does not run yet (Temporal's
+// flow.OnSignal), starting it with e's payload as input if it does not run yet (Temporal's
 // SignalWithStartWorkflow, workflow ID "<flow>/on-signal/<name>/<key>"). The run gets e as
 // any signal (WaitSignal on e.Name and e.Key receives it). Checks, each with one clear
 // error, in order: the envelope (*InputError), that a worker serves the flow

@@ -32,8 +32,8 @@ behaves as the equivalent Go flow (Info shows them):
 	priority, labels, worker_tags     flow.StartDefaults (priority 1 highest to 5 lowest)
 	schedules[].cron, timezone        flow.Schedule("CRON_TZ=<timezone> <cron>")
 	schedules[].every                 flow.Schedule("@every <every>")
-	schedules[].id                    flow.ScheduleID (without it: named by position)
-	schedules[].input                 flow.ScheduleInput (overlap: the default, skip)
+	schedules[].id                    schedule.ID (without it: named by position)
+	schedules[].input                 schedule.Input (overlap: the default, skip)
 	triggers on completed|failed      flow.OnRunOf(flow, WhenCompleted|WhenFailed); finished
 	  |finished                         is both; triggers on one flow are merged
 	triggers[].if, input              flow.TriggerInput(flow, ...) for that flow's triggers

@@ -163,7 +163,7 @@ var (
 	// NewRunID is a new random run ID for a run of the flow name.
 	NewRunID func(name string) string
 	// ScheduleID is the Temporal schedule ID of the n-th schedule of flow (s is a
-	// flow.ScheduleInfo) on queue.
+	// schedule.Info) on queue.
 	ScheduleID func(flow string, n int, s any, queue string) string
 	// MaxRunsGroup is the concurrency group whose permits count the live runs of flow name.
 	MaxRunsGroup func(name string) string
