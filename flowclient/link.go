@@ -52,7 +52,8 @@ func readCatalog(ctx context.Context, tc client.Client, taskQueue string) (*Cata
 		Workers: (*RegistryInfo)(c.Workers), UpdatedAt: c.UpdatedAt}, nil
 }
 
-// temporalScheduleID is the Temporal schedule ID of the n-th schedule s of flow on queue.
-func temporalScheduleID(flow string, n int, s schedule.Info, queue string) string {
-	return flowlink.ScheduleID(flow, n, s, queue)
+// temporalScheduleID is the Temporal schedule ID of the n-th schedule s of the flow name
+// on queue.
+func temporalScheduleID(name string, n int, s schedule.Info, queue string) string {
+	return flowlink.ScheduleID(name, n, s, queue)
 }

@@ -1,15 +1,11 @@
-// Package items defines the lists a fan-out runs over: an Item, and the Provider a worker
-// registers (flow.WorkerOptions.ItemProviders) to list them. A handler reads a list with
-// ctx.Items (flow.Context.Items) and runs over it with flow.ForEach; a declarative
-// definition names the provider in a foreach node (`provider:`).
 package items
 
 import "context"
 
 // Item is one thing a fan-out runs over, as a Provider lists it. flow.ForEach over []Item
-// names each item by its ID and, with flow.ForEachOptions.Ordered or
-// flow.SkipDependents, follows
-// DependsOn (IDs of other items of the same list) unless the options say otherwise.
+// names each item by its ID and, with flow.ForEachOptions.Ordered or flow.SkipDependents,
+// follows DependsOn (IDs of other items of the same list) unless the options say
+// otherwise.
 type Item struct {
 	// ID names the item: unique in its list.
 	ID string `json:"id"`
