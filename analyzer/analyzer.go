@@ -14,9 +14,10 @@ import (
 
 // Package paths the analyzer recognises by type.
 const (
-	flowPath     = "github.com/gateflow/gateflow/flow"
-	clientPath   = "go.temporal.io/sdk/client"
-	internalPath = "go.temporal.io/sdk/internal"
+	flowPath       = "github.com/gateflow/gateflow/flow"
+	flowClientPath = "github.com/gateflow/gateflow/flowclient"
+	clientPath     = "go.temporal.io/sdk/client"
+	internalPath   = "go.temporal.io/sdk/internal"
 )
 
 // ignoreDirective is the suppression comment: on the line of a finding, or alone on the

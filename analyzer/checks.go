@@ -283,7 +283,7 @@ func dialsClient(name string) bool {
 }
 
 // clientMethod reports whether a method selection is on a Temporal client type or on
-// *flow.Client, and names it as T.Method for messages.
+// *flowclient.Client, and names it as T.Method for messages.
 func clientMethod(sel *types.Selection) (string, bool) {
 	fn, ok := sel.Obj().(*types.Func)
 	if !ok {
@@ -306,7 +306,7 @@ func clientMethod(sel *types.Selection) (string, bool) {
 
 // clientType reports whether t (or what it points to) is a type of
 // go.temporal.io/sdk/client, one of the internal types behind its aliases, or
-// flow.Client, and names it.
+// flowclient.Client, and names it.
 func clientType(t types.Type) (string, bool) {
 	if p, ok := t.(*types.Pointer); ok {
 		t = p.Elem()
@@ -333,8 +333,8 @@ func clientType(t types.Type) (string, bool) {
 		return "client." + name, true
 	case path == internalPath && internalClientTypes[name] != "":
 		return "client." + internalClientTypes[name], true
-	case path == flowPath && name == "Client":
-		return "(*flow.Client)", true
+	case path == flowClientPath && name == "Client":
+		return "(*flowclient.Client)", true
 	}
 	return "", false
 }

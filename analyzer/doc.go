@@ -29,7 +29,7 @@
 //   - randomness: the functions of math/rand and math/rand/v2 (except the constructors of
 //     seeded generators) and of crypto/rand;
 //   - clients: a call of a method on a value of a type from go.temporal.io/sdk/client (such
-//     as client.Client or client.WorkflowRun) or on *flow.Client, and calls of the
+//     as client.Client or client.WorkflowRun) or on *flowclient.Client, and calls of the
 //     functions that dial a Temporal client (client.Dial, client.NewLazyClient, ...).
 //
 // Each message names the construct, the handler that reaches it and, when the construct is

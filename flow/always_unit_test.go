@@ -1,8 +1,6 @@
 package flow
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -13,15 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	commonpb "go.temporal.io/api/common/v1"
-	enumspb "go.temporal.io/api/enums/v1"
-	workflowpb "go.temporal.io/api/workflow/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/mocks"
 	"go.temporal.io/sdk/workflow"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/gateflow/gateflow/activities"
 )
@@ -343,18 +334,7 @@ func TestFailedHandlerOutputIsKept(t *testing.T) {
 	assert.Equal(t, runs.StatusFailed, st.Status)
 	assert.JSONEq(t, `{"built":["a"],"failed":"b"}`, string(st.Output))
 
-	// Describe returns it for the failed run, from the state in the Memo.
-	desc := describeClosed(t, st, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, nil, errors.New("workflow execution error: step b: exit code 1: work-fails"))
-	assert.Equal(t, runs.StatusFailed, desc.Status)
-	assert.JSONEq(t, `{"built":["a"],"failed":"b"}`, string(desc.Output))
-	assert.Empty(t, desc.Result, "Result stays the completed result")
-	assert.Equal(t, st.Error, desc.Error)
-
-	// A completed run's output is its Result.
-	st.Status, st.Error = runs.StatusCompleted, ""
-	desc = describeClosed(t, st, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, []byte(`{"built":["a"]}`), nil)
-	assert.JSONEq(t, `{"built":["a"]}`, string(desc.Result))
-	assert.Empty(t, desc.Output)
+	// flowclient.TestDescribeOutputsOfClosedRuns describes such a run.
 }
 
 func TestCompletedAndTooLargeOutputsAreKept(t *testing.T) {
@@ -367,38 +347,6 @@ func TestCompletedAndTooLargeOutputsAreKept(t *testing.T) {
 		require.NoError(t, env.GetWorkflowError())
 		assert.Equal(t, want, string(queryState(t, env).Output))
 	}
-}
-
-// describeClosed describes a closed run whose Memo holds st, with the Temporal status ts
-// and the result or error run.Get gives.
-func describeClosed(t *testing.T, st runs.State, ts enumspb.WorkflowExecutionStatus, result []byte, runErr error) *runs.Description {
-	t.Helper()
-	tc := &mocks.Client{}
-	p, err := converter.GetDefaultDataConverter().ToPayload(st)
-	require.NoError(t, err)
-	now := time.Now()
-	tc.On("DescribeWorkflowExecution", mock.Anything, "run-1", "").Return(&workflowservice.DescribeWorkflowExecutionResponse{
-		WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
-			Execution: &commonpb.WorkflowExecution{WorkflowId: "run-1", RunId: "r1"},
-			Type:      &commonpb.WorkflowType{Name: st.Workflow},
-			Status:    ts,
-			StartTime: timestamppb.New(now.Add(-time.Minute)),
-			CloseTime: timestamppb.New(now),
-			Memo:      &commonpb.Memo{Fields: map[string]*commonpb.Payload{MemoState: p}},
-		},
-	}, nil)
-	run := &mocks.WorkflowRun{}
-	run.On("Get", mock.Anything, mock.Anything).Return(func(_ context.Context, v any) error {
-		if runErr != nil {
-			return runErr
-		}
-		*(v.(*json.RawMessage)) = result
-		return nil
-	})
-	tc.On("GetWorkflow", mock.Anything, "run-1", "r1").Return(run)
-	d, err := NewClient(tc, ClientOptions{TaskQueue: "q", Identity: "me"}).Describe(context.Background(), "run-1")
-	require.NoError(t, err)
-	return d
 }
 
 // TestAllowedFailureBeforeTheChangeIsNil: a run whose history has no marker

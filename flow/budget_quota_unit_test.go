@@ -193,7 +193,7 @@ func TestBudgetQuotaCheckBeforeReservationsExisted(t *testing.T) {
 	}
 }
 
-// A reservation made by Client.Start reaches the run in its options: charges draw on it and
+// A reservation made by flowclient.Client.Start reaches the run in its options: charges draw on it and
 // the run releases the rest when it ends, however it ends.
 func TestBudgetQuotaClientReservationIsReleasedAtTheEnd(t *testing.T) {
 	res := &protocol.RunReservation{Key: "rel-1#abc", Month: "2026-11", Amount: dec("0.50")}

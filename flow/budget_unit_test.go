@@ -80,7 +80,7 @@ func spendsFlow(name string, got *spendRun, swallow bool, spends []spend, opts .
 	}, opts...)
 }
 
-// startWith gives the run its start options, as Client.Start does through the Memo.
+// startWith gives the run its start options, as flowclient.Client.Start does through the Memo.
 func startWith(t *testing.T, env *testsuite.TestWorkflowEnvironment, o protocol.RunOptions) {
 	t.Helper()
 	require.NoError(t, env.SetMemoOnStart(map[string]any{protocol.MemoOptions: o}))

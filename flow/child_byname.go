@@ -12,12 +12,12 @@ import (
 // must encode to what the child's input type decodes) and the output is returned as raw
 // JSON (nil for a Detached child, which is not waited for). A name no worker of the
 // child's queue serves fails the step at once, as with Child.
-func ChildByName(ctx *Context, name, workflowName string, in any, opts ...StepOption) (json.RawMessage, error) {
+func (c *Context) ChildByName(name, workflowName string, in any, opts ...StepOption) (json.RawMessage, error) {
 	f := &Flow[any, json.RawMessage]{info: WorkflowInfo{Name: workflowName}}
 	if err := validateName(workflowName); err != nil {
 		f.err = err
 	} else if workflowName == "" {
 		f.err = errors.New("child flow name is empty")
 	}
-	return Child(ctx, name, f, in, opts...)
+	return Child(c, name, f, in, opts...)
 }

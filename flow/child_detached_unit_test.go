@@ -251,7 +251,7 @@ func TestChildTagsPickTheChildsQueue(t *testing.T) {
 // catalogClient answers the catalog's DescribeWorkflowExecution and DescribeTaskQueue.
 type catalogClient struct {
 	client.Client
-	catalog *Catalog // nil: no catalog
+	catalog *catalog // nil: no catalog
 	pollers int
 }
 
@@ -276,7 +276,7 @@ func (c *catalogClient) DescribeTaskQueue(context.Context, string, enumspb.TaskQ
 }
 
 func TestChildServedReadsTheCatalogAndThePollers(t *testing.T) {
-	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "release"}}}
+	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "release"}}}
 	tests := []struct {
 		name    string
 		tc      *catalogClient

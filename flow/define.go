@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gateflow/gateflow/schedule"
+
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/typeschema"
 	"github.com/shopspring/decimal"
@@ -122,7 +124,7 @@ func OnBudgetExceeded(policy budget.Policy, pause time.Duration) Option {
 
 // StartDefaults sets what a run of the flow gets when its start does not say otherwise:
 // Priority (1 highest to 5 lowest), Labels and WorkerTags (the worker tags a run of the
-// flow needs). Client.Start merges them with the start's options: labels are the union
+// flow needs). flowclient.Client.Start merges them with the start's options: labels are the union
 // (the start's value wins for the same key), worker tags the union, and the priority the
 // start's when it gives one. Only these three fields may be set; they are checked as
 // start options are. Given twice, the last wins.
@@ -249,7 +251,7 @@ type WorkflowInfo struct {
 	Hash   string `json:"hash,omitempty"`
 	Source string `json:"source,omitempty"`
 	// Removed, when set, says why new runs of the flow are refused: a declarative
-	// definition whose file was removed (runs in progress go on). Client.Start refuses it
+	// definition whose file was removed (runs in progress go on). flowclient.Client.Start refuses it
 	// with an *UnknownWorkflowError.
 	Removed     string `json:"removed,omitempty"`
 	Description string `json:"description,omitempty"`
@@ -276,7 +278,7 @@ type WorkflowInfo struct {
 	// quotas are not used up.
 	QuotaReservations bool `json:"quota_reservations,omitempty"`
 	// Schedules are the flow's schedules (see Schedule).
-	Schedules []ScheduleInfo `json:"schedules,omitempty"`
+	Schedules []schedule.Info `json:"schedules,omitempty"`
 	// Once, Triggers and SignalStarts are the flow's starts besides manual and scheduled
 	// ones (see Once, OnRunOf, OnSignal).
 	Once         *OnceInfo     `json:"once,omitempty"`

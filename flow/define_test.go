@@ -219,14 +219,14 @@ func TestPreview(t *testing.T) {
 }
 
 func TestCatalogLookupAndNames(t *testing.T) {
-	c := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "alpha", Version: "1"}, {Name: "mid", Version: "2"}}}
+	c := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "alpha", Version: "1"}, {Name: "mid", Version: "2"}}}
 	assert.Equal(t, []string{"alpha", "mid"}, c.Names())
 	mid, ok := c.Lookup("mid")
 	require.True(t, ok)
 	assert.Equal(t, "2", mid.Version)
 	_, ok = c.Lookup("nope")
 	assert.False(t, ok)
-	var empty Catalog
+	var empty catalog
 	assert.Equal(t, []string{}, empty.Names())
 }
 

@@ -1,7 +1,9 @@
 /*
 Package flow is gateflow's authoring API and its runtime on Temporal: you write a plain Go
 function, flow runs it as a Temporal workflow whose steps are activities, whose people
-decide through Updates and Signals, and whose money is kept under a budget.
+decide through Updates and Signals, and whose money is kept under a budget. Package flow
+is what a workflow author and a worker need; package flowclient starts, watches and
+decides runs.
 
 # Defining a flow
 
@@ -28,10 +30,10 @@ wrongly), its default money cap, run attempts (MaxAttempts), guards (WithGuards:
 depth, fan-out, tokens, wall time and MaxSteps, the most steps a run records, its own
 steps, default 10,000; the step past a limit is refused with a *GuardError), at most n
 live runs (MaxRuns with OverflowQueue, OverflowRefuse or OverflowReplace: a run waits in
-pending for "permit:flow:NAME", a start is refused with a *MaxRunsError, or the oldest
+pending for "permit:flow:NAME", a start is refused with a *flowclient.MaxRunsError, or the oldest
 live run is cancelled "replaced by RUN"; MaxRunsPerKey counts them per key of the input,
 group "flow:NAME:KEY"), budget policy (OnBudgetExceeded) and how runs
-start besides Client.Start (see Starts below).
+start besides flowclient.Client.Start (see Starts below).
 
 A handler is workflow code and follows Temporal's determinism rules: no goroutines,
 channels, select, clocks, randomness, map iteration order or I/O outside steps. Use
@@ -41,26 +43,28 @@ ctx.Workflow gives the underlying workflow.Context for Temporal APIs flow does n
 
 # Starts
 
-A flow is started by Client.Start (flowctl start), and also, as its options say:
+A flow is started by a client (package flowclient: Client.Start, flowctl start), and also,
+as its options say:
 
   - Schedule: a Temporal Schedule the worker creates or updates when it starts, named by
-    its position or by its ScheduleID.
+    its position or by its schedule.ID.
   - Once(input): the worker ensures, when it starts, that the flow was started once, with
     the workflow ID "once:<flow>@<queue>" and Temporal's REJECT_DUPLICATE reuse and
     USE_EXISTING conflict policies, so workers starting together start it once and an
-    ended run is not started again; Client.RestartOnce starts it again when asked.
+    ended run is not started again; flowclient.Client.RestartOnce starts it again when asked.
   - OnRunOf(other, WhenCompleted, WhenFailed): a run of other that ends so starts the flow
     with its output as input. The ended run's wrapper does it last, through an activity,
     with the workflow ID "<flow>/triggered-by/<run ID>/<Temporal run ID>", so a retry or a
     replay never starts it twice. Both flows must be on the same worker. TriggerInput adds
     a condition and an input mapping, which the ended run evaluates and records.
-  - OnSignal(name): Client.SignalStart sends the signal to the run its key started, or
+  - OnSignal(name): flowclient.Client.SignalStart sends the signal to the run its key started, or
     starts one with the payload as input (SignalWithStartWorkflow, workflow ID
     "<flow>/on-signal/<name>/<key>"): one run per key.
 
-Every such start is planned as Client.Start plans it (the input checked against the
+Every such start is planned as flowclient.Client.Start plans it (the input checked against the
 flow's input type, the flow's start defaults, the start options in the Memo); the runs
-check the monthly quotas themselves. The catalog (WorkflowInfo) lists a flow's starts.
+check the monthly quotas themselves. The catalog (WorkflowInfo, flowclient.Catalog) lists a
+flow's starts.
 
 # Steps
 
@@ -121,8 +125,8 @@ the handler, on Temporal's deterministic coroutines; its steps are recorded unde
 ForEach runs a branch per item, ForEachChild a child run per item (IDs
 "<run>/<name>/<item>"), both at most MaxParallel at once, results in input order; a failed
 item halts the fan-out (the items in flight are cancelled), or with Continue the others go
-on, or with SkipDependents the items that depend on it (DependsOn) are skipped. Items lists
-a fan-out's items through an ItemProvider registered on the worker. Past 1,000 items
+on, or with SkipDependents the items that depend on it (DependsOn) are skipped. ctx.Items
+lists a fan-out's items through an items.Provider registered on the worker. Past 1,000 items
 ForEachChild starts its children through a fan-out runner that continues as new every
 1,000 items, so no history grows with the number of items (Temporal's limits are 51,200
 events and 50 MB per history); the runner carries every item's input and output across
@@ -133,8 +137,9 @@ Child runs another defined flow as a Temporal child workflow: its steps, status,
 tokens show under the parent's step, its spend counts for the parent, it gets the parent's
 guards and what is left of its budget, and cancelling the parent cancels it unless the step
 is Detached. ChildTags sends it to workers with those tags; a child of a flow no worker
-serves fails its step at once. Send signals another run or a keyed mailbox, CancelRun
-cancels another run; both are steps of the sending run.
+serves fails its step at once; ctx.ChildByName starts a child by its workflow name.
+ctx.Send signals another run or a keyed mailbox, ctx.CancelRun cancels another run; both
+are steps of the sending run.
 
 # People
 
@@ -171,13 +176,13 @@ without one of them refuses to start.
 
 # Quality gates and decisions
 
-	rec, err := ctx.QualityGate("review-quality", review, flow.Quality{Threshold: 80, Field: "review.score"})
+	rec, err := ctx.QualityGate("review-quality", review, quality.Gate{Threshold: 80, Field: "review.score"})
 	choice, err := flow.Decide[Verdict](ctx, "ship-or-hold", flow.DecisionRequest{
 		Options: []string{"ship", "hold"}, Prompt: "Ship " + in.Version + "?", Model: "gpt-4o-mini"})
 
 A quality gate reads a 0–100 score at a dotted path of a step's output (an agent's JSON,
 raw JSON, a map or a struct) and passes at or above the threshold; below it fails the step
-with ErrorQualityGate, or with QualityContinue records an allowed failure and goes on. It
+with ErrorQualityGate, or with quality.Continue records an allowed failure and goes on. It
 runs in the workflow, costs nothing and records the score and threshold
 (runs.Step.Quality). Decide returns one of a list of options: an agent picks it (an agent
 step whose ResponseSchema enumerates the options, so an answer outside them is refused
@@ -193,7 +198,7 @@ the reservation would pass the cap. Crossing the cap ends the run budget_exceede
 cancelled, OnError steps run) or, with the pause policy, waits in budget_paused for
 `flowctl budget raise`. Every run's cost is charged to the month's ledgers (overall and per
 workflow) with or without quotas. Monthly quotas (WorkerOptions.Quotas) admit a new run only
-when its cap fits what the month has not spent or reserved (see Client.Start).
+when its cap fits what the month has not spent or reserved (see flowclient.Client.Start).
 
 Cost-bearing steps (agents, decisions, any step with a CostLimit) are retried by the run,
 not by Temporal: each attempt is one activity (ID, ID@2, ID@3 ...) whose cost and tokens are
@@ -215,23 +220,25 @@ failures ends the run warning. What a handler returns with its error is kept
 Temporal application errors of stable types (ErrorType: ErrorBudgetExceeded,
 ErrorRejected, ErrorShellExit, ...); branch on them with ErrorType.Is. Permanent marks a
 handler's error as final so the run is not attempted again. Client calls refuse bad input
-with typed errors (*InputError, *UnknownWorkflowError, *RunExistsError, *RefusedError,
-*RunNotFoundError) before anything starts.
+with typed errors of package flowclient (*InputError, *UnknownWorkflowError,
+*RunExistsError, *RefusedError, *RunNotFoundError) before anything starts.
 
 # Workers and clients
 
 	w := flow.NewWorker(temporalClient, flow.WorkerOptions{TaskQueue: "gateflow"}, examples.All()...)
-	c := flow.NewClient(temporalClient, flow.ClientOptions{TaskQueue: "gateflow"})
+	c := flowclient.New(temporalClient, flowclient.Options{TaskQueue: "gateflow"})
 	run, err := c.Start(ctx, "release", input, flow.StartOptions{IdempotencyKey: "v1.2.3"})
-	typed, err := flow.StartFlow(ctx, c, Release, ReleaseInput{...}, flow.StartOptions{})
+	typed, err := flowclient.StartFlow(ctx, c, Release, ReleaseInput{...}, flow.StartOptions{})
 
 A Worker serves flows and gateflow's built-in activities on a task queue and publishes
 their catalog, so clients list them and refuse unknown names and ill-shaped input before
 anything starts. RegisterWorkflows and RegisterActivities do the same registration on any
-Temporal registry (a test environment, a replayer). Client starts runs (IDs, idempotency
-keys, labels, priority, worker tags, concurrency, delays, caps), inspects them (Describe,
-List, Wait, History), and sends people's decisions (Vote, Answer, Signal, RaiseBudget),
-cancellations and pauses; flowctl is built on it. Events go to the worker's sinks
+Temporal registry (a test environment, a replayer). WorkerOptions.Services declare the
+services steps call (package service), WorkerOptions.ItemProviders the lists fan-outs run
+over (package items); package quality holds a quality gate's settings. A flowclient.Client starts runs (IDs, idempotency keys, labels,
+priority, worker tags, concurrency, delays, caps), inspects them (Describe, List, Wait,
+History), and sends people's decisions (Vote, Answer, Signal, RaiseBudget), cancellations
+and pauses; flowctl is built on it (see package flowclient). Events go to the worker's sinks
 (package events).
 
 # Testing
@@ -242,20 +249,22 @@ an embedded Temporal server for integration tests (testsuite/server).
 
 # Talking to runs without Go
 
-protocol.go lists the few names other tools send: the Updates gateflow.approval,
-gateflow.input and gateflow.budget, the Signal gateflow.signal, the Query gateflow.state and
-the Memo key of a closed run's state, with their JSON payloads. Everything else on the wire
-(entity workflows, start options, parent and child messages) is internal.
+Package flowclient's documentation lists the few names other tools send: the Updates
+gateflow.approval, gateflow.input, gateflow.budget and gateflow.pause, the Signal
+gateflow.signal, the Query gateflow.state and the Memo key of a closed run's state, with
+their JSON payloads (internal/protocol holds them). Everything else on the wire (entity
+workflows, start options, parent and child messages) is internal.
 
 # Where things are
 
 The files of this package say which side runs them: authoring (define.go, context.go,
 options.go, steps.go, parallel.go, child.go, approval.go, gate.go, input.go, signal.go, timers.go,
-wait.go, errors.go, state.go, guards.go, schedule.go, protocol.go), the run wrapper that
+wait.go, errors.go, state.go, guards.go, schedule.go), the run wrapper that
 turns a handler into a workflow (run_*.go: run_handler.go is the table of contents, one
 part per concern in run_budget.go, run_people.go, run_gate.go, run_children.go, run_events.go and
-run_permits.go), the worker (worker.go, register.go, worker_gates.go, worker_schedules.go) and the client
-(client_*.go). The entity workflows (catalog, ledger, mailbox, semaphore, control) live in
+run_permits.go), the worker (worker.go, register.go, worker_gates.go, worker_schedules.go)
+and the start planning it shares with package flowclient (start.go, startplan.go,
+catalog.go, link.go: internal/flowlink hands them to the client). The entity workflows (catalog, ledger, mailbox, semaphore, control) live in
 internal/entity, the wire names and payloads in internal/protocol.
 */
 package flow

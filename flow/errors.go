@@ -3,7 +3,6 @@ package flow
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gateflow/gateflow/runs"
 
@@ -85,75 +84,6 @@ func (e *StepError) Error() string { return fmt.Sprintf("step %s: %s", e.Step, e
 // Unwrap returns the cause.
 func (e *StepError) Unwrap() error { return e.Err }
 
-// UnknownWorkflowError refuses a start whose flow name no worker serves on the queue.
-type UnknownWorkflowError struct {
-	Name      string
-	TaskQueue string
-	Known     []string
-	// Removed is set when the flow is known but served no more for new runs (its
-	// WorkflowInfo.Removed).
-	Removed string
-}
-
-// Error implements error.
-func (e *UnknownWorkflowError) Error() string {
-	if e.Removed != "" {
-		return fmt.Sprintf("workflow %q on task queue %s is not served for new runs: %s", e.Name, e.TaskQueue, e.Removed)
-	}
-	known := "none"
-	if len(e.Known) > 0 {
-		known = strings.Join(e.Known, ", ")
-	}
-	return fmt.Sprintf("unknown workflow %q on task queue %s (known: %s)", e.Name, e.TaskQueue, known)
-}
-
-// InputError refuses a start whose input does not fit the flow's input type.
-type InputError struct {
-	Workflow string
-	Err      error
-}
-
-// Error implements error.
-func (e *InputError) Error() string { return fmt.Sprintf("bad input for %s: %v", e.Workflow, e.Err) }
-
-// Unwrap returns the cause.
-func (e *InputError) Unwrap() error { return e.Err }
-
-// RunExistsError refuses a start whose ID belongs to a live run.
-type RunExistsError struct {
-	ID    string
-	RunID string
-	// Reason, when set, says why instead (an exclusive concurrency key held by ID).
-	Reason string
-}
-
-// Error implements error.
-func (e *RunExistsError) Error() string {
-	if e.Reason != "" {
-		return e.Reason
-	}
-	return fmt.Sprintf("run %s already exists and is still running", e.ID)
-}
-
-// RunNotFoundError is returned for a run ID the server does not know.
-type RunNotFoundError struct{ ID string }
-
-// Error implements error.
-func (e *RunNotFoundError) Error() string { return fmt.Sprintf("run %s not found", e.ID) }
-
-// RefusedError is a vote, answer or signal the run (or the client, before sending) refused;
-// Reason says why. Nothing was recorded.
-type RefusedError struct {
-	Run    string
-	What   string // "vote on ship", "input release-notes", "signal deploy-done"
-	Reason string
-}
-
-// Error implements error.
-func (e *RefusedError) Error() string {
-	return fmt.Sprintf("%s refused by run %s: %s", e.What, e.Run, e.Reason)
-}
-
 // Sentinel errors, matched with errors.Is.
 var (
 	// ErrGuard is matched by every guard refusal (a *GuardError).
@@ -213,7 +143,7 @@ const (
 	// after MaxVisits, or a Goto no enclosing label caught (see Context.Label).
 	ErrorGoto ErrorType = "GotoError"
 	// ErrorServiceUnavailable fails a step fast while its service's circuit breaker is
-	// open; retryable, its next retry waits out the open time (see Service).
+	// open; retryable, its next retry waits out the open time (see package service).
 	ErrorServiceUnavailable ErrorType = "gateflow.ServiceUnavailable"
 	// ErrorNoCacheStore fails a step with Cache on a worker without a blob store
 	// (WorkerOptions.BlobURL); not retried.
@@ -227,6 +157,10 @@ const (
 	// ErrorArtifact fails a shell step whose outputs cannot be collected (a pattern that
 	// matched no file); not retried.
 	ErrorArtifact ErrorType = activities.ArtifactErrorType
+	// ErrorQualityGate is the type of a quality gate whose score is below its threshold
+	// (with quality.Fail). It is not retried by Temporal; the run's own attempts
+	// (MaxAttempts) may run the handler again.
+	ErrorQualityGate ErrorType = "gateflow.QualityGate"
 )
 
 // Is reports whether err's chain holds an application error of type t.

@@ -33,7 +33,7 @@ import (
 //     or the run's cancellation.
 //
 // With req.AllowManual, `flowctl approve RUN NAME` and `flowctl reject RUN NAME --reason
-// ...` (Client.Vote) decide the gate at once, even in the middle of a sleep or a poll, and
+// ...` (flowclient.Client.Vote) decide the gate at once, even in the middle of a sleep or a poll, and
 // the Result and the step record who did. Without it such votes are refused and leave no
 // trace. Votes sent before the run reached the gate are applied when it opens (or
 // recorded as refused in runs.State.Refused).

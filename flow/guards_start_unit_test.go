@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -32,18 +33,18 @@ func TestGuardsTighten(t *testing.T) {
 }
 
 func TestPlanStartGuards(t *testing.T) {
-	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "plain"}}}
+	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "plain"}}}
 	now := time.Now()
-	p, err := planStart(cat, ClientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: 3, MaxWallTime: time.Minute}}, now)
+	p, err := planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: 3, MaxWallTime: time.Minute}}, now)
 	require.NoError(t, err)
-	assert.Equal(t, &protocol.GuardLimits{MaxSteps: 3, MaxWallTime: time.Minute}, p.runOpts.Guards)
+	assert.Equal(t, &protocol.GuardLimits{MaxSteps: 3, MaxWallTime: time.Minute}, p.RunOpts.Guards)
 
-	p, err = planStart(cat, ClientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{}}, now)
+	p, err = planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{}}, now)
 	require.NoError(t, err)
-	assert.Nil(t, p.runOpts.Guards, "no limit set: nothing to carry")
+	assert.Nil(t, p.RunOpts.Guards, "no limit set: nothing to carry")
 
-	_, err = planStart(cat, ClientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: -1}}, now)
-	var ierr *InputError
+	_, err = planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: -1}}, now)
+	var ierr *flowlink.InputError
 	require.ErrorAs(t, err, &ierr)
 	assert.Contains(t, err.Error(), "guards: a start may only tighten them")
 }

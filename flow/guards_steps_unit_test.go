@@ -122,8 +122,6 @@ func TestMaxRunsOption(t *testing.T) {
 		`define unit/max-runs: max runs: on overflow "drop": want queue, refuse or replace`)
 	assert.Zero(t, Define("unit/max-runs", h).Info().MaxRuns)
 
-	err := error(&MaxRunsError{Workflow: "deploy", Max: 1, Live: []string{"deploy-1"}})
-	assert.EqualError(t, err, "start deploy: the flow allows at most 1 live runs (max runs, on overflow refuse) and has 1: deploy-1")
 }
 
 // TestMaxRunsRunAcquiresTheFlowsPermit: a run of a flow with MaxRuns waits in pending for

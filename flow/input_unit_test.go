@@ -71,11 +71,11 @@ func TestInputValidatorRefusesBadAnswers(t *testing.T) {
 	}
 	outcomes := make([]*updateOutcome, len(cases))
 	for i, c := range cases {
-		outcomes[i] = updateAt(env, time.Duration(i+1)*time.Minute, UpdateInput, protocol.InputAnswer{Name: c.name, Data: json.RawMessage(c.data), By: c.by})
+		outcomes[i] = updateAt(env, time.Duration(i+1)*time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: c.name, Data: json.RawMessage(c.data), By: c.by})
 	}
 	during := stateAt(t, env, 30*time.Minute)
-	good := updateAt(env, 31*time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: " wendy "})
-	late := updateAt(env, 32*time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: "carol"})
+	good := updateAt(env, 31*time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: " wendy "})
+	late := updateAt(env, 32*time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: "carol"})
 	env.ExecuteWorkflow(notesFlow.Name(), notesIn{After: time.Hour})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -116,8 +116,8 @@ func TestInputValidatorRefusesBadAnswers(t *testing.T) {
 
 func TestInputGroupAssigneesNeedTheDirectory(t *testing.T) {
 	env := newUnitEnv(t, runConfig{}, notesFlow)
-	member := updateAt(env, time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: "wendy"})
-	user := updateAt(env, 2*time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: "carol"})
+	member := updateAt(env, time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: "wendy"})
+	user := updateAt(env, 2*time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: "carol"})
 	env.ExecuteWorkflow(notesFlow.Name(), notesIn{})
 	require.NoError(t, env.GetWorkflowError())
 	assert.ErrorContains(t, member.refusal(t), `"wendy" is not among the assignees`)
@@ -143,7 +143,7 @@ func TestInputTimeoutFailsTheStep(t *testing.T) {
 	})
 	t.Run("handled", func(t *testing.T) {
 		env := newPeopleEnv(t, notesFlow)
-		late := updateAt(env, time.Hour+time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: "carol"})
+		late := updateAt(env, time.Hour+time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: "carol"})
 		env.ExecuteWorkflow(notesFlow.Name(), notesIn{Timeout: time.Hour, After: 10 * time.Minute, Handle: true})
 		require.NoError(t, env.GetWorkflowError())
 		var out releaseNotes

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gateflow/gateflow/items"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"go.temporal.io/sdk/temporal"
@@ -13,51 +15,25 @@ import (
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
-// Item is one thing a fan-out runs over, as an ItemProvider lists it. ForEach over
-// []Item names each item by its ID and, with Ordered or SkipDependents, follows DependsOn
-// (IDs of other items of the same list) unless the options say otherwise.
-type Item struct {
-	// ID names the item: unique in its list.
-	ID string `json:"id"`
-	// Type and Ref say what the item is and where it lives ("ticket", "JIRA-12").
-	Type string `json:"type,omitempty"`
-	Ref  string `json:"ref,omitempty"`
-	// Context are values the item's work reads (item.<key> in definitions).
-	Context map[string]string `json:"context,omitempty"`
-	// DependsOn lists the IDs of the items this one waits for.
-	DependsOn []string `json:"depends_on,omitempty"`
-}
-
-// ItemProvider lists the items of a fan-out: tickets of a project, hosts of a pool, files
-// of a change. Register providers on the worker (WorkerOptions.ItemProviders); a handler
-// reads a list with Items. The provider runs as an activity, so it may do I/O, and its
-// result is recorded in history: a replay sees the same items.
-type ItemProvider interface {
-	// Name is the provider's name, as Items and definitions refer to it.
-	Name() string
-	// Items lists the items of scope matching filter.
-	Items(ctx context.Context, scope string, filter map[string]string) ([]Item, error)
-}
-
 // Items lists the items the provider named provider gives for scope and filter, as the
 // step name. A provider no worker has fails the step with a clear error.
-func Items(ctx *Context, name, provider, scope string, filter map[string]string) ([]Item, error) {
-	var out []Item
+func (c *Context) Items(name, provider, scope string, filter map[string]string) ([]items.Item, error) {
+	var out []items.Item
 	cl := call{name: name, kind: runs.KindActivity, activity: protocol.ItemsActivity,
-		args: []any{protocol.ItemsRequest{Provider: provider, Scope: scope, Filter: filter}}, opts: ctx.options(nil)}
+		args: []any{protocol.ItemsRequest{Provider: provider, Scope: scope, Filter: filter}}, opts: c.options(nil)}
 	cl.summary = fmt.Sprintf("%s (items of %s)", name, provider)
 	cl.nonRetryable = []string{string(ErrorInvalidStep)}
-	err := ctx.settle(ctx.dispatch(cl), &out, func() outcome {
+	err := c.settle(c.dispatch(cl), &out, func() outcome {
 		return outcome{output: fmt.Sprintf("%d items from %s", len(out), provider)}
 	})
 	return out, err
 }
 
 // itemActivities answer Items with the worker's providers.
-type itemActivities struct{ providers map[string]ItemProvider }
+type itemActivities struct{ providers map[string]items.Provider }
 
-func newItemActivities(list []ItemProvider) itemActivities {
-	m := map[string]ItemProvider{}
+func newItemActivities(list []items.Provider) itemActivities {
+	m := map[string]items.Provider{}
 	for _, p := range list {
 		if p != nil {
 			m[p.Name()] = p
@@ -66,7 +42,7 @@ func newItemActivities(list []ItemProvider) itemActivities {
 	return itemActivities{providers: m}
 }
 
-func (a itemActivities) items(ctx context.Context, r protocol.ItemsRequest) ([]Item, error) {
+func (a itemActivities) items(ctx context.Context, r protocol.ItemsRequest) ([]items.Item, error) {
 	p, ok := a.providers[r.Provider]
 	if !ok {
 		known := make([]string, 0, len(a.providers))
@@ -93,8 +69,8 @@ func (a itemActivities) items(ctx context.Context, r protocol.ItemsRequest) ([]I
 }
 
 // itemOptions fills the naming and dependencies of a fan-out over []Item from the items.
-func itemOptions[T any](items []T, opts ForEachOptions) ForEachOptions {
-	list, ok := any(items).([]Item)
+func itemOptions[T any](in []T, opts ForEachOptions) ForEachOptions {
+	list, ok := any(in).([]items.Item)
 	if !ok {
 		return opts
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/gateflow/gateflow/items"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -18,8 +20,8 @@ type ticketProvider struct{}
 
 func (ticketProvider) Name() string { return "tickets" }
 
-func (ticketProvider) Items(_ context.Context, scope string, filter map[string]string) ([]Item, error) {
-	return []Item{
+func (ticketProvider) Items(_ context.Context, scope string, filter map[string]string) ([]items.Item, error) {
+	return []items.Item{
 		{ID: "T-1", Context: map[string]string{"cmd": "fail " + scope}},
 		{ID: "T-2", DependsOn: []string{"T-1"}, Context: map[string]string{"cmd": "echo two"}},
 		{ID: "T-3", Context: map[string]string{"cmd": "echo " + filter["who"]}},
@@ -27,11 +29,11 @@ func (ticketProvider) Items(_ context.Context, scope string, filter map[string]s
 }
 
 var ticketsFlow = Define("unit/tickets", func(ctx *Context, provider string) ([]string, error) {
-	items, err := Items(ctx, "list", provider, "open", map[string]string{"who": "ada"})
+	list, err := ctx.Items("list", provider, "open", map[string]string{"who": "ada"})
 	if err != nil {
 		return nil, err
 	}
-	return ForEach(ctx, "work", items, func(c *Context, _ int, it Item) (string, error) {
+	return ForEach(ctx, "work", list, func(c *Context, _ int, it items.Item) (string, error) {
 		r, err := c.Shell("do", activities.Shell{Command: it.Context["cmd"]})
 		return r.Stdout, err
 	}, ForEachOptions{OnItemFail: SkipDependents})
@@ -39,7 +41,7 @@ var ticketsFlow = Define("unit/tickets", func(ctx *Context, provider string) ([]
 
 func newItemsEnv(t *testing.T) (*shellTimeline, func(provider string) error) {
 	env := newUnitEnv(t, runConfig{}, ticketsFlow)
-	env.RegisterActivityWithOptions(newItemActivities([]ItemProvider{ticketProvider{}}).items,
+	env.RegisterActivityWithOptions(newItemActivities([]items.Provider{ticketProvider{}}).items,
 		activity.RegisterOptions{Name: protocol.ItemsActivity})
 	tl := newShellTimeline(env)
 	return tl, func(provider string) error {

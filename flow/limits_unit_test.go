@@ -29,10 +29,10 @@ func TestInputValidatorRefusesAnAnswerOverTheLimit(t *testing.T) {
 	env := newPeopleEnv(t, notesFlow)
 	huge := bigNotes(1_500_000)
 	over := bigNotes(signals.DefaultMaxAnswerBytes)
-	tooBig := updateAt(env, time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: huge, By: "carol"})
-	justOver := updateAt(env, 2*time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: over, By: "mallory"})
+	tooBig := updateAt(env, time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: "notes", Data: huge, By: "carol"})
+	justOver := updateAt(env, 2*time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: "notes", Data: over, By: "mallory"})
 	during := stateAt(t, env, 3*time.Minute)
-	good := updateAt(env, 4*time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: "carol"})
+	good := updateAt(env, 4*time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(goodNotes), By: "carol"})
 	env.ExecuteWorkflow(notesFlow.Name(), notesIn{})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -61,7 +61,7 @@ func TestInputRequestMaxAnswerBytes(t *testing.T) {
 	t.Run("raised", func(t *testing.T) {
 		env := newPeopleEnv(t, f)
 		big := bigNotes(100 << 10)
-		ok := updateAt(env, time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: big, By: "carol"})
+		ok := updateAt(env, time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: "notes", Data: big, By: "carol"})
 		env.ExecuteWorkflow(f.Name(), in{Max: 200 << 10})
 		require.NoError(t, env.GetWorkflowError())
 		ok.value(t)
@@ -79,12 +79,12 @@ func TestInputRequestMaxAnswerBytes(t *testing.T) {
 func TestOversizedSignalIsRefusedWithoutItsPayload(t *testing.T) {
 	env := newPeopleEnv(t, pingsFlow)
 	bigPayload := `{"n":1,"junk":"` + strings.Repeat("j", signals.MaxPayloadBytes) + `"}`
-	signalAt(env, time.Minute, SignalName, pingEnvelope("p-big", bigPayload))
+	signalAt(env, time.Minute, protocol.SignalName, pingEnvelope("p-big", bigPayload))
 	junkName := strings.Repeat("n", 1<<20)
-	signalAt(env, 2*time.Minute, SignalName, signals.Envelope{Name: junkName, ID: "p-name", Payload: json.RawMessage(`{"n":2}`), Sender: strings.Repeat("s", 1<<20)})
-	signalAt(env, 3*time.Minute, SignalApproval, approval.Vote{Gate: strings.Repeat("g", 1<<20), Kind: approval.Approve, By: "alice"})
+	signalAt(env, 2*time.Minute, protocol.SignalName, signals.Envelope{Name: junkName, ID: "p-name", Payload: json.RawMessage(`{"n":2}`), Sender: strings.Repeat("s", 1<<20)})
+	signalAt(env, 3*time.Minute, protocol.SignalApproval, approval.Vote{Gate: strings.Repeat("g", 1<<20), Kind: approval.Approve, By: "alice"})
 	during := stateAt(t, env, 4*time.Minute)
-	signalAt(env, 5*time.Minute, SignalName, pingEnvelope("p-good", `{"n":8}`))
+	signalAt(env, 5*time.Minute, protocol.SignalName, pingEnvelope("p-good", `{"n":8}`))
 	env.ExecuteWorkflow(pingsFlow.Name(), pingsIn{First: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	var out pingsOut
@@ -112,8 +112,8 @@ func TestOversizedSignalIsRefusedWithoutItsPayload(t *testing.T) {
 func TestBudgetRaiseAndPauseRefuseALongIdentity(t *testing.T) {
 	env := newUnitEnv(t, runConfig{}, sleepyFlow)
 	long := strings.Repeat("a", approval.MaxNameLen+1)
-	raise := updateAt(env, time.Minute, UpdateBudget, protocol.BudgetRaise{To: "2", By: long})
-	pause := updateAt(env, 2*time.Minute, UpdatePause, protocol.RunPause{Action: protocol.ControlPause, By: long})
+	raise := updateAt(env, time.Minute, protocol.UpdateBudget, protocol.BudgetRaise{To: "2", By: long})
+	pause := updateAt(env, 2*time.Minute, protocol.UpdatePause, protocol.RunPause{Action: protocol.ControlPause, By: long})
 	env.ExecuteWorkflow(sleepyFlow.Name(), none{})
 	require.NoError(t, env.GetWorkflowError())
 	assert.ErrorContains(t, raise.refusal(t), "budget raise: the identity (by) is 257 bytes long; the limit is 256")
@@ -127,12 +127,4 @@ func TestClipText(t *testing.T) {
 	assert.True(t, utf8.ValidString(s))
 	assert.True(t, strings.HasSuffix(s, "bytes cut)"), s)
 	assert.Equal(t, "a\uFFFDb", clipText("a\xffb", 10), "invalid UTF-8 is replaced")
-}
-
-func TestClientRefusesAnAnswerOverTheHardLimitBeforeSending(t *testing.T) {
-	c := NewClient(nil, ClientOptions{Identity: "carol"})
-	_, err := c.Answer(t.Context(), AnswerRequest{Run: "r", Name: "notes", Data: bigNotes(1_500_000)})
-	var ie *InputError
-	require.ErrorAs(t, err, &ie)
-	assert.ErrorContains(t, err, "the answer is 1500027 bytes of JSON; the limit is 262144")
 }

@@ -25,7 +25,7 @@ const maxRunsKeyMax = 200
 // renders empty or longer than 200 bytes, refuses the start with an *InputError.
 //
 // Where the key is computed: the key is data in the catalog (WorkflowInfo.MaxRunsKey),
-// not code, so every starter computes it from the JSON input it sends: Client.Start (and
+// not code, so every starter computes it from the JSON input it sends: flowclient.Client.Start (and
 // flowctl start, once starts, triggered and signal starts) renders it, checks the
 // semaphore of the group "flow:NAME:KEY" for refuse and replace at admission, and hands
 // the group to the run in its start options. A run started without one (a schedule, a

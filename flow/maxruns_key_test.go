@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -81,34 +82,29 @@ func TestMaxRunsPerKeyOption(t *testing.T) {
 // TestPlanStartKeyedMaxRuns: a start renders the key, hands its group to the run and
 // refuses an input that gives no key; a plan acquires nothing.
 func TestPlanStartKeyedMaxRuns(t *testing.T) {
-	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{
+	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{
 		{Name: "keyed", MaxRuns: 1, OnOverflow: OverflowRefuse, MaxRunsKey: "repo-{repo}"},
 		{Name: "plain", MaxRuns: 1},
 	}}
 	now := time.Now()
-	p, err := planStart(cat, ClientOptions{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, StartOptions{}, now)
+	p, err := planStart(cat, clientOptions{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, StartOptions{}, now)
 	require.NoError(t, err)
-	assert.Equal(t, "flow:keyed:repo-web", p.maxRunsGroup)
-	assert.Equal(t, map[string]int{"flow:keyed:repo-web": 1}, p.runOpts.Concurrency)
+	assert.Equal(t, "flow:keyed:repo-web", p.MaxRunsGroup)
+	assert.Equal(t, map[string]int{"flow:keyed:repo-web": 1}, p.RunOpts.Concurrency)
 
-	p, err = planStart(cat, ClientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{}, now)
+	p, err = planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{}, now)
 	require.NoError(t, err)
-	assert.Equal(t, "flow:plain", p.maxRunsGroup)
-	assert.Empty(t, p.runOpts.Concurrency, "the run adds its flow's group itself")
+	assert.Equal(t, "flow:plain", p.MaxRunsGroup)
+	assert.Empty(t, p.RunOpts.Concurrency, "the run adds its flow's group itself")
 
-	_, err = planStart(cat, ClientOptions{TaskQueue: "q"}, "keyed", map[string]any{"org": "acme"}, StartOptions{}, now)
-	var ierr *InputError
+	_, err = planStart(cat, clientOptions{TaskQueue: "q"}, "keyed", map[string]any{"org": "acme"}, StartOptions{}, now)
+	var ierr *flowlink.InputError
 	require.ErrorAs(t, err, &ierr)
 	assert.Contains(t, err.Error(), "bad input for keyed: concurrency key repo-{repo}: the input has no field repo")
 
-	p, err = planStart(cat, ClientOptions{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, StartOptions{plan: true}, now)
+	p, err = planStart(cat, clientOptions{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, StartOptions{plan: true}, now)
 	require.NoError(t, err)
-	assert.Empty(t, p.runOpts.Concurrency)
-}
-
-func TestMaxRunsErrorNamesTheKey(t *testing.T) {
-	e := &MaxRunsError{Workflow: "keyed", Max: 1, Live: []string{"r1"}, Key: "web"}
-	assert.Equal(t, `start keyed: the flow allows at most 1 live runs per concurrency key (max runs, on overflow refuse) and key "web" has 1: r1`, e.Error())
+	assert.Empty(t, p.RunOpts.Concurrency)
 }
 
 // TestMaxRunsPerKeyRunAcquiresItsKeysPermit: a run whose starter gave its key's group

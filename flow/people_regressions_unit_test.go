@@ -80,14 +80,14 @@ func TestKnownBugPeopleDetailsListWaitsThatEnded(t *testing.T) {
 
 // TestKnownBugPeopleDetailsSignalCommandForAnUnkeyedWait: for a wait without a key,
 // details.go:113-114 suggests `flowctl signal NAME --data '{...}'`, which flowctl refuses
-// ("signal NAME needs --run RUN or --key KEY"; Client.Signal refuses it too): the
+// ("signal NAME needs --run RUN or --key KEY"; flowclient.Client.Signal refuses it too): the
 // command needs --run with the run's ID.
 func TestKnownBugPeopleDetailsSignalCommandForAnUnkeyedWait(t *testing.T) {
 	env := newPeopleEnv(t, pingsFlow)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "run-9"})
 	var during string
 	env.RegisterDelayedCallback(func() { during = currentDetails(t, env) }, time.Minute)
-	signalAt(env, 2*time.Minute, SignalName, pingEnvelope("p", `{"n":1}`))
+	signalAt(env, 2*time.Minute, protocol.SignalName, pingEnvelope("p", `{"n":1}`))
 	env.ExecuteWorkflow(pingsFlow.Name(), pingsIn{First: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	assert.Contains(t, during, "- **Signal `ping`**")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -61,7 +62,7 @@ func updateAt(env *testsuite.TestWorkflowEnvironment, d time.Duration, name stri
 }
 
 func voteAt(env *testsuite.TestWorkflowEnvironment, d time.Duration, v approval.Vote) *updateOutcome {
-	return updateAt(env, d, UpdateApproval, v)
+	return updateAt(env, d, protocol.UpdateApproval, v)
 }
 
 // refusal asserts that the Validator refused the Update (it never reached the handler)
@@ -427,13 +428,13 @@ func TestApprovalDeadline(t *testing.T) {
 
 func TestApprovalVotesSentAsSignalsFollowTheSameRules(t *testing.T) {
 	env := newPeopleEnv(t, gateFlow)
-	signalAt(env, time.Minute, SignalApproval, approve("alice")) // early: kept
-	signalAt(env, 11*time.Minute, SignalApproval, approve("mallory"))
-	signalAt(env, 12*time.Minute, SignalApproval, approval.Vote{Gate: "ship", Kind: approval.Approve})
-	signalAt(env, 13*time.Minute, SignalApproval, approve("alice")) // duplicate: not refused, not counted
+	signalAt(env, time.Minute, protocol.SignalApproval, approve("alice")) // early: kept
+	signalAt(env, 11*time.Minute, protocol.SignalApproval, approve("mallory"))
+	signalAt(env, 12*time.Minute, protocol.SignalApproval, approval.Vote{Gate: "ship", Kind: approval.Approve})
+	signalAt(env, 13*time.Minute, protocol.SignalApproval, approve("alice")) // duplicate: not refused, not counted
 	during := stateAt(t, env, 14*time.Minute)
-	signalAt(env, 15*time.Minute, SignalApproval, approve("bob"))
-	signalAt(env, 16*time.Minute, SignalApproval, approval.Vote{Gate: "ship", Kind: approval.Reject, By: "alice", Comment: "wait"})
+	signalAt(env, 15*time.Minute, protocol.SignalApproval, approve("bob"))
+	signalAt(env, 16*time.Minute, protocol.SignalApproval, approval.Vote{Gate: "ship", Kind: approval.Reject, By: "alice", Comment: "wait"})
 	out := runGate(t, env, gateIn{Req: approval.Request{Approvers: []string{"alice", "bob"}, Required: 2}, Before: 10 * time.Minute, After: 10 * time.Minute})
 
 	assert.Equal(t, runs.StatusAwaitingApproval, during.Status)

@@ -6,63 +6,31 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gateflow/gateflow/quality"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/events"
 	"go.temporal.io/sdk/workflow"
 )
 
-// QualityOnFail says what a quality gate does with a score below its threshold.
-type QualityOnFail string
-
-// What a quality gate does with a score below its threshold.
-const (
-	// QualityFail (the default, also the zero value "") fails the gate's step: QualityGate
-	// returns a *StepError around an application error of type ErrorQualityGate.
-	QualityFail QualityOnFail = "fail"
-	// QualityContinue records the step as failed and allowed (runs.Step.AllowedFailure),
-	// as a step with AllowFailure is: QualityGate returns an *AllowedFailure, the handler
-	// goes on, and a run whose handler returns only allowed failures ends warning.
-	QualityContinue QualityOnFail = "continue"
-)
-
-// Quality is a quality gate's settings (ctx.QualityGate).
-type Quality struct {
-	// Threshold is the least score that passes, from 0 to 100: a score equal to the
-	// threshold passes.
-	Threshold float64 `json:"threshold"`
-	// Field is the dotted path of the score in the source: "score", "review.score",
-	// "reviews.0.score" (a number segment indexes an array). Keys match exactly, else
-	// ignoring case, as encoding/json matches struct fields. Empty reads the source itself
-	// when it is a number, else its "score" field.
-	Field string `json:"field,omitempty"`
-	// OnFail is what a score below the threshold does: QualityFail (default) or
-	// QualityContinue.
-	OnFail QualityOnFail `json:"on_fail,omitempty"`
-}
-
-// ErrorQualityGate is the application error type of a quality gate whose score is below
-// its threshold (with QualityFail). It is not retried by Temporal; the run's own attempts
-// (MaxAttempts) may run the handler again.
-const ErrorQualityGate ErrorType = "gateflow.QualityGate"
-
 // QualityGate checks the score in source against q.Threshold as the step name, of kind
 // quality_gate: the step passes when the score is at least the threshold. source is the
 // structured output of an earlier step or any value: an activities.AgentResult (its JSON,
 // which a ResponseSchema gives it, or else its text when that is JSON), a json.RawMessage,
 // a []byte or string holding JSON, or a map or struct (marshalled to JSON). q.Field is the
-// dotted path of the score in it (see Quality). The score must be a number from 0 to 100;
+// dotted path of the score in it (see quality.Gate). The score must be a number from 0 to 100;
 // a boolean counts as 100 (true) or 0 (false).
 //
 // The gate runs in the workflow itself (no activity, no cost) and is recorded like any
 // step, with runs.Step.Quality holding the score, the threshold and whether it passed;
 // the returned runs.Quality is the same. A score below the threshold fails the step with
 // an application error of type ErrorQualityGate inside the *StepError, or with
-// QualityContinue returns an *AllowedFailure and the run goes on. Settings that are wrong
+// quality.Continue returns an *AllowedFailure and the run goes on. Settings that are wrong
 // (a threshold outside 0–100, an unknown OnFail) and a score that cannot be read (a missing
 // field, a value that is not a number, a number outside 0–100) fail the step whatever
 // OnFail says, with an error naming the field and the value.
-func (c *Context) QualityGate(name string, source any, q Quality) (runs.Quality, error) {
+func (c *Context) QualityGate(name string, source any, q quality.Gate) (runs.Quality, error) {
 	if err := c.holdWhilePaused(false); err != nil { // run_pause.go: no new step while paused
 		return runs.Quality{}, &StepError{Step: name, Kind: runs.KindQuality, Err: err}
 	}
@@ -71,7 +39,7 @@ func (c *Context) QualityGate(name string, source any, q Quality) (runs.Quality,
 	i := beginStep(st, c.scope, name, runs.KindQuality, now)
 	rec := runs.Quality{Threshold: q.Threshold, Field: q.Field, OnFail: string(q.OnFail)}
 	if rec.OnFail == "" {
-		rec.OnFail = string(QualityFail)
+		rec.OnFail = string(quality.Fail)
 	}
 	fail := func(err error) (runs.Quality, error) {
 		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
@@ -114,7 +82,7 @@ func (c *Context) QualityGate(name string, source any, q Quality) (runs.Quality,
 	serr := &StepError{Step: name, Kind: runs.KindQuality, Err: newTypedError(msg, ErrorQualityGate, nil)}
 	endStep(st, i, now, runs.StepFailed, 0, msg, summary+": failed", nil)
 	var out error = serr
-	if rec.OnFail == string(QualityContinue) {
+	if rec.OnFail == string(quality.Continue) {
 		st.Steps[i].AllowedFailure = true
 		st.AllowedFailures++
 		out = c.allowedFailure(serr)
@@ -127,7 +95,7 @@ func (c *Context) QualityGate(name string, source any, q Quality) (runs.Quality,
 }
 
 // qualityWant is what a planned gate would check: "score >= 80 at review.score".
-func qualityWant(q Quality) string {
+func qualityWant(q quality.Gate) string {
 	s := "score >= " + formatScore(q.Threshold)
 	if q.Field != "" {
 		s += " at " + q.Field

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gateflow/gateflow/quality"
+
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/display"
 )
@@ -24,14 +26,14 @@ const defaultQualityField = "score"
 
 // checkQuality reports what is wrong with a quality gate's settings: a threshold outside
 // 0–100, an unknown OnFail, or a field path with an empty segment.
-func checkQuality(q Quality) error {
+func checkQuality(q quality.Gate) error {
 	if q.Threshold < 0 || q.Threshold > 100 || q.Threshold != q.Threshold {
 		return fmt.Errorf("threshold %v is outside 0–100", q.Threshold)
 	}
 	switch q.OnFail {
-	case "", QualityFail, QualityContinue:
+	case "", quality.Fail, quality.Continue:
 	default:
-		return fmt.Errorf("on fail %q: want %q or %q", q.OnFail, QualityFail, QualityContinue)
+		return fmt.Errorf("on fail %q: want %q or %q", q.OnFail, quality.Fail, quality.Continue)
 	}
 	if q.Field != "" {
 		for _, seg := range strings.Split(q.Field, ".") {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gateflow/gateflow/quality"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -104,18 +106,18 @@ func TestQualityScorePassesAtTheThreshold(t *testing.T) {
 func TestCheckQuality(t *testing.T) {
 	tests := []struct {
 		name    string
-		q       Quality
+		q       quality.Gate
 		wantErr string
 	}{
-		{"zero value", Quality{}, ""},
-		{"full", Quality{Threshold: 80, Field: "review.score", OnFail: QualityContinue}, ""},
-		{"bounds", Quality{Threshold: 100, OnFail: QualityFail}, ""},
-		{"negative threshold", Quality{Threshold: -1}, "threshold -1 is outside 0–100"},
-		{"threshold over 100", Quality{Threshold: 100.5}, "threshold 100.5 is outside 0–100"},
-		{"NaN threshold", Quality{Threshold: math.NaN()}, "threshold NaN is outside 0–100"},
-		{"unknown on fail", Quality{OnFail: "retry"}, `on fail "retry": want "fail" or "continue"`},
-		{"empty segment", Quality{Field: "review..score"}, `field "review..score" has an empty segment`},
-		{"trailing dot", Quality{Field: "score."}, `field "score." has an empty segment`},
+		{"zero value", quality.Gate{}, ""},
+		{"full", quality.Gate{Threshold: 80, Field: "review.score", OnFail: quality.Continue}, ""},
+		{"bounds", quality.Gate{Threshold: 100, OnFail: quality.Fail}, ""},
+		{"negative threshold", quality.Gate{Threshold: -1}, "threshold -1 is outside 0–100"},
+		{"threshold over 100", quality.Gate{Threshold: 100.5}, "threshold 100.5 is outside 0–100"},
+		{"NaN threshold", quality.Gate{Threshold: math.NaN()}, "threshold NaN is outside 0–100"},
+		{"unknown on fail", quality.Gate{OnFail: "retry"}, `on fail "retry": want "fail" or "continue"`},
+		{"empty segment", quality.Gate{Field: "review..score"}, `field "review..score" has an empty segment`},
+		{"trailing dot", quality.Gate{Field: "score."}, `field "score." has an empty segment`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

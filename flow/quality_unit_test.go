@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gateflow/gateflow/quality"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -18,10 +20,10 @@ import (
 // qualityIn configures qualityFlow: the review agent answers {"review":{"score":Score}}
 // and the gate wants Threshold at review.score.
 type qualityIn struct {
-	Score     float64       `json:"score"`
-	Threshold float64       `json:"threshold"`
-	OnFail    QualityOnFail `json:"on_fail,omitempty"`
-	Field     string        `json:"field,omitempty"`
+	Score     float64        `json:"score"`
+	Threshold float64        `json:"threshold"`
+	OnFail    quality.OnFail `json:"on_fail,omitempty"`
+	Field     string         `json:"field,omitempty"`
 }
 
 type qualityOut struct {
@@ -41,7 +43,7 @@ var qualityFlow = Define("unit/quality", func(ctx *Context, in qualityIn) (quali
 	if field == "" {
 		field = "review.score"
 	}
-	rec, err := ctx.QualityGate("review-quality", review, Quality{Threshold: in.Threshold, Field: field, OnFail: in.OnFail})
+	rec, err := ctx.QualityGate("review-quality", review, quality.Gate{Threshold: in.Threshold, Field: field, OnFail: in.OnFail})
 	out := qualityOut{Gate: rec, TypedError: ErrorQualityGate.Is(err)}
 	if err != nil && !errors.As(err, new(*AllowedFailure)) {
 		return out, err
@@ -91,13 +93,13 @@ func TestQualityGateBelowTheThresholdFailsTheRun(t *testing.T) {
 	var kept qualityOut
 	require.NoError(t, json.Unmarshal(st.Output, &kept))
 	assert.True(t, kept.TypedError, "the handler branches on ErrorQualityGate.Is")
-	assert.Equal(t, runs.Quality{Score: 79, Threshold: 80, Field: "review.score", OnFail: string(QualityFail)}, kept.Gate)
+	assert.Equal(t, runs.Quality{Score: 79, Threshold: 80, Field: "review.score", OnFail: string(quality.Fail)}, kept.Gate)
 	g := stepByName(t, st, "review-quality")
 	assert.Equal(t, runs.KindQuality, g.Kind)
 	assert.Equal(t, runs.StepFailed, g.Status)
 	assert.False(t, g.AllowedFailure)
 	require.NotNil(t, g.Quality)
-	assert.Equal(t, runs.Quality{Score: 79, Threshold: 80, Field: "review.score", Passed: false, OnFail: string(QualityFail)}, *g.Quality)
+	assert.Equal(t, runs.Quality{Score: 79, Threshold: 80, Field: "review.score", Passed: false, OnFail: string(quality.Fail)}, *g.Quality)
 	assert.Equal(t, "quality gate review-quality: score 79 (at review.score) is below the threshold 80", g.Error)
 	assert.True(t, g.CostUSD.IsZero(), "the gate itself costs nothing")
 	assert.Equal(t, "0.01", st.CostUSD.String(), "the review was charged")
@@ -110,7 +112,7 @@ func TestQualityGateAtTheThresholdPasses(t *testing.T) {
 	st, out, err := runQualityFlow(t, qualityIn{Score: 80, Threshold: 80})
 	require.NoError(t, err)
 	assert.Equal(t, runs.StatusCompleted, st.Status)
-	want := runs.Quality{Score: 80, Threshold: 80, Field: "review.score", Passed: true, OnFail: string(QualityFail)}
+	want := runs.Quality{Score: 80, Threshold: 80, Field: "review.score", Passed: true, OnFail: string(quality.Fail)}
 	assert.Equal(t, want, out.Gate, "the handler gets the record")
 	assert.True(t, out.After)
 	g := stepByName(t, st, "review-quality")
@@ -121,7 +123,7 @@ func TestQualityGateAtTheThresholdPasses(t *testing.T) {
 }
 
 func TestQualityGateContinueRecordsAnAllowedFailureAndGoesOn(t *testing.T) {
-	st, out, err := runQualityFlow(t, qualityIn{Score: 42.5, Threshold: 60, OnFail: QualityContinue})
+	st, out, err := runQualityFlow(t, qualityIn{Score: 42.5, Threshold: 60, OnFail: quality.Continue})
 	require.NoError(t, err, "only allowed failures: the run does not fail")
 	assert.Equal(t, runs.StatusWarning, st.Status)
 	assert.Equal(t, 1, st.AllowedFailures)
@@ -132,7 +134,7 @@ func TestQualityGateContinueRecordsAnAllowedFailureAndGoesOn(t *testing.T) {
 	assert.Equal(t, runs.StepFailed, g.Status)
 	assert.True(t, g.AllowedFailure)
 	require.NotNil(t, g.Quality)
-	assert.Equal(t, runs.Quality{Score: 42.5, Threshold: 60, Field: "review.score", OnFail: string(QualityContinue)}, *g.Quality)
+	assert.Equal(t, runs.Quality{Score: 42.5, Threshold: 60, Field: "review.score", OnFail: string(quality.Continue)}, *g.Quality)
 	assert.Equal(t, runs.StepCompleted, stepByName(t, st, "after").Status)
 }
 
@@ -142,11 +144,11 @@ func TestQualityGateRefusesBadSettingsAndUnreadableScores(t *testing.T) {
 		in      qualityIn
 		wantErr string
 	}{
-		{"threshold over 100", qualityIn{Score: 90, Threshold: 120, OnFail: QualityContinue},
+		{"threshold over 100", qualityIn{Score: 90, Threshold: 120, OnFail: quality.Continue},
 			"quality gate review-quality: threshold 120 is outside 0–100"},
 		{"unknown on fail", qualityIn{Score: 90, Threshold: 80, OnFail: "maybe"},
 			`quality gate review-quality: on fail "maybe": want "fail" or "continue"`},
-		{"missing field, even with continue", qualityIn{Score: 90, Threshold: 80, Field: "review.grade", OnFail: QualityContinue},
+		{"missing field, even with continue", qualityIn{Score: 90, Threshold: 80, Field: "review.grade", OnFail: quality.Continue},
 			`quality gate review-quality: field "review.grade" is missing (review is an object)`},
 		{"score out of range", qualityIn{Score: 180, Threshold: 80},
 			"quality gate review-quality: field review.score is 180, outside 0–100"},

@@ -1,7 +1,6 @@
 package flow
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -9,46 +8,23 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/flowdef"
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
-// RegistryInfo is what a worker publishes of its registries in the catalog of its task
-// queue, so that clients validate declarative definitions (package flowdef) against what
-// the workers serve. The latest worker to start on the queue publishes it: the workers
-// of a task queue are expected to have the same registrations.
-type RegistryInfo struct {
-	// Actions are the names of the activities registered with Worker.RegisterActivity,
-	// sorted, without the built-in ones (flowdef.BuiltinActions).
-	Actions []string `json:"actions,omitempty"`
-	// Fallback is true when the workers take every unknown action name
-	// (Worker.RegisterFallbackAction).
-	Fallback bool `json:"fallback,omitempty"`
-	// ItemProviders are the names of WorkerOptions.ItemProviders, sorted.
-	ItemProviders []string `json:"item_providers,omitempty"`
-	// GateTypes are the types of WorkerOptions.GateResolvers, sorted, without the built-in
-	// ones (flowdef.BuiltinGateResolvers).
-	GateTypes []string `json:"gate_types,omitempty"`
-	// Services are the names of WorkerOptions.Services, sorted; never nil in a worker's
-	// entry (empty: none declared), nil in entries of older workers (not known).
-	Services []string `json:"services"`
-	// PublishedBy is the identity of the worker that published it.
-	PublishedBy string    `json:"published_by,omitempty"`
-	PublishedAt time.Time `json:"published_at"`
-}
-
-// registryEntry is the catalog entry carrying a RegistryInfo. It has the overall quota of
+// registryEntry is the catalog entry carrying a worker's registries (flowlink.RegistryInfo). It has the overall quota of
 // its worker as every flow entry does, since the catalog takes the quota from the first
 // entry published.
 type registryEntry struct {
-	Name            string       `json:"name"`
-	Kind            string       `json:"kind"`
-	OverallQuotaUSD string       `json:"overall_quota_usd,omitempty"`
-	Registry        RegistryInfo `json:"registry"`
+	Name            string                `json:"name"`
+	Kind            string                `json:"kind"`
+	OverallQuotaUSD string                `json:"overall_quota_usd,omitempty"`
+	Registry        flowlink.RegistryInfo `json:"registry"`
 }
 
 // registryInfo lists what the worker registered.
-func (w *Worker) registryInfo() RegistryInfo {
-	var r RegistryInfo
+func (w *Worker) registryInfo() flowlink.RegistryInfo {
+	var r flowlink.RegistryInfo
 	for _, x := range w.extra {
 		if x.name == protocol.FallbackActionActivity {
 			r.Fallback = true
@@ -101,42 +77,10 @@ func (w *Worker) Registry() *flowdef.StaticRegistry {
 	return r
 }
 
-// Registry is what the workers of the client's task queue validate definitions against,
-// read from its catalog (see Worker.Registry): their actions, item providers and gate
-// types besides the built-in ones, and the flows they serve. Definitions the workers
-// serve (kind yaml) count as flows a `call:` may name like Go flows: their content is not
-// in the catalog, so such a call is not followed. Workers that published no registry
-// (older ones) leave only the built-ins and the flows. ErrNoCatalog means no worker ever
-// published on the queue.
-func (c *Client) Registry(ctx context.Context) (*flowdef.StaticRegistry, error) {
-	cat, err := c.Workflows(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return cat.Registry(), nil
-}
-
-// Registry is the flowdef.Registry of the catalog (see Client.Registry).
-func (c *Catalog) Registry() *flowdef.StaticRegistry {
-	r := &flowdef.StaticRegistry{
-		Actions:   slices.Clone(flowdef.BuiltinActions),
-		GateTypes: slices.Clone(flowdef.BuiltinGateResolvers),
-	}
-	if c.Workers != nil {
-		r.Actions = append(r.Actions, c.Workers.Actions...)
-		r.Fallback = c.Workers.Fallback
-		r.ItemProviders = slices.Clone(c.Workers.ItemProviders)
-		r.GateTypes = append(r.GateTypes, c.Workers.GateTypes...)
-		r.Services = slices.Clone(c.Workers.Services)
-	}
-	r.GoFlows = c.Names()
-	return r
-}
-
 // decodeCatalog reads the catalog's Memo (entity.CatalogState): the flow entries go to
 // Workflows, the registry entry to Workers.
-func decodeCatalog(m catalogMemo) (*Catalog, error) {
-	cat := &Catalog{TaskQueue: m.TaskQueue, MonthlyQuotaUSD: m.MonthlyQuotaUSD, UpdatedAt: m.UpdatedAt,
+func decodeCatalog(m catalogMemo) (*catalog, error) {
+	cat := &catalog{TaskQueue: m.TaskQueue, MonthlyQuotaUSD: m.MonthlyQuotaUSD, UpdatedAt: m.UpdatedAt,
 		Workers: m.Workers, Workflows: []WorkflowInfo{}}
 	for _, raw := range m.Workflows {
 		var head struct {
@@ -163,13 +107,13 @@ func decodeCatalog(m catalogMemo) (*Catalog, error) {
 }
 
 // catalogMemo is the catalog as its Memo holds it. Workers is read too for catalogs
-// written as a Catalog (tests).
+// written as a catalog (tests).
 type catalogMemo struct {
-	TaskQueue       string            `json:"task_queue"`
-	MonthlyQuotaUSD string            `json:"monthly_quota_usd,omitempty"`
-	Workflows       []json.RawMessage `json:"workflows"`
-	Workers         *RegistryInfo     `json:"workers,omitempty"`
-	UpdatedAt       time.Time         `json:"updated_at"`
+	TaskQueue       string                 `json:"task_queue"`
+	MonthlyQuotaUSD string                 `json:"monthly_quota_usd,omitempty"`
+	Workflows       []json.RawMessage      `json:"workflows"`
+	Workers         *flowlink.RegistryInfo `json:"workers,omitempty"`
+	UpdatedAt       time.Time              `json:"updated_at"`
 }
 
 func sortedUnique(s []string) []string {
@@ -177,7 +121,7 @@ func sortedUnique(s []string) []string {
 	return slices.Compact(s)
 }
 
-// registryEntry is the worker's RegistryInfo as a catalog entry.
+// registryEntry is the worker's registries as a catalog entry.
 func (w *Worker) registryEntry(identity string, now time.Time) (json.RawMessage, error) {
 	e := registryEntry{Name: protocol.RegistryEntryName, Kind: "registry", Registry: w.registryInfo()}
 	e.Registry.PublishedBy, e.Registry.PublishedAt = identity, now

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/activities"
+
+	"github.com/gateflow/gateflow/items"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -18,6 +22,7 @@ import (
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -25,7 +30,7 @@ func countFiles(context.Context, string) (int, error) { return 0, nil }
 
 func registryWorker() *Worker {
 	w := NewWorker(nil, WorkerOptions{TaskQueue: "reg",
-		ItemProviders: []ItemProvider{ticketProvider{}},
+		ItemProviders: []items.Provider{ticketProvider{}},
 		GateResolvers: []gates.Resolver{&scriptedResolver{typ: "ci-status"}, &scriptedResolver{typ: "jira"}},
 	}, Define("notify-team", func(*Context, string) (string, error) { return "", nil }))
 	w.RegisterActivity(countFiles, "")
@@ -89,7 +94,7 @@ func (s *memoServer) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 // merges them as the catalog entity does and reads them back as a client.
 func TestWorkerWithAFallbackActionAcceptsEveryActionName(t *testing.T) {
 	w := registryWorker()
-	w.RegisterFallbackAction(func(context.Context, ActionCall) (any, error) { return nil, nil })
+	w.RegisterFallbackAction(func(context.Context, activities.ActionCall) (any, error) { return nil, nil })
 	r := w.Registry()
 	assert.True(t, r.HasFallbackAction())
 	assert.NotContains(t, r.Actions, protocol.FallbackActionActivity, "the fallback is not an action name")
@@ -119,32 +124,25 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 	st := entity.CatalogState{TaskQueue: "reg"}
 	st.Merge(append(raw, yaml, reg), now)
 
-	c := NewClient(&memoServer{queue: "reg", state: st}, ClientOptions{TaskQueue: "reg"})
-	cat, err := c.Workflows(context.Background())
+	srv := &memoServer{queue: "reg", state: st}
+	cat, err := readCatalog(context.Background(), srv, "reg")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"code-review", "notify-team"}, cat.Names(), "the registry entry is not a flow")
 	require.NotNil(t, cat.Workers)
-	assert.Equal(t, RegistryInfo{Actions: []string{"countFiles", "post-comment"}, ItemProviders: []string{"tickets"},
+	assert.Equal(t, flowlink.RegistryInfo{Actions: []string{"countFiles", "post-comment"}, ItemProviders: []string{"tickets"},
 		GateTypes: []string{"ci-status", "jira"}, Services: []string{}, PublishedBy: "w1", PublishedAt: now}, *cat.Workers)
-	assert.False(t, cat.Registry().HasService("github"), "the worker declared no services: none is known")
+	assert.False(t, flowlink.StaticRegistry(cat.Workers, cat.Names()).HasService("github"), "the worker declared no services: none is known")
 	got, _ := cat.Lookup("code-review")
 	assert.Equal(t, WorkflowInfo{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"}, got)
 
-	r, err := c.Registry(context.Background())
+	again, err := readCatalog(context.Background(), srv, "reg")
 	require.NoError(t, err)
+	r := flowlink.StaticRegistry(again.Workers, again.Names())
 	want := w.Registry()
 	assert.Equal(t, want.Actions, r.Actions)
 	assert.Equal(t, want.ItemProviders, r.ItemProviders)
 	assert.Equal(t, want.GateTypes, r.GateTypes)
 	assert.Equal(t, []string{"code-review", "notify-team"}, r.GoFlows, "served definitions may be called")
-}
-
-func TestRegistryOfACatalogWithoutWorkersIsTheBuiltins(t *testing.T) {
-	r := (&Catalog{}).Registry()
-	assert.Equal(t, flowdef.BuiltinActions, r.Actions)
-	assert.Equal(t, flowdef.BuiltinGateResolvers, r.GateTypes)
-	assert.Empty(t, r.ItemProviders)
-	assert.Empty(t, r.GoFlows)
 }
 
 func TestTheRegistryEntryNameIsReserved(t *testing.T) {

@@ -75,7 +75,7 @@ func (a *authPart) verify(ctx workflow.Context, d auth.Decision, proof string) (
 	}
 	if proof == "" {
 		if a.policy.Required {
-			return nil, fmt.Errorf("no proof: this run accepts signed decisions only (sign with flowctl --signing-key FILE, or flow.ClientOptions.Key)")
+			return nil, fmt.Errorf("no proof: this run accepts signed decisions only (sign with flowctl --signing-key FILE, or flowclient.Options.Key)")
 		}
 		return nil, nil
 	}

@@ -38,7 +38,7 @@ type budgetPart struct {
 	// (spendKnown).
 	spendAlways workflow.Version
 	spendKnown  bool
-	// reservation is the run's reservation in the monthly ledgers (made by Client.Start, or
+	// reservation is the run's reservation in the monthly ledgers (made by flowclient.Client.Start, or
 	// by the run itself at its start): its charges draw on it and the run releases the rest
 	// when it ends. nil when nothing is reserved.
 	reservation *protocol.RunReservation
@@ -98,7 +98,7 @@ func newBudgetPart(rt *runner, cfg runConfig, opts protocol.RunOptions) *budgetP
 
 // register registers the Update that raises the cap.
 func (b *budgetPart) register(wctx workflow.Context) error {
-	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateBudget,
+	return workflow.SetUpdateHandlerWithOptions(wctx, protocol.UpdateBudget,
 		func(ctx workflow.Context, r protocol.BudgetRaise) (budget.Cap, error) {
 			to, err := budget.ParseUSD(r.To)
 			if err != nil {
@@ -284,7 +284,7 @@ func (b *budgetPart) releaseQuota(wctx workflow.Context) {
 
 // checkQuota admits, before any step, a run not started by a Client (a schedule, another
 // tool; a Client reserves itself) under the worker's monthly quotas: it reserves the run's
-// cap as Client.Start does (an activity sending the same Update), keyed by the run, with
+// cap as flowclient.Client.Start does (an activity sending the same Update), keyed by the run, with
 // the run's execution timeout as the deadline when it has one (else
 // budget.DefaultReservationTTL). A refusal ends the run budget_exceeded before any step.
 // Runs older than quotaReserveVersion only check that the quotas are not used up.

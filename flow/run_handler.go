@@ -151,10 +151,10 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 			st.StartedAt = parent.StartedAt
 		}
 	}
-	if err := workflow.SetQueryHandlerWithOptions(wctx, QueryState, func() (runs.State, error) {
+	if err := workflow.SetQueryHandlerWithOptions(wctx, protocol.QueryState, func() (runs.State, error) {
 		return cloneState(st), nil
 	}, workflow.QueryHandlerOptions{Description: "The run's status, steps, cost and children"}); err != nil {
-		return nil, protocol.RunOptions{}, fmt.Errorf("register query %s: %w", QueryState, err)
+		return nil, protocol.RunOptions{}, fmt.Errorf("register query %s: %w", protocol.QueryState, err)
 	}
 	ap, err := pinAuth(wctx, cfg.auth, cfg.directory, st)
 	if err != nil {
@@ -321,7 +321,7 @@ func (rt *runner) end(c *Context, err error) error {
 	finishRun(rt.state, workflow.Now(wctx), status, msg)
 	c.setStatus(status)
 	rt.publish()
-	if merr := workflow.UpsertMemo(wctx, map[string]any{MemoState: cloneState(rt.state)}); merr != nil {
+	if merr := workflow.UpsertMemo(wctx, map[string]any{protocol.MemoState: cloneState(rt.state)}); merr != nil {
 		c.Logger().Warn("keep final state in memo", "error", merr)
 	}
 	rt.permits.release(c)

@@ -35,7 +35,7 @@ const maxPauseReason = 500
 // register installs the Update that pauses and resumes the run. Registering it adds no
 // command, so runs recorded before it replay unchanged.
 func (p *pausePart) register(wctx workflow.Context) error {
-	if err := workflow.SetUpdateHandlerWithOptions(wctx, UpdatePause,
+	if err := workflow.SetUpdateHandlerWithOptions(wctx, protocol.UpdatePause,
 		func(ctx workflow.Context, r protocol.RunPause) (runs.Status, error) {
 			verified, err := p.verify(ctx, r)
 			if err != nil {
@@ -55,7 +55,7 @@ func (p *pausePart) register(wctx workflow.Context) error {
 			Description: "Pause the run {\"action\": \"pause\", \"by\": \"alice\", \"reason\": \"...\"}: it finishes the steps in flight " +
 				"and starts no new one until {\"action\": \"resume\", \"by\": \"alice\"}. Returns the run's status.",
 		}); err != nil {
-		return fmt.Errorf("register update %s: %w", UpdatePause, err)
+		return fmt.Errorf("register update %s: %w", protocol.UpdatePause, err)
 	}
 	return nil
 }

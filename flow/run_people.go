@@ -48,21 +48,21 @@ func newPeoplePart(rt *runner, dir approval.Directory) *peoplePart {
 // register installs the handlers for votes, answers and signals. They are in place
 // from the run's first workflow task, so votes sent right after the start are kept.
 func (p *peoplePart) register(wctx workflow.Context) error {
-	if err := workflow.SetUpdateHandlerWithOptions(wctx, UpdateApproval,
+	if err := workflow.SetUpdateHandlerWithOptions(wctx, protocol.UpdateApproval,
 		func(ctx workflow.Context, v approval.Vote) (approval.VoteResult, error) { return p.applyVote(ctx, v) },
 		workflow.UpdateHandlerOptions{
 			Validator:   func(ctx workflow.Context, v approval.Vote) error { return p.checkVote(ctx, v) },
 			Description: "Vote on an approval gate: {gate, vote: approve|reject|request_changes, by, comment}",
 		}); err != nil {
-		return fmt.Errorf("register update %s: %w", UpdateApproval, err)
+		return fmt.Errorf("register update %s: %w", protocol.UpdateApproval, err)
 	}
-	ch := workflow.GetSignalChannel(wctx, SignalApproval)
+	ch := workflow.GetSignalChannel(wctx, protocol.SignalApproval)
 	workflow.Go(wctx, func(gctx workflow.Context) {
 		for {
 			var v approval.Vote
 			ch.Receive(gctx, &v)
 			if p.rt.auth.signalsRefused() {
-				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, fmt.Errorf("votes sent as Signals are refused: this run accepts signed decisions only, sent as the Update %s (flowctl approve --signing-key)", UpdateApproval))
+				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, fmt.Errorf("votes sent as Signals are refused: this run accepts signed decisions only, sent as the Update %s (flowctl approve --signing-key)", protocol.UpdateApproval))
 				continue
 			}
 			if err := p.checkVote(gctx, v); err != nil {
@@ -191,7 +191,7 @@ func (w *inputWait) isMember(group, user string) bool {
 
 func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 	rt := p.rt
-	return workflow.SetUpdateHandlerWithOptions(wctx, UpdateInput,
+	return workflow.SetUpdateHandlerWithOptions(wctx, protocol.UpdateInput,
 		func(ctx workflow.Context, a protocol.InputAnswer) (signals.InputAnswer, error) {
 			verified, err := p.verifyAnswer(ctx, a)
 			if err != nil {
@@ -233,7 +233,7 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 
 func (p *peoplePart) registerSignals(wctx workflow.Context) error {
 	rt := p.rt
-	ch := workflow.GetSignalChannel(wctx, SignalName)
+	ch := workflow.GetSignalChannel(wctx, protocol.SignalName)
 	workflow.Go(wctx, func(gctx workflow.Context) {
 		for {
 			var e signals.Envelope

@@ -110,7 +110,7 @@ func (p *permitsPart) release(c *Context) {
 	}
 	p.groups = nil
 	if failed {
-		if err := workflow.UpsertMemo(dctx, map[string]any{MemoState: cloneState(c.run.state)}); err != nil {
+		if err := workflow.UpsertMemo(dctx, map[string]any{protocol.MemoState: cloneState(c.run.state)}); err != nil {
 			c.Logger().Warn("keep final state in memo", "error", err)
 		}
 	}

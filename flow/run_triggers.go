@@ -68,7 +68,7 @@ func (rt *runner) startTriggered(wctx workflow.Context, status runs.Status) {
 		}))
 	}
 	for i, f := range futures {
-		var run Run
+		var run startedRun
 		if err := f.Get(wctx, &run); err != nil {
 			log.Warn("start the triggered flow", "flow", names[i], "error", err)
 			continue

@@ -43,9 +43,9 @@ func TestTriggerInputDecidesAndMaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newUnitEnv(t, runConfig{triggers: triggersOf(flows)}, flows...)
 			starts := &callLog[protocol.TriggerStart]{}
-			env.RegisterActivityWithOptions(func(_ context.Context, req protocol.TriggerStart) (*Run, error) {
+			env.RegisterActivityWithOptions(func(_ context.Context, req protocol.TriggerStart) (*startedRun, error) {
 				starts.add(req)
-				return &Run{ID: req.ID, RunID: "r", Workflow: req.Flow}, nil
+				return &startedRun{ID: req.ID, RunID: "r", Workflow: req.Flow}, nil
 			}, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
 			env.ExecuteWorkflow(startsSource.Name(), failIn{Fail: tc.fail})
 			require.True(t, env.IsWorkflowCompleted())

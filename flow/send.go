@@ -20,21 +20,21 @@ import (
 // Send sends the signal name with payload (as JSON) to the run run, or, with no run, to
 // the mailbox of (name, key), which delivers it to every run waiting on that key
 // (WaitSignal(ctx, name, key, ...)) and keeps it for runs that start waiting later: the
-// same rules as Client.Signal and `flowctl signal`. Given a run, key is the envelope's key,
+// same rules as flowclient.Client.Signal and `flowctl signal`. Given a run, key is the envelope's key,
 // which the run's wait must match.
 //
 // The step is named name, of kind send. The envelope's sender is this run's ID and its ID
 // is this run's ID and the step's activity ID ("rel-1/deploy-done"), so a retried or
 // replayed step is delivered once: runs and mailboxes keep each ID once. A new run attempt sends
 // again, under a new ID. A run that is not found or has ended fails the step; step options
-// (Retry, StepTimeout, AllowFailure) come from ctx.With.
-func Send(ctx *Context, name, run, key string, payload any) error {
+// (Retry, StepTimeout, AllowFailure) come from c.With.
+func (c *Context) Send(name, run, key string, payload any) error {
 	to := "mailbox " + runs.Wait{Kind: runs.ForSignal, Name: name, Key: key}.String()
 	if run != "" {
 		to = "run " + run
 	}
-	return ctx.message(name, "send "+name+" to "+to, func(id string) (workflow.Future, string, error) {
-		e := signals.Envelope{Name: name, Key: key, ID: envelopeID(ctx.RunID(), id), Sender: ctx.RunID(), SentAt: ctx.Now()}
+	return c.message(name, "send "+name+" to "+to, func(id string) (workflow.Future, string, error) {
+		e := signals.Envelope{Name: name, Key: key, ID: envelopeID(c.RunID(), id), Sender: c.RunID(), SentAt: c.Now()}
 		b, err := json.Marshal(payload)
 		if err != nil {
 			return nil, "", fmt.Errorf("send %s: the payload is not JSON: %w", name, err)
@@ -47,13 +47,13 @@ func Send(ctx *Context, name, run, key string, payload any) error {
 			return nil, "", fmt.Errorf("send %s: give a run, or a key for the mailbox", name)
 		}
 		out := "to " + to + ": " + display.Preview(string(e.Payload), 150)
-		if ctx.run.plan {
+		if c.run.plan {
 			return nil, out, nil
 		}
 		if run != "" {
-			return workflow.SignalExternalWorkflow(ctx.wctx, run, "", SignalName, e), out, nil
+			return workflow.SignalExternalWorkflow(c.wctx, run, "", protocol.SignalName, e), out, nil
 		}
-		o := ctx.options(nil)
+		o := c.options(nil)
 		ao := workflow.ActivityOptions{ActivityID: id, Summary: "send " + name + " to " + to, StartToCloseTimeout: 30 * time.Second,
 			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5}}
 		if o.timeout > 0 {
@@ -62,7 +62,7 @@ func Send(ctx *Context, name, run, key string, payload any) error {
 		if o.retry != nil {
 			ao.RetryPolicy = o.retry
 		}
-		return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx.wctx, ao), protocol.MailboxPostActivity, e), out, nil
+		return workflow.ExecuteActivity(workflow.WithActivityOptions(c.wctx, ao), protocol.MailboxPostActivity, e), out, nil
 	}, run)
 }
 
@@ -70,22 +70,22 @@ func Send(ctx *Context, name, run, key string, payload any) error {
 // who cancels it (this run) and why, then requests its cancellation, as `flowctl cancel
 // --reason` does. It does not wait for the run to stop. A run that is not found or has
 // ended fails the step, as does a run cancelling itself (return an error instead).
-func CancelRun(ctx *Context, id, reason string) error {
+func (c *Context) CancelRun(id, reason string) error {
 	name := "cancel " + id
-	return ctx.message(name, "cancel run "+id, func(string) (workflow.Future, string, error) {
+	return c.message(name, "cancel run "+id, func(string) (workflow.Future, string, error) {
 		switch {
 		case strings.TrimSpace(id) == "":
 			return nil, "", errors.New("cancel: the run ID is empty")
-		case id == ctx.RunID():
+		case id == c.RunID():
 			return nil, "", errors.New("cancel: a run cannot cancel itself; return an error instead")
 		}
 		out := "cancellation of run " + id + " requested"
-		if ctx.run.plan {
+		if c.run.plan {
 			return nil, out, nil
 		}
-		fut, set := workflow.NewFuture(ctx.wctx)
-		workflow.Go(ctx.wctx, func(gctx workflow.Context) {
-			by := protocol.CancelReason{By: ctx.RunID(), Reason: reason}
+		fut, set := workflow.NewFuture(c.wctx)
+		workflow.Go(c.wctx, func(gctx workflow.Context) {
+			by := protocol.CancelReason{By: c.RunID(), Reason: reason}
 			if err := workflow.SignalExternalWorkflow(gctx, id, "", protocol.SignalCancel, by).Get(gctx, nil); err != nil {
 				set.Set(nil, err)
 				return

@@ -27,7 +27,7 @@ type sendIn struct {
 
 var sendFlow = Define("unit/send", func(ctx *Context, in sendIn) (string, error) {
 	for n := 1; n <= 2; n++ {
-		if err := Send(ctx, "deploy-done", in.Run, in.Key, ping{N: n}); err != nil {
+		if err := ctx.Send("deploy-done", in.Run, in.Key, ping{N: n}); err != nil {
 			return "", err
 		}
 	}
@@ -38,7 +38,7 @@ func TestSendToARunSignalsItWithADeterministicEnvelope(t *testing.T) {
 	env := newUnitEnv(t, runConfig{}, sendFlow)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "send-1"})
 	var sent callLog[signals.Envelope]
-	env.OnSignalExternalWorkflow(mock.Anything, "other-1", "", SignalName, mock.Anything).Run(func(args mock.Arguments) {
+	env.OnSignalExternalWorkflow(mock.Anything, "other-1", "", protocol.SignalName, mock.Anything).Run(func(args mock.Arguments) {
 		sent.add(args.Get(4).(signals.Envelope))
 	}).Return(nil)
 	env.ExecuteWorkflow(sendFlow.Name(), sendIn{Run: "other-1", Key: "v1"})
@@ -131,7 +131,7 @@ func TestEnvelopeIDFitsTheLimit(t *testing.T) {
 
 // cancelFlow cancels the run in.Run and sends nothing else.
 var cancelFlow = Define("unit/canceller", func(ctx *Context, in sendIn) (string, error) {
-	return "", CancelRun(ctx, in.Run, "superseded by v2")
+	return "", ctx.CancelRun(in.Run, "superseded by v2")
 })
 
 func TestCancelRunSendsTheReasonThenCancels(t *testing.T) {
@@ -181,10 +181,10 @@ func TestSendAndCancelRunAreAllowedToFail(t *testing.T) {
 	f := Define("unit/send-allowed", func(ctx *Context, _ none) (string, error) {
 		actx := ctx.With(AllowFailure())
 		var allowed *AllowedFailure
-		if err := Send(actx, "ping", "gone-3", "", json.RawMessage(`1`)); !errors.As(err, &allowed) {
+		if err := actx.Send("ping", "gone-3", "", json.RawMessage(`1`)); !errors.As(err, &allowed) {
 			return "", err
 		}
-		if err := CancelRun(actx, "gone-3", ""); !errors.As(err, &allowed) {
+		if err := actx.CancelRun("gone-3", ""); !errors.As(err, &allowed) {
 			return "", err
 		}
 		return "ok", nil

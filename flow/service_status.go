@@ -3,17 +3,14 @@ package flow
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/gateflow/gateflow/runs"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	sdkclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -26,10 +23,11 @@ import (
 // ID "gateflow-catalog-<queue>/services", run on the task queue like the flows' catalog): each
 // worker sends one entry per declared service when it starts and again whenever one of
 // its breakers changes state, keyed by service and worker identity, so the entity holds
-// the latest state every worker reported. Client.Services reads it from the entity's Memo.
+// the latest state every worker reported. flowclient.Client.Services reads it from the entity's Memo.
 
-// ServiceBreakerState is a breaker's state on one worker.
-type ServiceBreakerState struct {
+// breakerState is a breaker's state on one worker (the JSON of
+// flowclient.ServiceBreakerState).
+type breakerState struct {
 	// Service is the service's name.
 	Service string `json:"service"`
 	// State is "closed", "half-open" or "open"; empty when the service has no breaker.
@@ -45,9 +43,10 @@ type ServiceBreakerState struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// ServiceStatus is a declared service as one worker reported it.
-type ServiceStatus struct {
-	ServiceBreakerState
+// serviceStatus is a declared service as one worker reported it (the JSON of
+// flowclient.ServiceStatus).
+type serviceStatus struct {
+	breakerState
 	// Worker is the reporting worker's identity.
 	Worker string `json:"worker"`
 	// RatePerSecond and MaxConcurrent are the worker's limits of the service.
@@ -55,10 +54,10 @@ type ServiceStatus struct {
 	MaxConcurrent int     `json:"max_concurrent,omitempty"`
 }
 
-// serviceEntry is a ServiceStatus as the entity keeps it (its key is Name).
+// serviceEntry is a serviceStatus as the entity keeps it (its key is Name).
 type serviceEntry struct {
 	Name string `json:"name"`
-	ServiceStatus
+	serviceStatus
 }
 
 // servicesPart publishes the worker's services' state: at Start, and after each change
@@ -131,11 +130,11 @@ func (w *Worker) publishServices(ctx context.Context) error {
 	}
 	raw := make([]json.RawMessage, 0, len(w.opts.Services))
 	for _, d := range w.opts.Services {
-		st := ServiceBreakerState{Service: d.Name, UpdatedAt: now.UTC()}
+		st := breakerState{Service: d.Name, UpdatedAt: now.UTC()}
 		if b, ok := byName[d.Name]; ok {
 			st = b.status(now)
 		}
-		e := serviceEntry{Name: d.Name + "@" + id, ServiceStatus: ServiceStatus{ServiceBreakerState: st, Worker: id,
+		e := serviceEntry{Name: d.Name + "@" + id, serviceStatus: serviceStatus{breakerState: st, Worker: id,
 			RatePerSecond: d.Options.RatePerSecond, MaxConcurrent: d.Options.MaxConcurrent}}
 		b, err := json.Marshal(e)
 		if err != nil {
@@ -158,45 +157,6 @@ func (w *Worker) publishServices(ctx context.Context) error {
 		return fmt.Errorf("signal %s: %w", sid, err)
 	}
 	return nil
-}
-
-// Services lists the services the workers of the client's task queue declared, as each
-// worker last reported them (its limits and breaker state), sorted by service and worker.
-// ErrNoCatalog means no worker with services ever started on the queue. A worker that
-// stopped keeps its last report (see UpdatedAt).
-func (c *Client) Services(ctx context.Context) ([]ServiceStatus, error) {
-	id := protocol.ServicesID(c.opts.TaskQueue)
-	resp, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
-	if err != nil {
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			return nil, fmt.Errorf("services of task queue %s: %w", c.opts.TaskQueue, ErrNoCatalog)
-		}
-		return nil, fmt.Errorf("read the services of %s: %w", c.opts.TaskQueue, err)
-	}
-	var cat entity.CatalogState
-	ok, err := protocol.DecodeMemo(resp.GetWorkflowExecutionInfo().GetMemo(), protocol.MemoCatalog, &cat)
-	if err != nil {
-		return nil, fmt.Errorf("read the services of %s: %w", c.opts.TaskQueue, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("services of task queue %s: %w", c.opts.TaskQueue, ErrNoCatalog)
-	}
-	out := make([]ServiceStatus, 0, len(cat.Workflows))
-	for _, raw := range cat.Workflows {
-		var e serviceEntry
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return nil, fmt.Errorf("read the services of %s: entry %s: %w", c.opts.TaskQueue, string(raw), err)
-		}
-		out = append(out, e.ServiceStatus)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Service != out[j].Service {
-			return out[i].Service < out[j].Service
-		}
-		return out[i].Worker < out[j].Worker
-	})
-	return out, nil
 }
 
 // markWaitingService marks the running steps of st whose activity waits for its next

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/service"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -30,11 +32,11 @@ import (
 )
 
 func TestCheckServicesReportsEveryMistake(t *testing.T) {
-	err := checkServices([]ServiceDef{
-		Service("", ServiceOptions{}),
-		Service("a/b", ServiceOptions{}),
-		Service("ok", ServiceOptions{RatePerSecond: -1, MaxConcurrent: -2}),
-		Service("ok", ServiceOptions{Breaker: &BreakerOptions{FailureRatio: 1.5, OpenTimeout: -time.Second}}),
+	err := checkServices([]service.Def{
+		service.Declare("", service.Options{}),
+		service.Declare("a/b", service.Options{}),
+		service.Declare("ok", service.Options{RatePerSecond: -1, MaxConcurrent: -2}),
+		service.Declare("ok", service.Options{Breaker: &service.BreakerOptions{FailureRatio: 1.5, OpenTimeout: -time.Second}}),
 	})
 	require.Error(t, err)
 	msg := err.Error()
@@ -49,8 +51,8 @@ func TestCheckServicesReportsEveryMistake(t *testing.T) {
 	} {
 		assert.Contains(t, msg, want)
 	}
-	assert.NoError(t, checkServices([]ServiceDef{Service("api.github.com", ServiceOptions{RatePerSecond: 5}), Service("openai", ServiceOptions{})}))
-	assert.ErrorContains(t, NewWorker(nil, WorkerOptions{Services: []ServiceDef{Service("", ServiceOptions{})}}).Validate(), "the name is empty")
+	assert.NoError(t, checkServices([]service.Def{service.Declare("api.github.com", service.Options{RatePerSecond: 5}), service.Declare("openai", service.Options{})}))
+	assert.ErrorContains(t, NewWorker(nil, WorkerOptions{Services: []service.Def{service.Declare("", service.Options{})}}).Validate(), "the name is empty")
 }
 
 func TestStepServiceRule(t *testing.T) {
@@ -116,7 +118,7 @@ func TestServiceStepsGoToTheServiceQueue(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := s.NewTestWorkflowEnvironment()
-	opts := WorkerOptions{TaskQueue: "q", Services: []ServiceDef{Service("tools", ServiceOptions{}), Service("api.github.com", ServiceOptions{})}}
+	opts := WorkerOptions{TaskQueue: "q", Services: []service.Def{service.Declare("tools", service.Options{}), service.Declare("api.github.com", service.Options{})}}
 	require.NoError(t, RegisterWorkflows(env, opts, serviceFlow))
 	var mu sync.Mutex
 	calls := 0
@@ -159,7 +161,7 @@ func (f *fakeNext) ExecuteActivity(context.Context, *interceptor.ExecuteActivity
 
 func TestServiceBreakerTripsFailsFastAndProbes(t *testing.T) {
 	var changes int
-	b := newServiceBreaker("api", BreakerOptions{ConsecutiveFailures: 2, OpenTimeout: 200 * time.Millisecond},
+	b := newServiceBreaker("api", service.BreakerOptions{ConsecutiveFailures: 2, OpenTimeout: 200 * time.Millisecond},
 		func(*serviceBreaker) { changes++ })
 	boom := temporal.NewApplicationError("503", activities.HTTPStatusErrorType)
 	notFound := temporal.NewNonRetryableApplicationError("404", activities.HTTPStatusErrorType, nil)
@@ -198,7 +200,7 @@ func TestServiceBreakerTripsFailsFastAndProbes(t *testing.T) {
 }
 
 func TestServiceBreakerRatioTrip(t *testing.T) {
-	b := newServiceBreaker("api", BreakerOptions{FailureRatio: 0.5, MinRequests: 4}, func(*serviceBreaker) {})
+	b := newServiceBreaker("api", service.BreakerOptions{FailureRatio: 0.5, MinRequests: 4}, func(*serviceBreaker) {})
 	boom := errors.New("down")
 	next := &fakeNext{errs: []error{nil, boom, nil, boom}}
 	act := b.InterceptActivity(context.Background(), next)

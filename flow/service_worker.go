@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gateflow/gateflow/service"
+
 	"github.com/sony/gobreaker/v2"
 	"go.temporal.io/sdk/activity"
 	sdkclient "go.temporal.io/sdk/client"
@@ -76,7 +78,7 @@ type serviceBreaker struct {
 	metrics  sdkclient.MetricsHandler
 }
 
-func newServiceBreaker(name string, o BreakerOptions, changed func(*serviceBreaker)) *serviceBreaker {
+func newServiceBreaker(name string, o service.BreakerOptions, changed func(*serviceBreaker)) *serviceBreaker {
 	b := &serviceBreaker{name: name, open: o.OpenTimeout, changed: changed}
 	if b.open <= 0 {
 		b.open = defaultBreakerOpenTimeout
@@ -213,10 +215,10 @@ func (b *serviceBreaker) report(state gobreaker.State, fastFailure bool) {
 }
 
 // status is the breaker's state now.
-func (b *serviceBreaker) status(now time.Time) ServiceBreakerState {
+func (b *serviceBreaker) status(now time.Time) breakerState {
 	s := b.cb.State()
 	c := b.cb.Counts()
-	st := ServiceBreakerState{Service: b.name, State: s.String(), ConsecutiveFailures: c.ConsecutiveFailures,
+	st := breakerState{Service: b.name, State: s.String(), ConsecutiveFailures: c.ConsecutiveFailures,
 		Requests: c.Requests, Failures: c.TotalFailures, UpdatedAt: now.UTC()}
 	if s == gobreaker.StateOpen {
 		b.mu.Lock()

@@ -68,10 +68,10 @@ func pingEnvelope(id, payload string) signals.Envelope {
 
 func TestWaitSignalDeliversASignalSentBeforeTheWaitOnce(t *testing.T) {
 	env := newPeopleEnv(t, pingsFlow)
-	signalAt(env, time.Minute, SignalName, pingEnvelope("p-1", `{"n":7}`))
-	signalAt(env, 2*time.Minute, SignalName, pingEnvelope("p-1", `{"n":8}`))
+	signalAt(env, time.Minute, protocol.SignalName, pingEnvelope("p-1", `{"n":7}`))
+	signalAt(env, 2*time.Minute, protocol.SignalName, pingEnvelope("p-1", `{"n":8}`))
 	before := stateAt(t, env, 3*time.Minute)
-	signalAt(env, 7*time.Minute, SignalName, pingEnvelope("p-1", `{"n":9}`)) // during the second wait
+	signalAt(env, 7*time.Minute, protocol.SignalName, pingEnvelope("p-1", `{"n":9}`)) // during the second wait
 	env.ExecuteWorkflow(pingsFlow.Name(), pingsIn{Before: 5 * time.Minute, First: time.Hour, Second: 10 * time.Minute})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -111,11 +111,11 @@ func TestWaitSignalDeliversASignalSentBeforeTheWaitOnce(t *testing.T) {
 
 func TestWaitSignalRefusesAPayloadThatDoesNotFitAndWaitsOn(t *testing.T) {
 	env := newPeopleEnv(t, pingsFlow)
-	signalAt(env, time.Minute, SignalName, pingEnvelope("p-bad", `{"n":"seven"}`))
-	signalAt(env, 2*time.Minute, SignalName, signals.Envelope{Name: "ping", ID: "p-anon", Payload: json.RawMessage(`{"n":1}`)})
-	signalAt(env, 3*time.Minute, SignalName, signals.Envelope{Name: "ping", Key: "other", ID: "p-key", Payload: json.RawMessage(`{"n":2}`), Sender: "bob"})
+	signalAt(env, time.Minute, protocol.SignalName, pingEnvelope("p-bad", `{"n":"seven"}`))
+	signalAt(env, 2*time.Minute, protocol.SignalName, signals.Envelope{Name: "ping", ID: "p-anon", Payload: json.RawMessage(`{"n":1}`)})
+	signalAt(env, 3*time.Minute, protocol.SignalName, signals.Envelope{Name: "ping", Key: "other", ID: "p-key", Payload: json.RawMessage(`{"n":2}`), Sender: "bob"})
 	during := stateAt(t, env, 6*time.Minute)
-	signalAt(env, 10*time.Minute, SignalName, pingEnvelope("p-good", `{"n":8}`))
+	signalAt(env, 10*time.Minute, protocol.SignalName, pingEnvelope("p-good", `{"n":8}`))
 	env.ExecuteWorkflow(pingsFlow.Name(), pingsIn{Before: 5 * time.Minute, First: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	var out pingsOut
@@ -189,11 +189,11 @@ func TestWaitSignalKeyedSubscribesToTheMailbox(t *testing.T) {
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "run-keyed-1"})
 	subs, unsubs := mockMailbox(env, nil)
 	var subsDuring, unsubsDuring int
-	signalAt(env, time.Minute, SignalName, pingEnvelope("p-unkeyed", `{"n":1}`))
+	signalAt(env, time.Minute, protocol.SignalName, pingEnvelope("p-unkeyed", `{"n":1}`))
 	during := stateAt(t, env, 2*time.Minute)
 	env.RegisterDelayedCallback(func() { subsDuring, unsubsDuring = len(subs.all()), len(unsubs.all()) }, 2*time.Minute)
 	// The mailbox workflow delivers with this very signal.
-	signalAt(env, 3*time.Minute, SignalName, signals.Envelope{Name: "ping", Key: "v1.2", ID: "p-k", Payload: json.RawMessage(`{"n":5}`), Sender: "mailbox"})
+	signalAt(env, 3*time.Minute, protocol.SignalName, signals.Envelope{Name: "ping", Key: "v1.2", ID: "p-k", Payload: json.RawMessage(`{"n":5}`), Sender: "mailbox"})
 	env.ExecuteWorkflow(pingsFlow.Name(), pingsIn{Key: "v1.2", First: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	var out pingsOut
@@ -226,7 +226,7 @@ func TestWaitSignalKeyedSubscribeFailureFailsTheStep(t *testing.T) {
 func TestWaitSignalUnkeyedDoesNotUseTheMailbox(t *testing.T) {
 	env := newPeopleEnv(t, pingsFlow)
 	subs, unsubs := mockMailbox(env, nil)
-	signalAt(env, time.Minute, SignalName, pingEnvelope("p-1", `{"n":1}`))
+	signalAt(env, time.Minute, protocol.SignalName, pingEnvelope("p-1", `{"n":1}`))
 	env.ExecuteWorkflow(pingsFlow.Name(), pingsIn{First: time.Hour})
 	require.NoError(t, env.GetWorkflowError())
 	assert.Empty(t, subs.all())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/internal/cronspec"
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/typeschema"
 )
 
@@ -26,7 +27,7 @@ type fuzzStartInput struct {
 // (printable ASCII, at most 1000 bytes), an input that is compact JSON matching the flow's
 // schema, and labels kept as given.
 func FuzzPlanStart(f *testing.F) {
-	cat := &Catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "ship", InputType: "fuzzStartInput", InputSchema: typeschema.For(reflect.TypeFor[fuzzStartInput]())}}}
+	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "ship", InputType: "fuzzStartInput", InputSchema: typeschema.ForStart(reflect.TypeFor[fuzzStartInput]())}}}
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	f.Add([]byte(`{"version":"1.2"}`), "", "", "team=web", "", "")
 	f.Add([]byte(`{"version":"1.2","count":"x"}`), "run-1", "", "", "gpu", "deploys")
@@ -47,29 +48,29 @@ func FuzzPlanStart(f *testing.F) {
 		if tags != "" {
 			opts.WorkerTags = strings.Split(tags, ",")
 		}
-		p, err := planStart(cat, ClientOptions{TaskQueue: "q"}, "ship", json.RawMessage(input), opts, now)
+		p, err := planStart(cat, clientOptions{TaskQueue: "q"}, "ship", json.RawMessage(input), opts, now)
 		if err != nil {
-			var ie *InputError
+			var ie *flowlink.InputError
 			if !errors.As(err, &ie) || ie.Workflow != "ship" || ie.Err == nil || ie.Err.Error() == "" {
 				t.Fatalf("refusal %T %v does not name the flow", err, err)
 			}
 			return
 		}
-		if p.id == "" || len(p.id) > maxRunIDLen || validateRunID(p.id) != nil {
-			t.Fatalf("run ID %q accepted", p.id)
+		if p.ID == "" || len(p.ID) > maxRunIDLen || validateRunID(p.ID) != nil {
+			t.Fatalf("run ID %q accepted", p.ID)
 		}
-		for i := 0; i < len(p.id); i++ {
-			if p.id[i] < ' ' || p.id[i] > '~' {
-				t.Fatalf("run ID %q is not printable ASCII", p.id)
+		for i := 0; i < len(p.ID); i++ {
+			if p.ID[i] < ' ' || p.ID[i] > '~' {
+				t.Fatalf("run ID %q is not printable ASCII", p.ID)
 			}
 		}
-		if !json.Valid(p.input) || checkInput(cat.Workflows[0].InputSchema, p.input) != nil {
-			t.Fatalf("input %q accepted as %q, which does not match", input, p.input)
+		if !json.Valid(p.Input) || checkInput(cat.Workflows[0].InputSchema, p.Input) != nil {
+			t.Fatalf("input %q accepted as %q, which does not match", input, p.Input)
 		}
-		if again, err := encodeInput(p.input); err != nil || string(again) != string(p.input) {
-			t.Fatalf("input %q is not compact: %q, %v", p.input, again, err)
+		if again, err := encodeInput(p.Input); err != nil || string(again) != string(p.Input) {
+			t.Fatalf("input %q is not compact: %q, %v", p.Input, again, err)
 		}
-		for _, kv := range labelList(p.runOpts.Labels) {
+		for _, kv := range labelList(p.RunOpts.Labels) {
 			k, v, _ := strings.Cut(kv, "=")
 			if got, ok := opts.Labels[k]; !ok || got != v || !labelKeyPattern.MatchString(k) {
 				t.Fatalf("label %q kept from %q", kv, labels)

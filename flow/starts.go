@@ -60,7 +60,7 @@ type triggerMap func(end RunEnd, output json.RawMessage) (input any, start bool,
 // (Temporal's REJECT_DUPLICATE reuse and USE_EXISTING conflict policies), so several
 // workers starting together, or a worker restarted, start it once; a run with that ID
 // that already ended, however it ended, is not started again (until the server's
-// retention drops it). Client.RestartOnce starts it again when asked. Like scheduled
+// retention drops it). flowclient.Client.RestartOnce starts it again when asked. Like scheduled
 // runs, a once run is not reserved against the monthly quotas by a client: it checks
 // them itself before any step. An input the flow's input type does not accept, or Once
 // given twice, is an error of Define.
@@ -156,7 +156,7 @@ func TriggerInput(other string, fn func(end RunEnd, output json.RawMessage) (inp
 	}
 }
 
-// OnSignal lets the signal name start the flow: Client.SignalStart(ctx, flow, e) with
+// OnSignal lets the signal name start the flow: flowclient.Client.SignalStart(ctx, flow, e) with
 // e.Name name starts a run whose input is the signal's payload, with the workflow ID
 // "<flow>/on-signal/<name>/<key>" (Temporal's SignalWithStartWorkflow), and delivers the
 // signal to it (the handler can also receive it, and later ones, with WaitSignal on

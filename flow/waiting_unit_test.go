@@ -67,8 +67,8 @@ func TestFlowWaitingIsUpsertedWhileTheRunWaits(t *testing.T) {
 		upserts.add(saUpsert{status, waitingOf(sa)})
 	}).Return(nil)
 	voteAt(env, time.Minute, approve("alice"))
-	updateAt(env, 2*time.Minute, UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(`{"summary":"s","risk":"low"}`), By: "bob"})
-	signalAt(env, 3*time.Minute, SignalName, signals.Envelope{Name: "ping", Key: "v1", ID: "p", Payload: json.RawMessage(`{"n":1}`), Sender: "bob"})
+	updateAt(env, 2*time.Minute, protocol.UpdateInput, protocol.InputAnswer{Name: "notes", Data: json.RawMessage(`{"summary":"s","risk":"low"}`), By: "bob"})
+	signalAt(env, 3*time.Minute, protocol.SignalName, signals.Envelope{Name: "ping", Key: "v1", ID: "p", Payload: json.RawMessage(`{"n":1}`), Sender: "bob"})
 	env.ExecuteWorkflow(f.Name(), none{})
 	require.NoError(t, env.GetWorkflowError())
 

@@ -10,6 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gateflow/gateflow/items"
+
+	"github.com/gateflow/gateflow/service"
+
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
@@ -56,7 +60,7 @@ type WorkerOptions struct {
 	// removing them while runs started with them go on is not (keep a LogSink instead).
 	EventSinks []events.Sink
 	// ItemProviders list the items of fan-outs (see Items), by their names.
-	ItemProviders []ItemProvider
+	ItemProviders []items.Provider
 	// GateResolvers decide polled gates (Context.Gate), by their types, besides the
 	// built-in "http" and "command" (package gates). An empty or repeated type is an
 	// error of Start. Every worker of a task queue must have the same resolvers: a run
@@ -68,7 +72,7 @@ type WorkerOptions struct {
 	// MaxCostUSD is the default money cap of runs whose start options and flow set none.
 	MaxCostUSD *decimal.Decimal
 	// Quotas are monthly spending limits: a new run is admitted only when its cap fits what
-	// the month has not spent or reserved (see Client.Start); runs going are never stopped.
+	// the month has not spent or reserved (see flowclient.Client.Start); runs going are never stopped.
 	Quotas budget.Quotas
 	// Directory resolves the "group:" names of approvers and input assignees (see
 	// approval.LoadDirectory for a file-based one). Nil: groups have no members.
@@ -79,8 +83,8 @@ type WorkerOptions struct {
 	// without a proof and votes sent as Signals are refused. Nil: decisions carry the
 	// identity their sender typed, unverified.
 	Auth *auth.Policy
-	// Services are the services the worker's steps call, with their limits (see Service).
-	Services []ServiceDef
+	// Services are the services the worker's steps call, with their limits (see package service).
+	Services []service.Def
 	// BlobURL is the blob store the worker keeps its own data in: the step cache (Cache)
 	// and shell steps' artifacts (activities.Shell Outputs and Inputs; every worker of the
 	// task queue needs the same store). file:///dir, s3://bucket?region=..., gs://bucket
@@ -90,7 +94,7 @@ type WorkerOptions struct {
 	// ShellOutputBytes bounds how much of stdout and of stderr a shell step's result keeps
 	// (the rest is dropped and ShellResult.Truncated set). 0 means activities.MaxOutputBytes
 	// (256 KiB), which keeps results inside the history's limits. A worker whose client
-	// offloads big payloads to a blob store (WithPayloadStore) can keep whole outputs, e.g.
+	// offloads big payloads to a blob store (flowclient.WithPayloadStore) can keep whole outputs, e.g.
 	// activities.MaxStoredOutputBytes: results then go to the store with a reference in the
 	// history. Negative is an error of Start.
 	ShellOutputBytes int
@@ -363,7 +367,7 @@ func (w *Worker) publish(ctx context.Context) error {
 	}
 }
 
-func catalogHas(cat *Catalog, entries []WorkflowInfo) bool {
+func catalogHas(cat *catalog, entries []WorkflowInfo) bool {
 	for _, e := range entries {
 		got, ok := cat.Lookup(e.Name)
 		if !ok || got.PublishedAt.Before(e.PublishedAt) {

@@ -3,18 +3,10 @@ package flow
 import (
 	"context"
 
+	"github.com/gateflow/gateflow/activities"
+
 	"github.com/gateflow/gateflow/internal/protocol"
 )
-
-// ActionCall is what a fallback action is called with: the name a declarative
-// definition's step `uses:` and its `with:` parameters, after their expressions were
-// evaluated.
-type ActionCall struct {
-	// Name is the action name the step asked for.
-	Name string `json:"name"`
-	// With are the step's parameters.
-	With map[string]any `json:"with,omitempty"`
-}
 
 // RegisterFallbackAction registers fn as the action of every `uses:` name of a
 // declarative definition (package flowdef) that no activity of the worker is registered
@@ -23,6 +15,6 @@ type ActionCall struct {
 // accepts any action name (Worker.Registry reports it, and so does the catalog for
 // clients). Register it before loading definitions (package flowdef/serve reads the
 // worker's registry when it loads them) and before Start.
-func (w *Worker) RegisterFallbackAction(fn func(ctx context.Context, call ActionCall) (any, error)) {
+func (w *Worker) RegisterFallbackAction(fn func(ctx context.Context, call activities.ActionCall) (any, error)) {
 	w.RegisterActivity(fn, protocol.FallbackActionActivity)
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gateflow/gateflow/schedule"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/internal/display"
@@ -56,8 +58,8 @@ func (w *Worker) ensureSchedules(ctx context.Context, flows []Definition) error 
 	return nil
 }
 
-func scheduleOptions(id string, info WorkflowInfo, s ScheduleInfo, queue string) (client.ScheduleOptions, error) {
-	overlap, err := overlapPolicy(s.Overlap)
+func scheduleOptions(id string, info WorkflowInfo, s schedule.Info, queue string) (client.ScheduleOptions, error) {
+	overlap, err := s.Overlap.Temporal()
 	if err != nil {
 		return client.ScheduleOptions{}, err
 	}

@@ -3,6 +3,8 @@ package flow
 import (
 	"testing"
 
+	"github.com/gateflow/gateflow/schedule"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -15,7 +17,7 @@ import (
 // tags apply to its scheduled runs as to the runs a client starts.
 func TestScheduledRunsGetTheFlowsStartDefaults(t *testing.T) {
 	info := WorkflowInfo{Name: "nightly", Category: "ops", Priority: 2, Labels: map[string]string{"team": "web"}, WorkerTags: []string{"gpu"}}
-	o, err := scheduleOptions("sched-1", info, ScheduleInfo{Spec: "@every 1h"}, "q")
+	o, err := scheduleOptions("sched-1", info, schedule.Info{Spec: "@every 1h"}, "q")
 	require.NoError(t, err)
 	a, ok := o.Action.(*client.ScheduleWorkflowAction)
 	require.True(t, ok)
@@ -27,7 +29,7 @@ func TestScheduledRunsGetTheFlowsStartDefaults(t *testing.T) {
 	assert.Equal(t, int64(2), p)
 	assert.Equal(t, protocol.RunOptions{Labels: map[string]string{"team": "web"}}, a.Memo[protocol.MemoOptions])
 
-	plain, err := scheduleOptions("sched-2", WorkflowInfo{Name: "plain"}, ScheduleInfo{Spec: "@every 1h"}, "q")
+	plain, err := scheduleOptions("sched-2", WorkflowInfo{Name: "plain"}, schedule.Info{Spec: "@every 1h"}, "q")
 	require.NoError(t, err)
 	pa := plain.Action.(*client.ScheduleWorkflowAction)
 	assert.Equal(t, "q", pa.TaskQueue)
@@ -38,7 +40,7 @@ func TestScheduledRunsGetTheFlowsStartDefaults(t *testing.T) {
 // ID must look like one and be unique among the flow's schedules.
 func TestScheduleIDs(t *testing.T) {
 	f := Define("ids", func(*Context, struct{}) (string, error) { return "", nil },
-		Schedule("@every 1h"), Schedule("@daily", ScheduleID("nightly")))
+		Schedule("@every 1h"), Schedule("@daily", schedule.ID("nightly")))
 	require.NoError(t, f.Err())
 	s := f.Info().Schedules
 	require.Len(t, s, 2)
@@ -50,11 +52,11 @@ func TestScheduleIDs(t *testing.T) {
 		opts []Option
 		want string
 	}{
-		{"digits", []Option{Schedule("@daily", ScheduleID("1"))}, `schedule id "1": want 1-63 lower-case letters, digits and _.- starting with a letter`},
-		{"upper", []Option{Schedule("@daily", ScheduleID("Nightly"))}, `schedule id "Nightly"`},
-		{"empty", []Option{Schedule("@daily", ScheduleID(""))}, `schedule id ""`},
-		{"slash", []Option{Schedule("@daily", ScheduleID("a/b"))}, `schedule id "a/b"`},
-		{"twice", []Option{Schedule("@daily", ScheduleID("n")), Schedule("@hourly", ScheduleID("n"))}, `schedule "@hourly": id "n" is given to another schedule of the flow`},
+		{"digits", []Option{Schedule("@daily", schedule.ID("1"))}, `schedule id "1": want 1-63 lower-case letters, digits and _.- starting with a letter`},
+		{"upper", []Option{Schedule("@daily", schedule.ID("Nightly"))}, `schedule id "Nightly"`},
+		{"empty", []Option{Schedule("@daily", schedule.ID(""))}, `schedule id ""`},
+		{"slash", []Option{Schedule("@daily", schedule.ID("a/b"))}, `schedule id "a/b"`},
+		{"twice", []Option{Schedule("@daily", schedule.ID("n")), Schedule("@hourly", schedule.ID("n"))}, `schedule "@hourly": id "n" is given to another schedule of the flow`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := Define("ids", func(*Context, struct{}) (string, error) { return "", nil }, tc.opts...)

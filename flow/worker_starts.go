@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -23,7 +24,7 @@ const errorTriggerRefused = "TriggerRefused"
 // ensureOnce starts the once start (Once) of each of flows (the worker's) that has one,
 // unless a run with its ID exists, running or closed.
 func (w *Worker) ensureOnce(ctx context.Context, flows []Definition) error {
-	var cat *Catalog
+	var cat *catalog
 	for _, f := range flows {
 		info := f.Info()
 		if info.Once == nil {
@@ -46,7 +47,7 @@ func (w *Worker) ensureOnce(ctx context.Context, flows []Definition) error {
 // triggerStartActivity is the activity protocol.TriggerStartActivity: it starts the triggered
 // run req describes, once (see OnRunOf), and returns it. A start the catalog refuses is
 // not retried.
-func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*Run, error) {
+func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*startedRun, error) {
 	tc := activity.GetClient(ctx)
 	if tc == nil {
 		// A test environment without a server: there is nothing to start (testsuite
@@ -59,8 +60,8 @@ func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*Run,
 		return nil, err
 	}
 	run, err := startUnique(ctx, tc, cat, queue, req.Flow, req.ID, req.Input, "trigger")
-	var ierr *InputError
-	var uerr *UnknownWorkflowError
+	var ierr *flowlink.InputError
+	var uerr *flowlink.UnknownWorkflowError
 	if errors.As(err, &ierr) || errors.As(err, &uerr) {
 		msg := fmt.Sprintf("start %s, triggered by run %s of %s (%s): %v", req.Flow, req.ByID, req.ByFlow, req.Outcome, err)
 		return nil, temporal.NewNonRetryableApplicationError(msg, errorTriggerRefused, nil)
@@ -68,28 +69,38 @@ func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*Run,
 	return run, err
 }
 
-// startUnique starts a run of name with the workflow ID id and input, as Client.Start
+// startUnique starts a run of name with the workflow ID id and input, as flowclient.Client.Start
 // plans it (the catalog's checks, the flow's start defaults, the options memo) but without
 // reserving the monthly quotas (the run checks them itself), unless a run with that ID
 // exists, running or closed: then it returns that run, with Existing set when it knows.
-func startUnique(ctx context.Context, tc client.Client, cat *Catalog, queue, name, id string, input json.RawMessage, createdBy string) (*Run, error) {
-	p, err := planStart(cat, ClientOptions{TaskQueue: queue, Identity: createdBy}, name, input,
+func startUnique(ctx context.Context, tc client.Client, cat *catalog, queue, name, id string, input json.RawMessage, createdBy string) (*startedRun, error) {
+	p, err := planStart(cat, clientOptions{TaskQueue: queue, Identity: createdBy}, name, input,
 		StartOptions{ID: id, CreatedBy: createdBy}, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	p.runOpts.QuotaChecked = false
-	o := p.options()
+	p.RunOpts.QuotaChecked = false
+	o := p.Options()
 	o.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
 	o.WorkflowExecutionErrorWhenAlreadyStarted = false // the existing run is the answer
-	we, err := tc.ExecuteWorkflow(ctx, o, name, p.input)
+	we, err := tc.ExecuteWorkflow(ctx, o, name, p.Input)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
-			return &Run{ID: id, RunID: started.RunId, Workflow: name, Existing: true}, nil
+			return &startedRun{ID: id, RunID: started.RunId, Workflow: name, Existing: true}, nil
 		}
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
+	return &startedRun{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
+}
+
+// startedRun is a run a worker started (a triggered or once start), as the trigger
+// activity returns it: the JSON of flowclient.Run.
+type startedRun struct {
+	ID       string `json:"id"`
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	// Existing is set when a run with the ID existed.
+	Existing bool `json:"existing,omitempty"`
 }

@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 )
 
@@ -75,7 +76,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 
 func queryState(t *testing.T, env *testsuite.TestWorkflowEnvironment) runs.State {
 	t.Helper()
-	v, err := env.QueryWorkflow(QueryState)
+	v, err := env.QueryWorkflow(protocol.QueryState)
 	require.NoError(t, err)
 	var st runs.State
 	require.NoError(t, v.Get(&st))
@@ -354,8 +355,8 @@ func TestWorkflowUpsertsStatusAndMemo(t *testing.T) {
 			assert.Equal(t, tt.wantStatuses, statuses)
 
 			require.Len(t, memos, 1, "the final state is kept in the memo once")
-			st, ok := memos[0][MemoState].(runs.State)
-			require.True(t, ok, "memo %s holds a runs.State, got %T", MemoState, memos[0][MemoState])
+			st, ok := memos[0][protocol.MemoState].(runs.State)
+			require.True(t, ok, "memo %s holds a runs.State, got %T", protocol.MemoState, memos[0][protocol.MemoState])
 			assert.Equal(t, tt.wantFinal, st.Status)
 			assert.Equal(t, len(tt.in.Steps), len(st.Steps))
 			assert.NotNil(t, st.EndedAt)
@@ -415,12 +416,12 @@ func TestWorkflowQueryIsDescribed(t *testing.T) {
 	require.NoError(t, v.Get(&md))
 	found := false
 	for _, q := range md.GetDefinition().GetQueryDefinitions() {
-		if q.GetName() == QueryState {
+		if q.GetName() == protocol.QueryState {
 			found = true
 			assert.Equal(t, "The run's status, steps, cost and children", q.GetDescription())
 		}
 	}
-	assert.True(t, found, "query %s is listed in the workflow metadata", QueryState)
+	assert.True(t, found, "query %s is listed in the workflow metadata", protocol.QueryState)
 	assert.Equal(t, "**test/steps** — completed\n\nCost **$0.0000**\n\nNo steps yet.\n", currentDetails(t, env))
 }
 

@@ -151,7 +151,7 @@ type Concurrency struct {
 type Schedule struct {
 	Pos    Pos
 	Fields Fields
-	// ID names the schedule (flow.ScheduleID): 1-63 lower-case letters, digits and _.-
+	// ID names the schedule (schedule.ID): 1-63 lower-case letters, digits and _.-
 	// starting with a letter, unique in the flow; empty: it is named by its position.
 	ID string `yaml:"id"`
 	// Cron is a standard 5-field cron expression (or @hourly, @daily...).

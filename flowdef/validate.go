@@ -499,7 +499,7 @@ func (k *check) envelope() {
 }
 
 var (
-	// scheduleIDRe is flow.ScheduleID's pattern: a letter first, so an id never looks like
+	// scheduleIDRe is schedule.ID's pattern: a letter first, so an id never looks like
 	// the position that names a schedule without one.
 	scheduleIDRe = regexp.MustCompile(`^[a-z][a-z0-9_.\-]{0,62}$`)
 	labelKeyRe   = regexp.MustCompile(`^[a-z0-9]([a-z0-9_.\-]{0,61}[a-z0-9])?$`)

@@ -1,7 +1,7 @@
 /*
 Package runs holds what a gateflow run records about itself and what clients read back:
 the run's State (status, attempt, cost, tokens, guards, waits, gates, inputs, labels) with a
-Step record for every step, and the Description and Summary that flow.Client's Describe
+Step record for every step, and the Description and Summary that flowclient.Client's Describe
 and List return.
 
 A run keeps its State in workflow memory while it runs and answers the gateflow.state

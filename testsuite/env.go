@@ -160,7 +160,7 @@ func (e *Env) update(at time.Duration, what, name string, arg any, result any) *
 // Vote sends a vote as the Update gateflow.approval at the virtual time at (from the
 // run's start).
 func (e *Env) Vote(at time.Duration, v approval.Vote) *Action {
-	return e.update(at, fmt.Sprintf("%s %s by %s", v.Kind, v.Gate, v.By), flow.UpdateApproval, v, nil)
+	return e.update(at, fmt.Sprintf("%s %s by %s", v.Kind, v.Gate, v.By), protocol.UpdateApproval, v, nil)
 }
 
 // Approve approves gate as by at the virtual time at.
@@ -184,7 +184,7 @@ func (e *Env) Answer(at time.Duration, name string, data any, by string) *Action
 	if err != nil {
 		e.t.Fatalf("testsuite: answer %s: %v", name, err)
 	}
-	return e.update(at, "answer "+name+" by "+by, flow.UpdateInput, protocol.InputAnswer{Name: name, Data: raw, By: by}, nil)
+	return e.update(at, "answer "+name+" by "+by, protocol.UpdateInput, protocol.InputAnswer{Name: name, Data: raw, By: by}, nil)
 }
 
 // Signal sends the signal name (with key, if any) carrying payload (encoded as JSON) to
@@ -198,12 +198,12 @@ func (e *Env) Signal(at time.Duration, name, key, id string, payload any) *Actio
 		id = fmt.Sprintf("test-%s-%d", name, at.Milliseconds())
 	}
 	env := signals.Envelope{Name: name, Key: key, ID: id, Payload: raw, Sender: "testsuite"}
-	return e.schedule(at, "signal "+name, func(*Action) { e.env.SignalWorkflow(flow.SignalName, env) })
+	return e.schedule(at, "signal "+name, func(*Action) { e.env.SignalWorkflow(protocol.SignalName, env) })
 }
 
 // RaiseBudget raises the run's cap to usd (e.g. "5.00") as by.
 func (e *Env) RaiseBudget(at time.Duration, usd, by string) *Action {
-	return e.update(at, "raise budget to "+usd, flow.UpdateBudget, protocol.BudgetRaise{To: usd, By: by}, nil)
+	return e.update(at, "raise budget to "+usd, protocol.UpdateBudget, protocol.BudgetRaise{To: usd, By: by}, nil)
 }
 
 // PauseRun pauses the run at the virtual time at, as `flowctl pause RUN` does (the Update
@@ -255,9 +255,9 @@ func (e *Env) Run(name string, input any, opts ...RunOptions) *Result {
 			r.Output = raw
 		}
 	}
-	v, err := e.env.QueryWorkflow(flow.QueryState)
+	v, err := e.env.QueryWorkflow(protocol.QueryState)
 	if err != nil {
-		e.t.Fatalf("testsuite: query %s: %v", flow.QueryState, err)
+		e.t.Fatalf("testsuite: query %s: %v", protocol.QueryState, err)
 	}
 	if err := v.Get(&r.State); err != nil {
 		e.t.Fatalf("testsuite: decode state: %v", err)

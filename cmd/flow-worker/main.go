@@ -13,7 +13,7 @@
 // flow gateflow.definition that `flowctl start --file` starts.
 //
 // --service NAME=rate:N,concurrent:N,failures:N,open:D,... (repeatable) declares a service
-// (flow.Service) that the definitions' steps name with `service: NAME`: its rate limit,
+// (service.Declare) that the definitions' steps name with `service: NAME`: its rate limit,
 // shared by all the workers of the task queue, its concurrency limit and circuit breaker on
 // this worker.
 //

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/service"
 )
 
 // serviceHelp is the help of --service (flag shows the back-quoted part as its argument).
@@ -29,7 +29,7 @@ const serviceHelp = "declare a service that steps use (a definition's service: N
 var serviceKeys = []string{"rate", "concurrent", "failures", "ratio", "min", "interval", "open", "probes", "breaker"}
 
 // serviceFlags collects --service NAME[=KEY:VALUE,...] (repeatable).
-type serviceFlags []flow.ServiceDef
+type serviceFlags []service.Def
 
 func (s *serviceFlags) String() string {
 	if s == nil {
@@ -58,20 +58,20 @@ func (s *serviceFlags) Set(v string) error {
 
 // parseService parses a --service value: NAME, or NAME=KEY:VALUE,... (see serviceHelp).
 // Any breaker key gives the service a breaker; the worker checks the name's characters.
-func parseService(v string) (flow.ServiceDef, error) {
+func parseService(v string) (service.Def, error) {
 	name, spec, hasSpec := strings.Cut(v, "=")
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return flow.ServiceDef{}, fmt.Errorf("want NAME[=KEY:VALUE,...], the name is empty in %q", v)
+		return service.Def{}, fmt.Errorf("want NAME[=KEY:VALUE,...], the name is empty in %q", v)
 	}
-	var opts flow.ServiceOptions
+	var opts service.Options
 	if !hasSpec {
-		return flow.Service(name, opts), nil
+		return service.Declare(name, opts), nil
 	}
 	if strings.TrimSpace(spec) == "" {
-		return flow.ServiceDef{}, fmt.Errorf("service %s: nothing after '=' (want KEY:VALUE,... or just %s)", name, name)
+		return service.Def{}, fmt.Errorf("service %s: nothing after '=' (want KEY:VALUE,... or just %s)", name, name)
 	}
-	var b flow.BreakerOptions
+	var b service.BreakerOptions
 	breaker := false
 	seen := map[string]bool{}
 	for _, part := range strings.Split(spec, ",") {
@@ -80,15 +80,15 @@ func parseService(v string) (flow.ServiceDef, error) {
 		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
 		switch {
 		case part == "":
-			return flow.ServiceDef{}, fmt.Errorf("service %s: an empty option in %q", name, spec)
+			return service.Def{}, fmt.Errorf("service %s: an empty option in %q", name, spec)
 		case !slices.Contains(serviceKeys, key):
-			return flow.ServiceDef{}, fmt.Errorf("service %s: unknown option %q (want %s)", name, key, strings.Join(serviceKeys, ", "))
+			return service.Def{}, fmt.Errorf("service %s: unknown option %q (want %s)", name, key, strings.Join(serviceKeys, ", "))
 		case seen[key]:
-			return flow.ServiceDef{}, fmt.Errorf("service %s: %s is given twice", name, key)
+			return service.Def{}, fmt.Errorf("service %s: %s is given twice", name, key)
 		case key == "breaker" && hasVal:
-			return flow.ServiceDef{}, fmt.Errorf("service %s: breaker takes no value (got %q); set failures, ratio, open... instead", name, part)
+			return service.Def{}, fmt.Errorf("service %s: breaker takes no value (got %q); set failures, ratio, open... instead", name, part)
 		case key != "breaker" && val == "":
-			return flow.ServiceDef{}, fmt.Errorf("service %s: %s needs a value (%s:VALUE)", name, key, key)
+			return service.Def{}, fmt.Errorf("service %s: %s needs a value (%s:VALUE)", name, key, key)
 		}
 		seen[key] = true
 		if key == "breaker" {
@@ -115,19 +115,19 @@ func parseService(v string) (flow.ServiceDef, error) {
 			b.HalfOpenProbes, err = parseUint32(val)
 		}
 		if err != nil {
-			return flow.ServiceDef{}, fmt.Errorf("service %s: %s %q: %w", name, key, val, err)
+			return service.Def{}, fmt.Errorf("service %s: %s %q: %w", name, key, val, err)
 		}
 		if key != "rate" && key != "concurrent" {
 			breaker = true
 		}
 	}
 	if seen["min"] && !seen["ratio"] {
-		return flow.ServiceDef{}, fmt.Errorf("service %s: min counts steps for ratio, which is not given", name)
+		return service.Def{}, fmt.Errorf("service %s: min counts steps for ratio, which is not given", name)
 	}
 	if breaker {
 		opts.Breaker = &b
 	}
-	return flow.Service(name, opts), nil
+	return service.Declare(name, opts), nil
 }
 
 // parseRate is a rate per second above 0; "5/s" reads as 5.
@@ -189,7 +189,7 @@ func parseDuration(v string) (time.Duration, error) {
 }
 
 // describeService is the banner's line of a declared service: what --service gave.
-func describeService(d flow.ServiceDef) string {
+func describeService(d service.Def) string {
 	var parts []string
 	o := d.Options
 	if o.RatePerSecond > 0 {

@@ -5,28 +5,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/service"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gateflow/gateflow/flow"
 )
 
 func TestParseService(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want flow.ServiceDef
+		want service.Def
 		err  string
 	}{
-		{in: "github", want: flow.Service("github", flow.ServiceOptions{})},
-		{in: " api.github.com ", want: flow.Service("api.github.com", flow.ServiceOptions{})},
-		{in: "github=rate:5,concurrent:2", want: flow.Service("github", flow.ServiceOptions{RatePerSecond: 5, MaxConcurrent: 2})},
-		{in: "github=rate:0.5/s", want: flow.Service("github", flow.ServiceOptions{RatePerSecond: 0.5})},
-		{in: "github=rate:5, concurrent:2, failures:5, open:30s", want: flow.Service("github", flow.ServiceOptions{
-			RatePerSecond: 5, MaxConcurrent: 2, Breaker: &flow.BreakerOptions{ConsecutiveFailures: 5, OpenTimeout: 30 * time.Second}})},
-		{in: "openai=breaker", want: flow.Service("openai", flow.ServiceOptions{Breaker: &flow.BreakerOptions{}})},
-		{in: "s=ratio:0.5,min:20,interval:1m,probes:3", want: flow.Service("s", flow.ServiceOptions{Breaker: &flow.BreakerOptions{
+		{in: "github", want: service.Declare("github", service.Options{})},
+		{in: " api.github.com ", want: service.Declare("api.github.com", service.Options{})},
+		{in: "github=rate:5,concurrent:2", want: service.Declare("github", service.Options{RatePerSecond: 5, MaxConcurrent: 2})},
+		{in: "github=rate:0.5/s", want: service.Declare("github", service.Options{RatePerSecond: 0.5})},
+		{in: "github=rate:5, concurrent:2, failures:5, open:30s", want: service.Declare("github", service.Options{
+			RatePerSecond: 5, MaxConcurrent: 2, Breaker: &service.BreakerOptions{ConsecutiveFailures: 5, OpenTimeout: 30 * time.Second}})},
+		{in: "openai=breaker", want: service.Declare("openai", service.Options{Breaker: &service.BreakerOptions{}})},
+		{in: "s=ratio:0.5,min:20,interval:1m,probes:3", want: service.Declare("s", service.Options{Breaker: &service.BreakerOptions{
 			FailureRatio: 0.5, MinRequests: 20, Interval: time.Minute, HalfOpenProbes: 3}})},
-		{in: "s=open:2s,breaker", want: flow.Service("s", flow.ServiceOptions{Breaker: &flow.BreakerOptions{OpenTimeout: 2 * time.Second}})},
+		{in: "s=open:2s,breaker", want: service.Declare("s", service.Options{Breaker: &service.BreakerOptions{OpenTimeout: 2 * time.Second}})},
 
 		{in: "", err: `want NAME[=KEY:VALUE,...], the name is empty in ""`},
 		{in: "=rate:5", err: `the name is empty in "=rate:5"`},
@@ -74,8 +74,8 @@ func TestServiceFlagIsRepeatable(t *testing.T) {
 	assert.Equal(t, "openai", cfg.services[1].Name)
 	assert.Equal(t, "github (5/s, 2 at once)", describeService(cfg.services[0]))
 	assert.Equal(t, "openai (breaker: failures 3 open 10s)", describeService(cfg.services[1]))
-	assert.Equal(t, "s (breaker: defaults)", describeService(flow.Service("s", flow.ServiceOptions{Breaker: &flow.BreakerOptions{}})))
-	assert.Equal(t, "s", describeService(flow.Service("s", flow.ServiceOptions{})))
+	assert.Equal(t, "s (breaker: defaults)", describeService(service.Declare("s", service.Options{Breaker: &service.BreakerOptions{}})))
+	assert.Equal(t, "s", describeService(service.Declare("s", service.Options{})))
 
 	_, err = parse([]string{"--service", "github", "--service", "github=rate:1"}, io.Discard)
 	require.Error(t, err)

@@ -215,7 +215,7 @@ func (r *runner) foreach(ctx *flow.Context, f *frame, n *flowdef.Node) (any, err
 			if err != nil {
 				return nil, fmt.Errorf("%s: with: %w", fe.Fields.At("with", fe.Pos), err)
 			}
-			raw, err := flow.ChildByName(c, fe.Call, fe.Call, with)
+			raw, err := c.ChildByName(fe.Call, fe.Call, with)
 			if err != nil {
 				return nil, err
 			}
@@ -241,7 +241,7 @@ func (r *runner) foreach(ctx *flow.Context, f *frame, n *flowdef.Node) (any, err
 }
 
 // call runs the flow named by call (a definition or a Go flow registered on a worker of
-// the queue) as a child run with the rendered `with:` as its input (flow.ChildByName);
+// the queue) as a child run with the rendered `with:` as its input (flow.Context.ChildByName);
 // detached starts it without waiting (detachedCall). Its output is the child's output.
 func (r *runner) call(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error) {
 	with, err := r.ev.valueMap(f, n.With)
@@ -262,7 +262,7 @@ func (r *runner) call(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error)
 	if n.Detached {
 		return detachedCall(ctx, n, with, opts)
 	}
-	raw, err := flow.ChildByName(ctx, name(n), n.Call, with, opts...)
+	raw, err := ctx.ChildByName(name(n), n.Call, with, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func detachedCall(ctx *flow.Context, n *flowdef.Node, with map[string]any, opts 
 	step := name(n)
 	before := len(ctx.State().Steps)
 	fut := flow.Async(ctx, step, func(bc *flow.Context) (json.RawMessage, error) {
-		return flow.ChildByName(bc, step, n.Call, with, append(opts, flow.Detached())...)
+		return bc.ChildByName(step, n.Call, with, append(opts, flow.Detached())...)
 	})
 	var started string
 	if err := workflow.Await(ctx.Workflow(), func() bool {
@@ -303,7 +303,7 @@ func detachedCall(ctx *flow.Context, n *flowdef.Node, with map[string]any, opts 
 	return map[string]any{"run_id": started}, nil
 }
 
-// providerItems lists a foreach's items from its registered item provider (flow.Items,
+// providerItems lists a foreach's items from its registered item provider (flow.Context.Items,
 // recorded as the step "<id>-items"): params.scope is the scope, the other params
 // (rendered, as strings) the filter. Each item is a map of its id, type, ref and
 // depends_on, plus its context values (item.<key>).
@@ -327,7 +327,7 @@ func (r *runner) providerItems(ctx *flow.Context, f *frame, n *flowdef.Node) ([]
 	}
 	scope := params["scope"]
 	delete(params, "scope")
-	list, err := flow.Items(ctx, name(n)+"-items", fe.Provider, scope, params)
+	list, err := ctx.Items(name(n)+"-items", fe.Provider, scope, params)
 	if err != nil {
 		return nil, nil, err
 	}

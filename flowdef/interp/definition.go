@@ -37,7 +37,7 @@ func NewDefinitionInput(def *flowdef.Definition, inputs map[string]any) Definiti
 // DefinitionFlow is the flow DefinitionFlowName that runs the definition its input carries
 // (see DefinitionInput) with the same interpreter as Flow. Every worker serving definitions
 // registers it, so a client may run a definition no worker loaded; the client validates it
-// against the task queue's registry first (flow.Client.Registry), the run fails at once,
+// against the task queue's registry first (flowclient.Client.Registry), the run fails at once,
 // permanently, when the definition does not parse, its hash differs or the inputs do not
 // match its schema. Steps are named by the definition's node ids; the run's workflow type
 // is DefinitionFlowName.

@@ -32,8 +32,8 @@ behaves as the equivalent Go flow (Info shows them):
 	priority, labels, worker_tags     flow.StartDefaults (priority 1 highest to 5 lowest)
 	schedules[].cron, timezone        flow.Schedule("CRON_TZ=<timezone> <cron>")
 	schedules[].every                 flow.Schedule("@every <every>")
-	schedules[].id                    flow.ScheduleID (without it: named by position)
-	schedules[].input                 flow.ScheduleInput (overlap: the default, skip)
+	schedules[].id                    schedule.ID (without it: named by position)
+	schedules[].input                 schedule.Input (overlap: the default, skip)
 	triggers on completed|failed      flow.OnRunOf(flow, WhenCompleted|WhenFailed); finished
 	  |finished                         is both; triggers on one flow are merged
 	triggers[].if, input              flow.TriggerInput(flow, ...) for that flow's triggers
@@ -74,7 +74,7 @@ the field's position too.
     activity registered under it: flow.Step[json.RawMessage](ctx, id, name, with), the
     rendered `with:` its one argument; with Registry(worker.Registry()) a name the worker
     did not register goes to its fallback action (protocol.FallbackActionActivity with a
-    flow.ActionCall{Name, With}) when it has one. Unknown `with:` fields of the built-ins
+    activities.ActionCall{Name, With}) when it has one. Unknown `with:` fields of the built-ins
     are errors.
   - set assigns vars (keys in sorted order), check fails the node with its rendered
     message when its condition is false, if runs then or else, switch the first case
@@ -87,7 +87,7 @@ the field's position too.
     node's id (fail_fast is flow.FailFast, else flow.WaitAll; min_success lets the node
     succeed with that many branches). Output: branch id → its output.
   - foreach over a list (`over:`) or the items of a registered item provider
-    (`provider:`, listed by flow.Items as the step "<id>-items"; params.scope is the scope,
+    (`provider:`, listed by flow.Context.Items as the step "<id>-items"; params.scope is the scope,
     the other params the filter; each item is a map of id, type, ref, depends_on and its
     context values, named by its id): flow.ForEach (max_parallel, default 1;
     on_item_fail continue is flow.Continue, skip_dependents flow.SkipDependents; ordered is
@@ -98,15 +98,15 @@ the field's position too.
     skipped item's is null). Under continue and skip_dependents the node goes on after
     failed items, and the run, if nothing else fails, ends warning.
   - call: a child run of the flow named (another definition or a Go flow) through
-    flow.ChildByName, `with:` as its input; detached starts it in a branch the run never
+    flow.Context.ChildByName, `with:` as its input; detached starts it in a branch the run never
     waits for and goes on once the child started (output {run_id}), the child outliving
     the run.
   - gate: approval is ctx.Approval (prompt is the message, approvers, timeout), input is
     flow.Input (prompt, schema, approvers as assignees), signal is flow.WaitSignal
     (signal, key; the step is named by the signal), poll is ctx.Gate (resolver, params,
     poll_interval, allow_manual, timeout) and quality is ctx.QualityGate over the output
-    of step `source` (threshold, on_fail continue is flow.QualityContinue).
-  - sleep is ctx.Sleep, send is flow.Send (signal, run; to a mailbox, the key is the
+    of step `source` (threshold, on_fail continue is quality.Continue).
+  - sleep is ctx.Sleep, send is flow.Context.Send (signal, run; to a mailbox, the key is the
     mailbox's name unless key is given; the step is named by the signal), finish ends
     the run with its output (completed), a permanent error carrying its message (failed)
     or a cancellation (cancelled).

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/quality"
+
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
@@ -88,13 +90,13 @@ func (r *runner) gate(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error)
 		if !ok {
 			return nil, fmt.Errorf("%s: source: step %s has not run", g.Fields.At("source", g.Pos), g.Source)
 		}
-		q := flow.Quality{Threshold: g.Threshold}
+		q := quality.Gate{Threshold: g.Threshold}
 		if g.OnFail == flowdef.ActionContinue {
-			q.OnFail = flow.QualityContinue
+			q.OnFail = quality.Continue
 		}
 		rec, err := ctx.QualityGate(name(n), src.Output, q)
 		var af *flow.AllowedFailure
-		if err != nil && !(q.OnFail == flow.QualityContinue && errors.As(err, &af)) {
+		if err != nil && !(q.OnFail == quality.Continue && errors.As(err, &af)) {
 			return nil, err
 		}
 		return plain(rec)
@@ -120,7 +122,7 @@ func plain(v any) (any, error) {
 	return jsonValue(b), nil
 }
 
-// send signals a run (send.run) or posts to a mailbox: flow.Send with the signal name,
+// send signals a run (send.run) or posts to a mailbox: flow.Context.Send with the signal name,
 // the rendered key (a mailbox's key is its name when no key is given) and payload.
 func (r *runner) send(ctx *flow.Context, f *frame, n *flowdef.Node) error {
 	s := n.Send
@@ -149,5 +151,5 @@ func (r *runner) send(ctx *flow.Context, f *frame, n *flowdef.Node) error {
 	if err != nil {
 		return err
 	}
-	return flow.Send(ctx.With(opts...), s.Signal, run, key, payload)
+	return ctx.With(opts...).Send(s.Signal, run, key, payload)
 }

@@ -28,7 +28,7 @@ type options struct {
 
 // Registry is what the worker serving the flow registered (flow.Worker.Registry): a step
 // whose `uses:` names no registered action runs the worker's fallback action
-// (the activity "gateflow.action", with a flow.ActionCall) when it has one. Without it every
+// (the activity "gateflow.action", with a activities.ActionCall) when it has one. Without it every
 // action name is dispatched as an activity of that name.
 func Registry(r flowdef.Registry) Option { return func(o *options) { o.registry = r } }
 

@@ -3,6 +3,8 @@ package interp_test
 import (
 	"slices"
 
+	"github.com/gateflow/gateflow/items"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"context"
@@ -353,8 +355,8 @@ type tickets struct{}
 
 func (tickets) Name() string { return "open-tickets" }
 
-func (tickets) Items(_ context.Context, scope string, filter map[string]string) ([]flow.Item, error) {
-	return []flow.Item{
+func (tickets) Items(_ context.Context, scope string, filter map[string]string) ([]items.Item, error) {
+	return []items.Item{
 		{ID: "T-1", Ref: scope, Context: map[string]string{"path": "a.go", "team": filter["team"]}},
 		{ID: "T-2", Ref: scope, Context: map[string]string{"path": "b.go", "team": filter["team"]}},
 	}, nil
@@ -372,7 +374,7 @@ steps:
         - {id: show, uses: shell, with: {command: "echo ${{ item.id }}:${{ item.ref }}:${{ item.path }}:${{ item.team }}"}}
   - {id: done, finish: {output: {all: "${{ steps.each.output }}"}}}
 `)
-	env := testsuite.NewEnv(t, flow.WorkerOptions{ItemProviders: []flow.ItemProvider{tickets{}}})
+	env := testsuite.NewEnv(t, flow.WorkerOptions{ItemProviders: []items.Provider{tickets{}}})
 	env.Register(build(t, def))
 	r := env.Run(def.Name, nil)
 	assert.Equal(t, map[string]any{"all": []any{"T-1:ops:a.go:core", "T-2:ops:b.go:core"}}, output(t, r))
@@ -396,8 +398,8 @@ steps:
 	reg := &flowdef.StaticRegistry{Actions: append(slices.Clone(flowdef.BuiltinActions), "count-lines"), Fallback: true}
 	env := testsuite.NewEnv(t)
 	env.Register(build(t, def, interp.Registry(reg)))
-	var calls []flow.ActionCall
-	env.RegisterActivity(func(call flow.ActionCall) (any, error) {
+	var calls []activities.ActionCall
+	env.RegisterActivity(func(call activities.ActionCall) (any, error) {
 		calls = append(calls, call)
 		return map[string]any{"handled": call.Name}, nil
 	}, protocol.FallbackActionActivity)
@@ -405,5 +407,5 @@ steps:
 	r := env.Run(def.Name, nil)
 	assert.Equal(t, map[string]any{"post": map[string]any{"handled": "post-comment"}, "count": float64(42)}, output(t, r))
 	require.Len(t, calls, 1, "a registered action is not sent to the fallback")
-	assert.Equal(t, flow.ActionCall{Name: "post-comment", With: map[string]any{"body": "hello"}}, calls[0])
+	assert.Equal(t, activities.ActionCall{Name: "post-comment", With: map[string]any{"body": "hello"}}, calls[0])
 }

@@ -3,6 +3,8 @@ package interp
 import (
 	"time"
 
+	"github.com/gateflow/gateflow/schedule"
+
 	"errors"
 	"fmt"
 
@@ -156,7 +158,7 @@ func limitOptions(l *flowdef.Limits, add func(flowdef.Pos, string, flow.Option),
 }
 
 // scheduleOption maps one schedule onto flow.Schedule: cron (prefixed CRON_TZ=zone with
-// a timezone) or "@every <every>", the id as ScheduleID, the input as ScheduleInput. The schedule overlap is
+// a timezone) or "@every <every>", the id as schedule.ID, the input as schedule.Input. The schedule overlap is
 // the Go default (skip).
 func scheduleOption(s *flowdef.Schedule, i int, fail func(flowdef.Pos, string, ...any)) (flow.Option, bool) {
 	var spec string
@@ -181,12 +183,12 @@ func scheduleOption(s *flowdef.Schedule, i int, fail func(flowdef.Pos, string, .
 		}
 		spec = "@every " + d.String()
 	}
-	var opts []flow.ScheduleOption
+	var opts []schedule.Option
 	if s.Fields.Has("id") {
-		opts = append(opts, flow.ScheduleID(s.ID))
+		opts = append(opts, schedule.ID(s.ID))
 	}
 	if s.Fields.Has("input") {
-		opts = append(opts, flow.ScheduleInput(s.Input))
+		opts = append(opts, schedule.Input(s.Input))
 	}
 	return flow.Schedule(spec, opts...), true
 }

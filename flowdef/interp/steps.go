@@ -354,7 +354,7 @@ func (r *runner) step(ctx *flow.Context, f *frame, n *flowdef.Node) (expr.StepRe
 	if reg := r.opts.registry; reg != nil && !reg.HasAction(n.Uses) && reg.HasFallbackAction() {
 		// No activity of that name on the worker: its fallback action takes the call.
 		raw, err = flow.Step[json.RawMessage](ctx.With(opts...), name(n), protocol.FallbackActionActivity,
-			flow.ActionCall{Name: n.Uses, With: with})
+			activities.ActionCall{Name: n.Uses, With: with})
 	} else {
 		raw, err = flow.Step[json.RawMessage](ctx.With(opts...), name(n), n.Uses, with)
 	}

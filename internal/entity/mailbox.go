@@ -101,7 +101,7 @@ func (m mailboxActivities) unsubscribe(ctx context.Context, r protocol.MailboxRe
 	return SignalMailbox(ctx, activity.GetClient(ctx), m.queue, r.Name, r.Key, protocol.MailboxUnsubscribe, r)
 }
 
-// post posts the envelope a run sends (flow.Send) to the mailbox of (e.Name, e.Key). A
+// post posts the envelope a run sends (flow.Context.Send) to the mailbox of (e.Name, e.Key). A
 // retried post is delivered once: the mailbox keeps each envelope ID once.
 func (m mailboxActivities) post(ctx context.Context, e signals.Envelope) error {
 	tc := activity.GetClient(ctx)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -165,7 +164,7 @@ func (a *app) audit(ctx context.Context, tc client.Client, id string) ([]auditEn
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
 			s := e.GetWorkflowExecutionSignaledEventAttributes()
-			if s.GetSignalName() != flow.SignalApproval {
+			if s.GetSignalName() != protocol.SignalApproval {
 				continue
 			}
 			var v approval.Vote
@@ -192,26 +191,26 @@ func (a *app) auditDecision(name string, decode func(any) error, ns, run string)
 		err error
 	)
 	switch name {
-	case flow.UpdateApproval:
+	case protocol.UpdateApproval:
 		var v approval.Vote
 		if err = decode(&v); err == nil {
 			e = voteEntry(v, ns, run)
 		}
-	case flow.UpdateInput:
+	case protocol.UpdateInput:
 		var m protocol.InputAnswer
 		if err = decode(&m); err == nil {
 			e = auditEntry{Kind: auth.KindAnswer, Target: m.Name, By: m.By}
 			e.decision, e.derr = decisions.Answer(ns, run, m)
 			e.proof = m.Proof
 		}
-	case flow.UpdateBudget:
+	case protocol.UpdateBudget:
 		var m protocol.BudgetRaise
 		if err = decode(&m); err == nil {
 			e = auditEntry{Kind: auth.KindBudget, Target: "to " + m.To, By: m.By}
 			e.decision, e.derr = decisions.Budget(ns, run, m)
 			e.proof = m.Proof
 		}
-	case flow.UpdatePause:
+	case protocol.UpdatePause:
 		var m protocol.RunPause
 		if err = decode(&m); err == nil {
 			e = auditEntry{Kind: auth.KindPause, Target: m.Action, By: m.By}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/decisions"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // historyClient serves one run's history.
@@ -79,7 +79,7 @@ func TestAuditVerifiesDecisionsFromHistory(t *testing.T) {
 		e := ev(id, at, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)
 		e.Attributes = &historypb.HistoryEvent_WorkflowExecutionUpdateAcceptedEventAttributes{WorkflowExecutionUpdateAcceptedEventAttributes: &historypb.WorkflowExecutionUpdateAcceptedEventAttributes{
 			AcceptedRequest: &updatepb.Request{Meta: &updatepb.Meta{UpdateId: updateID, Identity: "123@laptop"},
-				Input: &updatepb.Input{Name: flow.UpdateApproval, Args: payloads(t, v)}}}}
+				Input: &updatepb.Input{Name: protocol.UpdateApproval, Args: payloads(t, v)}}}}
 		return e
 	}
 	failed := ev(5, t0.Add(2*time.Minute), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED)
@@ -88,7 +88,7 @@ func TestAuditVerifiesDecisionsFromHistory(t *testing.T) {
 	signal := ev(6, t0.Add(3*time.Minute), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)
 	signal.Principal = &commonpb.Principal{Type: "jwt", Name: "alice"}
 	signal.Attributes = &historypb.HistoryEvent_WorkflowExecutionSignaledEventAttributes{WorkflowExecutionSignaledEventAttributes: &historypb.WorkflowExecutionSignaledEventAttributes{
-		SignalName: flow.SignalApproval, Input: payloads(t, approval.Vote{Gate: "ship", Kind: approval.Approve, By: "alice"}), Identity: "tctl"}}
+		SignalName: protocol.SignalApproval, Input: payloads(t, approval.Vote{Gate: "ship", Kind: approval.Approve, By: "alice"}), Identity: "tctl"}}
 	other := ev(7, t0, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)
 	other.Attributes = &historypb.HistoryEvent_WorkflowExecutionSignaledEventAttributes{WorkflowExecutionSignaledEventAttributes: &historypb.WorkflowExecutionSignaledEventAttributes{SignalName: "gateflow.signal"}}
 

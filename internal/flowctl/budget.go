@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/budget"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 )
 
 func (a *app) budgetCommand() *cobra.Command {
@@ -70,7 +70,7 @@ func (a *app) budgetRaiseCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cp, err := c.RaiseBudget(cmd.Context(), flow.BudgetRequest{Run: args[0], To: amount, By: by})
+			cp, err := c.RaiseBudget(cmd.Context(), flowclient.BudgetRequest{Run: args[0], To: amount, By: by})
 			if err != nil {
 				return err
 			}

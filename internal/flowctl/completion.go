@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 )
 
 var completionShells = []string{"bash", "zsh", "fish", "powershell"}
@@ -76,7 +76,7 @@ func (a *app) completeRuns(cmd *cobra.Command, args []string, toComplete string)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	runs, err := c.List(ctx, flow.ListOptions{Limit: 100})
+	runs, err := c.List(ctx, flowclient.ListOptions{Limit: 100})
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/display"
 )
 
@@ -29,7 +30,7 @@ func (a *app) cancelCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Cancel(cmd.Context(), flow.CancelRequest{Run: args[0], Reason: reason, By: by}); err != nil {
+			if err := c.Cancel(cmd.Context(), flowclient.CancelRequest{Run: args[0], Reason: reason, By: by}); err != nil {
 				return err
 			}
 			if a.output == "json" {
@@ -126,14 +127,14 @@ func (a *app) pauseCommands() []*cobra.Command {
 				return err
 			}
 			if !isType {
-				err := c.PauseRun(cmd.Context(), flow.PauseRequest{Run: args[0], Reason: reason, By: by})
+				err := c.PauseRun(cmd.Context(), flowclient.PauseRequest{Run: args[0], Reason: reason, By: by})
 				if err != nil {
 					return notARun(cmd.Context(), c, args[0], pauseRun, err)
 				}
 				return a.printRunPause(args[0], true, reason,
 					fmt.Sprintf("Run %s is paused: it finishes the steps in flight and starts no new one until `flowctl resume %s`.", args[0], args[0]))
 			}
-			if err := c.Pause(cmd.Context(), flow.PauseRequest{Workflow: args[0], Reason: reason, By: by}); err != nil {
+			if err := c.Pause(cmd.Context(), flowclient.PauseRequest{Workflow: args[0], Reason: reason, By: by}); err != nil {
 				return err
 			}
 			return a.printPaused(cmd, c, fmt.Sprintf("New runs of %s wait in pending until `flowctl resume %s`.", args[0], args[0]))
@@ -162,12 +163,12 @@ func (a *app) pauseCommands() []*cobra.Command {
 				return err
 			}
 			if !isType {
-				if err := c.ResumeRun(cmd.Context(), flow.PauseRequest{Run: args[0], By: by}); err != nil {
+				if err := c.ResumeRun(cmd.Context(), flowclient.PauseRequest{Run: args[0], By: by}); err != nil {
 					return notARun(cmd.Context(), c, args[0], resumeRun, err)
 				}
 				return a.printRunPause(args[0], false, "", fmt.Sprintf("Run %s goes on.", args[0]))
 			}
-			if err := c.Resume(cmd.Context(), flow.PauseRequest{Workflow: args[0], By: by}); err != nil {
+			if err := c.Resume(cmd.Context(), flowclient.PauseRequest{Workflow: args[0], By: by}); err != nil {
 				return err
 			}
 			return a.printPaused(cmd, c, fmt.Sprintf("Runs of %s go on.", args[0]))
@@ -180,7 +181,7 @@ func (a *app) pauseCommands() []*cobra.Command {
 
 // workflowOrRun reports whether arg names a workflow type of the catalog (which wins over
 // a run of the same ID) rather than a run; forceRun makes it a run.
-func workflowOrRun(ctx context.Context, c *flow.Client, arg string, forceRun bool) (bool, error) {
+func workflowOrRun(ctx context.Context, c *flowclient.Client, arg string, forceRun bool) (bool, error) {
 	if forceRun {
 		return false, nil
 	}
@@ -192,7 +193,7 @@ func workflowOrRun(ctx context.Context, c *flow.Client, arg string, forceRun boo
 }
 
 // isWorkflowType reports whether cat (nil: no catalog) has a workflow named name.
-func isWorkflowType(cat *flow.Catalog, name string) bool {
+func isWorkflowType(cat *flowclient.Catalog, name string) bool {
 	if cat == nil {
 		return false
 	}
@@ -202,8 +203,8 @@ func isWorkflowType(cat *flow.Catalog, name string) bool {
 
 // notARun explains a run pause that found no run: without --run, the argument was neither
 // a workflow type nor a run (bad usage, as an unknown workflow always was).
-func notARun(ctx context.Context, c *flow.Client, arg string, forceRun bool, err error) error {
-	var nf *flow.RunNotFoundError
+func notARun(ctx context.Context, c *flowclient.Client, arg string, forceRun bool, err error) error {
+	var nf *flowclient.RunNotFoundError
 	if forceRun || !errors.As(err, &nf) {
 		return err
 	}
@@ -226,7 +227,7 @@ func (a *app) printRunPause(run string, paused bool, reason, msg string) error {
 	return nil
 }
 
-func (a *app) printPaused(cmd *cobra.Command, c *flow.Client, msg string) error {
+func (a *app) printPaused(cmd *cobra.Command, c *flowclient.Client, msg string) error {
 	list, err := c.Paused(cmd.Context())
 	if err != nil {
 		return err

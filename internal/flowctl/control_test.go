@@ -6,13 +6,14 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 )
 
 func TestIsWorkflowType(t *testing.T) {
-	cat := &flow.Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "release"}, {Name: "hello"}}}
+	cat := &flowclient.Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "release"}, {Name: "hello"}}}
 	tests := []struct {
 		name string
-		cat  *flow.Catalog
+		cat  *flowclient.Catalog
 		arg  string
 		want bool
 	}{

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -78,7 +79,7 @@ func (a *app) validateCommand() *cobra.Command {
 // validationRegistry is the registry files are checked against: the catalog's (or the
 // built-ins with --offline) and the flags'.
 func (a *app) validationRegistry(cmd *cobra.Command, o *validateOptions) (*flowdef.StaticRegistry, error) {
-	reg := (&flow.Catalog{}).Registry() // the built-ins
+	reg := (&flowclient.Catalog{}).Registry() // the built-ins
 	if !o.offline {
 		c, err := a.client(cmd.Context())
 		if err != nil {
@@ -199,7 +200,7 @@ func (a *app) flowsCommand() *cobra.Command {
 }
 
 // printDefinitions lists the catalog's entries of kind yaml, as a table or JSON.
-func (a *app) printDefinitions(cat *flow.Catalog) error {
+func (a *app) printDefinitions(cat *flowclient.Catalog) error {
 	defs := []flow.WorkflowInfo{}
 	for _, w := range cat.Workflows {
 		if w.Kind == protocol.KindYAMLFlow {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -134,7 +135,7 @@ func TestValidateNeedsAFileOrTheServer(t *testing.T) {
 func TestPrintDefinitions(t *testing.T) {
 	var out bytes.Buffer
 	a := &app{stdout: &out, output: "table"}
-	cat := &flow.Catalog{Workflows: []flow.WorkflowInfo{
+	cat := &flowclient.Catalog{Workflows: []flow.WorkflowInfo{
 		{Name: "hello", Kind: protocol.KindGoFlow},
 		{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "43dbc39447700475a49f", Source: "flows/review.yaml", PublishedBy: "w1"},
 		{Name: "old"}, // an older worker's Go flow

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/typeschema"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -35,10 +36,10 @@ func TestClassify(t *testing.T) {
 		{"usage error", usageErr("bad %s", "flag"), ExitUsage},
 		{"explicit code", &exitError{code: ExitRunFailed, err: errors.New("run ended failed")}, ExitRunFailed},
 		{"wrapped explicit code", fmt.Errorf("outer: %w", &exitError{code: ExitUnreachable, err: errors.New("x")}), ExitUnreachable},
-		{"unknown workflow", &flow.UnknownWorkflowError{Name: "x", TaskQueue: "q"}, ExitUsage},
-		{"bad input", fmt.Errorf("start: %w", &flow.InputError{Workflow: "x", Err: errors.New("bad")}), ExitUsage},
-		{"run exists", &flow.RunExistsError{ID: "r"}, ExitUsage},
-		{"run not found", fmt.Errorf("show: %w", &flow.RunNotFoundError{ID: "r"}), ExitNotFound},
+		{"unknown workflow", &flowclient.UnknownWorkflowError{Name: "x", TaskQueue: "q"}, ExitUsage},
+		{"bad input", fmt.Errorf("start: %w", &flowclient.InputError{Workflow: "x", Err: errors.New("bad")}), ExitUsage},
+		{"run exists", &flowclient.RunExistsError{ID: "r"}, ExitUsage},
+		{"run not found", fmt.Errorf("show: %w", &flowclient.RunNotFoundError{ID: "r"}), ExitNotFound},
 		{"server unavailable", fmt.Errorf("list runs: %w", serviceerror.NewUnavailable("connection refused")), ExitUnreachable},
 		{"deadline", fmt.Errorf("read catalog: %w", context.DeadlineExceeded), ExitUnreachable},
 		{"not validated", fmt.Errorf("vote on ship on run r: %w: the run did not answer", flow.ErrNotValidated), ExitPending},

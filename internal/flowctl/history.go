@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/history"
 )
 
@@ -44,7 +44,7 @@ func (a *app) historyCommand() *cobra.Command {
 			if err != nil {
 				var nf *serviceerror.NotFound
 				if errors.As(err, &nf) {
-					return &flow.RunNotFoundError{ID: args[0]}
+					return &flowclient.RunNotFoundError{ID: args[0]}
 				}
 				return err
 			}

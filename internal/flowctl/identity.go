@@ -9,7 +9,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 
 	"github.com/gateflow/gateflow/auth"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/connect"
 	"go.temporal.io/api/workflowservice/v1"
 )
@@ -26,7 +26,7 @@ type caller struct {
 
 // resolveCaller works out the caller from flowctl's credentials and the connection
 // settings, and makes it the client's identity.
-func (a *app) resolveCaller(opts *flow.ClientOptions) error {
+func (a *app) resolveCaller(opts *flowclient.Options) error {
 	conn, err := connect.Authenticated(connect.Request{Profile: a.profile, Address: a.address, Namespace: a.namespace})
 	if err != nil {
 		return usageErr("%v", err)

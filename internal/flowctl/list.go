@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 )
 
 func (a *app) listCommand() *cobra.Command {
-	var opts flow.ListOptions
+	var opts flowclient.ListOptions
 	var status, page string
 	var mine bool
 	cmd := &cobra.Command{
@@ -104,7 +104,7 @@ func (a *app) listCommand() *cobra.Command {
 
 // mine keeps the runs with an open gate the current user is listed on (by name; group
 // membership is resolved by the workers, so gates open to groups are kept too).
-func (a *app) mine(cmd *cobra.Command, c *flow.Client, found []runs.Summary) ([]runs.Summary, error) {
+func (a *app) mine(cmd *cobra.Command, c *flowclient.Client, found []runs.Summary) ([]runs.Summary, error) {
 	me, err := a.who("")
 	if err != nil {
 		return nil, err

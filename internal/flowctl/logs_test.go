@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 )
 
 func withLive(d *runs.Description, step string, live activities.LiveOutput) *runs.Description {
@@ -147,7 +147,7 @@ func TestLogsUnknownStep(t *testing.T) {
 	assert.Equal(t, 2, f.calls["hello-1"], "-f waits for the step until the run ends")
 
 	_, err = logsWith(t, false, &fakeDescribe{}, "build", false)
-	var nf *flow.RunNotFoundError
+	var nf *flowclient.RunNotFoundError
 	assert.True(t, errors.As(err, &nf), "got %v", err)
 }
 

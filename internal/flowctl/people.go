@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -127,7 +127,7 @@ func (a *app) inputCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ans, err := c.Answer(cmd.Context(), flow.AnswerRequest{Run: args[0], Name: args[1], Data: raw, By: by})
+			ans, err := c.Answer(cmd.Context(), flowclient.AnswerRequest{Run: args[0], Name: args[1], Data: raw, By: by})
 			if err != nil {
 				return err
 			}

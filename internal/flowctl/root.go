@@ -17,6 +17,7 @@ import (
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/logging"
@@ -166,7 +167,7 @@ func (a *app) rootCommand() *cobra.Command {
 }
 
 // client dials the server once per invocation.
-func (a *app) client(ctx context.Context) (*flow.Client, error) {
+func (a *app) client(ctx context.Context) (*flowclient.Client, error) {
 	if a.tc == nil {
 		o, err := connect.Options(connect.Request{Profile: a.profile, Address: a.address, Namespace: a.namespace})
 		if err != nil {
@@ -185,7 +186,7 @@ func (a *app) client(ctx context.Context) (*flow.Client, error) {
 		}
 		a.tc = tc
 	}
-	opts := flow.ClientOptions{TaskQueue: a.taskQueue, Namespace: a.namespace, DecisionTimeout: a.decisionT}
+	opts := flowclient.Options{TaskQueue: a.taskQueue, Namespace: a.namespace, DecisionTimeout: a.decisionT}
 	if a.keyFile != "" {
 		k, err := auth.LoadKey(a.keyFile)
 		if err != nil {
@@ -210,7 +211,7 @@ func (a *app) client(ctx context.Context) (*flow.Client, error) {
 	if err := a.resolveCaller(&opts); err != nil {
 		return nil, err
 	}
-	return flow.NewClient(a.tc, opts), nil
+	return flowclient.New(a.tc, opts), nil
 }
 
 func (a *app) close() {
@@ -228,13 +229,13 @@ func classify(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	var unknown *flow.UnknownWorkflowError
-	var input *flow.InputError
-	var exists *flow.RunExistsError
-	var notFound *flow.RunNotFoundError
-	var refused *flow.RefusedError
+	var unknown *flowclient.UnknownWorkflowError
+	var input *flowclient.InputError
+	var exists *flowclient.RunExistsError
+	var notFound *flowclient.RunNotFoundError
+	var refused *flowclient.RefusedError
 	var quota *budget.QuotaError
-	var maxRuns *flow.MaxRunsError
+	var maxRuns *flowclient.MaxRunsError
 	var unavailable *serviceerror.Unavailable
 	switch {
 	case errors.Is(err, flow.ErrNotValidated):

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 )
 
 func (a *app) schedulesCommand() *cobra.Command {
@@ -24,7 +24,7 @@ func (a *app) schedulesCommand() *cobra.Command {
 			}
 			if a.output == "json" {
 				if list == nil {
-					list = []flow.ScheduleSummary{}
+					list = []flowclient.ScheduleSummary{}
 				}
 				return printJSON(a.stdout, list)
 			}
@@ -69,7 +69,7 @@ func (a *app) scheduleActionCommand(action string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			id, err := c.ControlSchedule(cmd.Context(), args[0], flow.ScheduleAction(action), note)
+			id, err := c.ControlSchedule(cmd.Context(), args[0], flowclient.ScheduleAction(action), note)
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef/interp"
 )
 
@@ -115,7 +116,7 @@ func (a *app) startCommand() *cobra.Command {
 				}
 				so.BudgetPolicy = p
 			}
-			var run *flow.Run
+			var run *flowclient.Run
 			switch {
 			case file != "" && onceAgain:
 				return usageErr("--once-again cannot be given with --file")

@@ -12,13 +12,14 @@ import (
 	"path/filepath"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/interp"
 )
 
 // startFile validates the definition file against the task queue's registry and starts
 // it on the generic definition flow with raw (a JSON object, or nothing) as its inputs.
-func (a *app) startFile(ctx context.Context, c *flow.Client, file string, raw json.RawMessage, so flow.StartOptions) (*flow.Run, error) {
+func (a *app) startFile(ctx context.Context, c *flowclient.Client, file string, raw json.RawMessage, so flow.StartOptions) (*flowclient.Run, error) {
 	base, err := c.Registry(ctx)
 	if err != nil {
 		if errors.Is(err, flow.ErrNoCatalog) {

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/display"
 )
 
@@ -222,7 +222,7 @@ func pollRun(ctx context.Context, what string, interval time.Duration, now func(
 		case lastOK.IsZero() || now().Sub(lastOK) > watchErrorGrace:
 			return err
 		default:
-			var nf *flow.RunNotFoundError
+			var nf *flowclient.RunNotFoundError
 			if errors.As(err, &nf) {
 				return err
 			}

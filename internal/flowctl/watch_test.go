@@ -17,7 +17,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -69,7 +69,7 @@ func (f *fakeDescribe) describe(_ context.Context, id string) (*runs.Description
 	f.calls[id]++
 	ds, ok := f.found[id]
 	if !ok {
-		return nil, &flow.RunNotFoundError{ID: id}
+		return nil, &flowclient.RunNotFoundError{ID: id}
 	}
 	if n < len(f.errs) && f.errs[n] != nil {
 		return nil, f.errs[n]

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/runs"
 	"github.com/gateflow/gateflow/signals"
@@ -49,7 +50,7 @@ func TestArtifactMadeOnOneWorkerIsReadOnAnother(t *testing.T) {
 	workerA := startTestworker(t, queue, "--artifacts", store, "--identity", "artifacts-A")
 
 	ctx := ctxT(t, time.Minute)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	content := "line 1\nlíne 2 ✓ $HOME `x` 'q' \"dq\"\n\ttabbed\x01 and no newline at the end"
 	run, err := c.Start(ctx, testflows.ArtifactHandoff.Name(), testflows.ArtifactInput{Content: content}, flow.StartOptions{})
 	require.NoError(t, err)

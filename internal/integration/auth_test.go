@@ -17,7 +17,9 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/runs"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -69,7 +71,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 		Auth: &auth.Policy{Required: true, Directory: directory, Rules: map[auth.Kind][]string{auth.KindBudget: {"bob"}, auth.KindCancel: {"creator"}}}}, signedFlow)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	ctx := ctxT(t, time.Minute)
 	start := func(id, by string) {
 		_, err := c.Start(ctx, signedFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: id, CreatedBy: by})
@@ -106,7 +108,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 		return tok
 	}
 	rawAnswer := func(by, tok string) error {
-		h, err := shared.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run, UpdateName: flow.UpdateInput,
+		h, err := shared.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run, UpdateName: protocol.UpdateInput,
 			Args: []any{map[string]any{"name": "notes", "data": json.RawMessage(notes), "by": by, "proof": tok}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err != nil {
 			return err
@@ -126,7 +128,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 	require.NoError(t, err)
 	tok, err := auth.Sign(alice, auth.Decision{Namespace: "default", Run: run, Target: "go", Kind: auth.KindVote, PayloadSHA256: h, By: "alice"}, auth.SignOptions{})
 	require.NoError(t, err)
-	require.NoError(t, shared.tc.SignalWorkflow(ctx, run, "", flow.SignalApproval, approval.Vote{Gate: "go", Kind: approval.Approve, By: "alice", Proof: tok}))
+	require.NoError(t, shared.tc.SignalWorkflow(ctx, run, "", protocol.SignalApproval, approval.Vote{Gate: "go", Kind: approval.Approve, By: "alice", Proof: tok}))
 	require.Eventually(t, func() bool {
 		d, err := c.Describe(ctx, run)
 		return err == nil && d.State != nil && len(d.State.Refused) == 1
@@ -214,7 +216,7 @@ func describeStatus(t *testing.T, ctx context.Context, run string) enumspb.Workf
 	return d.GetWorkflowExecutionInfo().GetStatus()
 }
 
-func waitStatus(t *testing.T, c *flow.Client, run string, want runs.Status) {
+func waitStatus(t *testing.T, c *flowclient.Client, run string, want runs.Status) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		d, err := c.Describe(context.Background(), run)

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -171,7 +172,7 @@ func TestBigShellOutputIsCompleteInFlowctlLogsAndTheHistoryStaysSmall(t *testing
 	queue := fmt.Sprintf("bigoutput-%d", time.Now().UnixNano())
 	startFlowWorker(t, queue, "--blob-url", blobURL, "--flows", defs, "--reload-interval", "0")
 
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 	gate := filepath.Join(dir, "gate")
 	run, err := c.Start(ctx, "test-bigoutput", map[string]string{"gate": gate}, flow.StartOptions{})
 	require.NoError(t, err)

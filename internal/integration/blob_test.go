@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/logging"
@@ -53,10 +54,10 @@ func TestBigPayloadsGoToTheBlobStoreAndTheHistoryStaysSmall(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "blobs")
 	u, err := blob.FileURL(dir)
 	require.NoError(t, err)
-	o, store, err := flow.WithPayloadStore(ctx, client.Options{
+	o, store, err := flowclient.WithPayloadStore(ctx, client.Options{
 		HostPort: shared.srv.FrontendAddress(), Namespace: shared.srv.Namespace(),
 		Logger: logging.NewSDKLogger(os.Stderr, "error"),
-	}, flow.PayloadStore{URL: u})
+	}, flowclient.PayloadStore{URL: u})
 	require.NoError(t, err)
 	defer store.Close()
 	tc, err := client.DialContext(ctx, o)
@@ -68,7 +69,7 @@ func TestBigPayloadsGoToTheBlobStoreAndTheHistoryStaysSmall(t *testing.T) {
 	w.RegisterActivity(bigEcho, "")
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	c := flow.NewClient(tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	c := flowclient.New(tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 
 	in := strings.Repeat("Gateflow moves big payloads out of the history. ", (1<<20)/48+1)[:1<<20]
 	run, err := c.Start(ctx, "test.blob.big", in, flow.StartOptions{})
@@ -80,7 +81,7 @@ func TestBigPayloadsGoToTheBlobStoreAndTheHistoryStaysSmall(t *testing.T) {
 	require.NoError(t, json.Unmarshal(d.Result, &out))
 	want, _ := bigEcho(in)
 	require.Len(t, out, 1<<20)
-	assert.True(t, out == want, "the result decoded through flow.Client differs from the step's output")
+	assert.True(t, out == want, "the result decoded through flowclient.Client differs from the step's output")
 
 	// The recorded history holds references only: no event carries a big payload.
 	hist := tc.GetWorkflowHistory(ctx, run.ID, "", false, 0)

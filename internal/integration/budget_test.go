@@ -19,6 +19,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -120,15 +121,15 @@ func TestPausePolicyRaiseGoesOnAndDeadlineStops(t *testing.T) {
 		flow.StartOptions{MaxCostUSD: usd("0.30"), BudgetPolicy: budget.Pause, BudgetPause: time.Minute})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "paused", func(d *runs.Description) bool { return d.Status == runs.StatusBudgetPaused })
-	_, err = c.RaiseBudget(ctx, flow.BudgetRequest{Run: run.ID, To: decimal.RequireFromString("0.20"), By: "alice"})
-	var re *flow.RefusedError
+	_, err = c.RaiseBudget(ctx, flowclient.BudgetRequest{Run: run.ID, To: decimal.RequireFromString("0.20"), By: "alice"})
+	var re *flowclient.RefusedError
 	require.True(t, errors.As(err, &re), "a cap below what is spent is refused: %v", err)
-	_, err = c.RaiseBudget(ctx, flow.BudgetRequest{Run: run.ID, To: decimal.RequireFromString("0.40"), By: "alice"})
+	_, err = c.RaiseBudget(ctx, flowclient.BudgetRequest{Run: run.ID, To: decimal.RequireFromString("0.40"), By: "alice"})
 	require.NoError(t, err)
 	time.Sleep(300 * time.Millisecond)
 	d := eventually(t, c, run.ID, "still paused", func(d *runs.Description) bool { return d.Status == runs.StatusBudgetPaused })
 	assert.Equal(t, "0.4", d.State.Budget.Cap.Amount.String(), "$0.40 is not enough for the $0.25 step: still paused")
-	cp, err := c.RaiseBudget(ctx, flow.BudgetRequest{Run: run.ID, To: decimal.RequireFromString("0.60"), By: "alice"})
+	cp, err := c.RaiseBudget(ctx, flowclient.BudgetRequest{Run: run.ID, To: decimal.RequireFromString("0.60"), By: "alice"})
 	require.NoError(t, err)
 	assert.Equal(t, "0.6", cp.Amount.String())
 	d, err = c.Wait(ctx, run.ID)
@@ -151,7 +152,7 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 		testflows.All()...)
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 
 	// Two runs spend $0.25 each and wait at their gates; together they exhaust the quota.
 	var found []string
@@ -195,7 +196,7 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 	require.True(t, errors.As(err, &qe), "%v", err)
 	assert.Contains(t, err.Error(), "monthly quota of workflow test.spend.wait is exhausted: $0.50 of $0.50 spent in "+month)
 	_, err = c.Describe(ctx, "quota-refused")
-	var nf *flow.RunNotFoundError
+	var nf *flowclient.RunNotFoundError
 	assert.True(t, errors.As(err, &nf))
 
 	// A run started without the client's check (as a schedule would) ends before any step.
@@ -224,7 +225,7 @@ func TestLedgerStaysExactWhenTheWorkerIsKilledMidRun(t *testing.T) {
 	worker := startTestworker(t, queue)
 
 	ctx := ctxT(t, 2*time.Minute)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	month := budget.MonthOf(time.Now())
 	spentBefore := overallSpend(ctx, t, c, month)
 	file := filepath.Join(t.TempDir(), "log")
@@ -250,7 +251,7 @@ func TestLedgerStaysExactWhenTheWorkerIsKilledMidRun(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond, "the overall ledger grew by exactly the run's cost")
 }
 
-func overallSpend(ctx context.Context, t *testing.T, c *flow.Client, month string) decimal.Decimal {
+func overallSpend(ctx context.Context, t *testing.T, c *flowclient.Client, month string) decimal.Decimal {
 	t.Helper()
 	lines, err := c.MonthlySpend(ctx, month)
 	require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/testsuite"
 )
@@ -53,7 +54,7 @@ func TestCacheShellStepRunsOnceAcrossRuns(t *testing.T) {
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, StopTimeout: time.Second, BlobURL: u}, cachedBuild)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 	file := filepath.Join(t.TempDir(), "runs.txt")
 	ctx := ctxT(t, time.Minute)
 

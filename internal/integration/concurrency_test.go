@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
@@ -51,7 +52,7 @@ func TestTerminatedHolderPermitComesBackAndExclusiveKeyRefuses(t *testing.T) {
 	eventually(t, c, holder.ID, "holds the key and waits", waitingFor("approval:gate"))
 
 	_, err = c.Start(ctx, "test.earlygate", nil, flow.StartOptions{ConcurrencyKey: "deploy-prod"})
-	var re *flow.RunExistsError
+	var re *flowclient.RunExistsError
 	require.True(t, errors.As(err, &re), "%v", err)
 	assert.Equal(t, "concurrency key deploy-prod is held by run "+holder.ID, err.Error())
 

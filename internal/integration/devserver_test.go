@@ -18,6 +18,7 @@ import (
 
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/devserver"
 )
 
@@ -37,7 +38,7 @@ func assertPortFree(t *testing.T, port int) {
 
 // startWorker runs the example flows on srv and returns a client for them and a stop
 // function (also run when the test ends; stop workers before their server).
-func startWorker(t *testing.T, srv *devserver.Server) (*flow.Client, func()) {
+func startWorker(t *testing.T, srv *devserver.Server) (*flowclient.Client, func()) {
 	t.Helper()
 	tc, err := dial(srv)
 	require.NoError(t, err)
@@ -46,7 +47,7 @@ func startWorker(t *testing.T, srv *devserver.Server) (*flow.Client, func()) {
 	var once sync.Once
 	stop := func() { once.Do(func() { w.Stop(); tc.Close() }) }
 	t.Cleanup(stop)
-	return flow.NewClient(tc, flow.ClientOptions{Identity: "tester"}), stop
+	return flowclient.New(tc, flowclient.Options{Identity: "tester"}), stop
 }
 
 func TestDevServerRunsAFlowStopsAndKeepsRunsInItsDBFile(t *testing.T) {
@@ -83,7 +84,7 @@ func TestDevServerRunsAFlowStopsAndKeepsRunsInItsDBFile(t *testing.T) {
 	tc, err := dial(srv2)
 	require.NoError(t, err)
 	defer tc.Close()
-	c2 := flow.NewClient(tc, flow.ClientOptions{})
+	c2 := flowclient.New(tc, flowclient.Options{})
 	d2, err := c2.Describe(ctx, "persisted-hello")
 	require.NoError(t, err)
 	assert.Equal(t, runs.StatusCompleted, d2.Status)
@@ -93,7 +94,7 @@ func TestDevServerRunsAFlowStopsAndKeepsRunsInItsDBFile(t *testing.T) {
 	assert.Equal(t, "shout", d2.State.Steps[1].Name)
 	assert.JSONEq(t, `{"greeting":"Hello, disk!","shouted":"HELLO, DISK!"}`, string(d2.Result))
 
-	found, err := c2.List(ctx, flow.ListOptions{})
+	found, err := c2.List(ctx, flowclient.ListOptions{})
 	require.NoError(t, err)
 	require.Len(t, found, 1, "search attributes survive the restart")
 	assert.Equal(t, "persisted-hello", found[0].ID)
@@ -124,7 +125,7 @@ func TestTwoDevServersSideBySide(t *testing.T) {
 	assert.JSONEq(t, `{"greeting":"Hello, b!","shouted":"HELLO, B!"}`, string(db.Result))
 
 	_, err = ca.Describe(ctx, "side-b")
-	var nf *flow.RunNotFoundError
+	var nf *flowclient.RunNotFoundError
 	assert.ErrorAs(t, err, &nf, "each server has its own store")
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -69,7 +70,7 @@ func TestWebhookSinkGetsEachEventOnceAcrossAWorkerRestart(t *testing.T) {
 		EventSinks: []events.Sink{events.Webhook{URL: hook.URL}}}
 	w1 := flow.NewWorker(shared.tc, opts, append(examples.All(), testflows.All()...)...)
 	require.NoError(t, w1.Start())
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	maxCost := decimal.RequireFromString("0.30")
 	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "8.0.0"}, flow.StartOptions{MaxCostUSD: &maxCost})
 	require.NoError(t, err)
@@ -79,7 +80,7 @@ func TestWebhookSinkGetsEachEventOnceAcrossAWorkerRestart(t *testing.T) {
 	w2 := flow.NewWorker(shared.tc, opts, append(examples.All(), testflows.All()...)...)
 	require.NoError(t, w2.Start())
 	defer w2.Stop()
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Events, once each","risk":"low"}`), By: "alice"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Events, once each","risk":"low"}`), By: "alice"})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "approval asked", waitingFor("approval:ship"))
 	for _, by := range []string{"alice", "bob"} {

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 )
 
@@ -58,7 +58,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 
 	r = flowctlRun(t, "", "workflows", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var cat flow.Catalog
+	var cat flowclient.Catalog
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &cat))
 	info, ok := cat.Lookup("hello")
 	require.True(t, ok)
@@ -90,7 +90,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(`{"name":"File"}`), 0o600))
 	r = flowctlRun(t, "", "start", "hello", "--input", "@"+file, "--id", "ctl-file", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var run flow.Run
+	var run flowclient.Run
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &run))
 	assert.Equal(t, "ctl-file", run.ID)
 	_, err := shared.client.Wait(ctxT(t, time.Minute), "ctl-file")
@@ -168,7 +168,7 @@ func TestFlowctlBadInput(t *testing.T) {
 			assert.Empty(t, r.stdout)
 			if tc.id != "" {
 				_, err := shared.client.Describe(ctxT(t, 10*time.Second), tc.id)
-				var nf *flow.RunNotFoundError
+				var nf *flowclient.RunNotFoundError
 				assert.ErrorAs(t, err, &nf, "nothing was started")
 			}
 		})

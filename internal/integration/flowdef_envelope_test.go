@@ -18,6 +18,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -70,7 +71,7 @@ func TestFlowdefEnvelopeMaxRunsRefuse(t *testing.T) {
 	eventually(t, c, first.ID, "waits for its approval", waitingFor("approval:ok"))
 
 	_, err = c.Start(ctx, "it-envelope-gated", map[string]any{}, flow.StartOptions{})
-	var mr *flow.MaxRunsError
+	var mr *flowclient.MaxRunsError
 	require.True(t, errors.As(err, &mr), "%v", err)
 	assert.Equal(t, []string{first.ID}, mr.Live)
 
@@ -125,7 +126,7 @@ steps:
 // uniqueQueue is a task queue of its own for one test run (so -count=N passes).
 func uniqueQueue(prefix string) string { return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()) }
 
-func approveGate(t *testing.T, c *flow.Client, id, gate string) {
+func approveGate(t *testing.T, c *flowclient.Client, id, gate string) {
 	t.Helper()
 	_, err := c.Vote(ctxT(t, 10*time.Second), id, approval.Vote{Gate: gate, Kind: approval.Approve, By: "alice"})
 	require.NoError(t, err)
@@ -139,7 +140,7 @@ func startKeyed(t *testing.T, queue, name, repo string) (string, result) {
 	if r.code != 0 {
 		return "", r
 	}
-	var started flow.Run
+	var started flowclient.Run
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &started), r.stdout)
 	return started.ID, r
 }
@@ -197,12 +198,12 @@ func TestFlowdefEnvelopeConcurrencyKey(t *testing.T) {
 		assert.Contains(t, r.stderr, `start it-keyed-refuse: the flow allows at most 1 live runs per concurrency key (max runs, on overflow refuse) and key "web" has 1: `+a1)
 		assert.Empty(t, r.stdout, "nothing started")
 		_, err := c.Start(ctx, "it-keyed-refuse", map[string]any{"repo": "web"}, flow.StartOptions{ID: "keyed-refused-" + queue})
-		var mr *flow.MaxRunsError
+		var mr *flowclient.MaxRunsError
 		require.ErrorAs(t, err, &mr)
 		assert.Equal(t, "web", mr.Key)
 		assert.Equal(t, []string{a1}, mr.Live)
 		_, err = c.Describe(ctx, "keyed-refused-"+queue)
-		var nf *flow.RunNotFoundError
+		var nf *flowclient.RunNotFoundError
 		assert.ErrorAs(t, err, &nf, "the refused start started nothing")
 
 		r = run(t, queue, "start", "it-keyed-refuse", "--input", `{}`)
@@ -285,17 +286,17 @@ func TestFlowdefEnvelopeScheduleID(t *testing.T) {
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, StopTimeout: 5 * time.Second},
 		buildInterp(t, checkFlowdef(t, "sched.yaml", envelopeScheduled)))
 	require.NoError(t, w.Start())
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
-	specs := func() map[string]flow.ScheduleSummary {
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
+	specs := func() map[string]flowclient.ScheduleSummary {
 		list, err := c.Schedules(ctx)
 		require.NoError(t, err)
-		out := map[string]flow.ScheduleSummary{}
+		out := map[string]flowclient.ScheduleSummary{}
 		for _, s := range list {
 			out[s.ID] = s
 		}
 		return out
 	}
-	var got map[string]flow.ScheduleSummary
+	var got map[string]flowclient.ScheduleSummary
 	require.Eventually(t, func() bool { got = specs(); return len(got) == 2 }, 20*time.Second, 200*time.Millisecond)
 	require.Contains(t, got, nightly)
 	assert.Equal(t, "@every 1h0m0s", got[nightly].Spec)
@@ -368,7 +369,7 @@ func TestFlowdefEnvelopeTriggerIfInput(t *testing.T) {
 	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	// The ended run decides before it ends: by now a start would have happened.
 	_, err = c.Describe(ctx, protocol.TriggeredID("it-envelope-ticket", low.ID, low.RunID))
-	var nf *flow.RunNotFoundError
+	var nf *flowclient.RunNotFoundError
 	assert.ErrorAs(t, err, &nf, "if false: nothing started")
 
 	high, err := c.Start(ctx, "it-envelope-incident", map[string]any{"severity": "high", "id": "INC-2"}, flow.StartOptions{})

@@ -19,6 +19,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/flowdef/serve"
 	"github.com/gateflow/gateflow/signals"
@@ -29,7 +30,7 @@ const examplesFlowsDir = "../../examples/flows"
 
 // examplesRunners run each example of examples/flows end to end, by definition name.
 // TestFlowdefExamplesAllRun fails on a file with no entry here.
-var examplesRunners = map[string]func(t *testing.T, c *flow.Client){
+var examplesRunners = map[string]func(t *testing.T, c *flowclient.Client){
 	"code-review": runCodeReviewExample,
 	"incident":    runIncidentExample,
 }
@@ -51,7 +52,7 @@ func examplesRules() []llm.ScriptRule {
 // examplesWorker serves examples/flows as flow-worker --dev does (serve.Dir, the
 // scripted provider as the default model, the examples' approver directory) on its own
 // queue.
-func examplesWorker(t *testing.T, queue string) (*flow.Client, *serve.Loader) {
+func examplesWorker(t *testing.T, queue string) (*flowclient.Client, *serve.Loader) {
 	t.Helper()
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Directory: examples.Directory(), StopTimeout: 5 * time.Second,
 		Providers: map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(examplesRules()...)}})
@@ -59,7 +60,7 @@ func examplesWorker(t *testing.T, queue string) (*flow.Client, *serve.Loader) {
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"}), l
+	return flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"}), l
 }
 
 // TestFlowdefExamplesAllRun serves every file of examples/flows and runs each one end to
@@ -106,9 +107,9 @@ func stepRecords(d *runs.Description, name string) []runs.Step {
 	return out
 }
 
-func runCodeReviewExample(t *testing.T, c *flow.Client) {
+func runCodeReviewExample(t *testing.T, c *flowclient.Client) {
 	ctx := ctxT(t, 2*time.Minute)
-	start := func(files ...string) *flow.Run {
+	start := func(files ...string) *flowclient.Run {
 		run, err := c.Start(ctx, "code-review", map[string]any{"repo": "gateflow", "pr": 42, "files": files}, flow.StartOptions{})
 		require.NoError(t, err)
 		eventually(t, c, run.ID, "waits for the human approval", waitingFor("approval:human_ok"))
@@ -171,9 +172,9 @@ func runCodeReviewExample(t *testing.T, c *flow.Client) {
 	assert.Equal(t, runs.StepCompleted, st["cleanup"])
 }
 
-func runIncidentExample(t *testing.T, c *flow.Client) {
+func runIncidentExample(t *testing.T, c *flowclient.Client) {
 	ctx := ctxT(t, 2*time.Minute)
-	start := func(alert string) *flow.Run {
+	start := func(alert string) *flowclient.Run {
 		run, err := c.Start(ctx, "incident", map[string]any{"alert": map[string]any{"name": alert, "host": "db-1"}, "service": "db"}, flow.StartOptions{})
 		require.NoError(t, err)
 		return run

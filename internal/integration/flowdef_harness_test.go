@@ -11,6 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/activities"
+
+	"github.com/gateflow/gateflow/items"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -19,6 +23,7 @@ import (
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/flowdef/serve"
@@ -26,7 +31,7 @@ import (
 	"github.com/gateflow/gateflow/testsuite"
 )
 
-// defCase is one run of a served definition, started through flow.Client: act plays the
+// defCase is one run of a served definition, started through flowclient.Client: act plays the
 // people's part while it runs, then the final status, result and step records are
 // checked.
 type defCase struct {
@@ -34,16 +39,16 @@ type defCase struct {
 	// flow is the definition started (default: name).
 	flow string
 	// input is the run's input (nil: none); opts its start options.
-	input func(t *testing.T, c *flow.Client) any
+	input func(t *testing.T, c *flowclient.Client) any
 	opts  flow.StartOptions
 	// act runs once the run started (votes, answers, signals).
-	act func(t *testing.T, c *flow.Client, run string)
+	act func(t *testing.T, c *flowclient.Client, run string)
 	// status is the final status (default completed); output the result (JSON), unless
 	// empty; errs are substrings of the run's error.
 	status runs.Status
 	output string
 	errs   []string
-	check  func(t *testing.T, c *flow.Client, d *runs.Description)
+	check  func(t *testing.T, c *flowclient.Client, d *runs.Description)
 }
 
 // defName is the name: of a definition's source.
@@ -54,13 +59,13 @@ var defName = regexp.MustCompile(`(?m)^name: (\S+)$`)
 // (for call) and scripted agent answers.
 type defHost struct {
 	mu        sync.Mutex
-	fallbacks []flow.ActionCall
+	fallbacks []activities.ActionCall
 }
 
-func (h *defHost) calls() []flow.ActionCall {
+func (h *defHost) calls() []activities.ActionCall {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]flow.ActionCall(nil), h.fallbacks...)
+	return append([]activities.ActionCall(nil), h.fallbacks...)
 }
 
 // openTickets is the item provider open-tickets: two tickets of the scope.
@@ -68,8 +73,8 @@ type openTickets struct{}
 
 func (openTickets) Name() string { return "open-tickets" }
 
-func (openTickets) Items(_ context.Context, scope string, filter map[string]string) ([]flow.Item, error) {
-	return []flow.Item{
+func (openTickets) Items(_ context.Context, scope string, filter map[string]string) ([]items.Item, error) {
+	return []items.Item{
 		{ID: "T-1", Type: "ticket", Ref: scope, Context: map[string]string{"path": "a.go", "team": filter["team"]}},
 		{ID: "T-2", Type: "ticket", Ref: scope, Context: map[string]string{"path": "b.go", "team": filter["team"]}},
 	}, nil
@@ -128,7 +133,7 @@ var defRules = []llm.ScriptRule{
 
 // serveDefs writes defs to a directory and serves it with serve.Dir (as flow-worker
 // --flows does) on a worker of its own queue that has defHost's registrations.
-func serveDefs(t *testing.T, queue string, defs []string, opts flow.WorkerOptions) (*flow.Client, *defHost) {
+func serveDefs(t *testing.T, queue string, defs []string, opts flow.WorkerOptions) (*flowclient.Client, *defHost) {
 	t.Helper()
 	dir := t.TempDir()
 	for _, src := range defs {
@@ -139,14 +144,14 @@ func serveDefs(t *testing.T, queue string, defs []string, opts flow.WorkerOption
 	opts.TaskQueue, opts.StopTimeout = queue, 5*time.Second
 	opts.Directory = approval.StaticDirectory{"ops": {"alice", "bob"}}
 	opts.Providers = map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(defRules...), "stalled": stalled{}}
-	opts.ItemProviders = []flow.ItemProvider{openTickets{}}
+	opts.ItemProviders = []items.Provider{openTickets{}}
 	opts.GateResolvers = []gates.Resolver{ticketClosed{}}
 	w := flow.NewWorker(shared.tc, opts, doubleFlow)
 	h := &defHost{}
 	w.RegisterActivity(func(_ context.Context, in map[string]any) (map[string]any, error) {
 		return map[string]any{"posted": in["body"]}, nil
 	}, "post-comment")
-	w.RegisterFallbackAction(func(_ context.Context, call flow.ActionCall) (any, error) {
+	w.RegisterFallbackAction(func(_ context.Context, call activities.ActionCall) (any, error) {
 		h.mu.Lock()
 		h.fallbacks = append(h.fallbacks, call)
 		h.mu.Unlock()
@@ -156,11 +161,11 @@ func serveDefs(t *testing.T, queue string, defs []string, opts flow.WorkerOption
 	require.NoError(t, err)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"}), h
+	return flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"}), h
 }
 
 // runDefCases runs every case in parallel subtests.
-func runDefCases(t *testing.T, c *flow.Client, cases []defCase) {
+func runDefCases(t *testing.T, c *flowclient.Client, cases []defCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -199,8 +204,8 @@ func runDefCases(t *testing.T, c *flow.Client, cases []defCase) {
 }
 
 // inputOf is an input func returning v.
-func inputOf(v any) func(*testing.T, *flow.Client) any {
-	return func(*testing.T, *flow.Client) any { return v }
+func inputOf(v any) func(*testing.T, *flowclient.Client) any {
+	return func(*testing.T, *flowclient.Client) any { return v }
 }
 
 // uniqueKey is a signal or mailbox key no other run of the test binary uses.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/testsuite"
 )
@@ -66,7 +67,7 @@ func stepNames(d *runs.Description) []string {
 }
 
 // waitingOn reports whether run id waits for something (its gate).
-func waitingOn(t *testing.T, c *flow.Client, id string) func() bool {
+func waitingOn(t *testing.T, c *flowclient.Client, id string) func() bool {
 	ctx := ctxT(t, time.Minute)
 	return func() bool {
 		d, err := c.Describe(ctx, id)
@@ -75,7 +76,7 @@ func waitingOn(t *testing.T, c *flow.Client, id string) func() bool {
 }
 
 // TestFlowdefServeAdded: a file added to the served directory after the worker started
-// is served by its name at once (no restart): it is in the catalog, flow.Client and
+// is served by its name at once (no restart): it is in the catalog, flowclient.Client and
 // `flowctl start NAME` run it to completion, `flowctl flows` and `flowctl workflows` list
 // it, and its history replays against the flow registered by name (what a worker
 // started after the addition has).
@@ -144,7 +145,7 @@ func TestFlowdefServeAdded(t *testing.T) {
 	require.NoError(t, err)
 	waitFor(t, "the late gated run's gate", waitingOn(t, c, gated.ID))
 	waitFor(t, "the late gated run in the listing of runs waiting", func() bool {
-		found, err := c.List(ctx, flow.ListOptions{Workflow: "late-gated", WaitingFor: "approval:wait"})
+		found, err := c.List(ctx, flowclient.ListOptions{Workflow: "late-gated", WaitingFor: "approval:wait"})
 		return err == nil && len(found) == 1 && found[0].ID == gated.ID
 	})
 	_, err = c.Vote(ctx, gated.ID, approval.Vote{Gate: "wait", Kind: approval.Approve, By: "tester"})
@@ -294,7 +295,7 @@ func TestFlowdefServeRemovedWhileRunning(t *testing.T) {
 	assert.Equal(t, 2, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stderr, `workflow "late-gated" on task queue `+queue+" is not served for new runs: definition late-gated was removed ("+path+")")
 	_, err = c.Describe(ctx, queue+"-after")
-	var nf *flow.RunNotFoundError
+	var nf *flowclient.RunNotFoundError
 	assert.ErrorAs(t, err, &nf, "the refused start started nothing")
 	// A raw start (not through Client.Start) of the removed type still fails at once.
 	raw, err := shared.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: queue + "-raw", TaskQueue: queue}, "late-gated")

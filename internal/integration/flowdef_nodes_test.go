@@ -2,7 +2,7 @@ package integration
 
 // Declarative flows (issue 14) on the embedded server: every node kind and option of the
 // format, served from files by flowdef/serve on a worker of its own queue, run through
-// flow.Client with real shell processes, a real local HTTP server and the scripted agent
+// flowclient.Client with real shell processes, a real local HTTP server and the scripted agent
 // provider. Coverage, node kind or option -> test (subtest):
 //
 //	examples/flows/*.yaml end to end      TestFlowdefExamplesAllRun (flowdef_examples_test.go)
@@ -46,6 +46,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/activities"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -53,6 +55,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -375,8 +378,8 @@ func TestFlowdefNodes(t *testing.T) {
 			assert.Empty(t, stepRecords(d, n), "step %s should not run", n)
 		}
 	}
-	vote := func(kind approval.VoteKind, by string) func(*testing.T, *flow.Client, string) {
-		return func(t *testing.T, c *flow.Client, run string) {
+	vote := func(kind approval.VoteKind, by string) func(*testing.T, *flowclient.Client, string) {
+		return func(t *testing.T, c *flowclient.Client, run string) {
 			ctx := ctxT(t, time.Minute)
 			eventually(t, c, run, "waits for the approval", waitingFor("approval:ok"))
 			_, err := c.Vote(ctx, run, approval.Vote{Gate: "ok", Kind: approval.Approve, By: "mallory"})
@@ -388,21 +391,21 @@ func TestFlowdefNodes(t *testing.T) {
 	var sendIn struct{ Target, Box string } // what it-node-send was started with
 	runDefCases(t, c, []defCase{
 		{name: "it-node-shell", output: `{"calc": "42 by shell in /tmp", "n": 5}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				r := recordOf(t, d, "calc")
 				assert.Equal(t, runs.KindShell, r.Kind)
 				require.NotNil(t, r.ExitCode)
 				assert.Equal(t, 0, *r.ExitCode)
 			}},
 		{name: "it-node-http", input: inputOf(map[string]any{"url": srv.URL}), output: `{"ok": true}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Contains(t, srv.got(), map[string]any{"text": "hi 2"})
 				r := recordOf(t, d, "post")
 				assert.Equal(t, runs.KindHTTP, r.Kind)
 				assert.Equal(t, 200, r.HTTPStatus)
 			}},
 		{name: "it-node-agent", output: `{"sev": "high"}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				r := recordOf(t, d, "triage")
 				assert.Equal(t, runs.KindAgent, r.Kind)
 				require.NotNil(t, r.Tokens)
@@ -410,9 +413,9 @@ func TestFlowdefNodes(t *testing.T) {
 				assert.True(t, r.CostUSD.IsPositive())
 			}},
 		{name: "it-node-action", output: `{"post": {"posted": "LGTM"}, "page": {"handled": "open-pager"}}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, runs.KindActivity, recordOf(t, d, "post").Kind)
-				assert.Contains(t, host.calls(), flow.ActionCall{Name: "open-pager", With: map[string]any{"who": "oncall"}})
+				assert.Contains(t, host.calls(), activities.ActionCall{Name: "open-pager", With: map[string]any{"who": "oncall"}})
 				for _, call := range host.calls() {
 					assert.NotEqual(t, "post-comment", call.Name, "a registered action does not go to the fallback")
 				}
@@ -423,21 +426,23 @@ func TestFlowdefNodes(t *testing.T) {
 			errs: []string{"node positive (check): n must be positive, got -2"}},
 		{name: "branch-big-high", flow: "it-node-branch", input: inputOf(map[string]any{"n": 20, "sev": "high"}),
 			output: `{"path": "big", "who": "page"}`,
-			check:  func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "small", "ticket", "log") }},
+			check:  func(t *testing.T, _ *flowclient.Client, d *runs.Description) { absent(t, d, "small", "ticket", "log") }},
 		{name: "branch-small-medium", flow: "it-node-branch", input: inputOf(map[string]any{"n": 3, "sev": "medium"}),
 			output: `{"path": "small", "who": "ticket"}`,
-			check:  func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "big", "page", "log") }},
+			check:  func(t *testing.T, _ *flowclient.Client, d *runs.Description) { absent(t, d, "big", "page", "log") }},
 		{name: "branch-default", flow: "it-node-branch", input: inputOf(map[string]any{"n": 3, "sev": "low"}),
 			output: `{"path": "small", "who": "log"}`},
 		{name: "it-node-loops", input: inputOf(map[string]any{"files": []string{"a", "b"}}),
 			output: `{"i": 3, "j": 1, "seen": "0:a;1:b;"}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Len(t, stepRecords(d, "echo"), 2, "one shell step per element")
 			}},
 		{name: "it-node-loop-max", status: runs.StatusFailed, errs: []string{"max_iterations 3 reached"},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { assert.Len(t, stepRecords(d, "tick"), 3) }},
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
+				assert.Len(t, stepRecords(d, "tick"), 3)
+			}},
 		{name: "it-node-parallel", output: `{"fan": {"left": "left", "right": "right"}, "some": {"ok": "ok", "bad": null}}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				var branches []string
 				for _, s := range d.State.Steps {
 					if s.Kind == runs.KindShell {
@@ -449,14 +454,14 @@ func TestFlowdefNodes(t *testing.T) {
 			}},
 		{name: "it-node-min-success", status: runs.StatusFailed, errs: []string{"bad"}},
 		{name: "it-node-fail-fast", status: runs.StatusFailed, errs: []string{"bad"},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				slow := recordOf(t, d, "slow")
 				assert.NotEqual(t, runs.StepCompleted, slow.Status)
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 20*time.Second, "the failure cancels the slow branch")
 			}},
 		{name: "it-node-foreach", input: inputOf(map[string]any{"files": []string{"a.go", "b.go", "a.go", "b.go"}}),
 			output: `{"all": ["fine-0", "bad-1", "fine-2", "bad-3"]}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				shouts := stepRecords(d, "shout")
 				require.Len(t, shouts, 4)
 				assert.LessOrEqual(t, maxOverlap(shouts), 2, "max_parallel 2")
@@ -474,7 +479,7 @@ func TestFlowdefNodes(t *testing.T) {
 				map[string]any{"id": "lint"},
 				map[string]any{"id": "docs", "depends_on": []string{"lint"}},
 			}}),
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				at := map[string]runs.Step{}
 				for _, s := range stepRecords(d, "job") {
 					at[s.Branch] = s
@@ -498,9 +503,9 @@ func TestFlowdefNodes(t *testing.T) {
 			}},
 		{name: "it-node-foreach-continue", status: runs.StatusWarning, output: `{"all": ["1", null, "3"]}`},
 		{name: "it-node-foreach-stop", status: runs.StatusFailed, errs: []string{"exit code 1"},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "done") }},
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) { absent(t, d, "done") }},
 		{name: "it-node-foreach-provider", output: `{"all": ["T-1:ticket:ops:a.go:core", "T-2:ticket:ops:b.go:core"]}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, runs.StepCompleted, recordOf(t, d, "each-items").Status)
 				var branches []string
 				for _, s := range stepRecords(d, "show") {
@@ -510,7 +515,7 @@ func TestFlowdefNodes(t *testing.T) {
 			}},
 		{name: "it-node-foreach-call",
 			output: `{"all": [{"doubled": 2}, {"doubled": 4}, {"doubled": 6}], "greet": [{"said": "hi ada"}, {"said": "hi bob"}]}`,
-			check: func(t *testing.T, c *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, c *flowclient.Client, d *runs.Description) {
 				children := 0
 				for _, s := range d.State.Steps {
 					if s.Kind == runs.KindChild {
@@ -525,7 +530,7 @@ func TestFlowdefNodes(t *testing.T) {
 				assert.Equal(t, 5, children, "one child run per item")
 			}},
 		{name: "it-node-call", output: `{"greet": "hi ada", "twice": 42}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				for name, wf := range map[string]string{"greet": "it-node-child", "twice": "it-go-double"} {
 					r := recordOf(t, d, name)
 					assert.Equal(t, runs.KindChild, r.Kind)
@@ -534,7 +539,7 @@ func TestFlowdefNodes(t *testing.T) {
 				}
 			}},
 		{name: "it-node-detached",
-			act: func(t *testing.T, c *flow.Client, run string) {
+			act: func(t *testing.T, c *flowclient.Client, run string) {
 				ended := false
 				for deadline := time.Now().Add(15 * time.Second); !ended && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 					d, err := c.Describe(ctxT(t, 10*time.Second), run)
@@ -542,7 +547,7 @@ func TestFlowdefNodes(t *testing.T) {
 				}
 				require.True(t, ended, "the parent does not wait for its detached child")
 			},
-			check: func(t *testing.T, c *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, c *flowclient.Client, d *runs.Description) {
 				ctx := ctxT(t, time.Minute)
 				var out struct{ Child string }
 				require.NoError(t, json.Unmarshal(d.Result, &out))
@@ -560,28 +565,28 @@ func TestFlowdefNodes(t *testing.T) {
 			}},
 		{name: "approval-approve", flow: "it-node-approval", input: inputOf(map[string]any{"pr": 7}),
 			act: vote(approval.Approve, "bob"), output: `{"outcome": "approved"}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				require.Len(t, d.State.Gates, 1)
 				assert.Equal(t, "Merge PR 7?", d.State.Gates[0].Request.Message)
 				assert.Equal(t, runs.KindApproval, recordOf(t, d, "ok").Kind)
 			}},
 		{name: "approval-reject", flow: "it-node-approval", input: inputOf(map[string]any{"pr": 8}),
 			act: vote(approval.Reject, "alice"), status: runs.StatusRejected,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "done") }},
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) { absent(t, d, "done") }},
 		{name: "it-node-input", output: `{"n": 42}`,
-			act: func(t *testing.T, c *flow.Client, run string) {
+			act: func(t *testing.T, c *flowclient.Client, run string) {
 				ctx := ctxT(t, time.Minute)
 				eventually(t, c, run, "asks for input", waitingFor("input:answer"))
-				var refused *flow.RefusedError
-				_, err := c.Answer(ctx, flow.AnswerRequest{Run: run, Name: "answer", Data: json.RawMessage(`{"n": "many"}`), By: "alice"})
+				var refused *flowclient.RefusedError
+				_, err := c.Answer(ctx, flowclient.AnswerRequest{Run: run, Name: "answer", Data: json.RawMessage(`{"n": "many"}`), By: "alice"})
 				assert.True(t, errors.As(err, &refused), "an answer the schema refuses: %v", err)
-				_, err = c.Answer(ctx, flow.AnswerRequest{Run: run, Name: "answer", Data: json.RawMessage(`{"n": 1}`), By: "bob"})
+				_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run, Name: "answer", Data: json.RawMessage(`{"n": 1}`), By: "bob"})
 				assert.True(t, errors.As(err, &refused), "bob is not assigned: %v", err)
-				_, err = c.Answer(ctx, flow.AnswerRequest{Run: run, Name: "answer", Data: json.RawMessage(`{"n": 21}`), By: "alice"})
+				_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run, Name: "answer", Data: json.RawMessage(`{"n": 21}`), By: "alice"})
 				require.NoError(t, err)
 			}},
 		{name: "it-node-signal", output: `{"by": "carol"}`,
-			act: func(t *testing.T, c *flow.Client, run string) {
+			act: func(t *testing.T, c *flowclient.Client, run string) {
 				ctx := ctxT(t, time.Minute)
 				eventually(t, c, run, "waits for the keyed ack", waitingFor("signal:ack/"+run))
 				_, err := c.Signal(ctx, run, signals.Envelope{Name: "ack", Key: "other", Payload: json.RawMessage(`{"by": "mallory"}`)})
@@ -591,33 +596,33 @@ func TestFlowdefNodes(t *testing.T) {
 			}},
 		{name: "poll-approved", flow: "it-node-poll", input: inputOf(map[string]any{"ticket": "T-9"}),
 			output: `{"outcome": "approved", "comment": "ticket T-9 closed after 2 polls"}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, runs.KindGate, recordOf(t, d, "fixed").Kind)
 			}},
 		{name: "poll-rejected", flow: "it-node-poll", input: inputOf(map[string]any{"ticket": "WONTFIX"}),
 			status: runs.StatusRejected, errs: []string{"will not be fixed"}},
 		{name: "quality-pass", flow: "it-node-quality", input: inputOf(map[string]any{"topic": "strong"}), output: `{"passed": true}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, runs.KindQuality, recordOf(t, d, "quality").Kind)
 			}},
 		{name: "quality-fail", flow: "it-node-quality", input: inputOf(map[string]any{"topic": "weak"}),
 			status: runs.StatusFailed, errs: []string{"quality"},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "done") }},
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) { absent(t, d, "done") }},
 		{name: "it-node-sleep",
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				nap, after := recordOf(t, d, "nap"), recordOf(t, d, "after")
 				assert.Equal(t, runs.KindSleep, nap.Kind)
 				assert.GreaterOrEqual(t, after.StartedAt.Sub(nap.StartedAt), time.Second)
 			}},
 		{name: "it-node-send",
-			input: func(t *testing.T, c *flow.Client) any {
+			input: func(t *testing.T, c *flowclient.Client) any {
 				key := uniqueKey("poke")
 				target, err := c.Start(ctxT(t, time.Minute), "it-node-waiter", map[string]any{"key": key}, flow.StartOptions{})
 				require.NoError(t, err)
 				sendIn.Target, sendIn.Box = target.ID, uniqueKey("box")
 				return map[string]any{"target": target.ID, "key": key, "box": sendIn.Box}
 			},
-			check: func(t *testing.T, c *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, c *flowclient.Client, d *runs.Description) {
 				ctx := ctxT(t, time.Minute)
 				in := sendIn
 				td, err := c.Wait(ctx, in.Target)
@@ -634,11 +639,11 @@ func TestFlowdefNodes(t *testing.T) {
 				assert.JSONEq(t, `{"text": "hello `+in.Box+`"}`, string(rd.Result))
 			}},
 		{name: "finish-completed", flow: "it-node-finish", input: inputOf(map[string]any{"how": "completed"}), output: `{"how": "completed"}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "never") }},
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) { absent(t, d, "never") }},
 		{name: "finish-failed", flow: "it-node-finish", input: inputOf(map[string]any{"how": "failed"}),
 			status: runs.StatusFailed, errs: []string{"gave up: failed"}},
 		{name: "finish-cancelled", flow: "it-node-finish", input: inputOf(map[string]any{"how": "cancelled"}),
 			status: runs.StatusCancelled,
-			check:  func(t *testing.T, _ *flow.Client, d *runs.Description) { absent(t, d, "done", "never") }},
+			check:  func(t *testing.T, _ *flowclient.Client, d *runs.Description) { absent(t, d, "done", "never") }},
 	})
 }

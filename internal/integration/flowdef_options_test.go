@@ -41,6 +41,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -254,81 +255,83 @@ func TestFlowdefOptions(t *testing.T) {
 	}
 	runDefCases(t, c, []defCase{
 		{name: "if-skipped", flow: "it-opt-if", input: inputOf(map[string]any{"go": false}), output: `{"status": "skipped"}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, runs.StepSkipped, recordOf(t, d, "maybe").Status)
 			}},
 		{name: "if-run", flow: "it-opt-if", input: inputOf(map[string]any{"go": true}), output: `{"status": "succeeded"}`},
 		{name: "retry-retried", flow: "it-opt-retry", input: inputOf(map[string]any{"marker": filepath.Join(dir, "retry")}),
 			output: `{"said": "second"}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, 2, recordOf(t, d, "flaky").Attempt)
 			}},
 		{name: "retry-once", flow: "it-opt-no-retry", input: inputOf(map[string]any{"marker": filepath.Join(dir, "once")}),
 			status: runs.StatusFailed, errs: []string{"exit code 1"},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, 1, recordOf(t, d, "flaky").Attempt)
 			}},
 		{name: "it-opt-timeout", status: runs.StatusWarning, output: `{"slow": "timed_out"}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, runs.StepTimedOut, recordOf(t, d, "slow").Status)
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 8*time.Second, "the 1s timeout ends the 10s sleep")
 			}},
 		{name: "it-opt-http-timeout", input: inputOf(map[string]any{"url": slow.URL}), status: runs.StatusWarning,
 			output: `{"path": "slow", "call": "timed_out"}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, runs.StepTimedOut, recordOf(t, d, "call").Status)
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 8*time.Second)
 			}},
 		{name: "it-opt-agent-timeout", status: runs.StatusWarning, output: `{"ask": "timed_out"}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 15*time.Second, "the 2s timeout ends the agent call")
 			}},
 		{name: "it-opt-signal-timeout", output: `{"path": "escalated", "ack": "timed_out"}`},
 		// A gate's deadline is its decision (timed_out), not a failure: the run completes.
 		{name: "it-opt-on-timeout-goto", output: `{"path": "late", "status": "timed_out"}`},
 		{name: "it-opt-on-error", status: runs.StatusWarning, output: `{"path": "escalated", "flaky": "failed", "err": true}`,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.True(t, recordOf(t, d, "flaky").AllowedFailure)
 				assert.Equal(t, 2, d.State.AllowedFailures)
 				assert.Empty(t, stepRecords(d, "done"))
 			}},
 		{name: "it-opt-on-error-fail", status: runs.StatusFailed, errs: []string{"node boom (step)", "exit code 6"},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { assert.Empty(t, stepRecords(d, "never")) }},
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
+				assert.Empty(t, stepRecords(d, "never"))
+			}},
 		{name: "cost-limit-over-cap", flow: "it-opt-cost-limit", opts: flow.StartOptions{MaxCostUSD: usd("0.20")},
 			status: runs.StatusBudgetExceeded,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.True(t, d.State.CostUSD.IsZero(), "the step reserving 0.50 is not dispatched under a 0.20 cap")
 			}},
 		{name: "cost-limit-under-cap", flow: "it-opt-cost-limit", opts: flow.StartOptions{MaxCostUSD: usd("5")}, output: `{"said": "hello"}`},
 		{name: "output-schema-ok", flow: "it-opt-output-schema", input: inputOf(map[string]any{"n": "3"}), output: `{"n": 3}`},
 		{name: "output-schema-refused", flow: "it-opt-output-schema", input: inputOf(map[string]any{"n": `"three"`}),
 			status: runs.StatusFailed, errs: []string{"node measure (step)"},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) { assert.Empty(t, stepRecords(d, "done")) }},
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) { assert.Empty(t, stepRecords(d, "done")) }},
 		{name: "it-env-vars", output: `{"greeting": "hello", "n": 2, "list": ["a", "b"], "said": "hello 4 2"}`},
 		{name: "it-env-wall-time", status: runs.StatusFailed, errs: []string{"wall"},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Less(t, d.CloseTime.Sub(d.StartTime), 20*time.Second)
 			}},
 		{name: "it-env-steps", status: runs.StatusFailed, errs: []string{"steps 3 exceeds the limit of 2"},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.NotEqual(t, runs.StepCompleted, stepStatuses(d)["three"])
 			}},
 		{name: "it-env-tokens", status: runs.StatusFailed, errs: []string{"token"},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.NotEqual(t, runs.StepCompleted, stepStatuses(d)["second"])
 			}},
 		{name: "it-env-max-cost", status: runs.StatusBudgetExceeded,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.NotEqual(t, runs.StepCompleted, stepStatuses(d)["second"])
 			}},
 		{name: "it-env-budget-pause", output: `{"said": "hello"}`,
-			act: func(t *testing.T, c *flow.Client, run string) {
+			act: func(t *testing.T, c *flowclient.Client, run string) {
 				eventually(t, c, run, "pauses on its budget", func(d *runs.Description) bool { return d.Status == runs.StatusBudgetPaused })
-				_, err := c.RaiseBudget(ctxT(t, time.Minute), flow.BudgetRequest{Run: run, To: decimal.RequireFromString("5"), By: "alice"})
+				_, err := c.RaiseBudget(ctxT(t, time.Minute), flowclient.BudgetRequest{Run: run, To: decimal.RequireFromString("5"), By: "alice"})
 				require.NoError(t, err)
 			}},
 		{name: "it-env-budget-pause-ends", status: runs.StatusBudgetExceeded,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				require.NotNil(t, d.State.EndedAt)
 				assert.GreaterOrEqual(t, d.State.EndedAt.Sub(d.State.StartedAt), 2*time.Second, "it waited budget_pause for a raise")
 				assert.Less(t, d.State.EndedAt.Sub(d.State.StartedAt), time.Minute, "then ended, not after the default 24h")
@@ -336,7 +339,7 @@ func TestFlowdefOptions(t *testing.T) {
 		{name: "it-env-depth", status: runs.StatusFailed, errs: []string{"depth"}},
 		{name: "it-env-fan-out", status: runs.StatusFailed, errs: []string{"fan"}},
 		{name: "it-env-start-defaults",
-			check: func(t *testing.T, c *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, c *flowclient.Client, d *runs.Description) {
 				cat, err := c.Workflows(ctxT(t, time.Minute))
 				require.NoError(t, err)
 				info, ok := cat.Lookup("it-env-start-defaults")
@@ -353,7 +356,7 @@ func TestFlowdefOptions(t *testing.T) {
 				assert.NotEqual(t, optionsQueue, d.TaskQueue)
 			}},
 		{name: "it-env-schedule", input: inputOf(map[string]any{"who": "manual"}), output: `{"who": "manual"}`,
-			check: func(t *testing.T, c *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, c *flowclient.Client, d *runs.Description) {
 				ctx := ctxT(t, time.Minute)
 				id := protocol.ScheduleID("it-env-schedule", 0, optionsQueue)
 				scheds, err := c.Schedules(ctx)
@@ -365,11 +368,11 @@ func TestFlowdefOptions(t *testing.T) {
 					}
 				}
 				assert.Contains(t, spec, "0 3 * * *")
-				_, err = c.ControlSchedule(ctx, id, flow.TriggerSchedule, "test")
+				_, err = c.ControlSchedule(ctx, id, flowclient.TriggerSchedule, "test")
 				require.NoError(t, err)
 				var found []runs.Summary
 				require.Eventually(t, func() bool {
-					found, err = c.List(ctx, flow.ListOptions{Workflow: "it-env-schedule", CreatedBy: "schedule"})
+					found, err = c.List(ctx, flowclient.ListOptions{Workflow: "it-env-schedule", CreatedBy: "schedule"})
 					return err == nil && len(found) > 0
 				}, 30*time.Second, 200*time.Millisecond, "the schedule starts a run")
 				sd, err := c.Wait(ctx, found[0].ID)
@@ -378,30 +381,30 @@ func TestFlowdefOptions(t *testing.T) {
 				assert.JSONEq(t, `{"who": "nightly"}`, string(sd.Result), "with the schedule's input")
 			}},
 		{name: "it-env-once",
-			check: func(t *testing.T, c *flow.Client, _ *runs.Description) {
+			check: func(t *testing.T, c *flowclient.Client, _ *runs.Description) {
 				od, err := c.Wait(ctxT(t, time.Minute), protocol.OnceID("it-env-once", optionsQueue))
 				require.NoError(t, err, "the worker started the once run")
 				assert.Equal(t, runs.StatusCompleted, od.Status, od.Error)
 				assert.JSONEq(t, `{"once": true}`, string(od.Result))
 			}},
 		{name: "sections-failed", flow: "it-env-sections", input: inputOf(map[string]any{"fail": true}), status: runs.StatusFailed,
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, []string{"body", "report", "report2", "cleanup"}, names(d))
 				assert.Contains(t, recordOf(t, d, "report").Output, "failed: failed")
 			}},
 		{name: "sections-cancelled", flow: "it-env-cancelled", status: runs.StatusCancelled,
-			act: func(t *testing.T, c *flow.Client, run string) {
+			act: func(t *testing.T, c *flowclient.Client, run string) {
 				eventually(t, c, run, "waits", waitingFor("signal:never"))
-				require.NoError(t, c.Cancel(ctxT(t, time.Minute), flow.CancelRequest{Run: run, Reason: "test", By: "alice"}))
+				require.NoError(t, c.Cancel(ctxT(t, time.Minute), flowclient.CancelRequest{Run: run, Reason: "test", By: "alice"}))
 			},
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				cleanup := recordOf(t, d, "cleanup")
 				assert.Equal(t, runs.StepCompleted, cleanup.Status)
 				assert.Contains(t, cleanup.Output, "tidy cancelled")
 				assert.Empty(t, stepRecords(d, "report"), "on_error does not run after a cancellation")
 			}},
 		{name: "sections-ok", flow: "it-env-sections", input: inputOf(map[string]any{"fail": false}),
-			check: func(t *testing.T, _ *flow.Client, d *runs.Description) {
+			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Equal(t, []string{"body", "cleanup"}, names(d))
 			}},
 	})

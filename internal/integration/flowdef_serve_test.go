@@ -19,6 +19,7 @@ import (
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/flowdef/serve"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -34,7 +35,7 @@ steps:
 
 // serveWorker serves dir (or only the generic definition flow when dir is "") on its
 // own queue, reloading every 100ms.
-func serveWorker(t *testing.T, queue, dir string) (*flow.Client, *serve.Loader, *lockedBuffer) {
+func serveWorker(t *testing.T, queue, dir string) (*flowclient.Client, *serve.Loader, *lockedBuffer) {
 	t.Helper()
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Directory: approval.StaticDirectory{}, StopTimeout: 5 * time.Second,
 		Providers: map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted()}})
@@ -53,7 +54,7 @@ func serveWorker(t *testing.T, queue, dir string) (*flow.Client, *serve.Loader, 
 		ctx := ctxT(t, 5*time.Minute)
 		go func() { _ = l.Watch(ctx, 100*time.Millisecond) }()
 	}
-	return flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"}), l, logs
+	return flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"}), l, logs
 }
 
 func writeDef(t *testing.T, path, version, word string) {
@@ -146,11 +147,11 @@ func TestFlowdefServe(t *testing.T) {
 	require.NoError(t, os.Remove(path))
 	waitFor(t, "the removal", func() bool { return l.Current("serve-gated") == nil })
 	_, err = c.Start(ctx, "serve-gated", nil, flow.StartOptions{ID: "serve-gated-gone"})
-	var unknown *flow.UnknownWorkflowError
+	var unknown *flowclient.UnknownWorkflowError
 	require.ErrorAs(t, err, &unknown)
 	assert.Contains(t, err.Error(), "definition serve-gated was removed")
 	_, err = c.Describe(ctx, "serve-gated-gone")
-	var nf *flow.RunNotFoundError
+	var nf *flowclient.RunNotFoundError
 	assert.ErrorAs(t, err, &nf)
 }
 
@@ -204,7 +205,7 @@ steps:
 `), 0o644))
 	r = flowctlRunOn(t, queue, "start", "--file", limited, "--id", "adhoc-limited-1", "--label", "env=ci", "--wait")
 	assert.Equal(t, 5, r.code, r.stdout+r.stderr)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	d2, err := c.Describe(ctxT(t, time.Minute), "adhoc-limited-1")
 	require.NoError(t, err)
 	assert.Equal(t, runs.StatusFailed, d2.Status)
@@ -214,7 +215,7 @@ steps:
 	assert.Equal(t, "0.4", d2.State.Budget.Cap.Amount.String())
 	for _, label := range []string{"team=web", "env=ci"} {
 		assert.Eventually(t, func() bool {
-			found, err := c.List(ctxT(t, time.Minute), flow.ListOptions{Label: label})
+			found, err := c.List(ctxT(t, time.Minute), flowclient.ListOptions{Label: label})
 			return err == nil && slices.ContainsFunc(found, func(r runs.Summary) bool { return r.ID == "adhoc-limited-1" })
 		}, 20*time.Second, 200*time.Millisecond, "the run has the label %s", label)
 	}

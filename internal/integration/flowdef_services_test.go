@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/service"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -48,10 +51,10 @@ steps:
 `), &flowdef.StaticRegistry{Services: []string{"status"}})
 	require.NoError(t, err)
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Directory: approval.StaticDirectory{}, StopTimeout: 5 * time.Second,
-		Services: []flow.ServiceDef{flow.Service("status", flow.ServiceOptions{RatePerSecond: 50})}}, buildInterp(t, def))
+		Services: []service.Def{service.Declare("status", service.Options{RatePerSecond: 50})}}, buildInterp(t, def))
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 	ctx := ctxT(t, 2*time.Minute)
 
 	run, err := c.Start(ctx, "it-service", nil, flow.StartOptions{})

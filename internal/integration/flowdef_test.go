@@ -19,6 +19,7 @@ import (
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/signals"
@@ -37,13 +38,13 @@ func loadFlowdef(t *testing.T, file string) *flowdef.Definition {
 }
 
 // flowdefWorker serves interpreted flows on its own queue, agents answered by rules.
-func flowdefWorker(t *testing.T, queue string, rules []llm.ScriptRule, flows ...flow.Definition) *flow.Client {
+func flowdefWorker(t *testing.T, queue string, rules []llm.ScriptRule, flows ...flow.Definition) *flowclient.Client {
 	t.Helper()
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Directory: approval.StaticDirectory{}, StopTimeout: 5 * time.Second,
 		Providers: map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(rules...)}}, flows...)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	return flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 }
 
 // recorder is an HTTP server that keeps the JSON bodies it was sent.
@@ -128,7 +129,7 @@ func TestFlowdefReview(t *testing.T) {
 
 	// Input the definition's schema refuses is refused before anything starts.
 	_, err = c.Start(ctx, "it-code-review", map[string]any{"repo": "gateflow"}, flow.StartOptions{})
-	var ie *flow.InputError
+	var ie *flowclient.InputError
 	assert.ErrorAs(t, err, &ie)
 }
 
@@ -141,7 +142,7 @@ func TestFlowdefIncident(t *testing.T) {
 		{Match: "noise", Text: `{"severity": "low", "summary": "noise"}`},
 	}, buildInterp(t, def))
 	ctx := ctxT(t, 2*time.Minute)
-	start := func(alert string) *flow.Run {
+	start := func(alert string) *flowclient.Run {
 		run, err := c.Start(ctx, "it-incident", map[string]any{
 			"alert": map[string]any{"name": alert}, "service": "api", "page_url": srv.URL + "/page",
 		}, flow.StartOptions{})

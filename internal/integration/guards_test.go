@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/searchattr"
 )
@@ -101,7 +102,7 @@ func TestWorkerKilledMidStepAnotherWorkerFinishesTheRun(t *testing.T) {
 	worker := startTestworker(t, queue)
 
 	ctx := ctxT(t, 2*time.Minute)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	file := filepath.Join(t.TempDir(), "log")
 	run, err := c.Start(ctx, "test.crashy", testflows.FileInput{File: file}, flow.StartOptions{})
 	require.NoError(t, err)

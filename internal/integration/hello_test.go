@@ -12,6 +12,7 @@ import (
 
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -99,7 +100,7 @@ func TestRunningRunAnswersStateQueryAndListShowsStatus(t *testing.T) {
 	require.NoError(t, err)
 
 	require.Eventually(t, func() bool {
-		found, err := c.List(ctx, flow.ListOptions{Workflow: "hello", Status: runs.StatusCompleted, Limit: 100})
+		found, err := c.List(ctx, flowclient.ListOptions{Workflow: "hello", Status: runs.StatusCompleted, Limit: 100})
 		if err != nil {
 			return false
 		}
@@ -112,7 +113,7 @@ func TestRunningRunAnswersStateQueryAndListShowsStatus(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond, "the completed run is listed with FlowStatus=completed")
 
 	// The catalog workflow carries no FlowStatus and is not listed as a run.
-	found, err := c.List(ctx, flow.ListOptions{Limit: 1000})
+	found, err := c.List(ctx, flowclient.ListOptions{Limit: 1000})
 	require.NoError(t, err)
 	for _, r := range found {
 		assert.NotEqual(t, protocol.CatalogWorkflowType, r.Workflow)
@@ -123,14 +124,14 @@ func TestRunningRunAnswersStateQueryAndListShowsStatus(t *testing.T) {
 // its Result is the flow's output type; a run that fails returns its failure.
 func TestStartFlowReturnsTheTypedOutput(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
-	run, err := flow.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{Name: "Typed"}, flow.StartOptions{})
+	run, err := flowclient.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{Name: "Typed"}, flow.StartOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "hello", run.Workflow)
 	out, err := run.Result(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, examples.HelloOutput{Greeting: "Hello, Typed!", Shouted: "HELLO, TYPED!"}, out)
 
-	_, err = flow.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{}, flow.StartOptions{Priority: 9})
-	var ie *flow.InputError
+	_, err = flowclient.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{}, flow.StartOptions{Priority: 9})
+	var ie *flowclient.InputError
 	require.ErrorAs(t, err, &ie, "the options are checked as Start checks them")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/signals"
 	"github.com/gateflow/gateflow/testsuite"
 	"github.com/gateflow/gateflow/testsuite/server"
@@ -51,13 +52,13 @@ func TestExampleHistoriesRecordAndReplay(t *testing.T) {
 	start("ship", examples.ShipInput{Version: "3.0.0"}, "history-ship")
 	runs["ship"] = "history-ship"
 	eventually(t, c, "history-ship", "input", waitingFor("input:release-notes"))
-	_, err := c.Answer(ctx, flow.AnswerRequest{Run: "history-ship", Name: "release-notes", Data: json.RawMessage(`{"summary":"A recorded release","risk":"low"}`), By: "alice"})
+	_, err := c.Answer(ctx, flowclient.AnswerRequest{Run: "history-ship", Name: "release-notes", Data: json.RawMessage(`{"summary":"A recorded release","risk":"low"}`), By: "alice"})
 	require.NoError(t, err)
 	eventually(t, c, "history-ship", "approval", waitingFor("approval:ship"))
 	_, err = c.Vote(ctx, "history-ship", approval.Vote{Gate: "ship", Kind: approval.RequestChanges, By: "bob", Comment: "more detail"})
 	require.NoError(t, err)
 	eventually(t, c, "history-ship", "input again", waitingFor("input:release-notes"))
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: "history-ship", Name: "release-notes", Data: json.RawMessage(`{"summary":"A recorded release, in detail","risk":"low"}`), By: "alice"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: "history-ship", Name: "release-notes", Data: json.RawMessage(`{"summary":"A recorded release, in detail","risk":"low"}`), By: "alice"})
 	require.NoError(t, err)
 	eventually(t, c, "history-ship", "approval again", waitingFor("approval:ship"))
 	for _, by := range []string{"alice", "carol"} {

@@ -16,6 +16,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/runs"
@@ -52,35 +53,35 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 		Payload: json.RawMessage(`"` + strings.Repeat("j", 1_900_000) + `"`)}
 	start := time.Now()
 	for i := range 28 {
-		err := shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalName, junk)
+		err := shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalName, junk)
 		var inv *serviceerror.InvalidArgument
 		require.Truef(t, errors.As(err, &inv), "signal %d: want InvalidArgument from the server, got %v", i, err)
 		assert.Contains(t, err.Error(), "Blob data size exceeds limit")
 	}
 	t.Logf("28 signals of 1.9 MB refused by the server in %s", time.Since(start).Round(time.Millisecond))
 	vote := approval.Vote{Gate: "ship", Kind: approval.Reject, By: "mallory", Comment: strings.Repeat("c", 1_900_000)}
-	require.Error(t, shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalApproval, vote), "a 1.9 MB vote Signal is refused too")
+	require.Error(t, shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalApproval, vote), "a 1.9 MB vote Signal is refused too")
 
 	// Under the server's limit but over a signal's: the run refuses it and keeps no payload.
 	mid := junk
 	mid.ID, mid.Payload = "mid", json.RawMessage(`"`+strings.Repeat("m", 300<<10)+`"`)
-	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalName, mid))
+	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalName, mid))
 	d := eventually(t, c, run.ID, "the 300 KiB signal is refused", func(d *runs.Description) bool { return len(d.State.Refused) == 1 })
 	assert.Contains(t, d.State.Refused[0].Reason, "more than the limit of 262144")
 	raw, err := json.Marshal(d.State)
 	require.NoError(t, err)
 	assert.Less(t, len(raw), 32<<10, "the state keeps nothing of the refused payload")
 
-	// A 1.5 MB schema-valid answer: flow.Client (and so flowctl) refuses it before sending;
+	// A 1.5 MB schema-valid answer: flowclient.Client (and so flowctl) refuses it before sending;
 	// a raw Update is refused by the server; a 100 KiB one, under the server's limit, by the
 	// run's Validator with the request's limit.
 	huge := notesOf(1_500_000)
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: huge, By: "carol"})
-	var ie *flow.InputError
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: huge, By: "carol"})
+	var ie *flowclient.InputError
 	require.ErrorAs(t, err, &ie)
 	assert.ErrorContains(t, err, "the limit is 262144")
 	rawAnswer := func(data json.RawMessage) error {
-		h, err := shared.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.ID, UpdateName: flow.UpdateInput,
+		h, err := shared.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.ID, UpdateName: protocol.UpdateInput,
 			Args: []any{protocol.InputAnswer{Name: "release-notes", Data: data, By: "carol"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err != nil {
 			return err
@@ -95,7 +96,7 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 	err = rawAnswer(notesOf(100 << 10))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `input "release-notes": the answer is 102427 bytes of JSON; the limit is 65536 (max_answer_bytes)`)
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: notesOf(100 << 10), By: "carol"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: notesOf(100 << 10), By: "carol"})
 	refused(t, err, "the limit is 65536")
 	assert.Equal(t, 0, updateEvents(t, run.ID), "no refused answer was accepted into history")
 
@@ -103,7 +104,7 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 	d, err = c.Describe(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, runs.StatusAwaitingInput, d.Status)
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Limits on everything","risk":"low"}`), By: "carol"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Limits on everything","risk":"low"}`), By: "carol"})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "waits for approval", waitingFor("approval:ship"))
 	for _, by := range []string{"alice", "bob"} {

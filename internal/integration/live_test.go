@@ -19,6 +19,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 )
 
@@ -64,13 +65,13 @@ var liveFlow = flow.Define("test.live.output", func(ctx *flow.Context, in liveIn
 })
 
 // liveWorker starts a worker with the live flows on a fresh task queue.
-func liveWorker(t *testing.T) (*flow.Client, string) {
+func liveWorker(t *testing.T) (*flowclient.Client, string) {
 	t.Helper()
 	queue := fmt.Sprintf("live-%s-%d", t.Name(), time.Now().UnixNano())
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, StopTimeout: 2 * time.Second}, identityFlow, liveFlow)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue}), queue
+	return flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue}), queue
 }
 
 // keyRecorder is a local HTTP server that records each request's path and headers and fails

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/logging"
@@ -21,7 +22,7 @@ import (
 var shared struct {
 	srv    *devserver.Server
 	tc     client.Client
-	client *flow.Client
+	client *flowclient.Client
 	queue  string
 	llm    *llmFakes
 }
@@ -60,7 +61,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer w.Stop()
-	shared.client = flow.NewClient(tc, flow.ClientOptions{TaskQueue: shared.queue, Identity: "tester"})
+	shared.client = flowclient.New(tc, flowclient.Options{TaskQueue: shared.queue, Identity: "tester"})
 	return m.Run()
 }
 

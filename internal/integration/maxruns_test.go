@@ -13,6 +13,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
@@ -40,7 +41,7 @@ func TestMaxStepsRefusesTheStepPastTheLimit(t *testing.T) {
 }
 
 // gatedRun starts name and waits until it waits for its approval.
-func gatedRun(t *testing.T, name string) *flow.Run {
+func gatedRun(t *testing.T, name string) *flowclient.Run {
 	t.Helper()
 	run, err := shared.client.Start(ctxT(t, 10*time.Second), name, nil, flow.StartOptions{})
 	require.NoError(t, err)
@@ -59,7 +60,7 @@ func TestMaxRunsRefuse(t *testing.T) {
 	c := shared.client
 	first := gatedRun(t, "test.maxruns.refuse")
 	_, err := c.Start(ctx, "test.maxruns.refuse", nil, flow.StartOptions{})
-	var mr *flow.MaxRunsError
+	var mr *flowclient.MaxRunsError
 	require.True(t, errors.As(err, &mr), "%v", err)
 	assert.Equal(t, "start test.maxruns.refuse: the flow allows at most 1 live runs (max runs, on overflow refuse) and has 1: "+first.ID, err.Error())
 	assert.Equal(t, []string{first.ID}, mr.Live)
@@ -72,7 +73,7 @@ func TestMaxRunsRefuse(t *testing.T) {
 	require.Eventually(t, func() bool {
 		run, err := c.Start(ctx, "test.maxruns.refuse", nil, flow.StartOptions{})
 		if err == nil {
-			require.NoError(t, c.Cancel(ctx, flow.CancelRequest{Run: run.ID, Reason: "test over"}))
+			require.NoError(t, c.Cancel(ctx, flowclient.CancelRequest{Run: run.ID, Reason: "test over"}))
 		}
 		return err == nil
 	}, 20*time.Second, 200*time.Millisecond, "a start is admitted once the first run ended")

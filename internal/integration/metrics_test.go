@@ -13,6 +13,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/logging"
 	"github.com/gateflow/gateflow/internal/metrics"
@@ -30,7 +31,7 @@ func TestMetricsExposeGateflowSeriesWithLabels(t *testing.T) {
 	w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: queue}, append(examples.All(), testflows.All()...)...)
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	c := flow.NewClient(tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(tc, flowclient.Options{TaskQueue: queue})
 	ctx := ctxT(t, time.Minute)
 
 	run, err := c.Start(ctx, "hello", nil, flow.StartOptions{})

@@ -21,6 +21,7 @@ import (
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
@@ -92,14 +93,14 @@ func (s *scriptServer) count(prompt string) int {
 
 // paidWorker serves the paid-attempt flows on their own task queue, with the scripted
 // OpenAI server as the only provider.
-func paidWorker(t *testing.T, queue string, srv *scriptServer) *flow.Client {
+func paidWorker(t *testing.T, queue string, srv *scriptServer) *flowclient.Client {
 	t.Helper()
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Directory: approval.StaticDirectory{},
 		Providers: map[string]llm.Provider{llm.ProviderOpenAI: llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "sk-test"})}},
 		testflows.PaidFlows()...)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	return flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 }
 
 func priced(t *testing.T, in, out int64) decimal.Decimal {

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -72,7 +73,7 @@ func TestPauseRunWithFlowctlWhileAShellStepIsInFlight(t *testing.T) {
 	assert.Contains(t, r.stdout, "paused")
 	assert.Contains(t, r.stdout, "resume")
 	assert.Eventually(t, func() bool {
-		list, err := c.List(ctx, flow.ListOptions{Status: runs.StatusPaused})
+		list, err := c.List(ctx, flowclient.ListOptions{Status: runs.StatusPaused})
 		for _, s := range list {
 			if err == nil && s.ID == run.ID {
 				return true
@@ -110,7 +111,7 @@ func TestPauseRunOrWorkflowTypeOfTheSameName(t *testing.T) {
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue}, testflows.PauseFlows()...)
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	name := testflows.PauseSteps.Name()
 	file := filepath.Join(t.TempDir(), "log")
 	run, err := c.Start(ctx, name, testflows.FileInput{File: file}, flow.StartOptions{ID: name})
@@ -162,7 +163,7 @@ func TestFlowDefaultsApplyToStartsWithoutOptions(t *testing.T) {
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Tags: []string{"gpu", "eu"}}, testflows.PauseFlows()...)
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	name := testflows.Defaults.Name()
 
 	cat, err := c.Workflows(ctx)
@@ -197,7 +198,7 @@ func TestFlowDefaultsApplyToStartsWithoutOptions(t *testing.T) {
 	assert.Equal(t, []string{"env=prod", "team=web", "tier=batch"}, labels, "the start's value wins for team")
 
 	assert.Eventually(t, func() bool {
-		list, err := c.List(ctx, flow.ListOptions{Workflow: name, Label: "tier=batch"})
+		list, err := c.List(ctx, flowclient.ListOptions{Workflow: name, Label: "tier=batch"})
 		return err == nil && len(list) >= 2
 	}, 10*time.Second, 100*time.Millisecond, "both runs carry the flow's label")
 }

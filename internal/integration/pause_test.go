@@ -13,6 +13,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
@@ -23,7 +24,7 @@ func TestPauseHoldsNewRunsAndResumeReleasesThem(t *testing.T) {
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue}, append(examples.All(), testflows.All()...)...)
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 
 	// A run already going when the type is paused is untouched.
 	going, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})

@@ -15,12 +15,14 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/signals"
 )
 
 // eventually waits until the run's state satisfies cond.
-func eventually(t *testing.T, c *flow.Client, run string, what string, cond func(*runs.Description) bool) *runs.Description {
+func eventually(t *testing.T, c *flowclient.Client, run string, what string, cond func(*runs.Description) bool) *runs.Description {
 	t.Helper()
 	var d *runs.Description
 	require.Eventually(t, func() bool {
@@ -59,7 +61,7 @@ func updateEvents(t *testing.T, run string) int {
 
 func refused(t *testing.T, err error, reason string) {
 	t.Helper()
-	var re *flow.RefusedError
+	var re *flowclient.RefusedError
 	require.True(t, errors.As(err, &re), "want a refusal, got %v", err)
 	assert.Contains(t, re.Reason, reason)
 }
@@ -73,12 +75,12 @@ func TestShipExampleQuorumInputRequestChangesAndKeyedSignal(t *testing.T) {
 	assert.Equal(t, runs.StatusAwaitingInput, d.Status)
 
 	// Bad answers are refused at once and leave no trace.
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"short","risk":"extreme"}`), By: "alice"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"short","risk":"extreme"}`), By: "alice"})
 	refused(t, err, "does not match the schema")
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Fixes the login bug for good","risk":"low"}`), By: "mallory"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Fixes the login bug for good","risk":"low"}`), By: "mallory"})
 	refused(t, err, `"mallory" is not among the assignees`)
 	assert.Equal(t, 0, updateEvents(t, run.ID), "refused answers are not in history")
-	ans, err := c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Fixes the login bug for good","risk":"low"}`), By: "carol"})
+	ans, err := c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Fixes the login bug for good","risk":"low"}`), By: "carol"})
 	require.NoError(t, err)
 	assert.Equal(t, "carol", ans.By)
 
@@ -92,7 +94,7 @@ func TestShipExampleQuorumInputRequestChangesAndKeyedSignal(t *testing.T) {
 	d = eventually(t, c, run.ID, "asks for notes again", waitingFor("input:release-notes"))
 	require.Len(t, d.State.Inputs, 2)
 	assert.Contains(t, d.State.Inputs[1].Request.Prompt, "changes requested by bob: mention the migration")
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Fixes login; run the migration first","risk":"medium"}`), By: "carol"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"Fixes login; run the migration first","risk":"medium"}`), By: "carol"})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "waits for approval again", waitingFor("approval:ship"))
 
@@ -263,10 +265,10 @@ func TestVoteSentAsASignalFollowsTheSameRules(t *testing.T) {
 	run, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "the gate opens", waitingFor("approval:gate"))
-	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "mallory"}))
+	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "mallory"}))
 	d := eventually(t, c, run.ID, "the refusal is recorded", func(d *runs.Description) bool { return len(d.State.Refused) == 1 })
 	assert.Contains(t, d.State.Refused[0].Reason, "mallory may not decide")
-	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", flow.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "alice"}))
+	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "alice"}))
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 	assert.Equal(t, runs.StatusCompleted, d.Status)
@@ -280,7 +282,7 @@ func TestRunsWaitingForPeopleSurviveAWorkerRestart(t *testing.T) {
 	opts := flow.WorkerOptions{TaskQueue: queue, Directory: examples.Directory(), StopTimeout: time.Second}
 	w1 := flow.NewWorker(shared.tc, opts, append(examples.All(), testflows.All()...)...)
 	require.NoError(t, w1.Start())
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 	gate, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
 	require.NoError(t, err)
 	ship, err := c.Start(ctx, "ship", examples.ShipInput{Version: "7.0.0"}, flow.StartOptions{})
@@ -294,7 +296,7 @@ func TestRunsWaitingForPeopleSurviveAWorkerRestart(t *testing.T) {
 	defer w2.Stop()
 	_, err = c.Vote(ctx, gate.ID, approval.Vote{Gate: "gate", Kind: approval.Approve, By: "alice"})
 	require.NoError(t, err)
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: ship.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"After the restart","risk":"low"}`), By: "bob"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: ship.ID, Name: "release-notes", Data: json.RawMessage(`{"summary":"After the restart","risk":"low"}`), By: "bob"})
 	require.NoError(t, err)
 	eventually(t, c, ship.ID, "approval asked", waitingFor("approval:ship"))
 	for _, by := range []string{"alice", "carol"} {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/quality"
+
 	"github.com/gateflow/gateflow/runs"
 	"github.com/shopspring/decimal"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
@@ -33,7 +36,7 @@ func TestQualityGateFailsAt79Of80AndPassesAt80(t *testing.T) {
 	assert.Equal(t, 79.0, g.Quality.Score)
 	assert.Equal(t, 80.0, g.Quality.Threshold)
 	assert.False(t, g.Quality.Passed)
-	assert.Equal(t, string(flow.QualityFail), g.Quality.OnFail)
+	assert.Equal(t, string(quality.Fail), g.Quality.OnFail)
 	assert.Equal(t, "review.score", g.Quality.Field)
 	assert.True(t, g.CostUSD.IsZero(), "the gate itself costs nothing")
 	review := stepNamed(t, fail.State.Steps, "review")
@@ -45,12 +48,12 @@ func TestQualityGateFailsAt79Of80AndPassesAt80(t *testing.T) {
 	g = stepNamed(t, pass.State.Steps, "review-quality")
 	assert.Equal(t, runs.StepCompleted, g.Status)
 	require.NotNil(t, g.Quality)
-	assert.Equal(t, runs.Quality{Score: 80, Threshold: 80, Field: "review.score", Passed: true, OnFail: string(flow.QualityFail)}, *g.Quality)
+	assert.Equal(t, runs.Quality{Score: 80, Threshold: 80, Field: "review.score", Passed: true, OnFail: string(quality.Fail)}, *g.Quality)
 	var out runs.Quality
 	require.NoError(t, json.Unmarshal(pass.State.Output, &out))
 	assert.Equal(t, *g.Quality, out, "the handler got the record")
 
-	cont := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-79", Threshold: 80, OnFail: flow.QualityContinue}, flow.StartOptions{})
+	cont := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-79", Threshold: 80, OnFail: quality.Continue}, flow.StartOptions{})
 	assert.Equal(t, runs.StatusWarning, cont.Status, "a failing score allowed to fail: %s", cont.Error)
 	g = stepNamed(t, cont.State.Steps, "review-quality")
 	assert.Equal(t, runs.StepFailed, g.Status)
@@ -123,7 +126,7 @@ func TestDecideByAgentRefusesAChoiceOutsideTheOptionsAndAsksAgain(t *testing.T) 
 		testflows.QualityFlows()...)
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := c.Start(ctx, "test.decide", testflows.DecideInput{Prompt: "Ship v3?", Options: []string{"ship", "hold"}, Model: "gpt-4o-mini"},
@@ -166,11 +169,11 @@ func TestDecideByPeopleAnsweredThroughTheClient(t *testing.T) {
 	require.NotNil(t, s.Decision, "the options show while the run waits")
 	assert.Equal(t, []string{"ship", "hold"}, s.Decision.Options)
 
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "ship-or-hold", Data: json.RawMessage(`"ship"`), By: "mallory"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "ship-or-hold", Data: json.RawMessage(`"ship"`), By: "mallory"})
 	refused(t, err, `"mallory" is not among the assignees`)
-	_, err = c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "ship-or-hold", Data: json.RawMessage(`"maybe"`), By: "alice"})
+	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "ship-or-hold", Data: json.RawMessage(`"maybe"`), By: "alice"})
 	refused(t, err, `want one of "ship", "hold", got "maybe"`)
-	ans, err := c.Answer(ctx, flow.AnswerRequest{Run: run.ID, Name: "ship-or-hold",
+	ans, err := c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "ship-or-hold",
 		Data: json.RawMessage(`{"choice":"hold","reason":"waiting for the security review"}`), By: "alice"})
 	require.NoError(t, err)
 	assert.Equal(t, "alice", ans.By)

@@ -19,19 +19,20 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // quotaWorker starts a worker of the test flows on its own task queue with opts (the
 // queue, providers and directory filled in) and returns a client of that queue.
-func quotaWorker(t *testing.T, queue string, opts flow.WorkerOptions) *flow.Client {
+func quotaWorker(t *testing.T, queue string, opts flow.WorkerOptions) *flowclient.Client {
 	t.Helper()
 	opts.TaskQueue, opts.Directory, opts.Providers = queue, approval.StaticDirectory{}, shared.llm.providers()
 	w := flow.NewWorker(shared.tc, opts, testflows.All()...)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	return flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 }
 
 // ledgerState reads a monthly ledger's exact state (spend, charge keys, reservations) with
@@ -64,7 +65,7 @@ func TestQuotaConcurrentStartsAdmitOneAndReleaseTheRest(t *testing.T) {
 
 	var (
 		wg    sync.WaitGroup
-		found [2]*flow.Run
+		found [2]*flowclient.Run
 		errs  [2]error
 	)
 	for i := range found {

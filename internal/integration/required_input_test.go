@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 )
 
@@ -23,7 +23,7 @@ func TestStartWithoutRequiredFieldsStartsNothing(t *testing.T) {
 	assert.Equal(t, flowctl.ExitUsage, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
 	assert.Contains(t, r.stderr, `missing property "version"`)
 	_, err := shared.client.Describe(ctxT(t, time.Minute), id)
-	var nf *flow.RunNotFoundError
+	var nf *flowclient.RunNotFoundError
 	require.True(t, errors.As(err, &nf), "nothing started: %v", err)
 
 	r = flowctlRun(t, "", "start", "ship", "--input", `{"Version":"1.0.0"}`, "--id", id)

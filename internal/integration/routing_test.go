@@ -16,13 +16,14 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/backoff"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
 // routingWorker serves the routing flows and their custom activities on its own queue
 // and returns a client of that queue.
-func routingWorker(t *testing.T, queue string, opts worker.Options) *flow.Client {
+func routingWorker(t *testing.T, queue string, opts worker.Options) *flowclient.Client {
 	t.Helper()
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, StopTimeout: time.Second, Worker: opts},
 		testflows.RoutingFlows()...)
@@ -30,10 +31,10 @@ func routingWorker(t *testing.T, queue string, opts worker.Options) *flow.Client
 	w.RegisterActivity(testflows.Flaky, "")
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	return flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 }
 
-func runOn(t *testing.T, c *flow.Client, name string, input any, opts flow.StartOptions) *runs.Description {
+func runOn(t *testing.T, c *flowclient.Client, name string, input any, opts flow.StartOptions) *runs.Description {
 	t.Helper()
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := c.Start(ctx, name, input, opts)

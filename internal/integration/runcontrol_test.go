@@ -15,6 +15,7 @@ import (
 
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
@@ -39,12 +40,12 @@ func TestStartOptionValidationErrorsStartNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		_, err := shared.client.Start(ctx, "hello", nil, tc.opts)
-		var ie *flow.InputError
+		var ie *flowclient.InputError
 		require.True(t, errors.As(err, &ie), "%s: %v", tc.want, err)
 		assert.Contains(t, err.Error(), tc.want)
 		if tc.opts.ID != "" {
 			_, derr := shared.client.Describe(ctx, tc.opts.ID)
-			var nf *flow.RunNotFoundError
+			var nf *flowclient.RunNotFoundError
 			assert.True(t, errors.As(derr, &nf), "%s started nothing", tc.opts.ID)
 		}
 	}
@@ -86,7 +87,7 @@ func TestLabelsPriorityDelayAndAttemptsAreApplied(t *testing.T) {
 	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.GreaterOrEqual(t, d.CloseTime.Sub(d.StartTime), 2*time.Second)
 	require.Eventually(t, func() bool {
-		found, err := c.List(ctx, flow.ListOptions{Workflow: "hello", Limit: 200})
+		found, err := c.List(ctx, flowclient.ListOptions{Workflow: "hello", Limit: 200})
 		if err != nil {
 			return false
 		}
@@ -154,7 +155,7 @@ func TestPlanListsEveryStepOfReleaseWithoutRunningAny(t *testing.T) {
 		assert.Contains(t, r.stdout, name)
 	}
 	assert.Equal(t, 0, strings.Count(r.stdout, `"status": "completed"`), "no step ran")
-	found, err := shared.client.List(ctxT(t, 10*time.Second), flow.ListOptions{Limit: 1000})
+	found, err := shared.client.List(ctxT(t, 10*time.Second), flowclient.ListOptions{Limit: 1000})
 	require.NoError(t, err)
 	for _, run := range found {
 		assert.False(t, strings.HasPrefix(run.ID, "plan-"), "plans are not listed as runs")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -31,7 +32,7 @@ func TestScheduleFiresAndFlowctlControlsIt(t *testing.T) {
 	defer w.Stop()
 	id := protocol.ScheduleID("test.scheduled", 0, queue)
 	defer func() { _ = shared.tc.ScheduleClient().GetHandle(ctx, id).Delete(ctx) }()
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 
 	var fired []string
 	require.Eventually(t, func() bool {
@@ -55,7 +56,7 @@ func TestScheduleFiresAndFlowctlControlsIt(t *testing.T) {
 	assert.Equal(t, "Schedule "+id+" paused.\n", r.stdout)
 	r = run(t, queue, "schedules", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var list []flow.ScheduleSummary
+	var list []flowclient.ScheduleSummary
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
 	require.Len(t, list, 1)
 	assert.True(t, list[0].Paused)

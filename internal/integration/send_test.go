@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/signals"
 )
 
 // sendStart starts the flow name with in and fails the test if it cannot.
-func sendStart(t *testing.T, c *flow.Client, name string, in any) string {
+func sendStart(t *testing.T, c *flowclient.Client, name string, in any) string {
 	t.Helper()
 	run, err := c.Start(ctxT(t, 10*time.Second), name, in, flow.StartOptions{})
 	require.NoError(t, err)
@@ -25,7 +26,7 @@ func sendStart(t *testing.T, c *flow.Client, name string, in any) string {
 }
 
 // sendWait waits for the run to end and returns how it ended.
-func sendWait(t *testing.T, c *flow.Client, run string) *runs.Description {
+func sendWait(t *testing.T, c *flowclient.Client, run string) *runs.Description {
 	t.Helper()
 	d, err := c.Wait(ctxT(t, time.Minute), run)
 	require.NoError(t, err)
@@ -117,7 +118,7 @@ func TestDetachedChildSurvivesItsParentsCancellation(t *testing.T) {
 	parent := sendStart(t, c, testflows.DetachingParent.Name(), testflows.SendIn{})
 	kid := parent + "/kid"
 	eventually(t, c, kid, "the detached child waits", waitingFor("signal:release"))
-	require.NoError(t, c.Cancel(ctx, flow.CancelRequest{Run: parent, Reason: "test"}))
+	require.NoError(t, c.Cancel(ctx, flowclient.CancelRequest{Run: parent, Reason: "test"}))
 
 	p := sendWait(t, c, parent)
 	assert.Equal(t, runs.StatusCancelled, p.Status)
@@ -158,7 +159,7 @@ func TestChildTagsSendTheChildToTaggedWorkers(t *testing.T) {
 	gpu := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Identity: "gpu-worker", Tags: []string{"gpu"}}, testflows.SendFlows()...)
 	require.NoError(t, gpu.Start())
 	defer gpu.Stop()
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 
 	d := sendWait(t, c, sendStart(t, c, testflows.TaggedParent.Name(), testflows.SendIn{Tags: []string{"gpu"}}))
 	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)

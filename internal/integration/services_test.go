@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/logging"
 	"github.com/gateflow/gateflow/internal/metrics"
@@ -73,7 +74,7 @@ func TestServiceRateLimitHoldsAcrossWorkerProcesses(t *testing.T) {
 		return err == nil && len(resp.GetPollers()) == 2
 	}, 20*time.Second, 100*time.Millisecond, "both worker processes poll %s", svcQueue)
 
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	const n = 50
 	run, err := c.Start(ctx, testflows.RatedCalls.Name(), testflows.RatedInput{URL: srv.URL, N: n}, flow.StartOptions{})
 	require.NoError(t, err)
@@ -133,7 +134,7 @@ func TestServiceBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 	defer w.Stop()
 
 	ctx := ctxT(t, time.Minute)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	run, err := c.Start(ctx, testflows.FlakyCall.Name(), srv.URL, flow.StartOptions{})
 	require.NoError(t, err)
 
@@ -147,7 +148,7 @@ func TestServiceBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 	assert.Regexp(t, `(?m)^call\s+http\s+waiting_service\b`, r.stdout)
 	require.Eventually(t, func() bool {
 		r := flowctlRunOn(t, queue, "services", "-o", "json")
-		var list []flow.ServiceStatus
+		var list []flowclient.ServiceStatus
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &list) == nil &&
 			len(list) == 2 && list[0].Service == "flaky" && list[0].State == "open" && list[0].OpenUntil != nil
 	}, 5*time.Second, 50*time.Millisecond, "flowctl services shows the open breaker")

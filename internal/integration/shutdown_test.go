@@ -14,6 +14,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 )
 
 type slowInput struct {
@@ -36,7 +37,7 @@ func TestWorkerStopGivesInFlightStepsAGracePeriod(t *testing.T) {
 	queue := "grace"
 	w1 := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, StopTimeout: 20 * time.Second}, slow)
 	require.NoError(t, w1.Start())
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	marker := filepath.Join(t.TempDir(), "marker")
 	run, err := c.Start(ctx, "test.slow", slowInput{Marker: marker}, flow.StartOptions{})
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -27,7 +28,7 @@ func TestStartRefusesTheIDOfALiveRun(t *testing.T) {
 	t.Cleanup(func() { _ = shared.tc.TerminateWorkflow(ctxT(t, 10*time.Second), id, "", "test done") })
 
 	_, err = shared.client.Start(ctx, "hello", json.RawMessage(`{"name":"Ada"}`), flow.StartOptions{ID: id})
-	var exists *flow.RunExistsError
+	var exists *flowclient.RunExistsError
 	require.True(t, errors.As(err, &exists), "want RunExistsError, got %v", err)
 	assert.Equal(t, id, exists.ID)
 

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -39,7 +40,7 @@ func TestOnceStartsOnceAcrossWorkersAndRestartOnceStartsAgain(t *testing.T) {
 		require.NoError(t, errs[i])
 		defer w.Stop()
 	}
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue, Identity: "tester"})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 	d, err := c.Wait(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
@@ -74,10 +75,10 @@ func TestOnceStartsOnceAcrossWorkersAndRestartOnceStartsAgain(t *testing.T) {
 	assert.Contains(t, r.stderr, "--input cannot be given with it")
 
 	_, err = c.RestartOnce(ctx, "test.trigger.source")
-	var uerr *flow.UnknownWorkflowError
+	var uerr *flowclient.UnknownWorkflowError
 	assert.ErrorAs(t, err, &uerr, "the once queue does not serve it")
 	_, err = shared.client.RestartOnce(ctx, "test.trigger.source")
-	var ierr *flow.InputError
+	var ierr *flowclient.InputError
 	assert.ErrorAs(t, err, &ierr, "a flow without a once start")
 }
 
@@ -124,7 +125,7 @@ func TestTriggerCompletedRunStartsOnDoneWithItsOutput(t *testing.T) {
 
 	// Not the WhenFailed flow; the flow whose input does not fit is refused, clearly.
 	_, err = c.Describe(ctx, protocol.TriggeredID("test.trigger.onfailed", run.ID, run.RunID))
-	var nf *flow.RunNotFoundError
+	var nf *flowclient.RunNotFoundError
 	assert.ErrorAs(t, err, &nf)
 	_, err = c.Describe(ctx, protocol.TriggeredID("test.trigger.mismatch", run.ID, run.RunID))
 	assert.ErrorAs(t, err, &nf)
@@ -165,7 +166,7 @@ func TestTriggerFailedRunStartsOnFailedOnly(t *testing.T) {
 	assert.Equal(t, "failed:v2", out)
 	for _, other := range []string{"test.trigger.ondone", "test.trigger.mismatch"} {
 		_, err = c.Describe(ctx, protocol.TriggeredID(other, run.ID, run.RunID))
-		var nf *flow.RunNotFoundError
+		var nf *flowclient.RunNotFoundError
 		assert.ErrorAs(t, err, &nf, other)
 	}
 }
@@ -174,7 +175,7 @@ func TestSignalStartStartsOneRunPerKeyAndDeliversThePayload(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	sfx := "-" + strconv.FormatInt(time.Now().UnixNano(), 36) // keys start one run ever
-	send := func(order, item string) (*flow.Run, error) {
+	send := func(order, item string) (*flowclient.Run, error) {
 		order += sfx
 		b, err := json.Marshal(testflows.OrderPlaced{Order: order, Item: item})
 		require.NoError(t, err)
@@ -200,7 +201,7 @@ func TestSignalStartStartsOneRunPerKeyAndDeliversThePayload(t *testing.T) {
 
 	// A key starts one run: after it ended, its key is refused.
 	_, err = send("o-1", "cherry")
-	var exists *flow.RunExistsError
+	var exists *flowclient.RunExistsError
 	require.ErrorAs(t, err, &exists)
 	assert.Contains(t, exists.Error(), "a key starts one run")
 
@@ -212,7 +213,7 @@ func TestSignalStartStartsOneRunPerKeyAndDeliversThePayload(t *testing.T) {
 
 	// Refusals before anything starts.
 	_, err = c.SignalStart(ctx, "test.signal.started", signals.Envelope{Name: "other", Key: "k"})
-	var ierr *flow.InputError
+	var ierr *flowclient.InputError
 	assert.ErrorAs(t, err, &ierr)
 	_, err = c.SignalStart(ctx, "test.signal.started", signals.Envelope{Name: "order-placed", Key: "k", Payload: json.RawMessage(`42`)})
 	assert.ErrorAs(t, err, &ierr, "a payload the input type refuses")

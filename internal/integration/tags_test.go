@@ -12,6 +12,7 @@ import (
 
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -39,7 +40,7 @@ func TestWorkerTagsRouteRunsToWorkersThatHaveThem(t *testing.T) {
 	gpu := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Identity: "gpu-worker", Tags: []string{"gpu", "eu"}}, examples.All()...)
 	require.NoError(t, gpu.Start())
 	defer gpu.Stop()
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 
 	for _, tags := range [][]string{{"gpu"}, {"eu", "gpu"}} {
 		run, err := c.Start(ctx, "hello", nil, flow.StartOptions{WorkerTags: tags})
@@ -62,7 +63,7 @@ func TestWorkerTagsRouteRunsToWorkersThatHaveThem(t *testing.T) {
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, run.ID, "", "test done"))
 
 	_, err = c.Start(ctx, "hello", nil, flow.StartOptions{ID: "bad-tag", WorkerTags: []string{"GPU!"}})
-	var ie *flow.InputError
+	var ie *flowclient.InputError
 	require.True(t, errors.As(err, &ie), "%v", err)
 	assert.Contains(t, err.Error(), `tag "GPU!"`)
 	r := flowctlRunOn(t, queue, "start", "hello", "--tag", "gpu", "--wait")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -31,7 +32,7 @@ func TestDecisionsWhileTheWorkerIsDown(t *testing.T) {
 	opts := flow.WorkerOptions{TaskQueue: queue, StopTimeout: time.Second}
 	w := flow.NewWorker(shared.tc, opts, downFlow)
 	require.NoError(t, w.Start())
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	ctx := ctxT(t, 2*time.Minute)
 	run := queue + "-run"
 	_, err := c.Start(ctx, downFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: run})

@@ -20,6 +20,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -96,13 +97,13 @@ steps:
 	}
 	assert.Contains(t, banner.String(), "  Services         status (4/s, 2 at once)\n                   flaky (breaker: failures 2 open 2s)\n")
 
-	services := func() map[string]flow.ServiceStatus {
+	services := func() map[string]flowclient.ServiceStatus {
 		r := flowctlRunOn(t, queue, "services", "-o", "json")
-		var list []flow.ServiceStatus
+		var list []flowclient.ServiceStatus
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil {
 			return nil
 		}
-		m := map[string]flow.ServiceStatus{}
+		m := map[string]flowclient.ServiceStatus{}
 		for _, s := range list {
 			m[s.Service] = s
 		}
@@ -117,7 +118,7 @@ steps:
 	assert.Zero(t, m["flaky"].RatePerSecond)
 
 	ctx := ctxT(t, 2*time.Minute)
-	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	run, err := c.Start(ctx, "svc-flags", nil, flow.StartOptions{})
 	require.NoError(t, err)
 	d := eventually(t, c, run.ID, "the call waits for its service", func(d *runs.Description) bool {

@@ -93,7 +93,7 @@ const (
 	// (MailboxRequest).
 	MailboxSubscribeActivity   = "gateflow.mailbox.subscribe"
 	MailboxUnsubscribeActivity = "gateflow.mailbox.unsubscribe"
-	// MailboxPostActivity posts a signals.Envelope a run sends (flow.Send) to its mailbox.
+	// MailboxPostActivity posts a signals.Envelope a run sends (flow.Context.Send) to its mailbox.
 	MailboxPostActivity = "gateflow.mailbox.post"
 	// MailboxPost, MailboxSubscribe and MailboxUnsubscribe are the mailbox's signals.
 	MailboxPost        = "post"

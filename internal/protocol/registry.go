@@ -10,16 +10,16 @@ const (
 )
 
 // RegistryEntryName is the name of the catalog entry that carries the registries of the
-// task queue's workers (flow.RegistryInfo). It is not a flow: flow.Catalog.Workflows
+// task queue's workers (flowclient.RegistryInfo). It is not a flow: flowclient.Catalog.Workflows
 // never lists it.
 const RegistryEntryName = "gateflow.registry"
 
 // FallbackActionActivity is the activity name of a worker's fallback action
 // (flow.Worker.RegisterFallbackAction): a definition's step whose action no activity is
-// registered under runs it with a flow.ActionCall.
+// registered under runs it with an activities.ActionCall.
 const FallbackActionActivity = "gateflow.action"
 
-// ServiceQueue is the activity task queue of service name on taskQueue (flow.Service).
+// ServiceQueue is the activity task queue of service name on taskQueue (service.Declare).
 func ServiceQueue(taskQueue, name string) string { return taskQueue + "/svc/" + name }
 
 // ServicesID is the workflow ID of the entity holding the services' state of taskQueue.

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/logging"
 	"github.com/gateflow/gateflow/testsuite"
@@ -46,7 +47,7 @@ type Server struct {
 	// Temporal is a Temporal client of the server.
 	Temporal client.Client
 	// Client is a gateflow client on the worker's task queue.
-	Client *flow.Client
+	Client *flowclient.Client
 	// TaskQueue is the worker's task queue.
 	TaskQueue string
 }
@@ -86,7 +87,7 @@ func New(opts Options, flows ...flow.Definition) (*Server, error) {
 		return nil, err
 	}
 	return &Server{dev: dev, w: w, Temporal: tc, TaskQueue: wo.TaskQueue,
-		Client: flow.NewClient(tc, flow.ClientOptions{TaskQueue: wo.TaskQueue, Identity: "test"})}, nil
+		Client: flowclient.New(tc, flowclient.Options{TaskQueue: wo.TaskQueue, Identity: "test"})}, nil
 }
 
 // Start is New for one test: it fails t when the server cannot start and stops it when

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gateflow/gateflow/schedule"
+
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/temporal"
 
@@ -254,7 +256,7 @@ var CancelParent = flow.Define("test.cancel.parent", func(ctx *flow.Context, in 
 var Scheduled = flow.Define("test.scheduled", func(ctx *flow.Context, in FileInput) (string, error) {
 	_, err := ctx.Shell("tick", appendTo(in.File, "tick"))
 	return "", err
-}, flow.Schedule("@every 2s", flow.ScheduleInput(FileInput{File: "/dev/null"})))
+}, flow.Schedule("@every 2s", schedule.Input(FileInput{File: "/dev/null"})))
 
 // Busy records "start" and "end" around a one-second shell step, to measure concurrency.
 var Busy = flow.Define("test.busy", func(ctx *flow.Context, in FileInput) (string, error) {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/gateflow/gateflow/quality"
+
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/shopspring/decimal"
@@ -30,9 +32,9 @@ func QualityRules() []llm.ScriptRule {
 // QualityInput is the review prompt (its scripted answer carries the score) and the gate's
 // threshold.
 type QualityInput struct {
-	Prompt    string             `json:"prompt"`
-	Threshold float64            `json:"threshold"`
-	OnFail    flow.QualityOnFail `json:"on_fail,omitempty"`
+	Prompt    string         `json:"prompt"`
+	Threshold float64        `json:"threshold"`
+	OnFail    quality.OnFail `json:"on_fail,omitempty"`
 }
 
 // Quality asks the scripted agent for a review with a score, then gates on review.score.
@@ -43,7 +45,7 @@ var Quality = flow.Define("test.quality", func(ctx *flow.Context, in QualityInpu
 	if err != nil {
 		return runs.Quality{}, err
 	}
-	return ctx.QualityGate("review-quality", review, flow.Quality{Threshold: in.Threshold, Field: "review.score", OnFail: in.OnFail})
+	return ctx.QualityGate("review-quality", review, quality.Gate{Threshold: in.Threshold, Field: "review.score", OnFail: in.OnFail})
 })
 
 // DecideInput is a decision: an agent of Model decides without AssignTo.

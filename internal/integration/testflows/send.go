@@ -60,12 +60,12 @@ var SendWaiter = flow.Define("test.send.waiter", func(ctx *flow.Context, in Send
 // Sender sends the signal "note" with in.Text to the run in.Run, or to the mailbox of key
 // in.Key.
 var Sender = flow.Define("test.send.sender", func(ctx *flow.Context, in SendIn) (string, error) {
-	return "sent", flow.Send(ctx, "note", in.Run, in.Key, Note{Text: in.Text})
+	return "sent", ctx.Send("note", in.Run, in.Key, Note{Text: in.Text})
 })
 
 // Canceller cancels the run in.Run with in.Reason.
 var Canceller = flow.Define("test.send.canceller", func(ctx *flow.Context, in SendIn) (string, error) {
-	return "cancelled " + in.Run, flow.CancelRun(ctx, in.Run, in.Reason)
+	return "cancelled " + in.Run, ctx.CancelRun(in.Run, in.Reason)
 })
 
 // DetachedKid waits up to two minutes for the signal "release", then completes.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gateflow/gateflow/service"
+
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/activities"
@@ -22,10 +24,10 @@ const (
 )
 
 // Services are the declared services of the service tests' workers.
-func Services() []flow.ServiceDef {
-	return []flow.ServiceDef{
-		flow.Service(RatedService, flow.ServiceOptions{RatePerSecond: RatedPerSecond, MaxConcurrent: 10}),
-		flow.Service(FlakyService, flow.ServiceOptions{Breaker: &flow.BreakerOptions{
+func Services() []service.Def {
+	return []service.Def{
+		service.Declare(RatedService, service.Options{RatePerSecond: RatedPerSecond, MaxConcurrent: 10}),
+		service.Declare(FlakyService, service.Options{Breaker: &service.BreakerOptions{
 			ConsecutiveFailures: FlakyTrip, OpenTimeout: FlakyOpen}}),
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 )
 
 // In is the fixtures' input.
@@ -101,8 +102,8 @@ func temporalClient(ctx *flow.Context, c client.Client) (Out, error) {
 	return Out{}, nil
 }
 
-func flowClient(ctx *flow.Context, fc *flow.Client) (Out, error) {
-	return Out{}, fc.Start("other", nil) // want `^client call \(\*flow\.Client\)\.Start in flow handler flowClient`
+func flowClient(ctx *flow.Context, fc *flowclient.Client) (Out, error) {
+	return Out{}, fc.Start("other", nil) // want `^client call \(\*flowclient\.Client\)\.Start in flow handler flowClient`
 }
 
 // viaHelper reaches a go statement through a helper of the same package.

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowclient"
 )
 
 // In is the fixtures' input.
@@ -67,7 +68,7 @@ func suppressed(ctx *flow.Context, in In) (Out, error) {
 }
 
 // notAHandler is ordinary code: its first parameter is not *flow.Context.
-func notAHandler(c client.Client, fc *flow.Client, m map[string]int) {
+func notAHandler(c client.Client, fc *flowclient.Client, m map[string]int) {
 	go func() {}()
 	ch := make(chan int, 1)
 	ch <- 1

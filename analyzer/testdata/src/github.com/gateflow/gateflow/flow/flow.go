@@ -13,12 +13,6 @@ func (c *Context) Now() time.Time { return time.Time{} }
 // Sleep is a durable timer.
 func (c *Context) Sleep(name string, d time.Duration) error { return nil }
 
-// Client is the stub of the flow client.
-type Client struct{}
-
-// Start starts a run.
-func (c *Client) Start(name string, input any) error { return nil }
-
 // Flow is a defined flow.
 type Flow[I, O any] struct{}
 

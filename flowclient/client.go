@@ -1,0 +1,102 @@
+package flowclient
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gateflow/gateflow/flow"
+
+	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/internal/connect"
+	"go.temporal.io/sdk/client"
+)
+
+// Options configure a Client.
+type Options struct {
+	// TaskQueue is where runs are started and whose catalog is read. Default
+	// flow.DefaultTaskQueue.
+	TaskQueue string
+	// Identity is recorded as the creator of runs started without flow.StartOptions.CreatedBy.
+	// Default: FLOW_USER, else the OS user (the key's owner when Key is set).
+	Identity string
+	// Key signs the decisions the client sends (votes and answers), for runs whose worker
+	// verifies them (flow.WorkerOptions.Auth). A decision's identity must then be the key's
+	// owner. Nil: decisions go unsigned, and such runs refuse them when proofs are
+	// required.
+	Key *auth.Key
+	// IdentityToken is a token of the organisation's identity provider (OIDC), sent as the
+	// proof of the client's decisions when there is no Key; runs whose worker trusts the
+	// provider (auth.Policy.Issuer) check that its subject is the decision's identity.
+	IdentityToken string
+	// Namespace is the Temporal namespace of the client, which signed decisions name.
+	// Default "default".
+	Namespace string
+	// DecisionTimeout bounds how long a decision (Vote, Answer, RaiseBudget, PauseRun) waits
+	// for the run's answer; past it the decision is submitted but not yet validated
+	// (flow.ErrNotValidated). Default 30 seconds.
+	DecisionTimeout time.Duration
+}
+
+// Client starts and inspects gateflow runs. It wraps a Temporal client.
+type Client struct {
+	tc   client.Client
+	opts Options
+}
+
+// New wraps a Temporal client in a Client.
+func New(c client.Client, opts Options) *Client {
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = flow.DefaultTaskQueue
+	}
+	if opts.Identity == "" {
+		opts.Identity = connect.CurrentUser()
+		if opts.Key != nil {
+			opts.Identity = opts.Key.Owner
+		} else if sub, err := auth.TokenSubject(opts.IdentityToken); err == nil {
+			opts.Identity = sub
+		}
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	if opts.DecisionTimeout <= 0 {
+		opts.DecisionTimeout = 30 * time.Second
+	}
+	return &Client{tc: c, opts: opts}
+}
+
+// Temporal returns the wrapped Temporal client.
+func (c *Client) Temporal() client.Client { return c.tc }
+
+// TaskQueue is the client's task queue.
+func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
+
+// who is by, or the client's identity when by is empty.
+// sign is the proof for decision d, signed with the client's key; empty without a key.
+// Nobody signs for someone else: a decision by another identity than the key's owner is
+// refused before it is sent.
+func (c *Client) sign(d auth.Decision, err error) (string, error) {
+	if c.opts.Key == nil && c.opts.IdentityToken == "" {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if c.opts.Key == nil {
+		if sub, serr := auth.TokenSubject(c.opts.IdentityToken); serr == nil && sub != d.By {
+			return "", fmt.Errorf("the identity token is %s's; it cannot prove a decision by %s", sub, d.By)
+		}
+		return c.opts.IdentityToken, nil
+	}
+	if d.By != c.opts.Key.Owner {
+		return "", fmt.Errorf("the signing key %s belongs to %s; it cannot sign for %s", c.opts.Key.ID, c.opts.Key.Owner, d.By)
+	}
+	return auth.Sign(*c.opts.Key, d, auth.SignOptions{})
+}
+
+func (c *Client) who(by string) string {
+	if by == "" {
+		return c.opts.Identity
+	}
+	return by
+}

@@ -1,0 +1,204 @@
+package flowclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gateflow/gateflow/flow"
+
+	"github.com/gateflow/gateflow/runs"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/decisions"
+	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/signals"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// refusal turns an Update's rejection into a RefusedError; other errors are wrapped.
+func (c *Client) refusal(ctx context.Context, run, what string, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		// Temporal answers NotFound for a run that has ended, too.
+		if d, derr := c.tc.DescribeWorkflowExecution(ctx, run, ""); derr == nil {
+			st := temporalStatusName(d.GetWorkflowExecutionInfo().GetStatus())
+			return &RefusedError{Run: run, What: what, Reason: "the run has ended (" + st + ")"}
+		}
+		return &RunNotFoundError{ID: run}
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return &RefusedError{Run: run, What: what, Reason: app.Message()}
+	}
+	var fp *serviceerror.FailedPrecondition
+	if errors.As(err, &fp) {
+		return &RefusedError{Run: run, What: what, Reason: "the run has ended"}
+	}
+	return fmt.Errorf("%s on run %s: %w", what, run, err)
+}
+
+// Vote sends a vote to the gate v.Gate of run as the Update gateflow.approval and returns
+// how the gate stands. A refused vote (not allowed, gate closed, malformed) returns a
+// *RefusedError and leaves no trace. An empty v.By is the client's identity.
+func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (approval.VoteResult, error) {
+	v.By = c.who(v.By)
+	what := "vote on " + v.Gate
+	if err := v.Validate(); err != nil {
+		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
+	}
+	proof, err := c.sign(decisions.Vote(c.opts.Namespace, run, v))
+	if err != nil {
+		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
+	}
+	v.Proof, v.Verified = proof, nil
+	var res approval.VoteResult
+	err = c.update(ctx, run, what, protocol.UpdateApproval, v, &res)
+	return res, err
+}
+
+// AnswerRequest asks Client.Answer to answer a run's human input request.
+type AnswerRequest struct {
+	// Run is the run's ID; Name the input request's step name.
+	Run  string
+	Name string
+	// Data is the answer as JSON; it must fit the request's schema and the handler's type.
+	Data json.RawMessage
+	// By is who answers; empty means the client's identity.
+	By string
+}
+
+// Answer answers the input request r.Name of run r.Run with the Update gateflow.input. An
+// answer that does not fit the request's schema, comes from someone not assigned, or
+// arrives when the run does not wait for it, returns a *RefusedError and leaves no trace.
+func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnswer, error) {
+	r.By = c.who(r.By)
+	if !json.Valid(r.Data) {
+		return signals.InputAnswer{}, &InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
+	}
+	if err := checkAnswerSize(r.Data); err != nil {
+		return signals.InputAnswer{}, &InputError{Workflow: "input " + r.Name, Err: err}
+	}
+	a := protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}
+	proof, err := c.sign(decisions.Answer(c.opts.Namespace, r.Run, a))
+	if err != nil {
+		return signals.InputAnswer{}, &RefusedError{Run: r.Run, What: "input " + r.Name, Reason: err.Error()}
+	}
+	a.Proof = proof
+	var ans signals.InputAnswer
+	err = c.update(ctx, r.Run, "input "+r.Name, protocol.UpdateInput, a, &ans)
+	return ans, err
+}
+
+// update sends the Update name with arg to run, waits for its result and decodes it into
+// out; a refusal is a *RefusedError about what.
+//
+// The run's answer is awaited for at most Options.DecisionTimeout (when ctx has no
+// earlier deadline); a run that does not answer by then (its worker is down) gives an error
+// matching flow.ErrNotValidated.
+func (c *Client) update(ctx context.Context, run, what, name string, arg, out any) error {
+	uctx, cancel := context.WithTimeout(ctx, c.opts.DecisionTimeout)
+	defer cancel()
+	h, err := c.tc.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
+		WorkflowID: run, UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(uctx, out)
+	}
+	if err != nil {
+		if uctx.Err() != nil && ctx.Err() == nil {
+			return fmt.Errorf("%s on run %s: %w: the run did not answer within %s (is its worker running?); it checks the decision, and counts it if it is valid, when its worker is back",
+				what, run, flow.ErrNotValidated, c.opts.DecisionTimeout)
+		}
+		return c.refusal(ctx, run, what, err)
+	}
+	return nil
+}
+
+// Signal sends e to run, or, with no run and a key, to the mailbox of (e.Name, e.Key),
+// which delivers it to every run waiting on that key and keeps it for runs that start
+// waiting later. An empty ID gets a random one (so a retried command should pass its own
+// ID to be delivered once); an empty sender is the client's identity.
+func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (signals.Envelope, error) {
+	e, err := c.envelope(e)
+	if err != nil {
+		return e, err
+	}
+	if run != "" {
+		if err := c.tc.SignalWorkflow(ctx, run, "", protocol.SignalName, e); err != nil {
+			return e, c.refusal(ctx, run, "signal "+e.Name, err)
+		}
+		return e, nil
+	}
+	if e.Key == "" {
+		return e, &InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
+	}
+	if err := entity.SignalMailbox(ctx, c.tc, c.opts.TaskQueue, e.Name, e.Key, protocol.MailboxPost, e); err != nil {
+		return e, fmt.Errorf("signal %s/%s: %w", e.Name, e.Key, err)
+	}
+	return e, nil
+}
+
+// envelope completes e for sending (an ID, the sender, a null payload, the time) and
+// checks it.
+func (c *Client) envelope(e signals.Envelope) (signals.Envelope, error) {
+	if e.Sender == "" {
+		e.Sender = c.opts.Identity
+	}
+	if e.ID == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		e.ID = "sig-" + hex.EncodeToString(b[:])
+	}
+	if len(e.Payload) == 0 {
+		e.Payload = json.RawMessage("null")
+	}
+	e.SentAt = time.Now().UTC()
+	if err := e.Validate(); err != nil {
+		return e, &InputError{Workflow: "signal " + e.Name, Err: err}
+	}
+	return e, nil
+}
+
+// Approvals lists every open approval gate across runs (runs whose FlowStatus is
+// awaiting_approval), with who may decide and the deadline.
+func (c *Client) Approvals(ctx context.Context) ([]runs.PendingGate, error) {
+	resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query:    fmt.Sprintf("%s = %s AND ExecutionStatus = 'Running'", searchattr.Status, quote(string(runs.StatusAwaitingApproval))),
+		PageSize: 1000,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list runs awaiting approval: %w", err)
+	}
+	var out []runs.PendingGate
+	for _, e := range resp.GetExecutions() {
+		id := e.GetExecution().GetWorkflowId()
+		st, err := c.queryState(ctx, id, "")
+		if err != nil {
+			// Its worker is down or does not answer: say so rather than leave the run out.
+			out = append(out, runs.PendingGate{Run: id, Workflow: e.GetType().GetName(), Unknown: err.Error()})
+			continue
+		}
+		for _, g := range st.Gates {
+			if g.Closed() {
+				continue
+			}
+			out = append(out, runs.PendingGate{
+				Run: id, Workflow: st.Workflow, Gate: g.Name, Message: g.Request.Message,
+				Approvers: g.Request.Approvers, Pending: g.Pending(), Approvals: len(g.Approvals()),
+				Required: g.Request.Required, OpenedAt: g.OpenedAt, Deadline: g.Deadline,
+				OnTimeout: string(g.Request.OnTimeout),
+			})
+		}
+	}
+	return out, nil
+}

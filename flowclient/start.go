@@ -1,0 +1,221 @@
+package flowclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gateflow/gateflow/flow"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/gateflow/gateflow/internal/entity"
+	"go.temporal.io/api/serviceerror"
+)
+
+// Run identifies a started run.
+type Run struct {
+	ID       string `json:"id"`
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	// Existing is set when a start with an idempotency key found the key's run.
+	Existing bool `json:"existing,omitempty"`
+	// Held is set when the flow's workflow type is paused: the run waits in pending until
+	// the type is resumed (Client.Resume, flowctl resume).
+	Held bool `json:"held,omitempty"`
+}
+
+// Start validates the input and the options and starts a run of the flow name. Checks
+// happen in this order, each with one clear error, and a refused start starts nothing:
+// the workflow name, that a worker serves it (*UnknownWorkflowError, flow.ErrNoCatalog), the
+// input (*InputError), the options (*InputError: ID and idempotency key, priority, labels,
+// worker tags, start time, max cost and budget policy, max attempts), the monthly quotas
+// (*budget.QuotaError), a held concurrency key (*RunExistsError), the flow's limit of live runs (flow.MaxRuns) when it
+// refuses what overflows (*MaxRunsError), and an ID in use (*RunExistsError).
+//
+// A flow with flow.MaxRuns and flow.OverflowReplace at its limit has its oldest live runs cancelled
+// ("replaced by RUN") once the new run has started; a run that could not be cancelled is
+// reported by an error returned with the started run.
+//
+// Under a monthly quota (flow.WorkerOptions.Quotas) the start reserves the run's possible cost,
+// its cap (the start's MaxCostUSD, else the flow's, else the worker's default), in the
+// month's ledger of each scope with a quota, overall and the workflow's, atomically per
+// ledger: a run whose cap does not fit (spent + reserved + cap > quota) is refused with a
+// *budget.QuotaError giving both figures, so concurrent starts cannot take the month over.
+// A run without a cap is admitted while spent + reserved is below the quota and reserves
+// nothing. The run's charges draw on its reservation and the run releases what is left
+// when it ends, however it ends; a reservation a run never releases (a terminated run) is
+// dropped after budget.DefaultReservationTTL. A start refused after its reservation (an ID
+// in use, a held concurrency key) releases it.
+//
+// With an IdempotencyKey a second start with the same key returns the existing run, with
+// Run.Existing set, instead of starting another.
+//
+// input is the run's input: a value to encode as JSON, or JSON itself as json.RawMessage
+// or []byte. nil means no input (the handler gets its input type's zero value).
+func (c *Client) Start(ctx context.Context, name string, input any, opts flow.StartOptions) (run *Run, err error) {
+	return c.start(ctx, name, input, opts, false)
+}
+
+// start is Start, or with plan a plan of the run (Plan).
+func (c *Client) start(ctx context.Context, name string, input any, opts flow.StartOptions, plan bool) (run *Run, err error) {
+	if err := validateName(name); err != nil {
+		return nil, &InputError{Workflow: "start", Err: err}
+	}
+	cat, err := c.Workflows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p, err := planStart(cat, c.opts, name, input, opts, plan, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if opts.IdempotencyKey != "" {
+		if run, ok := c.existing(ctx, p.ID, name); ok {
+			return run, nil
+		}
+	}
+	if !plan {
+		hold, rerr := c.reserveQuotas(ctx, cat, p)
+		if rerr != nil {
+			return nil, rerr
+		}
+		// err is the named result: a start refused from here on gives the reservation back
+		// (a started run whose replaced runs could not all be cancelled keeps it).
+		defer func() {
+			if (err != nil && run == nil) || (run != nil && run.Existing) {
+				err = errors.Join(err, hold.release(ctx, c))
+			}
+		}()
+	}
+	if opts.ConcurrencyKey != "" {
+		holder, err := entity.ConcurrencyHolder(ctx, c.tc, c.opts.TaskQueue, p.Exclusive)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
+		if holder != "" {
+			return nil, &RunExistsError{ID: holder, Reason: "concurrency key " + opts.ConcurrencyKey + " is held by run " + holder}
+		}
+	}
+	var replaced []string // maxruns.go: the flow's MaxRuns at admission
+	if info, _ := cat.Lookup(name); !plan {
+		if replaced, err = c.admitMaxRuns(ctx, info, p.MaxRunsGroup); err != nil {
+			return nil, err
+		}
+	}
+	if !plan {
+		paused, err := c.Paused(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", name, err)
+		}
+		if isPaused(paused, name) {
+			p.Hold()
+		}
+	}
+	run, err = c.execute(ctx, p, opts)
+	if err == nil && !run.Existing {
+		run.Held = p.RunOpts.Paused
+	}
+	if err != nil || run.Existing || len(replaced) == 0 {
+		return run, err
+	}
+	return run, c.replaceRuns(ctx, run, replaced)
+}
+
+// execute starts the planned run. A start whose ID a live run has is refused, unless it
+// carries an idempotency key, which returns the existing run.
+func (c *Client) execute(ctx context.Context, p *startPlan, opts flow.StartOptions) (*Run, error) {
+	we, err := c.tc.ExecuteWorkflow(ctx, p.Options(), p.Name, p.Input)
+	if err != nil {
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) {
+			if opts.IdempotencyKey != "" {
+				if run, ok := c.existing(ctx, p.ID, p.Name); ok {
+					return run, nil
+				}
+			}
+			return nil, &RunExistsError{ID: p.ID, RunID: started.RunId}
+		}
+		if tooBig(err) {
+			return nil, &InputError{Workflow: p.Name, Err: fmt.Errorf("the start is too big for the Temporal server (%s): keep big inputs in the blob store (flowctl --blob-url, flowclient.WithPayloadStore) or in files the steps read", sizeMessage(err))}
+		}
+		return nil, fmt.Errorf("start %s: %w", p.Name, err)
+	}
+	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: p.Name}, nil
+}
+
+// tooBig reports the server's (or the transport's) refusal of a request over its size
+// limits.
+func tooBig(err error) bool {
+	var inv *serviceerror.InvalidArgument
+	var exh *serviceerror.ResourceExhausted
+	switch {
+	case errors.As(err, &inv):
+		return strings.Contains(inv.Message, "size exceeds limit")
+	case errors.As(err, &exh):
+		return strings.Contains(exh.Message, "larger than max") || strings.Contains(exh.Message, "exceeds")
+	case status.Code(err) == codes.ResourceExhausted:
+		m := status.Convert(err).Message()
+		return strings.Contains(m, "larger than max") || strings.Contains(m, "exceeds")
+	}
+	return false
+}
+
+// sizeMessage is the server's words for a size refusal.
+func sizeMessage(err error) string {
+	var inv *serviceerror.InvalidArgument
+	var exh *serviceerror.ResourceExhausted
+	switch {
+	case errors.As(err, &inv):
+		return inv.Message
+	case errors.As(err, &exh):
+		return exh.Message
+	}
+	return status.Convert(err).Message()
+}
+
+// existing returns the run with ID id, if there is one.
+func (c *Client) existing(ctx context.Context, id, name string) (*Run, bool) {
+	resp, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return nil, false
+	}
+	e := resp.GetWorkflowExecutionInfo().GetExecution()
+	return &Run{ID: e.GetWorkflowId(), RunID: e.GetRunId(), Workflow: name, Existing: true}, true
+}
+
+// FlowRun is a started run of a flow whose output is O (see StartFlow).
+type FlowRun[O any] struct {
+	*Run
+	c *Client
+}
+
+// Result waits for the run to end and returns its output. A run that did not complete
+// returns its failure (a *temporal.WorkflowExecutionError: errors.As finds the
+// application error inside, whose type says budget exceeded, rejected, ...).
+func (r *FlowRun[O]) Result(ctx context.Context) (O, error) {
+	var out O
+	if err := r.c.tc.GetWorkflow(ctx, r.ID, r.RunID).Get(ctx, &out); err != nil {
+		return out, fmt.Errorf("run %s: %w", r.ID, err)
+	}
+	return out, nil
+}
+
+// StartFlow starts a run of f with a typed input, as Client.Start starts one by name (the
+// same checks, in the same order), and returns it with a typed Result:
+//
+//	run, err := flowclient.StartFlow(ctx, c, examples.Hello, examples.HelloInput{Name: "Ada"}, flow.StartOptions{})
+//	out, err := run.Result(ctx) // examples.HelloOutput
+func StartFlow[I, O any](ctx context.Context, c *Client, f *flow.Flow[I, O], in I, opts flow.StartOptions) (*FlowRun[O], error) {
+	if err := f.Err(); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	run, err := c.Start(ctx, f.Name(), in, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &FlowRun[O]{Run: run, c: c}, nil
+}
