@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/spf13/cobra"
@@ -102,8 +103,9 @@ func (a *app) listCommand() *cobra.Command {
 	return cmd
 }
 
-// mine keeps the runs with an open gate the current user is listed on (by name; group
-// membership is resolved by the workers, so gates open to groups are kept too).
+// mine keeps the runs with an open gate the current user is listed on and has not voted
+// on yet (by name; group membership is resolved by the workers, so gates open to groups
+// are kept too).
 func (a *app) mine(cmd *cobra.Command, c *flowclient.Client, found []runs.Summary) ([]runs.Summary, error) {
 	me, err := a.who("")
 	if err != nil {
@@ -116,8 +118,8 @@ func (a *app) mine(cmd *cobra.Command, c *flowclient.Client, found []runs.Summar
 			continue
 		}
 		for _, g := range d.State.Gates {
-			if g.Closed() {
-				continue
+			if g.Closed() || votedOn(g, me) {
+				continue // nothing left for me to give
 			}
 			if ok, _ := g.Request.Allowed(me, nil); ok || len(g.Request.Groups()) > 0 {
 				out = append(out, r)
@@ -126,4 +128,14 @@ func (a *app) mine(cmd *cobra.Command, c *flowclient.Client, found []runs.Summar
 		}
 	}
 	return out, nil
+}
+
+// votedOn reports whether who has voted on gate g already.
+func votedOn(g *approval.Gate, who string) bool {
+	for _, v := range g.Votes {
+		if v.By == who {
+			return true
+		}
+	}
+	return false
 }
