@@ -60,4 +60,3 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "temporal-pg: stopped")
 	return 0
 }
-
