@@ -1,0 +1,117 @@
+//go:build cluster
+
+package clustertest
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/runs"
+)
+
+// A worker cut off in the middle of a step (SIGSTOP: it neither heartbeats nor answers,
+// its command goes on) for longer than the step's heartbeat timeout: Temporal times the
+// attempt out and another worker runs the step again. When the partitioned worker comes
+// back (SIGCONT) and reports its late result, it is discarded: the run records one
+// completion, the other worker's attempt, although the late attempt's side effect is in
+// the file.
+func TestClusterPartitionedWorkerLateResultDiscarded(t *testing.T) {
+	const queue = "cluster-part"
+	file := filepath.Join(t.TempDir(), "effects.txt")
+	workers := map[string]*worker{"p1": startWorker(t, "p1", queue), "p2": startWorker(t, "p2", queue)}
+	ids := []string{"part-1"}
+	terminateOnFailure(t, &ids)
+	r := flowctl(t, queue, "start", "cluster-slow", "--id", "part-1", "--input", `{"file":"`+file+`","seconds":"8"}`)
+	require.Equal(t, 0, r.code, r.stderr)
+
+	// Which worker took attempt 1?
+	var first []string
+	require.Eventually(t, func() bool {
+		ls := lines(t, file+".starts")
+		if len(ls) > 0 {
+			first = ls[0]
+		}
+		return len(ls) > 0
+	}, time.Minute, 100*time.Millisecond, "the step did not start")
+	require.Equal(t, []string{"part-1", "start", "1"}, first[:3])
+	stopped := workers[first[3]]
+	require.NotNil(t, stopped, "start line %v", first)
+	other := workers["p1"]
+	if stopped == other {
+		other = workers["p2"]
+	}
+	require.NoError(t, stopped.proc.cmd.Process.Signal(syscall.SIGSTOP))
+	stoppedAt := time.Now()
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			_ = stopped.proc.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}
+	defer resume()
+
+	// The run completes while the worker is still stopped.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		d, err := env.tc.DescribeWorkflowExecution(ctx, "part-1", "")
+		cancel()
+		if err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, d.GetWorkflowExecutionInfo().GetStatus())
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "run part-1 not done 3 minutes into the partition (err %v)", err)
+		time.Sleep(500 * time.Millisecond)
+	}
+	partitioned := time.Since(stoppedAt)
+	assert.Greater(t, partitioned, 30*time.Second, "the step's heartbeat timeout is 30s: nothing may retry it sooner")
+	before, eventsBefore := history(t, "part-1")
+
+	// Back from the partition: its command finished long ago; its late completion must
+	// change nothing.
+	resume()
+	late := []string{"part-1", "slow", "1", stopped.name}
+	require.Eventually(t, func() bool {
+		for _, l := range lines(t, file) {
+			if strings.Join(l, " ") == strings.Join(late, " ") {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 200*time.Millisecond, "the partitioned attempt's command ran to its end")
+	time.Sleep(5 * time.Second) // the resumed worker reports its result (refused)
+	after, eventsAfter := history(t, "part-1")
+	assert.Equal(t, eventsBefore, eventsAfter, "the late result added nothing to the closed run's history")
+	s := after["slow"]
+	require.NotNil(t, s)
+	assert.Equal(t, 1, s.scheduled)
+	assert.Equal(t, 1, s.completed, "one completion recorded")
+	assert.Greater(t, s.attempt, int32(1), "the completion is a retry, not the partitioned attempt 1")
+	assert.Equal(t, other.identity(), s.identity, "the other worker completed the step")
+	assert.Contains(t, s.result, "done by "+other.name, "the recorded result is the other worker's")
+	assert.NotContains(t, s.result, "done by "+stopped.name)
+	assert.Equal(t, before["slow"].attempt, s.attempt)
+
+	d, why := show(t, queue, "part-1")
+	require.NotNil(t, d, why)
+	assert.Equal(t, runs.StatusCompleted, d.Status)
+	require.Len(t, d.State.Steps, 1)
+	assert.Equal(t, int(s.attempt), d.State.Steps[0].Attempt, "the run's record shows the other worker's attempt")
+	select {
+	case <-stopped.proc.exited:
+		t.Fatalf("the partitioned worker died after SIGCONT: %s", stopped.proc.output.String())
+	default:
+	}
+	report(t, "partition: worker %s stopped in attempt 1 for %s (heartbeat timeout 30s); attempt %d on %s completed the run; the late attempt's side effect appeared, its result was discarded (history %d events before, %d after)",
+		stopped.name, partitioned.Round(time.Millisecond), s.attempt, other.name, eventsBefore, eventsAfter)
+}
