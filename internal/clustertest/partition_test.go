@@ -112,6 +112,38 @@ func TestClusterPartitionedWorkerLateResultDiscarded(t *testing.T) {
 		t.Fatalf("the partitioned worker died after SIGCONT: %s", stopped.proc.output.String())
 	default:
 	}
+	// Every attempt that started, and by whom: an attempt handed to the stopped worker's
+	// open poll while it was stopped starts when it resumes; wait for its command too, so
+	// nothing writes into the test's directory once it is removed.
+	starts := lines(t, file+".starts")
+	for _, l := range starts {
+		t.Logf("started: %v", l)
+		if len(l) == 4 && l[2] != "1" && l[3] == stopped.name {
+			want := strings.Join([]string{"part-1", "slow", l[2], l[3]}, " ")
+			assert.Eventually(t, func() bool {
+				for _, e := range lines(t, file) {
+					if strings.Join(e, " ") == want {
+						return true
+					}
+				}
+				return false
+			}, 30*time.Second, 200*time.Millisecond, "attempt %s on the resumed worker ran to its end", l[2])
+		}
+	}
+	after, eventsAfter = history(t, "part-1")
+	assert.Equal(t, eventsBefore, eventsAfter, "no late result of any attempt entered the history")
+	report(t, "partition: attempts started %d (by worker, in order: %s)", len(starts), startedBy(starts))
 	report(t, "partition: worker %s stopped in attempt 1 for %s (heartbeat timeout 30s); attempt %d on %s completed the run; the late attempt's side effect appeared, its result was discarded (history %d events before, %d after)",
 		stopped.name, partitioned.Round(time.Millisecond), s.attempt, other.name, eventsBefore, eventsAfter)
+}
+
+// startedBy lists who started each attempt: "1:p1 2:p1 3:p2".
+func startedBy(starts [][]string) string {
+	var out []string
+	for _, l := range starts {
+		if len(l) == 4 {
+			out = append(out, l[2]+":"+l[3])
+		}
+	}
+	return strings.Join(out, " ")
 }
