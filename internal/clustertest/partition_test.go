@@ -4,7 +4,9 @@ package clustertest
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,10 +114,12 @@ func TestClusterPartitionedWorkerLateResultDiscarded(t *testing.T) {
 		t.Fatalf("the partitioned worker died after SIGCONT: %s", stopped.proc.output.String())
 	default:
 	}
-	// Every attempt that started, and by whom: an attempt handed to the stopped worker's
-	// open poll while it was stopped starts when it resumes; wait for its command too, so
-	// nothing writes into the test's directory once it is removed.
+	// Every attempt that started, and by whom. An attempt handed to the stopped worker's
+	// open poll while it was stopped may start when it resumes; its worker learns on its
+	// first heartbeat that the run is gone and kills the command, or it runs to its end.
+	// Wait for either, so nothing writes into the test's directory once it is removed.
 	starts := lines(t, file+".starts")
+	lateEnds := map[string]string{}
 	for _, l := range starts {
 		t.Logf("started: %v", l)
 		if len(l) == 4 && l[2] != "1" && l[3] == stopped.name {
@@ -123,16 +127,21 @@ func TestClusterPartitionedWorkerLateResultDiscarded(t *testing.T) {
 			assert.Eventually(t, func() bool {
 				for _, e := range lines(t, file) {
 					if strings.Join(e, " ") == want {
+						lateEnds[l[2]] = "ran to its end"
 						return true
 					}
 				}
+				if len(childProcesses(stopped.proc.cmd.Process.Pid)) == 0 {
+					lateEnds[l[2]] = "was killed by its worker"
+					return true
+				}
 				return false
-			}, 30*time.Second, 200*time.Millisecond, "attempt %s on the resumed worker ran to its end", l[2])
+			}, 30*time.Second, 200*time.Millisecond, "attempt %s on the resumed worker neither ended nor was killed", l[2])
 		}
 	}
 	after, eventsAfter = history(t, "part-1")
 	assert.Equal(t, eventsBefore, eventsAfter, "no late result of any attempt entered the history")
-	report(t, "partition: attempts started %d (by worker, in order: %s)", len(starts), startedBy(starts))
+	report(t, "partition: attempts started %d (attempt:worker in order: %s); later attempts on the resumed worker: %v", len(starts), startedBy(starts), lateEnds)
 	report(t, "partition: worker %s stopped in attempt 1 for %s (heartbeat timeout 30s); attempt %d on %s completed the run; the late attempt's side effect appeared, its result was discarded (history %d events before, %d after)",
 		stopped.name, partitioned.Round(time.Millisecond), s.attempt, other.name, eventsBefore, eventsAfter)
 }
@@ -146,4 +155,30 @@ func startedBy(starts [][]string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// childProcesses are the PIDs whose parent is pid (from /proc).
+func childProcesses(pid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+		rest := string(b)
+		if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		fields := strings.Fields(rest)
+		if len(fields) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(fields[1]); err == nil && ppid == pid {
+			child, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(filepath.Dir(f)), "/"))
+			out = append(out, child)
+		}
+	}
+	return out
 }
