@@ -11,7 +11,7 @@ TEST_FLAGS ?= -p 2 -count=1 -timeout 30m
 
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all run build build-cluster test test-cluster unit lint fmt compose-lint tools bench clean
+.PHONY: all run build build-cluster test test-cluster unit lint fmt compose-lint tools bench fuzz clean
 
 all: build
 
@@ -40,6 +40,11 @@ test-cluster: build-cluster
 ## unit: the tests that need no Temporal server (fast)
 unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /internal/integration)
+
+## fuzz: every Go fuzz target for FUZZTIME each (default 5s), found by scripts/fuzz.sh; not those of packages that link the Temporal server
+FUZZTIME ?= 5s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
 
 ## lint: gofmt, go vet and flowvet (determinism of flow handlers, see analyzer/doc.go)
 lint:

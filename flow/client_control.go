@@ -9,6 +9,7 @@ import (
 
 	"github.com/gateflow/gateflow/runs"
 
+	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -23,20 +24,29 @@ type CancelRequest struct {
 	By string
 }
 
-// Cancel cancels a run (and its children, which its cancellation reaches): OnError steps
-// run, and the run ends cancelled with "by WHO: reason" as its error. A run that has ended
-// returns a *RefusedError, an unknown one a *RunNotFoundError.
+// Cancel cancels a run (and its children, which its cancellation reaches) with the Update
+// gateflow.cancel, so the run checks the request first: the sender's proof when its worker
+// verifies decisions (signed with ClientOptions.Key, or ClientOptions.IdentityToken), and
+// the policy's rule for who may cancel. Then OnError steps run, and the run ends cancelled
+// with "by WHO: reason" as its error. A refused cancellation (ended run, not allowed, no
+// proof) returns a *RefusedError and leaves no trace; an unknown run a *RunNotFoundError;
+// a run that does not answer within DecisionTimeout ErrNotValidated. A run of a worker
+// from before the Update gets Temporal's cancellation request, with who and why as the
+// Signal gateflow.cancel.
 func (c *Client) Cancel(ctx context.Context, r CancelRequest) error {
-	r.By = c.who(r.By)
-	d, err := c.tc.DescribeWorkflowExecution(ctx, r.Run, "")
+	msg := protocol.RunCancel{By: c.who(r.By), Reason: r.Reason}
+	proof, err := c.sign(decisions.Cancel(c.opts.Namespace, r.Run, msg))
 	if err != nil {
-		return runError("cancel", r.Run, err)
+		return &RefusedError{Run: r.Run, What: "cancel", Reason: err.Error()}
 	}
-	if !protocol.IsOpen(d.GetWorkflowExecutionInfo().GetStatus()) {
-		return &RefusedError{Run: r.Run, What: "cancel", Reason: "the run has ended (" +
-			temporalStatusName(d.GetWorkflowExecutionInfo().GetStatus()) + ")"}
+	msg.Proof = proof
+	var status runs.Status
+	err = c.update(ctx, r.Run, "cancel", protocol.UpdateCancel, msg, &status)
+	var refused *RefusedError
+	if !errors.As(err, &refused) || !strings.HasPrefix(refused.Reason, "unknown update") {
+		return err
 	}
-	if err := c.tc.SignalWorkflow(ctx, r.Run, "", protocol.SignalCancel, protocol.CancelReason{By: r.By, Reason: r.Reason}); err != nil {
+	if err := c.tc.SignalWorkflow(ctx, r.Run, "", protocol.SignalCancel, protocol.CancelReason{By: msg.By, Reason: r.Reason}); err != nil {
 		return c.refusal(ctx, r.Run, "cancel", err)
 	}
 	if err := c.tc.CancelWorkflow(ctx, r.Run, ""); err != nil {

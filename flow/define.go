@@ -170,7 +170,7 @@ func Define[I, O any](name string, handler func(ctx *Context, in I) (O, error), 
 			Name:        name,
 			InputType:   typeName(reflect.TypeOf(&in).Elem()),
 			OutputType:  typeName(reflect.TypeOf(&out).Elem()),
-			InputSchema: typeschema.For(reflect.TypeOf(&in).Elem()),
+			InputSchema: typeschema.ForStart(reflect.TypeOf(&in).Elem()),
 		},
 		handler: handler,
 	}

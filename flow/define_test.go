@@ -80,7 +80,7 @@ func TestDefineInfo(t *testing.T) {
 		MaxCostUSD:  "2.5",
 		InputType:   "github.com/gateflow/gateflow/flow.someType",
 		OutputType:  "github.com/gateflow/gateflow/flow.otherType",
-		InputSchema: typeschema.For(reflect.TypeFor[someType]()),
+		InputSchema: typeschema.ForStart(reflect.TypeFor[someType]()),
 	}, info)
 	assert.NotNil(t, f.workflow(), "the Temporal workflow function")
 	var d Definition = f

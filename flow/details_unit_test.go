@@ -1,6 +1,8 @@
 package flow
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,4 +58,47 @@ func TestDetailsMarkdownWithCostGroupsAllowedFailuresAndChildren(t *testing.T) {
 
 	one := detailsMarkdown(&runs.State{Workflow: "w", Status: runs.StatusRunning, Attempt: 1, MaxAttempts: 1, CostUSD: dec("2")}, t0)
 	assert.Equal(t, "**w** — running\n\nCost **$2.0000**\n\nNo steps yet.\n", one, "no attempt counter or tokens when there are none")
+}
+
+// TestDetailsMarkdownStaysBoundedAsTheRunGrows: the details list the newest
+// maxDetailRows steps and count the rest, so what a run renders on each change does not
+// grow with its length.
+func TestDetailsMarkdownStaysBoundedAsTheRunGrows(t *testing.T) {
+	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+	run := func(k int) *runs.State {
+		st := &runs.State{ID: "long-1", Workflow: "long", Status: runs.StatusRunning}
+		for i := range k {
+			end := t0.Add(time.Second)
+			st.Steps = append(st.Steps, runs.Step{Name: fmt.Sprintf("step-%03d", i), Kind: runs.KindShell,
+				Status: runs.StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: &end, Output: "ok"})
+		}
+		return st
+	}
+	rows := func(md string) int { return strings.Count(md, "| step-") }
+	short, long := detailsMarkdown(run(maxDetailRows), t0), detailsMarkdown(run(1000), t0)
+	assert.Equal(t, maxDetailRows, rows(short))
+	assert.NotContains(t, short, "earlier steps")
+	assert.Equal(t, maxDetailRows, rows(long), "only the newest rows")
+	assert.Contains(t, long, "| … 980 earlier steps (`flowctl show long-1` lists them all) |")
+	assert.Contains(t, long, "| step-999 |")
+	assert.NotContains(t, long, "| step-979 |")
+	assert.Less(t, len(long), len(short)+100, "the same size at 1,000 steps as at %d", maxDetailRows)
+}
+
+func BenchmarkDetailsMarkdown(b *testing.B) {
+	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+	for _, k := range []int{5, 20, 100} {
+		st := &runs.State{ID: "long-1", Workflow: "long", Status: runs.StatusRunning}
+		for i := range k {
+			end := t0.Add(time.Second)
+			st.Steps = append(st.Steps, runs.Step{Name: fmt.Sprintf("step-%03d", i), Kind: runs.KindShell,
+				Status: runs.StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: &end, Output: "ok"})
+		}
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = detailsMarkdown(st, t0)
+			}
+		})
+	}
 }

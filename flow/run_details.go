@@ -34,9 +34,13 @@ func detailsMarkdown(s *runs.State, now time.Time) string {
 	}
 	b.WriteString("| step | kind | status | attempt | duration | cost | detail |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
-	steps := s.Nested()
+	steps := s.Steps
+	if hasBranchSteps(s.Steps) {
+		steps = s.Nested()
+	}
 	if over := len(steps) - maxDetailRows; over > 0 {
-		// A large fan-out: the newest rows, so the details stay small and quick to write.
+		// The newest rows only, so rendering them (on every change of the run) costs the
+		// same at step 10 and at step 1,000.
 		fmt.Fprintf(&b, "| … %d earlier steps (`flowctl show %s` lists them all) | | | | | | |\n", over, s.ID)
 		steps = steps[over:]
 	}
@@ -45,7 +49,18 @@ func detailsMarkdown(s *runs.State, now time.Time) string {
 }
 
 // maxDetailRows bounds the step rows of the Web UI details.
-const maxDetailRows = 200
+const maxDetailRows = 20
+
+// hasBranchSteps reports whether some step ran inside a branch, so the rows must be
+// nested (runs.State.Nested) rather than listed in order.
+func hasBranchSteps(steps []runs.Step) bool {
+	for i := range steps {
+		if steps[i].Branch != "" {
+			return true
+		}
+	}
+	return false
+}
 
 func writeStepRows(b *strings.Builder, steps []runs.Step, indent string, now time.Time) {
 	for _, st := range steps {

@@ -60,6 +60,10 @@ type runner struct {
 	// Signal cancelSignals.
 	cancelReason  string
 	cancelSignals workflow.ReceiveChannel
+	// cancelHandler cancels the handler's context: the Update gateflow.cancel, accepted,
+	// calls it (run_cancel.go); cancelled says it did.
+	cancelHandler workflow.CancelFunc
+	cancelled     bool
 	// optionsErr is why the start options in the Memo could not be read; the run fails
 	// with it before any step.
 	optionsErr error
@@ -91,7 +95,9 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 	if err != nil {
 		return zero, err
 	}
-	c := &Context{wctx: wctx, run: rt}
+	hctx, cancel := workflow.WithCancel(wctx)
+	rt.cancelHandler = cancel
+	c := &Context{wctx: hctx, run: rt}
 	rt.input = in // maxruns_key.go: a run renders its concurrency key from it
 	if err := rt.preChecks(c, cfg, opts); err != nil {
 		return zero, rt.end(c, err)
@@ -176,6 +182,9 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 		return nil, protocol.RunOptions{}, err
 	}
 	rt.listenForCancelReason(wctx)
+	if err := rt.registerCancel(wctx); err != nil {
+		return nil, protocol.RunOptions{}, err
+	}
 	rt.optionsErr = errors.Join(parentErr, optsErr)
 	return rt, opts, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/internal/backoff"
 	"github.com/shopspring/decimal"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -29,6 +30,95 @@ import (
 // paidAttemptsChange is the workflow.GetVersion change of cost-bearing steps retried by
 // the run: runs that recorded a step before it keep Temporal's retries on replay.
 const paidAttemptsChange = "gateflow.paid-attempts"
+
+// unconfirmedChange is the workflow.GetVersion change that charges an attempt lost in
+// flight its reservation (unconfirmedCost); runs that lost one before it keep charging
+// nothing on replay.
+const unconfirmedChange = "gateflow.unconfirmed-cost"
+
+// lostInFlight reports whether a failed attempt's cost is unknown: it timed out (its
+// worker was lost, or it ran past its timeout) without reporting one, while the provider
+// may have billed it.
+func lostInFlight(err error) bool {
+	var te *temporal.TimeoutError
+	return errors.As(err, &te) && !failureInfo(err).cost.IsPositive()
+}
+
+// unconfirmedCost is what a failed attempt of a cost-bearing step is charged: what it
+// reported, or, for an attempt lost in flight that had money reserved, that whole
+// reservation (unconfirmed is then true), so the run's spend is never below what the
+// provider could have billed.
+func (c *Context) unconfirmedCost(p *pending, resKey string, err error, reported decimal.Decimal) (cost decimal.Decimal, unconfirmed bool) {
+	if !p.raw || !p.call.reserved || !lostInFlight(err) {
+		return reported, false
+	}
+	r, ok := c.run.budget.ledger.Reservation(resKey)
+	if !ok || !r.Amount.IsPositive() {
+		return reported, false
+	}
+	if workflow.GetVersion(c.wctx, unconfirmedChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return reported, false
+	}
+	return r.Amount, true
+}
+
+// workerLossChange is the workflow.GetVersion change that makes a cost-bearing step's
+// attempt again when its worker was lost, without using up one of its attempts.
+const workerLossChange = "gateflow.worker-loss"
+
+// maxWorkerLosses bounds how often one attempt of a step is made again because its worker
+// was lost; past it a lost worker counts as a failed attempt.
+const maxWorkerLosses = 10
+
+// workerLost reports whether an attempt ended because its worker stopped heartbeating: the
+// worker died, was killed or was cut off, not the step failing.
+func workerLost(err error) bool {
+	var te *temporal.TimeoutError
+	return errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT
+}
+
+// chargeLostTry charges the try of attempt lost with its worker (the loss-th of that
+// attempt) its whole reservation, unconfirmed, under a key of its own, and reserves again
+// for the attempt's next try.
+func (c *Context) chargeLostTry(p *pending, attempt, loss int, err error, waited time.Duration) error {
+	st := c.run.state
+	i := p.idx
+	baseKey := st.Steps[i].ActivityID
+	if p.call.reserveKey != "" {
+		baseKey = p.call.reserveKey
+	}
+	resKey := paidActivityID(baseKey, attempt)
+	lost := fmt.Sprintf("/lost-%d", loss)
+	cost := decimal.Zero
+	if r, ok := c.run.budget.ledger.Reservation(resKey); ok && p.call.reserved {
+		cost = r.Amount
+		c.run.budget.ledger.Release(r)
+	}
+	p.call.reserved = false
+	chargeStep(st, i, cost, runs.Tokens{})
+	chargeUnconfirmed(st, i, cost)
+	st.Steps[i].Attempts = append(st.Steps[i].Attempts, runs.Attempt{Attempt: attempt, CostUSD: cost,
+		Error: "worker lost, made again: " + errorMessage(err), WaitedMS: waited.Milliseconds(), Unconfirmed: true})
+	c.chargeQuota(paidActivityID(st.Steps[i].ActivityID, attempt)+lost, cost)
+	if berr := c.settleCost(resKey+lost, p.call.name, false, cost); berr != nil {
+		p.notMade = true
+		return fmt.Errorf("attempt %d not made again after its worker was lost: %w", attempt, berr)
+	}
+	c.run.publish()
+	if p.call.costLimit != nil {
+		if rerr := c.reserve([]budget.Item{{Key: resKey, Amount: *p.call.costLimit}}); rerr != nil {
+			p.notMade = true
+			return fmt.Errorf("attempt %d not made again after its worker was lost: %w", attempt, rerr)
+		}
+		p.call.reserved = true
+	}
+	return nil
+}
+
+// chargeUnconfirmed records the unconfirmed part of a step's cost.
+func chargeUnconfirmed(st *runs.State, i int, cost decimal.Decimal) {
+	st.Steps[i].UnconfirmedUSD = st.Steps[i].UnconfirmedUSD.Add(cost)
+}
 
 // paidActivityID is the activity ID of the n-th activity (1 for the first) a cost-bearing
 // step schedules: its step's ID, then ID@2, ID@3 ... for retries and capacity waits.
@@ -97,7 +187,7 @@ func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.Act
 	var waited time.Duration
 	// Seeded as the worker seeds Temporal's own retries (worker_jitter.go): run and step.
 	seed := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + id
-	n := 0
+	n, losses := 0, 0
 	for attempt := 1; ; attempt++ {
 		p.attempt = attempt
 		var attemptWait time.Duration
@@ -124,22 +214,34 @@ func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.Act
 			waited += delay
 			attemptWait += delay
 		}
+		if workerLost(err) && losses < maxWorkerLosses && workflow.GetVersion(ctx, workerLossChange, workflow.DefaultVersion, 1) == 1 {
+			losses++
+			if lerr := c.chargeLostTry(p, attempt, losses, err, attemptWait); lerr != nil {
+				return lerr
+			}
+			attempt-- // made again: a lost worker does not use up one of the step's attempts
+			continue
+		}
 		p.waited = attemptWait
 		if err == nil || !retryablePaid(err, policy) || (policy.MaximumAttempts > 0 && attempt >= int(policy.MaximumAttempts)) {
 			return err
 		}
 		// The attempt failed and another one may be made: charge it now.
 		fi := failureInfo(err)
-		chargeStep(st, i, fi.cost, fi.tokens)
-		st.Steps[i].Attempts = append(st.Steps[i].Attempts, runs.Attempt{Attempt: attempt, CostUSD: fi.cost,
-			Tokens: fi.tokens, Error: errorMessage(err), WaitedMS: attemptWait.Milliseconds()})
-		c.chargeQuota(paidActivityID(st.Steps[i].ActivityID, attempt), fi.cost)
 		baseKey := st.Steps[i].ActivityID
 		if p.call.reserveKey != "" {
 			baseKey = p.call.reserveKey
 		}
 		resKey := paidActivityID(baseKey, attempt)
-		if berr := c.settleCost(resKey, p.call.name, p.call.reserved, fi.cost); berr != nil {
+		cost, unconfirmed := c.unconfirmedCost(p, resKey, err, fi.cost)
+		chargeStep(st, i, cost, fi.tokens)
+		if unconfirmed {
+			chargeUnconfirmed(st, i, cost)
+		}
+		st.Steps[i].Attempts = append(st.Steps[i].Attempts, runs.Attempt{Attempt: attempt, CostUSD: cost,
+			Tokens: fi.tokens, Error: errorMessage(err), WaitedMS: attemptWait.Milliseconds(), Unconfirmed: unconfirmed})
+		c.chargeQuota(paidActivityID(st.Steps[i].ActivityID, attempt), cost)
+		if berr := c.settleCost(resKey, p.call.name, p.call.reserved, cost); berr != nil {
 			p.call.reserved, p.notMade = false, true
 			return fmt.Errorf("attempt %d not made: %w", attempt+1, berr)
 		}
@@ -224,12 +326,12 @@ func stepTimeout(o stepOptions) time.Duration {
 // lastAttempt completes the record of a cost-bearing step made attempt by attempt: its
 // last attempt (cost, tokens, error, capacity wait), the attempt count, and whether the
 // step cost more than its limit.
-func (c *Context) lastAttempt(p *pending, cost decimal.Decimal, tokens runs.Tokens, errMsg string) {
+func (c *Context) lastAttempt(p *pending, cost decimal.Decimal, tokens runs.Tokens, errMsg string, unconfirmed bool) {
 	st := &c.run.state.Steps[p.idx]
 	if p.raw && p.attempt > 0 && !p.notMade {
 		st.Attempt = p.attempt
 		st.Attempts = append(st.Attempts, runs.Attempt{Attempt: p.attempt, CostUSD: cost, Tokens: tokens,
-			Error: errMsg, WaitedMS: p.waited.Milliseconds()})
+			Error: errMsg, WaitedMS: p.waited.Milliseconds(), Unconfirmed: unconfirmed})
 	}
 	if st.CostLimitUSD != nil && st.CostLimitUSD.IsPositive() && st.CostUSD.GreaterThan(*st.CostLimitUSD) {
 		st.Overshoot = true

@@ -12,6 +12,7 @@ import (
 	"github.com/gateflow/gateflow/budget"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -229,3 +230,88 @@ func TestPaidStepBackoffIsJitteredAndDurable(t *testing.T) {
 
 var _ = errors.New
 var _ = budget.FormatUSD
+
+// TestPaidAttemptLostInFlightIsChargedItsReservation: an attempt that never reported its
+// cost (its worker died: a heartbeat timeout) may still have been billed by the provider,
+// so it is charged its whole reservation, marked unconfirmed; the retry's own cost comes
+// on top. Recorded spend is never below what the provider could have billed.
+func TestPaidAttemptLostInFlightIsChargedItsReservation(t *testing.T) {
+	f := Define("unit/paid-lost", func(ctx *Context, _ none) (string, error) {
+		a, err := ctx.Agent("summarize", activities.Agent{Prompt: "p", Model: "m", MaxBudgetUSD: dec("0.15")})
+		return a.Text, err
+	}, MaxCostUSD(dec("1")))
+	env := newUnitEnv(t, runConfig{}, f)
+	n := 0
+	mockAgent(env, func(activities.Agent) (activities.AgentResult, error) {
+		n++
+		if n == 1 {
+			return activities.AgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+		}
+		return activities.AgentResult{Text: "ok", CostUSD: dec("0.10"), CostKnown: true}, nil
+	})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+	st := queryState(t, env)
+	s := stepByName(t, st, "summarize")
+	require.Len(t, s.Attempts, 2)
+	assert.True(t, s.Attempts[0].Unconfirmed, "the lost attempt is unconfirmed")
+	assert.Equal(t, "0.15", s.Attempts[0].CostUSD.String(), "charged its reservation")
+	assert.False(t, s.Attempts[1].Unconfirmed)
+	assert.Equal(t, "0.25", s.CostUSD.String(), "0.15 unconfirmed + 0.10 reported")
+	assert.Equal(t, "0.15", s.UnconfirmedUSD.String())
+	assert.Equal(t, "0.25", st.Budget.Spent.String(), "the run's ledger holds the unconfirmed money too")
+	assert.True(t, st.Budget.Reserved.IsZero(), "nothing stays reserved: %s", st.Budget.Reserved)
+	assert.Equal(t, 1, s.Attempt, "the lost worker did not use up an attempt")
+	assert.Contains(t, s.Attempts[0].Error, "worker lost, made again")
+}
+
+// TestPaidStepSurvivesLostWorkersWithOneAttempt: a step allowed one attempt still
+// completes after two of its workers were lost; each lost try is charged its reservation.
+func TestPaidStepSurvivesLostWorkersWithOneAttempt(t *testing.T) {
+	f := Define("unit/paid-lost-twice", func(ctx *Context, _ none) (string, error) {
+		a, err := ctx.Agent("summarize", activities.Agent{Prompt: "p", Model: "m", MaxBudgetUSD: dec("0.15")},
+			Retry(temporal.RetryPolicy{MaximumAttempts: 1}))
+		return a.Text, err
+	}, MaxCostUSD(dec("1")))
+	env := newUnitEnv(t, runConfig{}, f)
+	n := 0
+	calls := mockAgent(env, func(activities.Agent) (activities.AgentResult, error) {
+		n++
+		if n <= 2 {
+			return activities.AgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
+		}
+		return activities.AgentResult{Text: "ok", CostUSD: dec("0.05"), CostKnown: true}, nil
+	})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.Len(t, calls.all(), 3)
+	st := queryState(t, env)
+	s := stepByName(t, st, "summarize")
+	assert.Equal(t, runs.StepCompleted, s.Status)
+	assert.Equal(t, "0.35", s.CostUSD.String(), "two lost tries at 0.15 and the last at 0.05")
+	assert.Equal(t, "0.30", s.UnconfirmedUSD.StringFixed(2))
+	assert.Equal(t, "0.35", st.Budget.Spent.String())
+}
+
+// TestPaidLastAttemptLostInFlightIsChargedToo: the same for the step's last attempt.
+func TestPaidLastAttemptLostInFlightIsChargedToo(t *testing.T) {
+	f := Define("unit/paid-lost-last", func(ctx *Context, _ none) (string, error) {
+		a, err := ctx.Agent("summarize", activities.Agent{Prompt: "p", Model: "m", MaxBudgetUSD: dec("0.15")},
+			Retry(temporal.RetryPolicy{MaximumAttempts: 1}))
+		return a.Text, err
+	}, MaxCostUSD(dec("1")))
+	env := newUnitEnv(t, runConfig{}, f)
+	mockAgent(env, func(activities.Agent) (activities.AgentResult, error) {
+		return activities.AgentResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
+	})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.Error(t, env.GetWorkflowError())
+	st := queryState(t, env)
+	s := stepByName(t, st, "summarize")
+	assert.Equal(t, runs.StepTimedOut, s.Status)
+	require.Len(t, s.Attempts, 1)
+	assert.True(t, s.Attempts[0].Unconfirmed)
+	assert.Equal(t, "0.15", s.CostUSD.String())
+	assert.Equal(t, "0.15", s.UnconfirmedUSD.String())
+	assert.Equal(t, "0.15", st.Budget.Spent.String())
+}

@@ -212,7 +212,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
 		st.Steps[p.idx].Artifacts = o.artifacts
 		chargeStep(st, p.idx, o.cost, o.tokens)
-		c.lastAttempt(p, o.cost, o.tokens, "")
+		c.lastAttempt(p, o.cost, o.tokens, "", false)
 		c.run.publish()
 		c.run.emit(c.wctx, events.StepCompleted, name, string(runs.StepCompleted), "",
 			map[string]any{"kind": kind, "cost_usd": o.cost.String(), "output": o.output})
@@ -234,13 +234,18 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
 	st.Steps[p.idx].Artifacts = fi.artifacts // what a failed shell step collected
-	chargeStep(st, p.idx, fi.cost, fi.tokens)
-	c.lastAttempt(p, fi.cost, fi.tokens, errorMessage(err))
-	c.run.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": fi.cost.String()})
-	c.chargeQuota(key, fi.cost)
+	// An attempt lost in flight is charged its reservation (run_paid.go).
+	cost, unconfirmed := c.unconfirmedCost(p, resKey, err, fi.cost)
+	chargeStep(st, p.idx, cost, fi.tokens)
+	if unconfirmed {
+		chargeUnconfirmed(st, p.idx, cost)
+	}
+	c.lastAttempt(p, cost, fi.tokens, errorMessage(err), unconfirmed)
+	c.run.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": cost.String()})
+	c.chargeQuota(key, cost)
 	serr := &StepError{Step: name, Kind: kind, Err: err}
 	var rerr error = serr
-	if berr := c.settleCost(resKey, name, p.call.reserved, fi.cost); berr != nil {
+	if berr := c.settleCost(resKey, name, p.call.reserved, cost); berr != nil {
 		rerr = &StepError{Step: name, Kind: kind, Err: berr}
 	} else if p.call.opts.allowed(status) { // AllowFailure, or the route Continue (routing.go)
 		if _, routed := p.call.opts.routeFor(status); routed {

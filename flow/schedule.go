@@ -8,9 +8,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/gateflow/gateflow/internal/cronspec"
 	"github.com/gateflow/gateflow/internal/protocol"
-
-	"github.com/robfig/cron/v3"
 )
 
 // ScheduleInfo is a schedule a flow declares with Schedule; the worker creates or updates a
@@ -116,7 +115,7 @@ func SchedulePaused() ScheduleOption {
 // scheduled runs reserve their cap against the monthly quotas before any step.
 func Schedule(spec string, opts ...ScheduleOption) Option {
 	return func(i *WorkflowInfo) error {
-		if _, err := cron.ParseStandard(spec); err != nil {
+		if _, err := cronspec.Parse(spec); err != nil {
 			return fmt.Errorf("schedule %q: %v", spec, err)
 		}
 		s := ScheduleInfo{Spec: spec}

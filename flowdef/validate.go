@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -11,9 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/cronspec"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -365,8 +365,11 @@ func (k *check) nonNegative(f Fields, def Pos, field string, n int) {
 	}
 }
 
+// maxDays is the most days a time.Duration holds (about 292 years).
+const maxDays = int(math.MaxInt64 / int64(24*time.Hour))
+
 // ParseDuration reads a Go duration with an extra day unit ("1d", "1d12h"); it refuses
-// zero and negative durations.
+// zero and negative durations, and durations too long for a time.Duration.
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	var days time.Duration
@@ -374,6 +377,9 @@ func ParseDuration(s string) (time.Duration, error) {
 		n, err := strconv.Atoi(t[:i])
 		if err != nil {
 			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		if n > maxDays || n < -maxDays {
+			return 0, fmt.Errorf("duration %q is too long (at most %dd)", s, maxDays)
 		}
 		days, t = time.Duration(n)*24*time.Hour, t[i+1:]
 	}
@@ -385,6 +391,9 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 	}
 	d := days + rest
+	if (rest > 0 && d < days) || (rest < 0 && d > days) {
+		return 0, fmt.Errorf("duration %q is too long (at most %dd)", s, maxDays)
+	}
 	if d <= 0 {
 		return 0, fmt.Errorf("duration %q must be positive", s)
 	}
@@ -446,7 +455,7 @@ func (k *check) envelope() {
 		case (s.Cron == "") == (s.Every == ""):
 			k.add(s.Pos, "give exactly one of cron and every", "schedule needs cron or every")
 		case s.Cron != "":
-			if _, err := cron.ParseStandard(s.Cron); err != nil {
+			if _, err := cronspec.Parse(s.Cron); err != nil {
 				k.add(s.Fields.At("cron", s.Pos), `write 5 fields such as "0 3 * * *" or @daily`, "schedule cron: %v", err)
 			}
 		default:

@@ -193,6 +193,10 @@ type Step struct {
 	// that cost more than that.
 	CostLimitUSD *decimal.Decimal `json:"cost_limit_usd,omitempty"`
 	Overshoot    bool             `json:"overshoot,omitempty"`
+	// UnconfirmedUSD is the part of CostUSD charged for attempts lost in flight (their
+	// worker died, or they timed out, before reporting a cost): each is charged its whole
+	// reservation, as the provider may have billed it, until proven otherwise.
+	UnconfirmedUSD decimal.Decimal `json:"unconfirmed_usd,omitzero"`
 	// Timeout names the timeout that ended a timed_out step: "start_to_close",
 	// "schedule_to_start", "schedule_to_close" or "heartbeat".
 	Timeout string `json:"timeout,omitempty"`
@@ -226,6 +230,9 @@ type Attempt struct {
 	// WaitedMS is how long the attempt waited for provider capacity (rate limits) before it
 	// was made.
 	WaitedMS int64 `json:"waited_ms,omitempty"`
+	// Unconfirmed marks an attempt lost in flight, charged its reservation (CostUSD)
+	// because what it cost is unknown.
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
 }
 
 // Duration is how long the step took, or has been running until now.

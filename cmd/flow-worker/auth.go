@@ -28,15 +28,15 @@ func (f *authFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.issuer, "auth-issuer", "", "accept tokens of this identity provider (OIDC issuer URL) as proof; needs --auth-audience and --auth-jwks")
 	fs.StringVar(&f.audience, "auth-audience", "", "with --auth-issuer: the audience its tokens must name")
 	fs.StringVar(&f.jwks, "auth-jwks", "", "with --auth-issuer: the provider's keys, a JWKS file or an http(s) URL read at start")
-	fs.Func("auth-rule", "who may make a kind of decision on any run, KIND=WHO,... with KIND budget or pause and WHO people, group:NAME (of --groups) or creator (repeatable)", func(v string) error {
+	fs.Func("auth-rule", "who may make a kind of decision on any run, KIND=WHO,... with KIND budget, pause or cancel and WHO people, group:NAME (of --groups) or creator (repeatable)", func(v string) error {
 		kind, who, ok := strings.Cut(v, "=")
 		kind = strings.TrimSpace(kind)
 		if !ok || kind == "" {
 			return fmt.Errorf("want KIND=WHO,..., got %q", v)
 		}
 		k := auth.Kind(kind)
-		if k != auth.KindBudget && k != auth.KindPause {
-			return fmt.Errorf("kind %q: want budget or pause (gates and inputs name their own approvers)", kind)
+		if k != auth.KindBudget && k != auth.KindPause && k != auth.KindCancel {
+			return fmt.Errorf("kind %q: want budget, pause or cancel (gates and inputs name their own approvers)", kind)
 		}
 		var list []string
 		for _, w := range strings.Split(who, ",") {
@@ -119,7 +119,7 @@ func describePolicy(p *auth.Policy) string {
 	if len(from) == 0 {
 		s = "typed identities, unverified"
 	}
-	for _, k := range []auth.Kind{auth.KindBudget, auth.KindPause} {
+	for _, k := range []auth.Kind{auth.KindBudget, auth.KindPause, auth.KindCancel} {
 		if who, ok := p.Rules[k]; ok {
 			s += fmt.Sprintf("; %s by %s", k, strings.Join(who, ", "))
 		}

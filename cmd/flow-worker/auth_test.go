@@ -61,7 +61,7 @@ func TestAuthRuleFlag(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "typed identities, unverified; budget by group:budget-admins, creator; pause by olga", describePolicy(p))
 	for _, bad := range []struct{ arg, want string }{
-		{"vote=alice", `kind "vote": want budget or pause`},
+		{"vote=alice", `kind "vote": want budget, pause or cancel`},
 		{"budget=", "rule for budget lists nobody"},
 		{"budget", `want KIND=WHO,..., got "budget"`},
 	} {

@@ -47,7 +47,7 @@ func FuzzAuthRuleFlag(f *testing.F) {
 			t.Fatalf("%q gave %d rules", v, len(a.rules))
 		}
 		for kind, who := range a.rules {
-			if (kind != "budget" && kind != "pause") || len(who) == 0 {
+			if (kind != "budget" && kind != "pause" && kind != "cancel") || len(who) == 0 {
 				t.Fatalf("%q gave the rule %s=%v", v, kind, who)
 			}
 		}

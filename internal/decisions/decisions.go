@@ -55,6 +55,16 @@ func Pause(namespace, run string, r protocol.RunPause) (auth.Decision, error) {
 	return auth.Decision{Namespace: namespace, Run: run, Kind: auth.KindPause, PayloadSHA256: h, By: by}, nil
 }
 
+// Cancel is what a cancellation of run in namespace says.
+func Cancel(namespace, run string, r protocol.RunCancel) (auth.Decision, error) {
+	by := strings.TrimSpace(r.By)
+	h, err := auth.PayloadHash(map[string]any{"by": by, "reason": strings.TrimSpace(r.Reason)})
+	if err != nil {
+		return auth.Decision{}, err
+	}
+	return auth.Decision{Namespace: namespace, Run: run, Kind: auth.KindCancel, PayloadSHA256: h, By: by}, nil
+}
+
 // Answer is what an answer to an input of run in namespace says.
 func Answer(namespace, run string, a protocol.InputAnswer) (auth.Decision, error) {
 	data := a.Data

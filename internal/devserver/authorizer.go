@@ -27,12 +27,13 @@ import (
 //   - People (any other subject) may call the read-only APIs (describe, list, query,
 //     history, poll an Update's result); start runs that are not gateflow's entity
 //     workflows; send gateflow's decision Updates (gateflow.approval, gateflow.input,
-//     gateflow.budget, gateflow.pause) and the run Signals gateflow.approval and
-//     gateflow.cancel only with "by" equal to their own subject; signal other run Signals
-//     and cancel runs. Everything else — signalling or starting an entity workflow
-//     (catalog, control, ledger, mailbox, semaphore, fan-out), other Updates, terminate,
-//     reset, delete, the worker APIs, the operator and admin APIs — is refused with the
-//     rule that failed.
+//     gateflow.budget, gateflow.pause, gateflow.cancel) and the run Signals
+//     gateflow.approval and gateflow.cancel only with "by" equal to their own subject;
+//     signal other run Signals. Everything else — Temporal's own cancellation request
+//     (it names no one; people cancel with the Update), signalling or starting an entity
+//     workflow (catalog, control, ledger, mailbox, semaphore, fan-out), other Updates,
+//     terminate, reset, delete, the worker APIs, the operator and admin APIs — is refused
+//     with the rule that failed.
 //
 // The rules are pure: Decide has no server behind it and is table-tested.
 type Authorizer struct{}
@@ -57,6 +58,7 @@ var decisionUpdates = map[string]bool{
 	protocol.UpdateInput:    true,
 	protocol.UpdateBudget:   true,
 	protocol.UpdatePause:    true,
+	protocol.UpdateCancel:   true,
 }
 
 // decisionSignals are the run Signals whose payload names who decides.
@@ -181,10 +183,12 @@ func checkCancel(_ string, req any) error {
 	if !ok {
 		return fmt.Errorf("gateflow: unexpected cancel request %T", req)
 	}
-	if id := r.GetWorkflowExecution().GetWorkflowId(); isEntityID(id) {
+	id := r.GetWorkflowExecution().GetWorkflowId()
+	if isEntityID(id) {
 		return fmt.Errorf("gateflow: only workers may cancel entity workflow %s", id)
 	}
-	return nil
+	// Temporal's request names no one, so the run could not check who cancels it.
+	return fmt.Errorf("gateflow: people cancel run %s with the Update %s (flowctl cancel), which the run checks; RequestCancelWorkflowExecution names no one", id, protocol.UpdateCancel)
 }
 
 func checkUpdate(sub string, req any) error {

@@ -95,6 +95,10 @@ func TestDecide(t *testing.T) {
 		{"create a schedule", alice, ws("CreateSchedule"), nil, "for workers only"},
 		{"list schedules", alice, ws("ListSchedules"), nil, ""},
 		{"cancel a run", alice, ws("RequestCancelWorkflowExecution"), &workflowservice.RequestCancelWorkflowExecutionRequest{
+			WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: "release-1"}}, "people cancel run release-1 with the Update gateflow.cancel"},
+		{"person cancels as herself", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "gateflow.cancel", `{"by":"alice","reason":"x"}`), ""},
+		{"person cancels as bob", alice, ws("UpdateWorkflowExecution"), authzUpdate("r", "gateflow.cancel", `{"by":"bob"}`), `by "bob"`},
+		{"worker cancels", worker, ws("RequestCancelWorkflowExecution"), &workflowservice.RequestCancelWorkflowExecutionRequest{
 			WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: "release-1"}}, ""},
 		{"terminate", alice, ws("TerminateWorkflowExecution"), nil, "TerminateWorkflowExecution is for workers only"},
 		{"reset", alice, ws("ResetWorkflowExecution"), nil, "for workers only"},

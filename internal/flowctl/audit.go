@@ -218,6 +218,13 @@ func (a *app) auditDecision(name string, decode func(any) error, ns, run string)
 			e.decision, e.derr = decisions.Pause(ns, run, m)
 			e.proof = m.Proof
 		}
+	case protocol.UpdateCancel:
+		var m protocol.RunCancel
+		if err = decode(&m); err == nil {
+			e = auditEntry{Kind: auth.KindCancel, Target: "run", By: m.By}
+			e.decision, e.derr = decisions.Cancel(ns, run, m)
+			e.proof = m.Proof
+		}
 	default:
 		return e, false, nil
 	}

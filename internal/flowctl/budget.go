@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gateflow/gateflow/runs"
+	"github.com/shopspring/decimal"
 
 	"github.com/spf13/cobra"
 
@@ -65,14 +66,18 @@ func (a *app) budgetRaiseCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cp, err := c.RaiseBudget(cmd.Context(), flow.BudgetRequest{Run: args[0], To: amount, By: identity(as)})
+			by, err := a.who(as)
+			if err != nil {
+				return err
+			}
+			cp, err := c.RaiseBudget(cmd.Context(), flow.BudgetRequest{Run: args[0], To: amount, By: by})
 			if err != nil {
 				return err
 			}
 			if a.output == "json" {
 				return printJSON(a.stdout, cp)
 			}
-			fmt.Fprintf(a.stdout, "Run %s now has a cap of %s.\n", args[0], budget.FormatUSD(cp.Amount))
+			fmt.Fprintf(a.stdout, "Run %s now has a cap of %s (%s).\n", args[0], budget.FormatUSD(cp.Amount), a.asWho(by))
 			return nil
 		},
 	}
@@ -92,6 +97,13 @@ func budgetLine(st *runs.State) string {
 	}
 	if st.Tokens.Total() > 0 {
 		s += fmt.Sprintf(" (%d tokens: %d in, %d out)", st.Tokens.Total(), st.Tokens.Input, st.Tokens.Output)
+	}
+	unconfirmed := decimal.Zero
+	for _, step := range st.Steps {
+		unconfirmed = unconfirmed.Add(step.UnconfirmedUSD)
+	}
+	if unconfirmed.IsPositive() {
+		s += "; " + budget.FormatUSD(unconfirmed) + " of it unconfirmed (attempts lost in flight, charged their reservation)"
 	}
 	return s
 }

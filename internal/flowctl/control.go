@@ -25,13 +25,17 @@ func (a *app) cancelCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.Cancel(cmd.Context(), flow.CancelRequest{Run: args[0], Reason: reason, By: identity(as)}); err != nil {
+			by, err := a.who(as)
+			if err != nil {
+				return err
+			}
+			if err := c.Cancel(cmd.Context(), flow.CancelRequest{Run: args[0], Reason: reason, By: by}); err != nil {
 				return err
 			}
 			if a.output == "json" {
 				return printJSON(a.stdout, map[string]string{"run": args[0], "status": "cancel requested", "reason": reason})
 			}
-			fmt.Fprintf(a.stdout, "Cancel requested for run %s.\n", args[0])
+			fmt.Fprintf(a.stdout, "Cancel requested for run %s (%s).\n", args[0], a.asWho(by))
 			return nil
 		},
 	}
@@ -113,19 +117,23 @@ func (a *app) pauseCommands() []*cobra.Command {
 			if err != nil {
 				return err
 			}
+			by, err := a.who(as)
+			if err != nil {
+				return err
+			}
 			isType, err := workflowOrRun(cmd.Context(), c, args[0], pauseRun)
 			if err != nil {
 				return err
 			}
 			if !isType {
-				err := c.PauseRun(cmd.Context(), flow.PauseRequest{Run: args[0], Reason: reason, By: identity(as)})
+				err := c.PauseRun(cmd.Context(), flow.PauseRequest{Run: args[0], Reason: reason, By: by})
 				if err != nil {
 					return notARun(cmd.Context(), c, args[0], pauseRun, err)
 				}
 				return a.printRunPause(args[0], true, reason,
 					fmt.Sprintf("Run %s is paused: it finishes the steps in flight and starts no new one until `flowctl resume %s`.", args[0], args[0]))
 			}
-			if err := c.Pause(cmd.Context(), flow.PauseRequest{Workflow: args[0], Reason: reason, By: identity(as)}); err != nil {
+			if err := c.Pause(cmd.Context(), flow.PauseRequest{Workflow: args[0], Reason: reason, By: by}); err != nil {
 				return err
 			}
 			return a.printPaused(cmd, c, fmt.Sprintf("New runs of %s wait in pending until `flowctl resume %s`.", args[0], args[0]))
@@ -145,17 +153,21 @@ func (a *app) pauseCommands() []*cobra.Command {
 			if err != nil {
 				return err
 			}
+			by, err := a.who(as)
+			if err != nil {
+				return err
+			}
 			isType, err := workflowOrRun(cmd.Context(), c, args[0], resumeRun)
 			if err != nil {
 				return err
 			}
 			if !isType {
-				if err := c.ResumeRun(cmd.Context(), flow.PauseRequest{Run: args[0], By: identity(as)}); err != nil {
+				if err := c.ResumeRun(cmd.Context(), flow.PauseRequest{Run: args[0], By: by}); err != nil {
 					return notARun(cmd.Context(), c, args[0], resumeRun, err)
 				}
 				return a.printRunPause(args[0], false, "", fmt.Sprintf("Run %s goes on.", args[0]))
 			}
-			if err := c.Resume(cmd.Context(), flow.PauseRequest{Workflow: args[0], By: identity(as)}); err != nil {
+			if err := c.Resume(cmd.Context(), flow.PauseRequest{Workflow: args[0], By: by}); err != nil {
 				return err
 			}
 			return a.printPaused(cmd, c, fmt.Sprintf("Runs of %s go on.", args[0]))

@@ -206,13 +206,13 @@ func TestPrintRun(t *testing.T) {
 	}
 	var out bytes.Buffer
 	a := &app{stdout: &out, output: "table"}
-	require.NoError(t, a.printRun(d))
+	require.NoError(t, a.printRun(context.Background(), d))
 	text := out.String()
 	for _, want := range []string{
 		"Run       release-1\n",
 		"Workflow  release\n",
 		"Status    failed\n",
-		"Started   2025-01-01 10:00:00 by alice\n",
+		"Started   2025-01-01 10:00:00 by alice (unverified)\n",
 		"Ended     2025-01-01 10:01:30 (1m30s)\n",
 		"Error     step deploy: exit code 3\n",
 		"Cost      $0.0000\n",
@@ -226,17 +226,17 @@ func TestPrintRun(t *testing.T) {
 	assert.NotContains(t, text, "Result")
 
 	out.Reset()
-	require.NoError(t, a.printRun(&runs.Description{ID: "r", Status: runs.StatusRunning, StateError: "query failed:\n timeout"}))
+	require.NoError(t, a.printRun(context.Background(), &runs.Description{ID: "r", Status: runs.StatusRunning, StateError: "query failed:\n timeout"}))
 	assert.Contains(t, out.String(), "Steps unavailable: query failed: timeout\n")
 
 	out.Reset()
-	require.NoError(t, a.printRun(&runs.Description{ID: "r", Result: json.RawMessage(`{"ok":true}`), State: &runs.State{}}))
+	require.NoError(t, a.printRun(context.Background(), &runs.Description{ID: "r", Result: json.RawMessage(`{"ok":true}`), State: &runs.State{}}))
 	assert.Contains(t, out.String(), "Result    {\"ok\":true}\n")
 	assert.Contains(t, out.String(), "No steps yet.\n")
 
 	out.Reset()
 	a.output = "json"
-	require.NoError(t, a.printRun(d))
+	require.NoError(t, a.printRun(context.Background(), d))
 	var back runs.Description
 	require.NoError(t, json.Unmarshal(out.Bytes(), &back))
 	assert.Equal(t, "release-1", back.ID)

@@ -3,6 +3,7 @@ package flowctl
 import (
 	"encoding/base64"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gateflow/gateflow/runs"
@@ -10,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flow"
-	"github.com/gateflow/gateflow/internal/connect"
 )
 
 func (a *app) listCommand() *cobra.Command {
@@ -29,6 +29,15 @@ func (a *app) listCommand() *cobra.Command {
 					return usageErr("--status %q: %v", status, err)
 				}
 				opts.Status = st
+			}
+			if w := opts.WaitingFor; w != "" {
+				probe := w // "KIND:" is a prefix: any wait of that kind
+				if strings.HasSuffix(w, ":") {
+					probe += "x"
+				}
+				if _, err := runs.ParseWait(probe); err != nil {
+					return usageErr("--waiting-for: %v", err)
+				}
 			}
 			if page != "" {
 				tok, err := base64.RawURLEncoding.DecodeString(page)
@@ -49,7 +58,9 @@ func (a *app) listCommand() *cobra.Command {
 				return err
 			}
 			if mine {
-				found = a.mine(cmd, c, found)
+				if found, err = a.mine(cmd, c, found); err != nil {
+					return err
+				}
 			}
 			nextPage := ""
 			if len(next) > 0 {
@@ -87,14 +98,17 @@ func (a *app) listCommand() *cobra.Command {
 	f.StringVar(&opts.Label, "label", "", "only runs with this label k=v")
 	f.StringVar(&opts.CreatedBy, "created-by", "", "only runs started by this person")
 	f.StringVar(&opts.WaitingFor, "waiting-for", "", "only runs waiting for this (approval:GATE, input:NAME, signal:NAME, or approval: for any)")
-	f.BoolVar(&mine, "waiting-on-me", false, "only runs waiting for an approval I (FLOW_USER, else the OS user) may give")
+	f.BoolVar(&mine, "waiting-on-me", false, "only runs waiting for an approval I may give (I: the authenticated caller, else FLOW_USER, else the OS user)")
 	return cmd
 }
 
 // mine keeps the runs with an open gate the current user is listed on (by name; group
 // membership is resolved by the workers, so gates open to groups are kept too).
-func (a *app) mine(cmd *cobra.Command, c *flow.Client, found []runs.Summary) []runs.Summary {
-	me := connect.CurrentUser()
+func (a *app) mine(cmd *cobra.Command, c *flow.Client, found []runs.Summary) ([]runs.Summary, error) {
+	me, err := a.who("")
+	if err != nil {
+		return nil, err
+	}
 	var out []runs.Summary
 	for _, r := range found {
 		d, err := c.Describe(cmd.Context(), r.ID)
@@ -111,5 +125,5 @@ func (a *app) mine(cmd *cobra.Command, c *flow.Client, found []runs.Summary) []r
 			}
 		}
 	}
-	return out
+	return out, nil
 }

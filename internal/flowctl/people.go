@@ -76,7 +76,11 @@ func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cob
 			if err != nil {
 				return err
 			}
-			res, err := c.Vote(cmd.Context(), args[0], approval.Vote{Gate: args[1], Kind: kind, By: identity(as), Comment: comment})
+			by, err := a.who(as)
+			if err != nil {
+				return err
+			}
+			res, err := c.Vote(cmd.Context(), args[0], approval.Vote{Gate: args[1], Kind: kind, By: by, Comment: comment})
 			if err != nil {
 				return err
 			}
@@ -85,13 +89,13 @@ func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cob
 			}
 			switch res.Status {
 			case approval.VoteQueued:
-				fmt.Fprintf(a.stdout, "Vote kept: run %s has not reached gate %s yet; it counts when the gate opens.\n", args[0], args[1])
+				fmt.Fprintf(a.stdout, "Vote kept: run %s has not reached gate %s yet; it counts when the gate opens (%s).\n", args[0], args[1], a.asWho(by))
 			case approval.VoteOpen:
-				fmt.Fprintf(a.stdout, "Counted: gate %s has %d of %d approvals.\n", res.Gate, res.Approvals, res.Required)
+				fmt.Fprintf(a.stdout, "Counted: gate %s has %d of %d approvals (%s).\n", res.Gate, res.Approvals, res.Required, a.asWho(by))
 			case approval.VoteDuplicate:
-				fmt.Fprintf(a.stdout, "Already counted: gate %s has %d of %d approvals.\n", res.Gate, res.Approvals, res.Required)
+				fmt.Fprintf(a.stdout, "Already counted: gate %s has %d of %d approvals (%s).\n", res.Gate, res.Approvals, res.Required, a.asWho(by))
 			default:
-				fmt.Fprintf(a.stdout, "Gate %s is now %s.\n", res.Gate, res.Status)
+				fmt.Fprintf(a.stdout, "Gate %s is now %s (%s).\n", res.Gate, res.Status, a.asWho(by))
 			}
 			return nil
 		},
@@ -119,14 +123,18 @@ func (a *app) inputCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ans, err := c.Answer(cmd.Context(), flow.AnswerRequest{Run: args[0], Name: args[1], Data: raw, By: identity(as)})
+			by, err := a.who(as)
+			if err != nil {
+				return err
+			}
+			ans, err := c.Answer(cmd.Context(), flow.AnswerRequest{Run: args[0], Name: args[1], Data: raw, By: by})
 			if err != nil {
 				return err
 			}
 			if a.output == "json" {
 				return printJSON(a.stdout, ans)
 			}
-			fmt.Fprintf(a.stdout, "Answer to %s accepted by run %s.\n", args[1], args[0])
+			fmt.Fprintf(a.stdout, "Answer to %s accepted by run %s (%s).\n", args[1], args[0], a.asWho(by))
 			return nil
 		},
 	}
@@ -159,7 +167,11 @@ func (a *app) signalCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			e, err := c.Signal(cmd.Context(), run, signals.Envelope{Name: args[0], Key: key, ID: id, Payload: raw, Sender: identity(as)})
+			by, err := a.who(as)
+			if err != nil {
+				return err
+			}
+			e, err := c.Signal(cmd.Context(), run, signals.Envelope{Name: args[0], Key: key, ID: id, Payload: raw, Sender: by})
 			if err != nil {
 				return err
 			}
@@ -170,7 +182,7 @@ func (a *app) signalCommand() *cobra.Command {
 			if run == "" {
 				to = "every run waiting on key " + key
 			}
-			fmt.Fprintf(a.stdout, "Signal %s (id %s) sent to %s.\n", e.Name, e.ID, to)
+			fmt.Fprintf(a.stdout, "Signal %s (id %s) sent to %s (%s).\n", e.Name, e.ID, to, a.asWho(by))
 			return nil
 		},
 	}
@@ -181,9 +193,4 @@ func (a *app) signalCommand() *cobra.Command {
 	f.StringVar(&run, "run", "", "the run to signal (default: every run waiting on --key)")
 	f.StringVar(&id, "id", "", "the signal's ID, so a resend is delivered once (default: random)")
 	return cmd
-}
-
-func identity(as string) string {
-	// Empty: the client's identity (FLOW_USER, else the OS user; the signing key's owner).
-	return strings.TrimSpace(as)
 }

@@ -97,6 +97,7 @@ type app struct {
 	tc       client.Client
 	blobs    io.Closer
 	payloads payloadReader // blobs.go
+	me       caller        // identity.go
 }
 
 // Execute runs flowctl with args and returns the process exit code. Errors are printed
@@ -205,6 +206,9 @@ func (a *app) client(ctx context.Context) (*flow.Client, error) {
 			return nil, usageErr("--id-token: %v", err)
 		}
 		opts.IdentityToken = tok
+	}
+	if err := a.resolveCaller(&opts); err != nil {
+		return nil, err
 	}
 	return flow.NewClient(a.tc, opts), nil
 }

@@ -1,6 +1,7 @@
 package flowctl
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -30,13 +31,13 @@ func (a *app) showCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.printRun(d)
+			return a.printRun(cmd.Context(), d)
 		},
 	}
 }
 
 // printRun prints a run description as a summary and a step table, or JSON.
-func (a *app) printRun(d *runs.Description) error {
+func (a *app) printRun(ctx context.Context, d *runs.Description) error {
 	if a.output == "json" {
 		return printJSON(a.stdout, d)
 	}
@@ -46,7 +47,7 @@ func (a *app) printRun(d *runs.Description) error {
 	fmt.Fprintf(w, "Status    %s\n", d.Status)
 	started := fmtTime(d.StartTime)
 	if d.CreatedBy != "" {
-		started += " by " + d.CreatedBy
+		started += " by " + a.startedBy(ctx, d.ID, d.CreatedBy)
 	}
 	fmt.Fprintf(w, "Started   %s\n", started)
 	if d.CloseTime != nil {

@@ -71,6 +71,9 @@ func (a *app) startCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if createdBy, err = a.who(createdBy); err != nil {
+				return err
+			}
 			so := flow.StartOptions{ID: id, CreatedBy: createdBy, BudgetPause: pause, IdempotencyKey: key,
 				Priority: priority, Delay: delay, MaxAttempts: attempts, WorkerTags: tags, ConcurrencyKey: concKey}
 			for _, l := range limits {
@@ -148,7 +151,7 @@ func (a *app) startCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.printRun(d); err != nil {
+			if err := a.printRun(cmd.Context(), d); err != nil {
 				return err
 			}
 			if d.Status != runs.StatusCompleted && d.Status != runs.StatusWarning {

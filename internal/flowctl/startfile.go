@@ -27,7 +27,7 @@ func (a *app) startFile(ctx context.Context, c *flow.Client, file string, raw js
 		return nil, fmt.Errorf("start --file: %w", err)
 	}
 	if !base.HasGoFlow(interp.DefinitionFlowName) {
-		return nil, fmt.Errorf("start --file: the workers of task queue %s do not serve %s (run a flow-worker of this version, or a worker using package flowdef/serve)",
+		return nil, usageErr("start --file: the workers of task queue %s do not serve %s (run a flow-worker of this version, or a worker using package flowdef/serve)",
 			c.TaskQueue(), interp.DefinitionFlowName)
 	}
 	reg := &flowdef.StaticRegistry{Actions: base.Actions, Fallback: base.Fallback, ItemProviders: base.ItemProviders,

@@ -66,18 +66,18 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 
 	queue := fmt.Sprintf("auth-%d", time.Now().UnixNano())
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, StopTimeout: 2 * time.Second,
-		Auth: &auth.Policy{Required: true, Directory: directory, Rules: map[auth.Kind][]string{auth.KindBudget: {"bob"}}}}, signedFlow)
+		Auth: &auth.Policy{Required: true, Directory: directory, Rules: map[auth.Kind][]string{auth.KindBudget: {"bob"}, auth.KindCancel: {"creator"}}}}, signedFlow)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	c := flow.NewClient(shared.tc, flow.ClientOptions{TaskQueue: queue})
 	ctx := ctxT(t, time.Minute)
-	start := func(id string) {
-		_, err := c.Start(ctx, signedFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: id})
+	start := func(id, by string) {
+		_, err := c.Start(ctx, signedFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: id, CreatedBy: by})
 		require.NoError(t, err)
 	}
 	run, other := queue+"-run", queue+"-other"
-	start(run)
-	start(other)
+	start(run, "")
+	start(other, "bob")
 	waitStatus(t, c, run, runs.StatusAwaitingInput)
 	waitStatus(t, c, other, runs.StatusAwaitingInput)
 
@@ -89,7 +89,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 		assert.Contains(t, r.stderr, want)
 	}
 	refused(ctl(queue, "input", run, "notes", "--as", "alice", "--data", notes), "input notes by alice: no proof: this run accepts signed decisions only")
-	refused(ctl(queue, "--signing-key", key("bob"), "input", run, "notes", "--as", "alice", "--data", notes), "the signing key bob-1 belongs to bob; it cannot sign for alice")
+	refused(ctl(queue, "--signing-key", key("bob"), "input", run, "notes", "--as", "alice", "--data", notes), "--as alice: you are authenticated as bob (signing key bob-1)")
 	refused(ctl(queue, "--signing-key", key("mallory"), "input", run, "notes", "--data", notes), `key "mallory-1" is not in the run's directory`)
 
 	// Raw SDK Updates: bob's genuine proof sent as alice's answer; alice's proof made for the
@@ -146,7 +146,8 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 	d, err := c.Describe(ctx, run)
 	require.NoError(t, err)
 	require.NotNil(t, d.State)
-	assert.Equal(t, &runs.Auth{Required: true, KeyIDs: []string{"alice-1", "bob-1"}, Rules: map[auth.Kind][]string{auth.KindBudget: {"bob"}}}, d.State.Auth)
+	assert.Equal(t, &runs.Auth{Required: true, KeyIDs: []string{"alice-1", "bob-1"},
+		Rules: map[auth.Kind][]string{auth.KindBudget: {"bob"}, auth.KindCancel: {"creator"}}}, d.State.Auth)
 	require.Len(t, d.State.Inputs, 1)
 	require.NotNil(t, d.State.Inputs[0].Answer.Verified)
 	assert.Equal(t, "alice-1", d.State.Inputs[0].Answer.Verified.KeyID)
@@ -187,6 +188,30 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `(?m)^AT\s+DECISION\s+BY\s+CLIENT\s+VIA\s+VERIFIED\s+OUTCOME$`, r.stdout)
 	assert.Regexp(t, `(?m)vote go\s+alice\s+\S+\s+update\s+signature alice-1\s+accepted$`, r.stdout)
+
+	// Cancelling is a decision too: the run checks the proof and the rule (its creator, bob).
+	refused(ctl(queue, "cancel", other, "--as", "bob"), "cancel by bob: no proof: this run accepts signed decisions only")
+	refused(ctl(queue, "--signing-key", key("alice"), "cancel", other, "--reason", "mine"),
+		"cancel by alice: decision refused (not_allowed): cancel decisions are for creator; alice is not among them")
+	assert.Equal(t, 0, countHistoryEvents(t, ctx, other, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED), "refused cancellations leave no trace")
+	ok = ctl(queue, "--signing-key", key("bob"), "cancel", other, "--reason", "not needed")
+	require.Equal(t, 0, ok.code, ok.stderr)
+	assert.Equal(t, "Cancel requested for run "+other+" (as bob, signing key bob-1).\n", ok.stdout)
+	waitStatus(t, c, other, runs.StatusCancelled)
+	d, err = c.Describe(ctx, other)
+	require.NoError(t, err)
+	assert.Equal(t, "cancelled by bob: not needed", d.State.Error)
+	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, describeStatus(t, ctx, other), "cancelled in Temporal's eyes too")
+	r = ctl(queue, "audit", other)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `(?m)cancel run\s+bob\s+\S+\s+update\s+signature bob-1\s+accepted$`, r.stdout)
+}
+
+func describeStatus(t *testing.T, ctx context.Context, run string) enumspb.WorkflowExecutionStatus {
+	t.Helper()
+	d, err := shared.tc.DescribeWorkflowExecution(ctx, run, "")
+	require.NoError(t, err)
+	return d.GetWorkflowExecutionInfo().GetStatus()
 }
 
 func waitStatus(t *testing.T, c *flow.Client, run string, want runs.Status) {

@@ -86,12 +86,12 @@ func TestDevAuthVerifiedCallers(t *testing.T) {
 		r = ctl("approve", "auth-ship", "ship")
 		return r.code == 0
 	}, 30*time.Second, 200*time.Millisecond, "alice votes as herself: %s", r.stderr)
-	assert.Equal(t, "Counted: gate ship has 1 of 2 approvals.\n", r.stdout)
+	assert.Equal(t, "Counted: gate ship has 1 of 2 approvals (as alice, dev login).\n", r.stdout)
 
-	// flowctl claiming someone else: the server refuses it before the run sees it.
+	// flowctl claiming someone else: --as and FLOW_USER are not identities once logged in.
 	r = ctl("approve", "auth-ship", "ship", "--as", "bob")
 	assert.Equal(t, flowctl.ExitRefused, r.code)
-	assert.Contains(t, r.stderr, `Update gateflow.approval by "bob" refused: the token is "alice"'s`)
+	assert.Contains(t, r.stderr, "--as bob: you are authenticated as alice (dev login)")
 
 	// Raw SDK clients.
 	export := ctl("login", "alice", "--dev-key", keyPath, "--export")
@@ -169,6 +169,9 @@ func TestDevAuthVerifiedCallers(t *testing.T) {
 		return r.code == 0 && strings.Contains(r.stdout, `"status": "completed"`)
 	}, 30*time.Second, 200*time.Millisecond, "the run completes: %s %s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, `"by": "bob"`)
+	r = ctl("show", "auth-ship")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^Started   \S+ \S+ by alice \(server principal\)$`, r.stdout, "the creator, as the server saw the start")
 
 	// A run with a child (its report is a worker-only Signal) completes under auth.
 	r = ctl("start", "release", "--input", `{"version":"7.7.8"}`, "--wait")
@@ -193,6 +196,24 @@ func TestDevAuthVerifiedCallers(t *testing.T) {
 		"alice's answer and vote and bob's vote; the refused Updates left nothing in history")
 	assert.Equal(t, []string{"bob"}, principals[enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED],
 		"only bob's deploy-done Signal; the forged reject Signal left nothing")
+
+	// Cancelling: Temporal's request names no one, so people send the Update gateflow.cancel
+	// (flowctl cancel), which the server checks is theirs and the run records.
+	r = ctl("start", "ship", "--input", `{"version":"7.7.9"}`, "--id", "auth-cancel")
+	require.Equal(t, 0, r.code, r.stderr)
+	denied(alice.CancelWorkflow(ctx, "auth-cancel", ""), "people cancel run auth-cancel with the Update gateflow.cancel")
+	require.Eventually(t, func() bool {
+		r = ctl("cancel", "auth-cancel", "--reason", "not this one")
+		return r.code == 0
+	}, 30*time.Second, 200*time.Millisecond, "bob cancels: %s", r.stderr)
+	assert.Equal(t, "Cancel requested for run auth-cancel (as bob, dev login).\n", r.stdout)
+	var shown result
+	if !assert.Eventually(t, func() bool {
+		shown = ctl("show", "auth-cancel", "-o", "json")
+		return shown.code == 0 && strings.Contains(shown.stdout, `"error": "cancelled by bob: not this one"`)
+	}, 60*time.Second, 200*time.Millisecond, "the run ends cancelled by bob") {
+		t.Logf("last show: %s %s", shown.stdout, shown.stderr)
+	}
 
 	require.NoError(t, worker.Process.Signal(syscall.SIGTERM))
 	select {

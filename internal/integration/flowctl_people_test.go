@@ -32,7 +32,7 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 	assert.Contains(t, r.stderr, "at /summary")
 	r = flowctlRun(t, "", "input", "ctl-ship", "release-notes", "--as", "alice", "--data", `{"summary":"A real summary","risk":"low"}`)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "Answer to release-notes accepted by run ctl-ship.\n", r.stdout)
+	assert.Equal(t, "Answer to release-notes accepted by run ctl-ship (as alice, unverified).\n", r.stdout)
 
 	eventually(t, c, "ctl-ship", "approval asked", waitingFor("approval:ship"))
 	require.Eventually(t, func() bool {
@@ -62,7 +62,7 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 	assert.Contains(t, r.stderr, "needs --comment")
 	r = flowctlRun(t, "", "approve", "ctl-ship", "ship", "--as", "alice", "--comment", "looks good")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "Counted: gate ship has 1 of 2 approvals.\n", r.stdout)
+	assert.Equal(t, "Counted: gate ship has 1 of 2 approvals (as alice, unverified).\n", r.stdout)
 	r = flowctlRun(t, "", "approve", "ctl-ship", "ship", "--as", "bob", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var res approval.VoteResult
@@ -75,7 +75,7 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 	assert.Contains(t, r.stderr, "needs --run RUN or --key KEY")
 	r = flowctlRun(t, "", "signal", "deploy-done", "--key", "5.5.5", "--id", "deploy-5.5.5", "--data", `{"environment":"prod"}`)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "Signal deploy-done (id deploy-5.5.5) sent to every run waiting on key 5.5.5.\n", r.stdout)
+	assert.Regexp(t, `^Signal deploy-done \(id deploy-5\.5\.5\) sent to every run waiting on key 5\.5\.5 \(as \S+, unverified\)\.\n$`, r.stdout)
 	d, err := c.Wait(ctxT(t, time.Minute), "ctl-ship")
 	require.NoError(t, err)
 	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)

@@ -219,7 +219,7 @@ func TestGateManualDecisionEndsThePollingEarly(t *testing.T) {
 	eventually(t, c, run.ID, "waits at the gate", waitingFor("gate:ready/http"))
 	r = flowctlRun(t, "", "reject", run.ID, "ready", "--as", "bob", "--reason", "release frozen")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "Gate ready is now rejected.\n", r.stdout)
+	assert.Equal(t, "Gate ready is now rejected (as bob, unverified).\n", r.stdout)
 	r = flowctlRun(t, "", "approve", run.ID, "ready", "--as", "carol")
 	assert.Equal(t, flowctl.ExitRefused, r.code, r.stdout)
 	d, err = c.Wait(ctx, run.ID)

@@ -16,6 +16,10 @@ const (
 	UpdateBudget = "gateflow.budget"
 	// UpdatePause pauses or resumes one run (RunPause).
 	UpdatePause = "gateflow.pause"
+	// UpdateCancel cancels one run (RunCancel); unlike Temporal's own cancellation request
+	// the run sees who asks, so it can verify and authorise it (the same name as
+	// SignalCancel, the note older clients send with Temporal's request).
+	UpdateCancel = "gateflow.cancel"
 	// QueryState answers a run's state (runs.State).
 	QueryState = "gateflow.state"
 	// MemoState is the Memo key of a closed run's final state (runs.State).

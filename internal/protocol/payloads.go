@@ -178,6 +178,14 @@ type RunPause struct {
 	Proof string `json:"proof,omitempty"`
 }
 
+// RunCancel is the payload of UpdateCancel.
+type RunCancel struct {
+	By     string `json:"by"`
+	Reason string `json:"reason,omitempty"`
+	// Proof is the sender's signed decision or identity provider token (package auth).
+	Proof string `json:"proof,omitempty"`
+}
+
 // ItemsRequest asks ItemsActivity for the items of Provider in Scope matching Filter.
 type ItemsRequest struct {
 	Provider string            `json:"provider"`

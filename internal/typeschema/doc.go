@@ -12,7 +12,8 @@
 // must be decimal integers in range); structs take an object whose members are found as
 // encoding/json finds them (json tags, "-", ",string", embedded structs flattened with
 // the same precedence) and matched case-insensitively as encoding/json matches them.
-// Nothing is "required".
+// For requires nothing; ForStart, the schema of a flow's start input, requires the members
+// that are neither omitempty/omitzero nor pointers, under their exact JSON name.
 //
 // The schema is stricter than encoding/json in a few places, on purpose: a struct
 // refuses members it does not have ("additionalProperties": false), which encoding/json

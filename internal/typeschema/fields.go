@@ -24,13 +24,17 @@ type field struct {
 	// cannot allocate an embedded pointer to an unexported struct on the way to it (it
 	// reports an error) or as it (it panics).
 	blocked bool
+	// optional: omitempty or omitzero, a pointer, or reached through an embedded pointer
+	// (ForStart does not require it).
+	optional bool
 }
 
 // embedded is a struct to scan for promoted fields at the next level.
 type embedded struct {
-	index   []int
-	typ     reflect.Type
-	blocked bool
+	index    []int
+	typ      reflect.Type
+	blocked  bool
+	optional bool // reached through an embedded pointer
 }
 
 // structFields returns the JSON members of struct type t in index order.
@@ -85,6 +89,8 @@ func structFields(t reflect.Type) []field {
 						typ:     sf.Type,
 						quoted:  hasOption(opts, "string") && quotable(ft.Kind()),
 						blocked: e.blocked || unsettablePtr,
+						optional: e.optional || sf.Type.Kind() == reflect.Pointer ||
+							hasOption(opts, "omitempty") || hasOption(opts, "omitzero"),
 					}
 					if f.name == "" {
 						f.name = sf.Name
@@ -99,7 +105,8 @@ func structFields(t reflect.Type) []field {
 				}
 				nextCount[ft]++
 				if nextCount[ft] == 1 {
-					next = append(next, embedded{index: index, typ: ft, blocked: e.blocked || unsettablePtr})
+					next = append(next, embedded{index: index, typ: ft, blocked: e.blocked || unsettablePtr,
+						optional: e.optional || sf.Type.Kind() == reflect.Pointer})
 				}
 			}
 		}

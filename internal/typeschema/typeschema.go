@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,21 @@ var (
 // "$ref", which also ends recursion. The document is deterministic: the same type always
 // gives the same bytes (keys sorted). A nil t accepts anything.
 func For(t reflect.Type) json.RawMessage {
+	return build(t, false)
+}
+
+// ForStart is For with the members a start must give: a struct's members that are neither
+// omitempty/omitzero nor pointers (nor reached through an embedded pointer) are
+// "required", under their exact JSON name (another spelling, which encoding/json would
+// also decode, does not count). A flow's start input is checked against it, so a start
+// that leaves out what the handler needs is refused before it starts.
+func ForStart(t reflect.Type) json.RawMessage {
+	return build(t, true)
+}
+
+func build(t reflect.Type, required bool) json.RawMessage {
 	b := &builder{
+		required: required,
 		defs:     map[string]any{},
 		names:    map[reflect.Type]string{},
 		taken:    map[string]bool{},
@@ -78,6 +93,8 @@ type builder struct {
 	taken    map[string]bool
 	sites    map[string][]map[string]any
 	building map[reflect.Type]bool
+	// required: structs list their non-optional members as "required" (ForStart).
+	required bool
 }
 
 func (b *builder) schema(t reflect.Type) any {
@@ -201,6 +218,18 @@ func (b *builder) structSchema(t reflect.Type) any {
 	s := map[string]any{"type": nullable("object"), "additionalProperties": false}
 	if len(props) > 0 {
 		s["properties"] = props
+	}
+	if b.required {
+		var req []string
+		for _, f := range fields {
+			if !f.optional && !f.blocked {
+				req = append(req, f.name)
+			}
+		}
+		if len(req) > 0 {
+			slices.Sort(req)
+			s["required"] = req
+		}
 	}
 	if len(patterns) > 0 {
 		s["patternProperties"] = patterns
