@@ -67,7 +67,7 @@ func TestClusterExampleFlows(t *testing.T) {
 	waitFor(t, queue, "ex-ship", "the approval asked", time.Minute, hasStatus(runs.StatusAwaitingApproval))
 	r = flowctl(t, queue, "approve", "ex-ship", "ship", "--as", "alice")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "Counted: gate ship has 1 of 2 approvals.\n", r.stdout)
+	assert.True(t, strings.HasPrefix(r.stdout, "Counted: gate ship has 1 of 2 approvals"), r.stdout)
 	r = flowctl(t, queue, "approve", "ex-ship", "ship", "--as", "bob")
 	require.Equal(t, 0, r.code, r.stderr)
 	waitFor(t, queue, "ex-ship", "the deploy awaited", time.Minute, hasStatus(runs.StatusWaitingSignal))
