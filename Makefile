@@ -11,7 +11,7 @@ TEST_FLAGS ?= -p 2 -count=1 -timeout 30m
 
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all run build test unit lint fmt compose-lint tools bench fuzz clean
+.PHONY: all run build build-cluster test test-cluster unit lint fmt compose-lint tools bench fuzz clean
 
 all: build
 
@@ -20,6 +20,10 @@ build:
 	$(GO) build -o $(BIN)/flow-worker ./cmd/flow-worker
 	$(GO) build -o $(BIN)/flowctl ./cmd/flowctl
 
+## build-cluster: build, plus temporal-pg (the Temporal server on PostgreSQL the cluster tests run)
+build-cluster: build
+	$(GO) build -o $(BIN)/temporal-pg ./internal/devserver/cluster/cmd/temporal-pg
+
 ## run: flow-worker --dev (server on :7233, Web UI on :8233, example flows); RUN_ARGS="--db-file gateflow.db" keeps runs
 run: build
 	$(BIN)/flow-worker --dev $(RUN_ARGS)
@@ -27,6 +31,11 @@ run: build
 ## test: lint, the compose file, then every test; the e2e and Web UI tests use the binaries just built
 test: lint compose-lint build
 	GATEFLOW_BIN_DIR=$(BIN) $(GO) test $(TEST_FLAGS) ./...
+
+## test-cluster: a real cluster with faults injected: PostgreSQL (installed with apt when missing), the Temporal server on it, three flow-worker processes, flowctl; SIGKILL loop, server and PostgreSQL restarts, a partitioned worker (internal/clustertest)
+test-cluster: build-cluster
+	@bash scripts/ensure-postgres.sh
+	GATEFLOW_BIN_DIR=$(BIN) $(GO) test -tags cluster -count=1 -p 1 -timeout 30m -v ./internal/clustertest
 
 ## unit: the tests that need no Temporal server (fast)
 unit:

@@ -67,6 +67,29 @@ type Options struct {
 	// Auth, when set, requires callers to carry a bearer token (see Auth). Nil: anyone who
 	// reaches the frontend may call anything.
 	Auth *Auth
+	// Store, when set, keeps the server's state in external SQL databases (PostgreSQL,
+	// MySQL) instead of SQLite; DBFile must then be empty. Their schema and the namespace
+	// must exist already: package devserver/cluster sets up a PostgreSQL store.
+	Store *SQLStore
+}
+
+// SQLStore names the external SQL databases of a server that does not run on SQLite.
+// Their plugins (e.g. postgres12) must be linked in by the caller.
+type SQLStore struct {
+	// Persistence holds the namespaces, executions, histories and task queues.
+	Persistence *config.SQL
+	// Visibility holds the list of runs and their search attributes.
+	Visibility *config.SQL
+}
+
+// NamespaceConfig is what Start writes into a fresh store to create namespace ns with
+// gateflow's search attributes (for CreateNamespaces of an external store).
+func NamespaceConfig(ns string) (*sqlite.NamespaceConfig, error) {
+	nsConf, err := sqlite.NewNamespaceConfig("active", ns, false, searchattr.All())
+	if err != nil {
+		return nil, fmt.Errorf("devserver: namespace %s: %w", ns, err)
+	}
+	return nsConf, nil
 }
 
 // Server is a running embedded Temporal server.
@@ -102,6 +125,15 @@ func Start(opts Options) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Store != nil {
+		if opts.DBFile != "" {
+			return nil, errors.New("devserver: a DBFile and an external Store exclude each other")
+		}
+		if opts.Store.Persistence == nil || opts.Store.Visibility == nil {
+			return nil, errors.New("devserver: an external Store needs its Persistence and Visibility databases")
+		}
+		return startOn(opts, logger, ports, opts.Store, nil)
+	}
 	sqlConf, err := sqlConfig(opts.DBFile)
 	if err != nil {
 		return nil, err
@@ -117,16 +149,20 @@ func Start(opts Options) (_ *Server, err error) {
 			}
 		}()
 	}
-	nsConf, err := sqlite.NewNamespaceConfig("active", opts.Namespace, false, searchattr.All())
+	nsConf, err := NamespaceConfig(opts.Namespace)
 	if err != nil {
-		return nil, fmt.Errorf("devserver: namespace %s: %w", opts.Namespace, err)
+		return nil, err
 	}
 	if err := sqlite.CreateNamespaces(sqlConf, nsConf); err != nil {
 		return nil, fmt.Errorf("devserver: create namespace %s: %w", opts.Namespace, err)
 	}
+	return startOn(opts, logger, ports, &SQLStore{Persistence: sqlConf, Visibility: sqlConf}, lock)
+}
 
+// startOn starts the server on a store whose schema and namespace exist.
+func startOn(opts Options, logger log.Logger, ports portSet, store *SQLStore, lock *dbLock) (_ *Server, err error) {
 	frontend := fmt.Sprintf("%s:%d", host, ports.frontend)
-	conf := serverConfig(sqlConf, ports)
+	conf := serverConfig(store, ports)
 	hosts := map[primitives.ServiceName]static.Hosts{
 		primitives.FrontendService: static.SingleLocalHost(frontend),
 		primitives.HistoryService:  static.SingleLocalHost(fmt.Sprintf("%s:%d", host, ports.history)),
@@ -329,7 +365,14 @@ func sqlConfig(dbFile string) (*config.SQL, error) {
 	return c, nil
 }
 
-func serverConfig(sqlConf *config.SQL, p portSet) *config.Config {
+func serverConfig(store *SQLStore, p portSet) *config.Config {
+	// One SQLite database holds both; an external store has a visibility database of its own.
+	stores := map[string]config.DataStore{"default": {SQL: store.Persistence}}
+	visibility := "default"
+	if store.Visibility != store.Persistence {
+		visibility = "visibility"
+		stores[visibility] = config.DataStore{SQL: store.Visibility}
+	}
 	frontend := fmt.Sprintf("%s:%d", host, p.frontend)
 	svc := func(port int) config.Service {
 		return config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: host}}
@@ -339,10 +382,10 @@ func serverConfig(sqlConf *config.SQL, p portSet) *config.Config {
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: host},
 		},
 		Persistence: config.Persistence{
-			DefaultStore:     "sqlite-default",
-			VisibilityStore:  "sqlite-default",
+			DefaultStore:     "default",
+			VisibilityStore:  visibility,
 			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{"sqlite-default": {SQL: sqlConf}},
+			DataStores:       stores,
 		},
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace:    false,
