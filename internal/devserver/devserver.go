@@ -104,6 +104,10 @@ type Server struct {
 	// lock is held on the database file while the server runs (nil in memory).
 	lock *dbLock
 
+	// refreshTimer ends the forced search attribute refresh a minute after start when the
+	// attributes were added then (stopRefreshing); nil otherwise.
+	refreshTimer *time.Timer
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -177,11 +181,12 @@ func startOn(opts Options, logger log.Logger, ports portSet, store *SQLStore, lo
 			return nil, err
 		}
 	}
+	live, refreshed := liveConfig(dc)
 	srv, err := temporal.NewServer(append(serverOpts,
 		temporal.WithConfig(conf),
 		temporal.ForServices(services),
 		temporal.WithStaticHosts(hosts),
-		temporal.WithDynamicConfigClient(dc),
+		temporal.WithDynamicConfigClient(live),
 		temporal.WithChainedFrontendGrpcInterceptors(LimitUpdates), // limits.go
 	)...)
 	if err != nil {
@@ -191,10 +196,12 @@ func startOn(opts Options, logger log.Logger, ports portSet, store *SQLStore, lo
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("devserver: start: %w", err)
 	}
-	if err := s.waitReady(); err != nil {
+	added, err := s.waitReady()
+	if err != nil {
 		_ = srv.Stop()
 		return nil, err
 	}
+	s.stopRefreshing(refreshed, added)
 	if opts.UIPort != 0 {
 		s.uiAddress = fmt.Sprintf("%s:%d", host, opts.UIPort)
 		endpoint := ""
@@ -245,6 +252,9 @@ func (s *Server) Stop() error {
 			s.ui.stop()
 		}
 		s.codec.stop()
+		if s.refreshTimer != nil {
+			s.refreshTimer.Stop()
+		}
 		if err := s.server.Stop(); err != nil {
 			s.stopErr = fmt.Errorf("devserver: stop: %w", err)
 		}
@@ -255,7 +265,7 @@ func (s *Server) Stop() error {
 
 // waitReady dials the frontend until it answers, then makes sure the namespace carries
 // gateflow's search attributes (a database made by an older version may lack some).
-func (s *Server) waitReady() error {
+func (s *Server) waitReady() (added []string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.StartTimeout)
 	defer cancel()
 	var lastErr error
@@ -267,16 +277,16 @@ func (s *Server) waitReady() error {
 		}
 		c, err := client.DialContext(ctx, co)
 		if err == nil {
-			_, err = searchattr.Ensure(ctx, c.OperatorService(), s.opts.Namespace)
+			added, err = searchattr.Ensure(ctx, c.OperatorService(), s.opts.Namespace)
 			c.Close()
 			if err == nil {
-				return nil
+				return added, nil
 			}
 		}
 		lastErr = err
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("devserver: frontend %s did not answer within %s: %w", s.frontend, s.opts.StartTimeout, lastErr)
+	return nil, fmt.Errorf("devserver: frontend %s did not answer within %s: %w", s.frontend, s.opts.StartTimeout, lastErr)
 }
 
 type portSet struct{ frontend, history, matching, worker int }
@@ -416,6 +426,39 @@ func serverConfig(store *SQLStore, p portSet) *config.Config {
 		PublicClient: config.PublicClient{HostPort: frontend},
 	}
 }
+
+// liveConfig serves dc from a client whose values can change while the server runs;
+// refreshed ends the forced refresh of the search attribute cache on every read, which the
+// server needs only until the namespace's attributes exist in its cache.
+func liveConfig(dc dynamicconfig.StaticClient) (live *dynamicconfig.MemoryClient, refreshed func()) {
+	live = dynamicconfig.NewMemoryClient()
+	for k, v := range dc {
+		cleanup := live.OverrideValue(k, v)
+		if k == dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key() {
+			refreshed = cleanup
+		}
+	}
+	if refreshed == nil {
+		refreshed = func() {}
+	}
+	return live, refreshed
+}
+
+// stopRefreshing ends the forced refresh of the search attribute cache (10 extra database
+// reads per run): at once when the namespace had gateflow's attributes already, else once
+// every cache has read the ones just added (the server refreshes them each minute).
+func (s *Server) stopRefreshing(refreshed func(), added []string) {
+	if len(added) == 0 {
+		refreshed()
+		return
+	}
+	t := time.AfterFunc(searchAttributeCacheTTL, refreshed)
+	s.refreshTimer = t
+}
+
+// searchAttributeCacheTTL is how long the server's search attribute caches may keep what
+// they read (the server module's cacheRefreshInterval, 60 s), with a margin.
+const searchAttributeCacheTTL = 65 * time.Second
 
 func dynamicConfig() dynamicconfig.StaticClient {
 	dc := dynamicconfig.StaticClient{
