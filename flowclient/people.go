@@ -196,9 +196,18 @@ func (c *Client) Approvals(ctx context.Context) ([]runs.PendingGate, error) {
 				Run: id, Workflow: st.Workflow, Gate: g.Name, Message: g.Request.Message,
 				Approvers: g.Request.Approvers, Pending: g.Pending(), Approvals: len(g.Approvals()),
 				Required: g.Request.Required, OpenedAt: g.OpenedAt, Deadline: g.Deadline,
-				OnTimeout: string(g.Request.OnTimeout),
+				OnTimeout: string(g.Request.OnTimeout), Voted: voted(g),
 			})
 		}
 	}
 	return out, nil
+}
+
+// voted lists who has voted on g and how, in order ("alice approve").
+func voted(g *approval.Gate) []string {
+	var out []string
+	for _, v := range g.Votes {
+		out = append(out, v.By+" "+string(v.Kind))
+	}
+	return out
 }

@@ -71,8 +71,10 @@ type PendingGate struct {
 	Approvers []string `json:"approvers"`
 	Pending   []string `json:"pending"`
 	// Approvals counted so far, of Required.
-	Approvals int        `json:"approvals"`
-	Required  int        `json:"required"`
+	Approvals int `json:"approvals"`
+	Required  int `json:"required"`
+	// Voted lists who has voted so far and how ("alice approve"), in order.
+	Voted     []string   `json:"voted,omitempty"`
 	OpenedAt  time.Time  `json:"opened_at"`
 	Deadline  *time.Time `json:"deadline,omitempty"`
 	OnTimeout string     `json:"on_timeout,omitempty"`

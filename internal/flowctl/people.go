@@ -35,19 +35,19 @@ func (a *app) approvalsCommand() *cobra.Command {
 				}
 				return printJSON(a.stdout, gates)
 			}
-			t := newTable(a.stdout, "RUN", "GATE", "VOTES", "WHO MAY DECIDE", "DEADLINE", "MESSAGE")
+			t := newTable(a.stdout, "RUN", "GATE", "VOTES", "WHO MAY DECIDE", "VOTED", "DEADLINE", "MESSAGE")
 			unknown := 0
 			for _, g := range gates {
 				if g.Unknown != "" {
 					unknown++
-					t.row(g.Run, "?", "?", "?", "?", "unknown: "+display.Preview(display.OneLine(g.Unknown), 80))
+					t.row(g.Run, "?", "?", "?", "?", "?", "unknown: "+display.Preview(display.OneLine(g.Unknown), 80))
 					continue
 				}
 				deadline := "none"
 				if g.Deadline != nil {
 					deadline = fmtTime(*g.Deadline) + " (then " + orDash(g.OnTimeout) + ")"
 				}
-				t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), anyoneIfNone(g.Approvers), deadline,
+				t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), anyoneIfNone(g.Approvers), orDash(strings.Join(g.Voted, ", ")), deadline,
 					display.Preview(display.OneLine(g.Message), 60))
 			}
 			if err := t.flush(); err != nil {

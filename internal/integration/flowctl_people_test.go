@@ -39,7 +39,7 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 		r = flowctlRun(t, "", "approvals")
 		return r.code == 0 && strings.Contains(r.stdout, "ctl-ship")
 	}, 10*time.Second, 100*time.Millisecond, "approvals lists the gate: %s %s", r.stdout, r.stderr)
-	assert.Regexp(t, `(?m)^ctl-ship\s+ship\s+0/2\s+group:release\s+`, r.stdout)
+	assert.Regexp(t, `(?m)^ctl-ship\s+ship\s+0/2\s+group:release\s+-\s+`, r.stdout, "nobody has voted yet")
 	r = flowctlRun(t, "", "approvals", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var gates []runs.PendingGate
@@ -63,6 +63,9 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 	r = flowctlRun(t, "", "approve", "ctl-ship", "ship", "--as", "alice", "--comment", "looks good")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "Counted: gate ship has 1 of 2 approvals (as alice, unverified).\n", r.stdout)
+	r = flowctlRun(t, "", "approvals")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^ctl-ship\s+ship\s+1/2\s+group:release\s+alice approve\s+`, r.stdout, "approvals says who has voted")
 	r = flowctlRun(t, "", "approve", "ctl-ship", "ship", "--as", "bob", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var res approval.VoteResult

@@ -46,7 +46,7 @@ func TestDecisionsWhileTheWorkerIsDown(t *testing.T) {
 
 	r = flowctlRunOn(t, queue, "approvals")
 	assert.Equal(t, flowctl.ExitError, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
-	assert.Regexp(t, `(?m)^`+run+`\s+\?\s+\?\s+\?\s+\?\s+unknown: `, r.stdout)
+	assert.Regexp(t, `(?m)^`+run+`\s+\?\s+\?\s+\?\s+\?\s+\?\s+unknown: `, r.stdout)
 	assert.Contains(t, r.stderr, "1 run(s) awaiting approval could not be read (is their worker running?)")
 
 	start := time.Now()
