@@ -99,10 +99,18 @@ func writeWaiting(b *strings.Builder, s *runs.State) {
 		if who == "" {
 			who = "anyone"
 		}
-		lines = append(lines, fmt.Sprintf("- **Approval `%s`**: %s — %d of %d approvals from %s, %s (then %s). "+
+		var votes []string
+		for _, v := range g.Votes {
+			votes = append(votes, mdEscape(v.By)+" "+string(v.Kind))
+		}
+		voted := ""
+		if len(votes) > 0 {
+			voted = " Voted: " + strings.Join(votes, ", ") + "."
+		}
+		lines = append(lines, fmt.Sprintf("- **Approval `%s`**: %s — %d of %d approvals from %s, %s (then %s).%s "+
 			"Answer: `%s` (or `reject`, `request-changes --comment ...`)",
 			g.Name, mdEscape(display.Preview(oneLine(g.Request.Message), 200)), len(g.Approvals()), g.Request.Required, who,
-			until(g.Deadline), g.Request.OnTimeout, wait.Command(id)))
+			until(g.Deadline), g.Request.OnTimeout, voted, wait.Command(id)))
 	}
 	for _, in := range s.Inputs {
 		wait := runs.Wait{Kind: runs.ForInput, Name: in.Name}

@@ -135,7 +135,7 @@ func TestDetailsMarkdownWaitingForPeople(t *testing.T) {
 	}
 	want := "**release** — awaiting_approval\n\nCost **$0.0000**\n\n" +
 		"**Waiting for people**\n\n" +
-		"- **Approval `ship`**: Ship v1.4 to prod? \\| now — 1 of 2 approvals from alice, group:release, until 2025-06-01T11:00:00Z (then approve). " +
+		"- **Approval `ship`**: Ship v1.4 to prod? \\| now — 1 of 2 approvals from alice, group:release, until 2025-06-01T11:00:00Z (then approve). Voted: alice approve. " +
 		"Answer: `flowctl approve run-7 ship` (or `reject`, `request-changes --comment ...`)\n" +
 		"- **Approval `anyone`**: ok? — 0 of 1 approvals from anyone, no deadline (then reject). " +
 		"Answer: `flowctl approve run-7 anyone` (or `reject`, `request-changes --comment ...`)\n" +
