@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -88,7 +89,10 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	gerr := g.Err()
 	rt.emit(c.wctx, events.ApprovalDecided, name, string(d.Outcome), d.Comment, map[string]any{"by": d.By, "votes": len(d.Votes)})
 	status := runs.StepCompleted
-	if gerr != nil {
+	switch {
+	case errors.Is(gerr, approval.ErrChangesRequested):
+		status = runs.StepChangesRequested
+	case gerr != nil:
 		status = runs.StepFailed
 	}
 	endStep(st, i, workflow.Now(c.wctx), status, 0, errString(gerr), describeDecision(d), nil)

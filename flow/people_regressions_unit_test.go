@@ -166,3 +166,19 @@ func TestCanDecide(t *testing.T) {
 	assert.False(t, canDecide([]string{"group:nobody"}, dir))
 	assert.False(t, canDecide([]string{"group:empty", " group:nobody "}, dir))
 }
+
+// TestChangesRequestedIsNotAFailedStep: an approval step closed by a request for changes
+// is recorded changes_requested, not failed (it used to show failed in flowctl show).
+func TestChangesRequestedIsNotAFailedStep(t *testing.T) {
+	f := Define("unit/changes", func(ctx *Context, _ none) (none, error) {
+		_, err := ctx.Approval("ship", approval.Request{Approvers: []string{"alice"}})
+		return none{}, err
+	})
+	env := newUnitEnv(t, runConfig{}, f)
+	voteAt(env, time.Minute, approval.Vote{Gate: "ship", Kind: approval.RequestChanges, By: "alice", Comment: "more tests"})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.Error(t, env.GetWorkflowError())
+	s := stepByName(t, queryState(t, env), "ship")
+	assert.Equal(t, runs.StepChangesRequested, s.Status)
+	assert.Contains(t, s.Error, "more tests")
+}

@@ -111,6 +111,9 @@ const (
 	StepPlanned StepStatus = "planned"
 	// StepTimedOut: a timeout ended the step (Step.Timeout says which).
 	StepTimedOut StepStatus = "timed_out"
+	// StepChangesRequested is an approval step closed by a request for changes: not a
+	// failure of the step; the flow decides what comes next (often another round).
+	StepChangesRequested StepStatus = "changes_requested"
 	// StepRefused: the step was not dispatched because its money did not fit the cap
 	// (a Parallel wave reserved together); Step.Error says why.
 	StepRefused StepStatus = "refused"
