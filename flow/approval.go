@@ -58,6 +58,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	rt.people.gateAttempt[name] = st.Attempt
 	st.Gates = append(st.Gates, g)
 	g.ApplyEarly(rt.people.inbox.Take(name), snap)
+	rt.people.showKeptVotes()
 
 	if !g.Closed() {
 		rt.emit(c.wctx, events.ApprovalRequested, name, "", req.Message, map[string]any{

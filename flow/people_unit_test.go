@@ -276,6 +276,9 @@ func TestApprovalVoteBeforeTheGateIsQueuedAndCountsWhenItOpens(t *testing.T) {
 	assert.Equal(t, approval.VoteResult{Gate: "ship", Status: "queued"}, outsider.vote(t), "the gate's rules are not known before it opens")
 	assert.Empty(t, before.Gates)
 	assert.Equal(t, runs.StatusSleeping, before.Status)
+	require.Len(t, before.KeptVotes, 2, "kept votes show in the state before the gate opens")
+	assert.Equal(t, []string{"alice", "mallory"}, voters(before.KeptVotes))
+	assert.Empty(t, opened.KeptVotes, "taken by the gate when it opened")
 
 	require.Len(t, opened.Gates, 1)
 	g := opened.Gates[0]

@@ -98,6 +98,7 @@ func (p *peoplePart) openPolled(ctx workflow.Context, g *polledGate) {
 			p.refuse(ctx, runs.RefusedVote, g.name, v.By, err)
 		}
 	}
+	p.showKeptVotes()
 }
 
 // hasGateType reports whether the worker has a resolver of type t.

@@ -3,6 +3,7 @@ package flow
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -140,6 +141,7 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (_ approva
 		if err := p.inbox.Add(v); err != nil {
 			return approval.VoteResult{}, err
 		}
+		p.showKeptVotes()
 		rt.publish()
 		return approval.VoteResult{Gate: v.Gate, Status: approval.VoteQueued}, nil
 	}
@@ -372,4 +374,16 @@ func canDecide(who []string, dir approval.StaticDirectory) bool {
 		}
 	}
 	return false
+}
+
+// showKeptVotes puts the votes waiting for their gates in the run's state, so people see
+// them (flowctl show, -o json) before the gates open.
+func (p *peoplePart) showKeptVotes() {
+	var kept []approval.Vote
+	gates := p.inbox.Gates()
+	slices.Sort(gates)
+	for _, g := range gates {
+		kept = append(kept, p.inbox.Waiting(g)...)
+	}
+	p.rt.state.KeptVotes = kept
 }

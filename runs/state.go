@@ -290,6 +290,10 @@ type State struct {
 	Inputs []*signals.Input `json:"inputs,omitempty"`
 	// SignalWaits are the signals the run waited for.
 	SignalWaits []*signals.Wait `json:"signal_waits,omitempty"`
+	// KeptVotes are votes sent before the run reached their gate: they are checked against
+	// the gate's rules, and count, when a gate of that name opens (by gate name, then
+	// arrival).
+	KeptVotes []approval.Vote `json:"kept_votes,omitempty"`
 	// Refused are votes and signals that arrived as Signals and were refused, with why.
 	Refused []RefusedMessage `json:"refused,omitempty"`
 	// Paused says who paused the run, why and since when, while it is paused (Workflow is

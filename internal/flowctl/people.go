@@ -89,7 +89,7 @@ func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cob
 			}
 			switch res.Status {
 			case approval.VoteQueued:
-				fmt.Fprintf(a.stdout, "Vote kept: run %s has not reached gate %s yet; it counts when the gate opens (%s).\n", args[0], args[1], a.asWho(by))
+				fmt.Fprintf(a.stdout, "Vote kept: run %s has not reached a gate %s yet; it counts when a gate of that name opens, if you may decide it (%s). flowctl show lists kept votes.\n", args[0], args[1], a.asWho(by))
 			case approval.VoteOpen:
 				fmt.Fprintf(a.stdout, "Counted: gate %s has %d of %d approvals (%s).\n", res.Gate, res.Approvals, res.Required, a.asWho(by))
 			case approval.VoteDuplicate:

@@ -79,6 +79,7 @@ func (a *app) printRun(ctx context.Context, d *runs.Description) error {
 		fmt.Fprintf(w, "Attempt   %d of %d\n", st.Attempt, st.MaxAttempts)
 	}
 	printWaiting(w, st, a.hint)
+	printKeptVotes(w, st)
 	if st.AllowedFailures > 0 {
 		fmt.Fprintf(w, "Allowed   %d step(s) failed and were allowed to\n", st.AllowedFailures)
 	}
@@ -180,4 +181,18 @@ func gateDeadline(g *approval.Gate) string {
 		return "no deadline"
 	}
 	return "until " + fmtTime(*g.Deadline)
+}
+
+// printKeptVotes lists the votes sent before the run reached their gate: they count when
+// a gate of that name opens, if their senders may decide it.
+func printKeptVotes(w io.Writer, st *runs.State) {
+	if len(st.KeptVotes) == 0 {
+		return
+	}
+	kept := make([]string, len(st.KeptVotes))
+	for i, v := range st.KeptVotes {
+		kept[i] = fmt.Sprintf("%s %s by %s", v.Kind, v.Gate, v.By)
+	}
+	fmt.Fprintf(w, "Kept      %s (gates not reached yet: they count when a gate of that name opens, if the voter may decide it)\n",
+		strings.Join(kept, ", "))
 }
