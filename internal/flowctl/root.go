@@ -163,6 +163,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.validateCommand(), a.flowsCommand(), a.servicesCommand(), a.artifactsCommand())
 	root.AddCommand(a.pauseCommands()...)
 	root.AddCommand(a.keysCommand(), a.auditCommand(), a.loginCommand())
+	root.AddCommand(a.temporalCommands()...)
 	return root
 }
 
