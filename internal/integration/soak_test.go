@@ -436,7 +436,8 @@ func TestSoak(t *testing.T) {
 				dups = len(gate.Duplicates)
 			}
 			if !slices.Equal(got, r.counted) || dups != r.dups {
-				problems = append(problems, fmt.Sprintf("gate counted %v with %d duplicates, the model sent and saw accepted %v with %d", got, dups, r.counted, r.dups))
+				problems = append(problems, fmt.Sprintf("gate counted [%s] with %d duplicates, the model sent and saw accepted [%s] with %d",
+					voteList(got), dups, voteList(r.counted), r.dups))
 			}
 			if r.want == runs.StatusCompleted {
 				var out testflows.Ping
@@ -481,4 +482,13 @@ func TestSoak(t *testing.T) {
 	}
 	require.Equal(t, p.runs, byStatus[runs.StatusCompleted]+byStatus[runs.StatusRejected]+byStatus[runs.StatusCancelled],
 		"every run is completed, rejected or cancelled")
+}
+
+// voteList reads "carol:approve, alice:reject".
+func voteList(vs []approval.Vote) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.By + ":" + string(v.Kind)
+	}
+	return strings.Join(out, ", ")
 }
