@@ -11,7 +11,7 @@ TEST_FLAGS ?= -p 2 -count=1 -timeout 30m
 
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all run build build-cluster test test-cluster unit lint fmt compose-lint tools bench fuzz clean
+.PHONY: all run build build-cluster test test-cluster unit lint fmt compose-lint tools bench fuzz soak clean
 
 all: build
 
@@ -70,3 +70,8 @@ clean:
 ## bench: gateflow and a definition against the raw Temporal SDK on one embedded server (BENCH_RUNS, BENCH_STEPS, BENCH_CONCURRENCY, BENCH_HELD, BENCH_ROUNDS, BENCH_PROFILE_DIR)
 bench:
 	$(GO) test -run '^$$' -bench GateflowVsRawSDK -benchtime 1x -timeout 60m ./internal/integration
+
+## soak: SOAK_RUNS (1000) runs waiting on gates across SOAK_WORKERS (3) worker processes for SOAK_DURATION (10m), with random votes, signals, cancellations and worker restarts (SOAK_SEED); prints its figures; not part of make test
+SOAK_TIMEOUT ?= 90m
+soak: build
+	GATEFLOW_BIN_DIR=$(BIN) $(GO) test -tags soak -count=1 -v -run '^TestSoak$$' -timeout $(SOAK_TIMEOUT) ./internal/integration

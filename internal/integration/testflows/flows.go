@@ -28,6 +28,7 @@ func All() []flow.Definition {
 		RoutingFlows(),
 		MaxRunsFlows(),
 		StartFlows(),
+		SoakFlows(),
 	)
 }
 
