@@ -180,7 +180,7 @@ func (a *app) signalCommand() *cobra.Command {
 			}
 			to := "run " + run
 			if run == "" {
-				to = "every run waiting on key " + key
+				to = "every run waiting on key " + key + " on task queue " + a.taskQueue
 			}
 			fmt.Fprintf(a.stdout, "Signal %s (id %s) sent to %s (%s).\n", e.Name, e.ID, to, a.asWho(by))
 			return nil

@@ -78,7 +78,7 @@ func TestFlowctlPeopleCommands(t *testing.T) {
 	assert.Contains(t, r.stderr, "needs --run RUN or --key KEY")
 	r = flowctlRun(t, "", "signal", "deploy-done", "--key", "5.5.5", "--id", "deploy-5.5.5", "--data", `{"environment":"prod"}`)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Regexp(t, `^Signal deploy-done \(id deploy-5\.5\.5\) sent to every run waiting on key 5\.5\.5 \(as \S+, unverified\)\.\n$`, r.stdout)
+	assert.Regexp(t, `^Signal deploy-done \(id deploy-5\.5\.5\) sent to every run waiting on key 5\.5\.5 on task queue integration \(as \S+, unverified\)\.\n$`, r.stdout)
 	d, err := c.Wait(ctxT(t, time.Minute), "ctl-ship")
 	require.NoError(t, err)
 	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
