@@ -33,13 +33,19 @@ type TriggerStart struct {
 // characters (the rule of flow.StartOptions.ID, which also needs printable ASCII).
 var safeID = regexp.MustCompile(`^[!-.0-~][!-~]{0,399}$`)
 
-// readable returns prefix+tail when that is a safe ID, else prefix and a hash of tail.
+// readable returns prefix+tail when that is a safe ID, else prefix and a hash of tail, or,
+// when the prefix itself is not fit for an ID (too long, not printable ASCII: flow names
+// are checked elsewhere, but this must hold for any input), a hash of both.
 func readable(prefix, tail string) string {
 	if id := prefix + tail; safeID.MatchString(id) {
 		return id
 	}
 	sum := sha256.Sum256([]byte(tail))
-	return prefix + "h-" + hex.EncodeToString(sum[:12])
+	if id := prefix + "h-" + hex.EncodeToString(sum[:12]); safeID.MatchString(id) {
+		return id
+	}
+	all := sha256.Sum256([]byte(prefix + "\x00" + tail))
+	return "gateflow-h-" + hex.EncodeToString(all[:16])
 }
 
 // OnceID is the workflow ID of the once start (flow.Once) of a flow on a task queue: the
