@@ -53,7 +53,9 @@ type StartOptions struct {
 	// WorkerTags send the run to workers that have all these tags (WorkerOptions.Tags).
 	WorkerTags []string
 	// ConcurrencyKey is exclusive: a start is refused while another live run holds the
-	// same key. ConcurrencyLimits queue runs in pending until a permit of each group is
+	// same key. The start claims the key before the run starts, in one Update of the key's
+	// semaphore, so of concurrent starts with one key exactly one starts (a claim whose run
+	// never starts is dropped within a minute). ConcurrencyLimits queue runs in pending until a permit of each group is
 	// free (group → most runs at once); permits come back when a run ends, however it ends.
 	ConcurrencyKey    string
 	ConcurrencyLimits map[string]int

@@ -91,13 +91,18 @@ func (c *Client) start(ctx context.Context, name string, input any, opts flow.St
 			}
 		}()
 	}
-	if opts.ConcurrencyKey != "" {
-		holder, err := entity.ConcurrencyHolder(ctx, c.tc, c.opts.TaskQueue, p.Exclusive)
-		if err != nil {
-			return nil, fmt.Errorf("start %s: %w", name, err)
+	if opts.ConcurrencyKey != "" && !plan {
+		claimed, cerr := c.claimKey(ctx, p, opts.ConcurrencyKey)
+		if cerr != nil {
+			return nil, cerr
 		}
-		if holder != "" {
-			return nil, &RunExistsError{ID: holder, Reason: "concurrency key " + opts.ConcurrencyKey + " is held by run " + holder}
+		if claimed {
+			// A start refused from here on gives the claim back.
+			defer func() {
+				if err != nil && run == nil {
+					err = errors.Join(err, entity.ReleaseConcurrency(context.WithoutCancel(ctx), c.tc, c.opts.TaskQueue, p.Exclusive, p.ID))
+				}
+			}()
 		}
 	}
 	var replaced []string // maxruns.go: the flow's MaxRuns at admission
@@ -123,6 +128,25 @@ func (c *Client) start(ctx context.Context, name string, input any, opts flow.St
 		return run, err
 	}
 	return run, c.replaceRuns(ctx, run, replaced)
+}
+
+// claimKey takes the exclusive concurrency key of the planned run before it starts, in one
+// Update of the key's semaphore, so that of concurrent starts with one key only one
+// starts; the others are refused with a *RunExistsError naming the holder. It reports
+// whether the claim is new (given back if the start then fails). Workers too old to claim
+// are answered with the check of the holders that they support.
+func (c *Client) claimKey(ctx context.Context, p *startPlan, key string) (bool, error) {
+	res, err := entity.ClaimConcurrency(ctx, c.tc, c.opts.TaskQueue, p.Exclusive, p.ID)
+	if errors.Is(err, entity.ErrClaimUnsupported) {
+		res.Holder, err = entity.ConcurrencyHolder(ctx, c.tc, c.opts.TaskQueue, p.Exclusive)
+	}
+	if err != nil {
+		return false, fmt.Errorf("start %s: %w", p.Name, err)
+	}
+	if res.Holder != "" {
+		return false, &RunExistsError{ID: res.Holder, Reason: "concurrency key " + key + " is held by run " + res.Holder}
+	}
+	return res.New, nil
 }
 
 // execute starts the planned run. A start whose ID a live run has is refused, unless it

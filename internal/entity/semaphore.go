@@ -22,6 +22,10 @@ type SemaphoreState struct {
 	Limit   int      `json:"limit"`
 	Holders []string `json:"holders"`
 	Waiting []string `json:"waiting"`
+	// Claims are the holders that a start claimed before starting the run (see
+	// ClaimConcurrency), each with the number of holder checks that have not found its run
+	// yet; a run's own acquire ends its claim.
+	Claims map[string]int `json:"claims,omitempty"`
 }
 
 // Acquire asks for a permit for run (limit > 0 updates the group's limit). It reports
@@ -31,6 +35,7 @@ func (s *SemaphoreState) Acquire(run string, limit int) (held bool) {
 	if limit > 0 {
 		s.Limit = limit
 	}
+	delete(s.Claims, run)
 	if contains(s.Holders, run) {
 		return true
 	}
@@ -44,6 +49,7 @@ func (s *SemaphoreState) Acquire(run string, limit int) (held bool) {
 func (s *SemaphoreState) Release(run string) {
 	s.Holders = without(s.Holders, run)
 	s.Waiting = without(s.Waiting, run)
+	delete(s.Claims, run)
 }
 
 // Next moves the first waiting run to the holders when a permit is free (a limit below 1
@@ -59,7 +65,22 @@ func (s *SemaphoreState) Next() (string, bool) {
 }
 
 // Drop takes run's permit away: its grant could not be delivered, or its run has closed.
-func (s *SemaphoreState) Drop(run string) { s.Holders = without(s.Holders, run) }
+func (s *SemaphoreState) Drop(run string) {
+	s.Holders = without(s.Holders, run)
+	delete(s.Claims, run)
+}
+
+// Reclaim drops the holders whose runs a check found closed or unknown, but keeps, for
+// claimGraceChecks checks, a claimed run the server does not know yet.
+func (s *SemaphoreState) Reclaim(closed []string) {
+	for _, r := range closed {
+		if n, ok := s.Claims[r]; ok && n < claimGraceChecks {
+			s.Claims[r] = n + 1
+			continue
+		}
+		s.Drop(r)
+	}
+}
 
 // Idle reports whether nobody holds or waits.
 func (s *SemaphoreState) Idle() bool { return len(s.Holders) == 0 && len(s.Waiting) == 0 }
@@ -91,9 +112,24 @@ const (
 // semaphoreQuery reads a semaphore's state as it is now (its Memo lags behind a grant).
 const semaphoreQuery = "gateflow.semaphore.state"
 
+// semaphoreRun is a running semaphore: its state and a channel its Update handlers wake
+// the main loop with when they have changed the state.
+type semaphoreRun struct {
+	st   *SemaphoreState
+	wake workflow.Channel
+}
+
 // semaphoreWorkflow grants the permits of one group; it ends when idle.
 func semaphoreWorkflow(ctx workflow.Context, st SemaphoreState) error {
 	if err := workflow.SetQueryHandler(ctx, semaphoreQuery, func() (SemaphoreState, error) { return st, nil }); err != nil {
+		return err
+	}
+	s := &semaphoreRun{st: &st, wake: workflow.NewBufferedChannel(ctx, 1)}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, protocol.SemaphoreClaim,
+		func(ctx workflow.Context, m protocol.SemaphoreMessage) (ClaimResult, error) {
+			defer s.wake.SendAsync(true)
+			return s.claim(ctx, m)
+		}, workflow.UpdateHandlerOptions{Description: "claim the only permit of this group for a run about to start (flowclient's exclusive concurrency keys)"}); err != nil {
 		return err
 	}
 	acquire := workflow.GetSignalChannel(ctx, protocol.SemaphoreAcquire)
@@ -115,10 +151,11 @@ func semaphoreWorkflow(ctx workflow.Context, st SemaphoreState) error {
 	for n := 0; ; n++ {
 		// Idle first: a semaphore that continued as new while idle would wait for ever.
 		// (A semaphore started by a signal has that signal pending in its first task.)
-		if st.Idle() && acquire.Len() == 0 && release.Len() == 0 {
+		quiet := acquire.Len() == 0 && release.Len() == 0 && workflow.AllHandlersFinished(ctx)
+		if st.Idle() && quiet {
 			return nil
 		}
-		if n >= semaphoreMaxSeen && acquire.Len() == 0 && release.Len() == 0 {
+		if n >= semaphoreMaxSeen && quiet {
 			return workflow.NewContinueAsNewError(ctx, protocol.SemaphoreWorkflowType, st)
 		}
 		sel := workflow.NewSelector(ctx)
@@ -136,6 +173,7 @@ func semaphoreWorkflow(ctx workflow.Context, st SemaphoreState) error {
 			c.Receive(ctx, &m)
 			st.Release(m.Run)
 		})
+		sel.AddReceive(s.wake, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil) })
 		tctx, cancel := workflow.WithCancel(ctx)
 		if len(st.Holders) > 0 {
 			sel.AddFuture(workflow.NewTimerWithOptions(tctx, reclaimEvery, workflow.TimerOptions{Summary: "check holders"}), func(workflow.Future) {
@@ -146,9 +184,7 @@ func semaphoreWorkflow(ctx workflow.Context, st SemaphoreState) error {
 				if err != nil {
 					workflow.GetLogger(ctx).Warn("check the holders of a concurrency group", "group", st.Group, "error", err)
 				}
-				for _, r := range closed {
-					st.Drop(r)
-				}
+				st.Reclaim(closed)
 			})
 		}
 		sel.Select(ctx)

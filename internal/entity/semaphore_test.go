@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -42,7 +43,13 @@ type semaphoreEnv struct {
 
 func newSemaphoreEnv(t *testing.T, closed func(holders []string) []string, gone ...string) *semaphoreEnv {
 	t.Helper()
-	env := newTestEnv(t, protocol.SemaphoreWorkflowType, semaphoreStartedBySignal)
+	return newSemaphoreEnvOf(t, semaphoreStartedBySignal, closed, gone...)
+}
+
+// newSemaphoreEnvOf is newSemaphoreEnv running wf (the semaphore as some start starts it).
+func newSemaphoreEnvOf(t *testing.T, wf any, closed func(holders []string) []string, gone ...string) *semaphoreEnv {
+	t.Helper()
+	env := newTestEnv(t, protocol.SemaphoreWorkflowType, wf)
 	s := &semaphoreEnv{TestWorkflowEnvironment: env, permits: &callLog[permit]{}, checks: &callLog[[]string]{},
 		memos: &callLog[SemaphoreState]{}, t0: env.Now()}
 	env.OnSignalExternalWorkflow(mock.Anything, mock.Anything, "", protocol.SignalPermit, mock.Anything).Return(
@@ -75,6 +82,7 @@ func newSemaphoreEnv(t *testing.T, closed func(holders []string) []string, gone 
 		}
 		st.Holders = append([]string(nil), st.Holders...)
 		st.Waiting = append([]string(nil), st.Waiting...)
+		st.Claims = maps.Clone(st.Claims)
 		s.memos.add(st)
 	}).Return(nil)
 	return s

@@ -3,6 +3,7 @@ package integration
 import (
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,5 +74,43 @@ func TestTerminatedHolderPermitComesBackAndExclusiveKeyRefuses(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, err := c.Start(ctx, "hello", nil, flow.StartOptions{ConcurrencyKey: "deploy-prod"})
 		return err == nil
+	}, 20*time.Second, 200*time.Millisecond, "the key is free once its holder ended")
+}
+
+// TestConcurrentStartsWithOneExclusiveKeyStartOneRun: the key is claimed in one Update of
+// its semaphore before the run starts, so of ten starts at once exactly one starts.
+func TestConcurrentStartsWithOneExclusiveKeyStartOneRun(t *testing.T) {
+	ctx := ctxT(t, 2*time.Minute)
+	c := shared.client
+	const n = 10
+	var wg sync.WaitGroup
+	started := make([]*flowclient.Run, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			started[i], errs[i] = c.Start(ctx, "test.earlygate", nil, flow.StartOptions{ConcurrencyKey: "race-key"})
+		})
+	}
+	wg.Wait()
+	var winner *flowclient.Run
+	for i := range n {
+		if errs[i] == nil {
+			require.Nil(t, winner, "a second start with the key was accepted: %s and %s", winner.ID, started[i].ID)
+			winner = started[i]
+		}
+	}
+	require.NotNil(t, winner, "one start gets the key: %v", errs)
+	for i := range n {
+		if errs[i] != nil {
+			var re *flowclient.RunExistsError
+			require.True(t, errors.As(errs[i], &re), "%v", errs[i])
+			assert.Equal(t, "concurrency key race-key is held by run "+winner.ID, errs[i].Error())
+		}
+	}
+	eventually(t, c, winner.ID, "holds the key and waits", waitingFor("approval:gate"))
+	require.NoError(t, shared.tc.TerminateWorkflow(ctx, winner.ID, "", "done"))
+	require.Eventually(t, func() bool {
+		run, err := c.Start(ctx, "hello", nil, flow.StartOptions{ConcurrencyKey: "race-key"})
+		return err == nil && run != nil
 	}, 20*time.Second, 200*time.Millisecond, "the key is free once its holder ended")
 }

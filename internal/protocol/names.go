@@ -80,6 +80,9 @@ const (
 	// SemaphoreAcquire and SemaphoreRelease are the semaphore's signals (SemaphoreMessage).
 	SemaphoreAcquire = "acquire"
 	SemaphoreRelease = "release"
+	// SemaphoreClaim is the semaphore's Update claiming the permit of an exclusive group for
+	// a run about to start (SemaphoreMessage; answers entity.ClaimResult).
+	SemaphoreClaim = "gateflow.semaphore.claim"
 	// SemaphoreSignalActivity signals (and starts) a semaphore; SemaphoreCheckActivity
 	// returns the holders whose runs have closed.
 	SemaphoreSignalActivity = "gateflow.semaphore.signal"
