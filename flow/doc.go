@@ -89,7 +89,11 @@ label, which runs its body again at most MaxVisits times:
 	}, flow.MaxVisits(3))
 
 Workers spread Temporal's retries of failed steps by a deterministic ±20% jitter of the
-retry policy's backoff, seeded by the run and the step.
+retry policy's backoff, seeded by the run and the step. An attempt whose worker was lost
+(killed, crashed or cut off: a heartbeat timeout) does not use up one of the step's
+attempts: a step allowed three attempts fails after three real failures however many
+workers it lost on the way (up to 10 losses; the Worker schedules its steps with that much
+room in Temporal's retry policy and its workers count the real failures).
 
 OnError steps run once when the run fails, Always steps once when it ends, whatever the
 outcome (after a cancellation too). ctx.OnStepError(fn) runs fn after each failed step,

@@ -17,7 +17,14 @@ import (
 // opts) and gateflow's entity workflows (catalog, mailbox, ledger) on r. NewWorker's Start
 // does this; testsuite uses it for unit tests and replays.
 func RegisterWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, flows ...Definition) error {
+	return registerWorkflows(r, opts, false, flows)
+}
+
+// registerWorkflows is RegisterWorkflows; lossTolerant says the activities run
+// lossInterceptor (a Worker's do), so steps may be scheduled with room for worker losses.
+func registerWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, lossTolerant bool, flows []Definition) error {
 	cfg, err := runConfigOf(opts, flows)
+	cfg.lossTolerant = lossTolerant
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
 	}

@@ -35,6 +35,9 @@ type runConfig struct {
 	// (service.go).
 	services  []string
 	baseQueue string
+	// lossTolerant: the worker's activities run lossInterceptor, so steps without a cost
+	// are scheduled with room for worker losses (worker_losses.go).
+	lossTolerant bool
 }
 
 // runner is one run's wrapper: the state every part shares, and the parts. Each part owns
@@ -72,6 +75,8 @@ type runner struct {
 	// services and baseQueue: the worker's services and task queue (service.go).
 	services  []string
 	baseQueue string
+	// lossTolerant: see runConfig.
+	lossTolerant bool
 	// steps counts the run's steps for the MaxSteps guard (run_limits.go).
 	steps stepsPart
 	// triggers are the flows the run's end starts (run_triggers.go).
@@ -135,7 +140,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 		st.MaxAttempts = info.MaxAttempts
 	}
 	rt := &runner{root: wctx, info: info, state: st, guards: guards, gateTypes: cfg.gateTypes, triggers: cfg.triggers[info.Name],
-		services: cfg.services, baseQueue: cfg.baseQueue}
+		services: cfg.services, baseQueue: cfg.baseQueue, lossTolerant: cfg.lossTolerant}
 	rt.children = &childrenPart{parent: parent, reports: map[string]runs.Child{}}
 	rt.people = newPeoplePart(rt, cfg.directory)
 	rt.events = &eventsPart{}

@@ -154,6 +154,9 @@ func (c *Context) dispatch(cl call) *pending {
 		limit := *cl.costLimit // an agent without MaxBudgetUSD has no limit to show
 		st.Steps[i].CostLimitUSD = &limit
 	}
+	if cl.costLimit == nil && c.run.lossTolerant {
+		ao.RetryPolicy = lossTolerant(ao.RetryPolicy) // worker_losses.go
+	}
 	if cl.costLimit == nil || !c.dispatchPaid(p, ao) {
 		p.fut = workflow.ExecuteActivity(workflow.WithActivityOptions(c.wctx, ao), cl.activity, cl.args...)
 	}

@@ -229,8 +229,9 @@ func (w *Worker) Start() error {
 	}
 	o := w.opts.Worker
 	o.WorkerStopTimeout = w.opts.StopTimeout
-	// Retries of failed steps are spread by a deterministic jitter (worker_jitter.go).
-	o.Interceptors = append([]interceptor.WorkerInterceptor{&jitterInterceptor{}}, o.Interceptors...)
+	// Retries of failed steps are spread by a deterministic jitter (worker_jitter.go); a
+	// step's attempts lost with their worker are not counted (worker_losses.go).
+	o.Interceptors = append([]interceptor.WorkerInterceptor{&jitterInterceptor{}, &lossInterceptor{}}, o.Interceptors...)
 	if o.MaxHeartbeatThrottleInterval == 0 {
 		// Steps learn of a cancellation on their next heartbeat: keep that prompt.
 		o.MaxHeartbeatThrottleInterval = 2 * time.Second
@@ -249,7 +250,7 @@ func (w *Worker) Start() error {
 	// worker's tags, so a run that needs tags T reaches any worker that has all of T.
 	for _, q := range queues {
 		tw := worker.New(w.client, q, o)
-		if err := RegisterWorkflows(tw, w.opts, flows...); err != nil {
+		if err := registerWorkflows(tw, w.opts, true, flows); err != nil {
 			w.Stop()
 			return err
 		}

@@ -125,3 +125,34 @@ func TestWorkerKilledMidStepAnotherWorkerFinishesTheRun(t *testing.T) {
 	assert.GreaterOrEqual(t, long.Attempt, 2)
 	assert.Equal(t, 1, stepNamed(t, d.State.Steps, "before").Attempt)
 }
+
+// TestThreeWorkerLossesDoNotUseUpAStepsAttempts: the worker running a step allowed three
+// attempts is killed three times in a row; each loss is a heartbeat timeout, which Temporal
+// counts as an attempt, but gateflow does not count it against the step (worker_losses.go),
+// so the fourth attempt runs and the run completes.
+func TestThreeWorkerLossesDoNotUseUpAStepsAttempts(t *testing.T) {
+	queue := "crash-thrice"
+	worker := startTestworker(t, queue)
+	ctx := ctxT(t, 3*time.Minute)
+	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
+	file := filepath.Join(t.TempDir(), "log")
+	run, err := c.Start(ctx, "test.crashy", testflows.FileInput{File: file}, flow.StartOptions{})
+	require.NoError(t, err)
+	for kill := 1; kill <= 3; kill++ {
+		require.Eventually(t, func() bool { return count(lines(t, file), "start") == kill }, 60*time.Second, 20*time.Millisecond,
+			"attempt %d of the long step starts", kill)
+		require.NoError(t, worker.Process.Signal(syscall.SIGKILL))
+		_ = worker.Wait()
+		worker = startTestworker(t, queue)
+	}
+	d, err := c.Wait(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
+	got := lines(t, file)
+	assert.Equal(t, 4, count(got, "start"), "three lost attempts, then one that ends: %v", got)
+	// (A killed worker's shell goes on and may still write "end".)
+	assert.Equal(t, 1, count(got, "before"), "%v", got)
+	long := stepNamed(t, d.State.Steps, "long")
+	assert.Equal(t, runs.StepCompleted, long.Status)
+	assert.Equal(t, 4, long.Attempt, "the attempt that completed is Temporal's fourth")
+}
