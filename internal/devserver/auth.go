@@ -95,7 +95,7 @@ func (a *Auth) apply(conf *config.Config, hosts map[primitives.ServiceName]stati
 	if err := a.check(); err != nil {
 		return nil, nil, err
 	}
-	port, err := FreePort()
+	port, err := freePort()
 	if err != nil {
 		return nil, nil, err
 	}

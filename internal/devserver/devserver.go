@@ -125,9 +125,9 @@ func Start(opts Options) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := pickPorts(opts)
-	if err != nil {
-		return nil, err
+	logger = fatalLogger{logger} // ports.go: a port the server cannot bind is an error
+	if err := checkPorts(opts); err != nil {
+		return nil, err // bad port options are reported before anything starts
 	}
 	if opts.Store != nil {
 		if opts.DBFile != "" {
@@ -136,7 +136,7 @@ func Start(opts Options) (_ *Server, err error) {
 		if opts.Store.Persistence == nil || opts.Store.Visibility == nil {
 			return nil, errors.New("devserver: an external Store needs its Persistence and Visibility databases")
 		}
-		return startOn(opts, logger, ports, opts.Store, nil)
+		return startOnFreePorts(opts, logger, opts.Store, nil)
 	}
 	sqlConf, err := sqlConfig(opts.DBFile)
 	if err != nil {
@@ -160,7 +160,24 @@ func Start(opts Options) (_ *Server, err error) {
 	if err := sqlite.CreateNamespaces(sqlConf, nsConf); err != nil {
 		return nil, fmt.Errorf("devserver: create namespace %s: %w", opts.Namespace, err)
 	}
-	return startOn(opts, logger, ports, &SQLStore{Persistence: sqlConf, Visibility: sqlConf}, lock)
+	return startOnFreePorts(opts, logger, &SQLStore{Persistence: sqlConf, Visibility: sqlConf}, lock)
+}
+
+// startOnFreePorts starts the server on ports picked for it, and on new ones when one was
+// taken before the server could bind it (ports.go).
+func startOnFreePorts(opts Options, logger log.Logger, store *SQLStore, lock *dbLock) (*Server, error) {
+	var err error
+	for range bindAttempts {
+		var ports portSet
+		if ports, err = pickPorts(opts); err != nil {
+			return nil, err
+		}
+		var s *Server
+		if s, err = startOn(opts, logger, ports, store, lock); !errors.Is(err, errPortTaken) {
+			return s, err
+		}
+	}
+	return nil, err
 }
 
 // startOn starts the server on a store whose schema and namespace exist.
@@ -182,20 +199,17 @@ func startOn(opts Options, logger log.Logger, ports portSet, store *SQLStore, lo
 		}
 	}
 	live, refreshed := liveConfig(dc)
-	srv, err := temporal.NewServer(append(serverOpts,
+	srv, err := startServer(append(serverOpts, // ports.go
 		temporal.WithConfig(conf),
 		temporal.ForServices(services),
 		temporal.WithStaticHosts(hosts),
 		temporal.WithDynamicConfigClient(live),
 		temporal.WithChainedFrontendGrpcInterceptors(LimitUpdates), // limits.go
-	)...)
+	))
 	if err != nil {
-		return nil, fmt.Errorf("devserver: new server: %w", err)
+		return nil, err
 	}
 	s := &Server{opts: opts, frontend: frontend, server: srv, lock: lock}
-	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("devserver: start: %w", err)
-	}
 	added, err := s.waitReady()
 	if err != nil {
 		_ = srv.Stop()
@@ -291,38 +305,57 @@ func (s *Server) waitReady() (added []string, err error) {
 
 type portSet struct{ frontend, history, matching, worker int }
 
-func pickPorts(opts Options) (portSet, error) {
-	var p portSet
-	var err error
+// checkPorts reports bad port options: out of range, the same port twice, or a chosen
+// port in use.
+func checkPorts(opts Options) error {
 	if opts.Port < 0 || opts.Port > 65535 {
-		return p, fmt.Errorf("devserver: port %d out of range", opts.Port)
+		return fmt.Errorf("devserver: port %d out of range", opts.Port)
 	}
 	if opts.UIPort < 0 || opts.UIPort > 65535 {
-		return p, fmt.Errorf("devserver: UI port %d out of range", opts.UIPort)
+		return fmt.Errorf("devserver: UI port %d out of range", opts.UIPort)
 	}
 	if opts.Port != 0 {
 		if err := checkFree(opts.Port); err != nil {
-			return p, fmt.Errorf("devserver: frontend port: %w", err)
+			return fmt.Errorf("devserver: frontend port: %w", err)
 		}
-		p.frontend = opts.Port
-	} else if p.frontend, err = FreePort(); err != nil {
-		return p, err
 	}
 	if opts.UIPort != 0 {
-		if opts.UIPort == p.frontend {
-			return p, fmt.Errorf("devserver: UI port %d is the frontend port", opts.UIPort)
+		if opts.UIPort == opts.Port {
+			return fmt.Errorf("devserver: UI port %d is the frontend port", opts.UIPort)
 		}
 		if err := checkFree(opts.UIPort); err != nil {
-			return p, fmt.Errorf("devserver: UI port: %w", err)
+			return fmt.Errorf("devserver: UI port: %w", err)
+		}
+	}
+	return nil
+}
+
+// pickPorts checks the port options and picks free ports for the rest.
+func pickPorts(opts Options) (portSet, error) {
+	var p portSet
+	var err error
+	if err := checkPorts(opts); err != nil {
+		return p, err
+	}
+	p.frontend = opts.Port
+	if p.frontend == 0 {
+		if p.frontend, err = freePort(); err != nil {
+			return p, err
+		}
+		if p.frontend == opts.UIPort {
+			return p, fmt.Errorf("devserver: UI port %d is the frontend port", opts.UIPort)
 		}
 	}
 	for _, dst := range []*int{&p.history, &p.matching, &p.worker} {
-		if *dst, err = FreePort(); err != nil {
+		if *dst, err = freePort(); err != nil {
 			return p, err
 		}
 	}
 	return p, nil
 }
+
+// freePort picks the ports of the server's services (a variable for the tests).
+var freePort = FreePort
 
 // FreePort returns a loopback TCP port that was free a moment ago.
 func FreePort() (int, error) {
