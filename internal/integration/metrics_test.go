@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -118,6 +119,19 @@ func scrape(t *testing.T, addr string) string {
 	return string(b)
 }
 
+// scrapeUntil scrapes addr until the series of family with labels has value want, and
+// returns the last scrape.
+func scrapeUntil(t *testing.T, addr, want, family string, labels ...string) string {
+	t.Helper()
+	var text string
+	assert.Eventually(t, func() bool {
+		text = scrape(t, addr)
+		return series(text, family, labels...) == want
+	}, 10*time.Second, 100*time.Millisecond)
+	require.Equal(t, want, series(text, family, labels...), "%s%v:\n%s", family, labels, brief(text))
+	return text
+}
+
 // series is the value of the one series of family with all the labels given (label="value"
 // parts), or "" when there is none.
 func series(text, family string, labels ...string) string {
@@ -158,39 +172,34 @@ func TestWorkerProcessMetricsAndOTLPTraces(t *testing.T) {
 	banner, _, _ := startWorkerProcess(t, worker)
 	assert.Contains(t, banner.String(), "Metrics          http://"+metricsAddr+"/metrics")
 
+	// flowctl (in process) traces its start too, with the same variables.
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_SERVICE_NAME", "otel-test-flowctl")
+	r := flowctlRunOn(t, queue, "start", "hello", "--input", `{"name":"otel"}`, "--wait", "-o", "json")
+	require.Equal(t, 0, r.code, r.stderr)
+	var hello runs.Description
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &hello), r.stdout)
+	require.Equal(t, runs.StatusCompleted, hello.Status, hello.Error)
+
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	ctx := ctxT(t, 2*time.Minute)
-	hello, err := c.Start(ctx, examples.Hello.Name(), examples.HelloInput{Name: "otel"}, flow.StartOptions{})
-	require.NoError(t, err)
-	d, err := c.Wait(ctx, hello.ID)
-	require.NoError(t, err)
-	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 
 	rollout, err := c.Start(ctx, examples.Rollout.Name(), examples.RolloutInput{Version: "9.9.9", Regions: []string{"eu"}}, flow.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, rollout.ID, "the sign-off gate open", func(d *runs.Description) bool {
 		return d.State != nil && len(d.State.Waiting) > 0 && strings.HasPrefix(d.State.Waiting[0], "approval:")
 	})
-	var text string
-	assert.Eventually(t, func() bool {
-		text = scrape(t, metricsAddr)
-		return series(text, "gateflow_active_runs", `workflow="rollout"`) == "1"
-	}, 10*time.Second, 100*time.Millisecond)
-	require.Equal(t, "1", series(text, "gateflow_active_runs", `workflow="rollout"`), "the waiting run is active:\n%s", brief(text))
+	text := scrapeUntil(t, metricsAddr, "1", "gateflow_active_runs", `workflow="rollout"`) // the waiting run is active
 	assert.Equal(t, "1", series(text, "gateflow_pending_gates", `workflow="rollout"`))
 	assert.Equal(t, "0", series(text, "gateflow_active_runs", `workflow="hello"`), "hello has ended")
 	assert.Equal(t, "1", series(text, "gateflow_runs_started_total", `workflow="rollout"`))
 
 	_, err = c.Vote(ctx, rollout.ID, approval.Vote{Gate: "sign-off", Kind: approval.Approve, By: "carol"})
 	require.NoError(t, err)
-	d, err = c.Wait(ctx, rollout.ID)
+	d, err := c.Wait(ctx, rollout.ID)
 	require.NoError(t, err)
 	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
-	assert.Eventually(t, func() bool {
-		text = scrape(t, metricsAddr)
-		return series(text, "gateflow_active_runs", `workflow="rollout"`) == "0"
-	}, 10*time.Second, 100*time.Millisecond)
-	require.Equal(t, "0", series(text, "gateflow_active_runs", `workflow="rollout"`), "the run has ended:\n%s", brief(text))
+	text = scrapeUntil(t, metricsAddr, "0", "gateflow_active_runs", `workflow="rollout"`) // the run has ended
 	assert.Equal(t, "0", series(text, "gateflow_pending_gates", `workflow="rollout"`))
 
 	// Real histograms: buckets, not only _count and _sum.
@@ -228,6 +237,26 @@ func TestWorkerProcessMetricsAndOTLPTraces(t *testing.T) {
 		assert.Equal(t, "otel-test-worker", s.service)
 		assert.Equal(t, "hello", s.attrs[string(telemetry.AttrFlow)], s.name)
 	}
+	var start []receivedSpan
+	require.Eventually(t, func() bool {
+		start = recv.named("StartWorkflow:hello", "otel-test-flowctl")
+		return len(start) == 1
+	}, 10*time.Second, 100*time.Millisecond, "flowctl's start span arrives")
+	assert.Equal(t, spans[0].traceID, start[0].traceID, "the run's trace begins at flowctl's start")
+	assert.Equal(t, hello.ID, start[0].attrs["temporalWorkflowID"])
+}
+
+// named are the spans received so far with that name from that service.
+func (o *otlpReceiver) named(name, service string) []receivedSpan {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []receivedSpan
+	for _, s := range o.spans {
+		if s.name == name && s.service == service {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func hasSpan(spans []receivedSpan, name string) bool {
