@@ -28,6 +28,7 @@ type Metrics struct {
 	provider *sdkmetric.MeterProvider
 	registry *prometheus.Registry
 	handler  client.MetricsHandler
+	serve    http.Handler
 }
 
 // NewMetrics builds the provider with the resource res (nil: the default resource).
@@ -54,7 +55,7 @@ func NewMetrics(res *resource.Resource) (*Metrics, error) {
 		counters: temporalotel.NewMetricsHandler(temporalotel.MetricsHandlerOptions{Meter: meter, OnError: onError, UseMonotonicCounters: true}),
 		upDown:   temporalotel.NewMetricsHandler(temporalotel.MetricsHandlerOptions{Meter: meter, OnError: onError}),
 	}
-	return &Metrics{provider: mp, registry: reg, handler: h}, nil
+	return &Metrics{provider: mp, registry: reg, handler: h, serve: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}, nil
 }
 
 // Handler is the SDK metrics handler to put in client.Options.MetricsHandler.
@@ -62,7 +63,7 @@ func (m *Metrics) Handler() client.MetricsHandler { return m.handler }
 
 // ServeHTTP serves the metrics (the Prometheus exposition formats).
 func (m *Metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	m.serve.ServeHTTP(w, r)
 }
 
 // WriteText writes the metrics in the Prometheus text format.

@@ -42,7 +42,8 @@ type Options struct {
 	// Metrics asks for a Prometheus-served MeterProvider (Telemetry.Metrics).
 	Metrics bool
 	// SpanExporter, when set, receives every span synchronously instead of the exporter
-	// the OTEL_* variables choose (tests: tracetest.NewInMemoryExporter).
+	// the OTEL_* variables choose (tests: tracetest.NewInMemoryExporter; read its spans
+	// before Telemetry.Shutdown, which empties it).
 	SpanExporter sdktrace.SpanExporter
 }
 
@@ -159,16 +160,16 @@ func exporterFromEnv(ctx context.Context) (sdktrace.SpanExporter, error) {
 	if protocol == "" {
 		protocol = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
-	var client otlptrace.Client
+	var c otlptrace.Client
 	switch protocol {
 	case "", "http/protobuf":
-		client = otlptracehttp.NewClient()
+		c = otlptracehttp.NewClient()
 	case "grpc":
-		client = otlptracegrpc.NewClient()
+		c = otlptracegrpc.NewClient()
 	default:
 		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: use \"http/protobuf\" or \"grpc\"", protocol)
 	}
-	exp, err := otlptrace.New(ctx, client)
+	exp, err := otlptrace.New(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
 	}
