@@ -64,8 +64,8 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 		rt.emit(c.wctx, events.ApprovalRequested, name, "", req.Message, map[string]any{
 			"approvers": g.Request.Approvers, "required": g.Request.Required, "deadline": g.Deadline,
 			"command": runs.Wait{Kind: runs.ForApproval, Name: name}.Command(c.RunID())})
-		gm := workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{"workflow": rt.info.Name})
-		gm.Counter("gateflow_gates_opened_total").Inc(1)
+		c.gateOpened() // run_metrics.go
+		opened := workflow.Now(c.wctx)
 		wait := runs.Wait{Kind: runs.ForApproval, Name: name}
 		c.wait(wait)
 		ok, werr := c.await(req.Timeout, "approval "+name, g.Closed)
@@ -76,7 +76,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 		} else if !ok && werr == nil {
 			outcome = string(approval.TimedOut)
 		}
-		gm.WithTags(map[string]string{"outcome": outcome}).Counter("gateflow_gates_decided_total").Inc(1)
+		c.gateClosed(outcome, workflow.Now(c.wctx).Sub(opened))
 		if werr != nil {
 			endStep(st, i, workflow.Now(c.wctx), runs.StepCancelled, 0, errorMessage(werr), "", nil)
 			rt.publish()

@@ -100,6 +100,7 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 	if err != nil {
 		return zero, err
 	}
+	rt.metricsStarted(wctx) // run_metrics.go
 	hctx, cancel := workflow.WithCancel(wctx)
 	rt.cancelHandler = cancel
 	c := &Context{wctx: hctx, run: rt}
@@ -334,14 +335,7 @@ func (rt *runner) end(c *Context, err error) error {
 	rt.children.reportToParent(wctx, rt.state)
 	rt.startTriggered(wctx, status)
 	rt.events.await(wctx)
-	if !rt.plan {
-		m := workflow.GetMetricsHandler(wctx).WithTags(map[string]string{"workflow": rt.info.Name})
-		m.WithTags(map[string]string{"status": string(status)}).Counter("gateflow_runs_total").Inc(1)
-		m.Counter("gateflow_run_cost_usd_micros_total").Inc(rt.state.CostUSD.Shift(6).IntPart())
-		if status == runs.StatusBudgetExceeded {
-			m.Counter("gateflow_budget_exceeded_total").Inc(1)
-		}
-	}
+	rt.metricsEnded(wctx, status) // run_metrics.go
 	var perm *permanentError
 	if errors.As(err, &perm) {
 		err = perm.err

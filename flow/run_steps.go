@@ -412,10 +412,3 @@ func orDefault(s, d string) string {
 	}
 	return s
 }
-
-// stepMetric records a step's duration by kind and status (replay-safe).
-func (c *Context) stepMetric(kind runs.StepKind, status runs.StepStatus, d time.Duration) {
-	workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{
-		"workflow": c.run.info.Name, "kind": string(kind), "status": string(status),
-	}).Timer("gateflow_step_duration").Record(d)
-}

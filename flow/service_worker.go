@@ -208,9 +208,9 @@ func (b *serviceBreaker) report(state gobreaker.State, fastFailure bool) {
 		return
 	}
 	m = m.WithTags(map[string]string{"service": b.name})
-	m.Gauge("gateflow_service_breaker_state").Update(breakerStateValue(state))
+	m.Gauge(protocol.MetricBreakerState).Update(breakerStateValue(state))
 	if fastFailure {
-		m.Counter("gateflow_service_fast_failures_total").Inc(1)
+		m.Counter(protocol.MetricFastFailures).Inc(1)
 	}
 }
 

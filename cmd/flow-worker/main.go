@@ -28,8 +28,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -54,7 +52,6 @@ import (
 	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/logging"
-	"github.com/gateflow/gateflow/internal/metrics"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -147,7 +144,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	cfg.auth.register(fs)
 	fs.StringVar(&cfg.logLevel, "log-level", "warn", "worker and workflow log level: debug, info, warn, error, off")
 	fs.StringVar(&cfg.logFormat, "log-format", "console", "log format: console or json (structured zap logs on stderr)")
-	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (the SDK's and gateflow's) on this address, e.g. 127.0.0.1:9233, at /metrics")
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (the SDK's and gateflow's, through OpenTelemetry) on this address, e.g. 127.0.0.1:9233, at /metrics; traces go where the OTEL_* variables say (OTLP)")
 	fs.StringVar(&cfg.maxCost, "max-cost", "", "default money cap (USD) of runs whose start options and flow set none")
 	fs.StringVar(&cfg.quota, "monthly-quota", "", "overall monthly quota (USD): new runs are refused once it is spent")
 	fs.Var(&cfg.services, "service", serviceHelp)
@@ -296,23 +293,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if codec != nil {
 		co.DataConverter = blob.DataConverter(nil, codec)
 	}
-	var metricsSrv *http.Server
-	if cfg.metricsAddr != "" {
-		reg := metrics.NewRegistry()
-		co.MetricsHandler = reg.Handler()
-		l, err := net.Listen("tcp", cfg.metricsAddr)
-		if err != nil {
-			fmt.Fprintln(stderr, "flow-worker: --metrics-addr:", err)
-			stopServer()
-			return 2
-		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", reg)
-		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = metricsSrv.Serve(l) }()
-		fmt.Fprintf(stdout, "  Metrics          http://%s/metrics\n", l.Addr())
-		defer metricsSrv.Close()
+	stopTelemetry, code := startTelemetry(&co, cfg.metricsAddr, stdout, stderr) // telemetry.go
+	if code != 0 {
+		stopServer()
+		return code
 	}
+	defer stopTelemetry()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	tc, err := client.DialContext(ctx, co)
 	cancel()

@@ -21,6 +21,7 @@ import (
 	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/logging"
+	"github.com/gateflow/gateflow/internal/telemetry"
 )
 
 // Exit codes. exitCodes says what each means; `flowctl --help` lists them from it.
@@ -99,6 +100,8 @@ type app struct {
 	blobs    io.Closer
 	payloads payloadReader // blobs.go
 	me       caller        // identity.go
+
+	telemetry *telemetry.Telemetry // telemetry.go
 }
 
 // Execute runs flowctl with args and returns the process exit code. Errors are printed
@@ -175,6 +178,9 @@ func (a *app) client(ctx context.Context) (*flowclient.Client, error) {
 			return nil, usageErr("%v", err)
 		}
 		o.Logger = logging.NewSDKLogger(a.stderr, "off")
+		if err := a.traced(ctx, &o); err != nil {
+			return nil, err
+		}
 		if o, err = a.withBlobs(ctx, o); err != nil {
 			return nil, err
 		}
@@ -222,6 +228,7 @@ func (a *app) close() {
 	if a.blobs != nil {
 		_ = a.blobs.Close()
 	}
+	a.closeTelemetry()
 }
 
 // classify maps an error to its exit code.

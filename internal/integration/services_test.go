@@ -25,8 +25,8 @@ import (
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/internal/logging"
-	"github.com/gateflow/gateflow/internal/metrics"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/telemetry"
 )
 
 // requestLog is a local HTTP server that records when each request arrived and answers
@@ -121,7 +121,8 @@ func TestServiceBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	reg := metrics.NewRegistry()
+	reg, err := telemetry.NewMetrics(nil)
+	require.NoError(t, err)
 	dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tc, err := client.DialContext(dctx, client.Options{HostPort: shared.srv.FrontendAddress(), Namespace: shared.srv.Namespace(),
@@ -173,7 +174,7 @@ func TestServiceBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 	assert.Contains(t, r.stderr, "no worker of task queue "+queue+"-none declared services")
 
 	var out bytes.Buffer
-	require.NoError(t, reg.Write(&out))
+	require.NoError(t, reg.WriteText(&out))
 	assert.Regexp(t, `(?m)^gateflow_service_breaker_state\{[^}]*service="flaky"[^}]*\} 0$`, out.String())
 	assert.Regexp(t, `(?m)^gateflow_service_fast_failures_total\{[^}]*service="flaky"[^}]*\} 1$`, out.String())
 }
