@@ -15,11 +15,12 @@ import (
 // LoadScriptRules reads a Scripted provider's rules from a YAML or JSON file (flow-worker
 // --provider-rules), a list tried in order:
 //
-//   - match: "Summarise ticket"   # a substring of the prompt; absent or "" matches any prompt
-//     text: "Disk full on db-1."  # the answer; required
-//     input_tokens: 1200          # the usage reported; absent or 0: counted from the texts
-//     output_tokens: 40
-//     cost_usd: "0.004"           # optional: the provider's own cost, instead of the prices'
+//	# rules.yaml
+//	- match: "Summarise ticket"   # a substring of the prompt; absent or "" matches any prompt
+//	  text: "Disk full on db-1."  # the answer; required
+//	  input_tokens: 1200          # the usage reported; absent or 0: counted from the texts
+//	  output_tokens: 40
+//	  cost_usd: "0.004"           # optional: the provider's own cost, instead of the prices'
 //
 // Errors name the file, the line and the rule: bad YAML, a rule that is not a mapping, an
 // unknown or repeated field, a missing text, negative tokens or cost.
