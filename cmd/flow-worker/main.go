@@ -21,6 +21,9 @@
 // llm.LoadScriptRules) and --prices FILE the models' prices, so agent steps run and cost
 // what a test or a demo needs without code.
 //
+// It warns, once per conflict, when other workers poll its task queue whose catalog lists
+// flows it does not serve (their tasks would fail here): give each its own --task-queue.
+//
 // SIGINT or SIGTERM stops it cleanly: the worker stops polling, in-flight steps get
 // --stop-timeout to finish, then the server (with --dev) stops. A second signal exits at
 // once.
@@ -354,6 +357,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if loader != nil && cfg.reload > 0 {
 		go func() { _ = loader.Watch(watchCtx, cfg.reload) }()
 	}
+	go watchQueueConflicts(watchCtx, tc, w, stderr) // queueconflict.go
 
 	sig := <-sigs
 	stopWatch()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -124,4 +125,24 @@ func TestExampleWorkerOnItsOwnQueue(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the example worker did not stop after SIGTERM; stdout:\n%s", out.String())
 	}
+}
+
+// flow-worker started on a task queue that a worker of other flows already serves says so
+// once on stderr: the other worker's identity and the flows it would fail the tasks of.
+func TestFlowWorkerWarnsOfAQueueSharedWithOtherFlows(t *testing.T) {
+	workerBin, _ := binaries(t)
+	queue := fmt.Sprintf("shared-q-%d", time.Now().UnixNano())
+	own := exec.Command(exampleWorker(t))
+	own.Env = temporalEnv("TEMPORAL_TASK_QUEUE=" + queue)
+	startProcessUntil(t, own, "worker: serving triage on task queue "+queue)
+
+	fw := exec.Command(workerBin, "--task-queue", queue, "--log-level", "error")
+	fw.Env = temporalEnv()
+	_, stderr, _ := startWorkerProcess(t, fw)
+	want := regexp.MustCompile(`flow-worker: warning: task queue ` + regexp.QuoteMeta(queue) +
+		` is also served by worker \d+@\S+ with flows triage that this worker does not serve: their tasks will fail here \(unable to find workflow type\); give this worker \(or theirs\) its own --task-queue`)
+	require.Eventually(t, func() bool { return want.MatchString(stderr.String()) }, 30*time.Second, 100*time.Millisecond,
+		"flow-worker warns of the shared queue; stderr:\n%s", stderr.String())
+	assert.Len(t, want.FindAllString(stderr.String(), -1), 1, "once")
+	assert.NotContains(t, stderr.String(), "hello,", "its own flows are not listed")
 }
