@@ -98,16 +98,7 @@ func main() {
 	}
 	defer tc.Close()
 
-	// A scripted model answers without network; its price is USD per million tokens.
-	scripted := llm.NewScripted(llm.ScriptRule{Match: "Summarise ticket",
-		Text: "Disk full on db-1: rotate the logs.", InputTokens: 1200, OutputTokens: 40})
-	w := flow.NewWorker(tc, flow.WorkerOptions{
-		TaskQueue: *queue,
-		Providers: map[string]llm.Provider{llm.ProviderScripted: scripted},
-		Prices: llm.PriceTable{"scripted-triage": {
-			InputPerMTok: decimal.RequireFromString("3.00"), OutputPerMTok: decimal.RequireFromString("15.00")}},
-		Directory: approval.StaticDirectory{"oncall": {"alice", "bob"}},
-	}, Triage)
+	w := flow.NewWorker(tc, options(*queue), Triage)
 
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
@@ -117,6 +108,21 @@ func main() {
 	fmt.Printf("worker: serving %s on task queue %s\n", Triage.Name(), *queue)
 	<-stop
 	w.Stop()
+}
+
+// options are the worker's: its task queue, agent providers and prices, and the groups
+// of approvers (main_test.go runs the flow with them too).
+func options(queue string) flow.WorkerOptions {
+	// A scripted model answers without network; prices are USD per million tokens.
+	scripted := llm.NewScripted(llm.ScriptRule{Match: "Summarise ticket",
+		Text: "Disk full on db-1: rotate the logs.", InputTokens: 1200, OutputTokens: 40})
+	return flow.WorkerOptions{
+		TaskQueue: queue,
+		Providers: map[string]llm.Provider{llm.ProviderScripted: scripted},
+		Prices: llm.PriceTable{"scripted-triage": {
+			InputPerMTok: decimal.RequireFromString("3.00"), OutputPerMTok: decimal.RequireFromString("15.00")}},
+		Directory: approval.StaticDirectory{"oncall": {"alice", "bob"}},
+	}
 }
 
 func envOr(name, def string) string {
