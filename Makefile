@@ -15,10 +15,11 @@ export GOFLAGS ?= -buildvcs=false
 
 all: build
 
-## build: the flow-worker and flowctl binaries in ./bin
+## build: the flow-worker and flowctl binaries in ./bin, and example-worker (examples/worker: a worker of your own flows)
 build:
 	$(GO) build -o $(BIN)/flow-worker ./cmd/flow-worker
 	$(GO) build -o $(BIN)/flowctl ./cmd/flowctl
+	$(GO) build -o $(BIN)/example-worker ./examples/worker
 
 ## build-cluster: build, plus temporal-pg (the Temporal server on PostgreSQL the cluster tests run)
 build-cluster: build

@@ -18,9 +18,10 @@ import (
 )
 
 // Send sends the signal name with payload (as JSON) to the run run, or, with no run, to
-// the mailbox of (name, key), which delivers it to every run waiting on that key
-// (WaitSignal(ctx, name, key, ...)) and keeps it for runs that start waiting later: the
-// same rules as flowclient.Client.Signal and `flowctl signal`. Given a run, key is the envelope's key,
+// the mailboxes of (name, key), which deliver it to every run waiting on that key
+// (WaitSignal(ctx, name, key, ...)) on any task queue, and keep it for runs of this
+// run's queue that start waiting later: the same rules as flowclient.Client.SignalKey and
+// `flowctl signal`. Given a run, key is the envelope's key,
 // which the run's wait must match.
 //
 // The step is named name, of kind send. The envelope's sender is this run's ID and its ID

@@ -21,8 +21,8 @@ import (
 // decoded as T, as the step name. A signal sent before the wait is kept and delivered; the
 // same ID twice is delivered once; a payload that does not fit T is recorded as refused
 // and the wait goes on. Keyed signals sent without a run ID (flowctl signal NAME --key K)
-// reach every run waiting on that key through a mailbox workflow, which keeps them for runs
-// that start waiting later. A timeout of 0 waits without a limit.
+// reach every run waiting on that key, on any task queue, through the mailbox workflow of
+// the run's queue, which keeps them for runs that start waiting later. A timeout of 0 waits without a limit.
 func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T, error) {
 	var zero T
 	rt := ctx.run

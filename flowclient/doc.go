@@ -56,7 +56,8 @@ Votes and answers are Temporal Updates: the run's Validator refuses what may not
 voter not allowed, an answer that does not fit the schema) with the reason, as a
 *RefusedError, and a refused decision leaves no trace in the run's history. A decision the
 run has not answered within Options.DecisionTimeout is submitted but not yet validated
-(flow.ErrNotValidated). Signals are delivered once per envelope ID.
+(flow.ErrNotValidated). Signals are delivered once per envelope ID; SignalKey sends a keyed
+signal to the runs waiting on its key on every task queue and says which queues it went to.
 
 # Budget, pauses, cancellation
 

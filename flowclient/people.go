@@ -124,28 +124,44 @@ func (c *Client) update(ctx context.Context, run, what, name string, arg, out an
 	return nil
 }
 
-// Signal sends e to run, or, with no run and a key, to the mailbox of (e.Name, e.Key),
-// which delivers it to every run waiting on that key and keeps it for runs that start
-// waiting later. An empty ID gets a random one (so a retried command should pass its own
-// ID to be delivered once); an empty sender is the client's identity.
+// Signal sends e to run, or, with no run and a key, to the mailboxes of (e.Name, e.Key)
+// as SignalKey does. An empty ID gets a random one (so a retried command should pass its
+// own ID to be delivered once); an empty sender is the client's identity.
 func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (signals.Envelope, error) {
+	if run == "" {
+		e, _, err := c.SignalKey(ctx, e)
+		return e, err
+	}
 	e, err := c.envelope(e)
 	if err != nil {
 		return e, err
 	}
-	if run != "" {
-		if err := c.tc.SignalWorkflow(ctx, run, "", protocol.SignalName, e); err != nil {
-			return e, c.refusal(ctx, run, "signal "+e.Name, err)
-		}
-		return e, nil
-	}
-	if e.Key == "" {
-		return e, &InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
-	}
-	if err := entity.SignalMailbox(ctx, c.tc, c.opts.TaskQueue, e.Name, e.Key, protocol.MailboxPost, e); err != nil {
-		return e, fmt.Errorf("signal %s/%s: %w", e.Name, e.Key, err)
+	if err := c.tc.SignalWorkflow(ctx, run, "", protocol.SignalName, e); err != nil {
+		return e, c.refusal(ctx, run, "signal "+e.Name, err)
 	}
 	return e, nil
+}
+
+// SignalKey sends e to the mailboxes of (e.Name, e.Key), which deliver it to every run
+// waiting on that key and keep it for runs that start waiting later. Mailboxes are served
+// per task queue: it goes to the mailbox of every task queue of the namespace where runs
+// wait on the key (or signals for it are kept), and to the client's own queue's when that
+// has workers or no queue had one; so it reaches waiting runs whatever queue they are on,
+// and a run that starts waiting later gets it on the client's queue. It returns the
+// envelope sent and the task queues it went to, sorted.
+func (c *Client) SignalKey(ctx context.Context, e signals.Envelope) (signals.Envelope, []string, error) {
+	e, err := c.envelope(e)
+	if err != nil {
+		return e, nil, err
+	}
+	if e.Key == "" {
+		return e, nil, &InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
+	}
+	queues, err := entity.PostMailboxes(ctx, c.tc, c.opts.TaskQueue, e)
+	if err != nil {
+		return e, queues, fmt.Errorf("signal %s/%s: %w", e.Name, e.Key, err)
+	}
+	return e, queues, nil
 }
 
 // envelope completes e for sending (an ID, the sender, a null payload, the time) and

@@ -17,6 +17,13 @@
 // shared by all the workers of the task queue, its concurrency limit and circuit breaker on
 // this worker.
 //
+// --provider-rules FILE gives the scripted agent provider's answers (YAML or JSON, see
+// llm.LoadScriptRules) and --prices FILE the models' prices, so agent steps run and cost
+// what a test or a demo needs without code.
+//
+// It warns, once per conflict, when other workers poll its task queue whose catalog lists
+// flows it does not serve (their tasks would fail here): give each its own --task-queue.
+//
 // SIGINT or SIGTERM stops it cleanly: the worker stops polling, in-flight steps get
 // --stop-timeout to finish, then the server (with --dev) stops. A second signal exits at
 // once.
@@ -66,6 +73,7 @@ type config struct {
 	serverLog   string
 	stopTimeout time.Duration
 	pricesFile  string
+	rulesFile   string
 	groupsFile  string
 	profile     string
 	webhooks    []string
@@ -151,6 +159,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.Var(&cfg.wfQuotas, "workflow-quota", "monthly quota of one workflow, NAME=USD (repeatable)")
 	fs.StringVar(&cfg.groupsFile, "groups", "", `JSON file of approver groups: {"release": ["alice", "bob"]} (default: the examples' group:release = alice, bob, carol)`)
 	fs.StringVar(&cfg.pricesFile, "prices", "", `JSON file of model prices overriding the defaults: {"model": {"input_per_mtok": "2.50", "output_per_mtok": "10.00"}}`)
+	fs.StringVar(&cfg.rulesFile, "provider-rules", "", `YAML or JSON file of the scripted agent provider's answers, tried before the examples': [{"match": "prompt substring", "text": "answer", "input_tokens": 1200, "output_tokens": 40}]`)
 	cfg.devAuth.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: flow-worker [--dev [--db-file PATH] [--port 7233] [--ui-port 8233]] [--task-queue gateflow]\n\n")
@@ -334,6 +343,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if loader != nil && cfg.reload > 0 {
 		go func() { _ = loader.Watch(watchCtx, cfg.reload) }()
 	}
+	go watchQueueConflicts(watchCtx, tc, w, stderr) // queueconflict.go
 
 	sig := <-sigs
 	stopWatch()
@@ -473,7 +483,8 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 }
 
 // agentConfig is the agent providers (the environment's, plus the scripted one the
-// examples use) and the price table (defaults, overridden by --prices).
+// examples use, with the rules of --provider-rules first) and the price table (defaults,
+// overridden by --prices).
 func agentConfig(cfg config) (map[string]llm.Provider, llm.PriceTable, error) {
 	providers, err := llm.ProvidersFromEnv()
 	if err != nil {
@@ -483,6 +494,13 @@ func agentConfig(cfg config) (map[string]llm.Provider, llm.PriceTable, error) {
 		if _, ok := providers[name]; !ok {
 			providers[name] = p
 		}
+	}
+	if cfg.rulesFile != "" {
+		rules, err := llm.LoadScriptRules(cfg.rulesFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--provider-rules: %w", err)
+		}
+		providers[llm.ProviderScripted] = llm.NewScripted(append(rules, examples.ScriptedRules()...)...)
 	}
 	prices := llm.DefaultPrices()
 	if cfg.pricesFile != "" {

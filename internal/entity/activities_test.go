@@ -49,6 +49,8 @@ type fakeClient struct {
 	client.Client
 	startErr error
 	describe func(id string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
+	// catalogs are the task queues ListWorkflow lists running catalogs of.
+	catalogs []string
 
 	mu        sync.Mutex
 	starts    []signalStart
@@ -71,6 +73,16 @@ func (f *fakeClient) DescribeWorkflowExecution(_ context.Context, workflowID, _ 
 		return nil, serviceerror.NewNotFound("workflow not found")
 	}
 	return f.describe(workflowID)
+}
+
+func (f *fakeClient) ListWorkflow(_ context.Context, _ *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+	resp := &workflowservice.ListWorkflowExecutionsResponse{}
+	for _, q := range f.catalogs {
+		resp.Executions = append(resp.Executions, &workflowpb.WorkflowExecutionInfo{
+			Execution: &commonpb.WorkflowExecution{WorkflowId: protocol.CatalogID(q)},
+		})
+	}
+	return resp, nil
 }
 
 func (f *fakeClient) calls() ([]signalStart, []string) {

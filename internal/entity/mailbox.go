@@ -101,14 +101,16 @@ func (m mailboxActivities) unsubscribe(ctx context.Context, r protocol.MailboxRe
 	return SignalMailbox(ctx, activity.GetClient(ctx), m.queue, r.Name, r.Key, protocol.MailboxUnsubscribe, r)
 }
 
-// post posts the envelope a run sends (flow.Context.Send) to the mailbox of (e.Name, e.Key). A
-// retried post is delivered once: the mailbox keeps each envelope ID once.
+// post posts the envelope a run sends (flow.Context.Send) to the mailboxes of (e.Name,
+// e.Key) on every task queue (PostMailboxes). A retried post is delivered once: a mailbox
+// keeps each envelope ID once.
 func (m mailboxActivities) post(ctx context.Context, e signals.Envelope) error {
 	tc := activity.GetClient(ctx)
 	if tc == nil {
 		return temporal.NewNonRetryableApplicationError("no Temporal client to reach the mailbox (a test environment: mock the step)", "gateflow.NoClient", nil)
 	}
-	return SignalMailbox(ctx, tc, m.queue, e.Name, e.Key, protocol.MailboxPost, e)
+	_, err := PostMailboxes(ctx, tc, m.queue, e)
+	return err
 }
 
 // SignalMailbox sends signal (protocol.MailboxPost with a signals.Envelope, or a

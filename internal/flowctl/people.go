@@ -171,16 +171,26 @@ func (a *app) signalCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			e, err := c.Signal(cmd.Context(), run, signals.Envelope{Name: args[0], Key: key, ID: id, Payload: raw, Sender: by})
+			env := signals.Envelope{Name: args[0], Key: key, ID: id, Payload: raw, Sender: by}
+			var queues []string
+			if run == "" {
+				env, queues, err = c.SignalKey(cmd.Context(), env)
+			} else {
+				env, err = c.Signal(cmd.Context(), run, env)
+			}
 			if err != nil {
 				return err
 			}
+			e := env
 			if a.output == "json" {
 				return printJSON(a.stdout, e)
 			}
 			to := "run " + run
 			if run == "" {
-				to = "every run waiting on key " + key + " on task queue " + a.taskQueue
+				to = "every run waiting on key " + key + " on task queue " + strings.Join(queues, ", ")
+				if len(queues) > 1 {
+					to = "every run waiting on key " + key + " on task queues " + strings.Join(queues, ", ")
+				}
 			}
 			fmt.Fprintf(a.stdout, "Signal %s (id %s) sent to %s (%s).\n", e.Name, e.ID, to, a.asWho(by))
 			return nil

@@ -130,6 +130,13 @@ func TestEndToEndBinaries(t *testing.T) {
 // process is killed when the test ends if it is still running.
 func startWorkerProcess(t *testing.T, worker *exec.Cmd) (*lockedBuffer, *lockedBuffer, <-chan error) {
 	t.Helper()
+	return startProcessUntil(t, worker, "flow-worker: ready")
+}
+
+// startProcessUntil starts a worker command and waits for a line of its stdout containing
+// ready, as startWorkerProcess does.
+func startProcessUntil(t *testing.T, worker *exec.Cmd, readyLine string) (*lockedBuffer, *lockedBuffer, <-chan error) {
+	t.Helper()
 	stdout, err := worker.StdoutPipe()
 	require.NoError(t, err)
 	stderr := &lockedBuffer{}
@@ -148,7 +155,7 @@ func startWorkerProcess(t *testing.T, worker *exec.Cmd) (*lockedBuffer, *lockedB
 		signalled := false
 		for sc.Scan() {
 			banner.Write([]byte(sc.Text() + "\n"))
-			if !signalled && strings.Contains(sc.Text(), "flow-worker: ready") {
+			if !signalled && strings.Contains(sc.Text(), readyLine) {
 				signalled = true
 				close(ready)
 			}
@@ -159,9 +166,9 @@ func startWorkerProcess(t *testing.T, worker *exec.Cmd) (*lockedBuffer, *lockedB
 	select {
 	case <-ready:
 	case err := <-exited:
-		t.Fatalf("flow-worker exited early: %v\n%s", err, stderr.String())
+		t.Fatalf("%s exited early: %v\n%s", worker.Path, err, stderr.String())
 	case <-time.After(90 * time.Second):
-		t.Fatalf("flow-worker not ready in time\nstdout:\n%s\nstderr:\n%s", banner.String(), stderr.String())
+		t.Fatalf("%s not ready in time\nstdout:\n%s\nstderr:\n%s", worker.Path, banner.String(), stderr.String())
 	}
 	return banner, stderr, exited
 }

@@ -105,3 +105,10 @@ func ValidateTags(tags []string) error {
 	}
 	return nil
 }
+
+// CatalogQueue is the task queue of the catalog with workflow ID id, and false when id is
+// not a catalog's.
+func CatalogQueue(id string) (string, bool) {
+	q, ok := strings.CutPrefix(id, CatalogID(""))
+	return q, ok && q != ""
+}
