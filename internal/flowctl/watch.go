@@ -160,6 +160,8 @@ func (a *app) watchCommand() *cobra.Command {
 			}
 			w := newWatcher(a.stdout, a.output == "json", c.Describe)
 			w.hint = a.hint
+			// Between reads, wait for the run's history to change (watch_follow.go).
+			w.changes = followHistory(cmd.Context(), a.tc, args[0])
 			return w.watch(cmd.Context(), args[0], interval)
 		},
 	}
@@ -176,6 +178,9 @@ type watcher struct {
 
 	// hint completes the flowctl commands it suggests with the connection flags in use.
 	hint func(string) string
+	// changes, when set, tells of new events in the run's history: while no step runs,
+	// watch reads the run again only then (watch_follow.go).
+	changes <-chan struct{}
 
 	started bool
 	seen    map[string]runs.StepStatus // by step key: running, or how it ended
@@ -196,9 +201,10 @@ type liveMark struct {
 
 // watch polls the run every interval until it ends or waits for a person.
 func (w *watcher) watch(ctx context.Context, id string, interval time.Duration) error {
-	return pollRun(ctx, "watch "+id, interval, w.now,
+	return pollRunWaiting(ctx, "watch "+id, w.now,
 		func() (*runs.Description, error) { return w.describe(ctx, id) },
-		func(d *runs.Description) (bool, error) { return w.update(ctx, d, interval) })
+		func(d *runs.Description) (bool, error) { return w.update(ctx, d, interval) },
+		func() <-chan time.Time { return w.next(interval) })
 }
 
 // pollRun describes a run every interval and hands each description to update until it
@@ -207,6 +213,12 @@ func (w *watcher) watch(ctx context.Context, id string, interval time.Duration) 
 // is an error at once. what names the command in a cancellation error.
 func pollRun(ctx context.Context, what string, interval time.Duration, now func() time.Time,
 	describe func() (*runs.Description, error), update func(*runs.Description) (bool, error)) error {
+	return pollRunWaiting(ctx, what, now, describe, update, func() <-chan time.Time { return time.After(interval) })
+}
+
+// pollRunWaiting is pollRun that waits for next between reads.
+func pollRunWaiting(ctx context.Context, what string, now func() time.Time,
+	describe func() (*runs.Description, error), update func(*runs.Description) (bool, error), next func() <-chan time.Time) error {
 	var lastOK time.Time
 	for {
 		d, err := describe()
@@ -231,7 +243,7 @@ func pollRun(ctx context.Context, what string, interval time.Duration, now func(
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%s: %w", what, ctx.Err())
-		case <-time.After(interval):
+		case <-next():
 		}
 	}
 }

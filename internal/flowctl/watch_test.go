@@ -353,3 +353,36 @@ func TestPersonRequestsSkipWhatItCannotRead(t *testing.T) {
 	require.Len(t, reqs, 1)
 	assert.Equal(t, "input:release-notes", reqs[0].What)
 }
+
+// TestWatchReadsAnIdleRunOnlyWhenItsHistoryChanges: while no step runs, watch waits for a
+// history event instead of reading the run every interval.
+func TestWatchReadsAnIdleRunOnlyWhenItsHistoryChanges(t *testing.T) {
+	idle := desc(runs.StatusWaitingSignal, done("greet", 0, 44, "Hello, Ada!"))
+	idle.State.Waiting = []string{"signal:go"}
+	f := &fakeDescribe{found: map[string][]*runs.Description{"hello-1": {
+		idle, ended(runs.StatusCompleted, `{}`, done("greet", 0, 44, "Hello, Ada!")),
+	}}}
+	changes := make(chan struct{}, 1)
+	var out bytes.Buffer
+	w := newWatcher(&out, false, f.describe)
+	w.now = func() time.Time { return at(100) }
+	w.changes = changes
+	done := make(chan error, 1)
+	go func() { done <- w.watch(context.Background(), "hello-1", time.Millisecond) }()
+
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("watch ended before the history changed: %v\n%s", err, out.String())
+	default:
+	}
+	changes <- struct{}{}
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch did not read the run after its history changed")
+	}
+	assert.Equal(t, 2, f.calls["hello-1"], "one read while idle (not one per 1ms interval), one after the change")
+	assert.Contains(t, out.String(), "ended     completed")
+}
