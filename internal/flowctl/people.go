@@ -150,7 +150,8 @@ func (a *app) signalCommand() *cobra.Command {
 		Short: "Send a signal to a run, or to every run waiting on a key",
 		Long: "Send a signal. With --run it goes to that run; without, it needs --key and goes to\n" +
 			"every run waiting on (NAME, KEY), and is kept for runs that start waiting later.\n" +
-			"A repeated --id is delivered once.",
+			"A repeated --id is delivered once; sent to a run (--run) that has received it already, it\n" +
+			"is not sent again and flowctl says \"Duplicate: ...\" (-o json: \"duplicate\": true).",
 		Args: exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw := json.RawMessage("null")
@@ -172,6 +173,11 @@ func (a *app) signalCommand() *cobra.Command {
 				return err
 			}
 			env := signals.Envelope{Name: args[0], Key: key, ID: id, Payload: raw, Sender: by}
+			if run != "" && id != "" {
+				if got := receivedSignal(cmd.Context(), c, run, args[0], id); got != nil {
+					return a.duplicateSignal(run, *got)
+				}
+			}
 			var queues []string
 			if run == "" {
 				env, queues, err = c.SignalKey(cmd.Context(), env)

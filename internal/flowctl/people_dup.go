@@ -1,0 +1,41 @@
+package flowctl
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/signals"
+)
+
+// receivedSignal is the signal name with ID id that run has received already, if its state
+// says so (a signal is delivered once per ID: sending it again would change nothing).
+func receivedSignal(ctx context.Context, c *flowclient.Client, run, name, id string) *signals.Envelope {
+	d, err := c.Describe(ctx, run)
+	if err != nil || d.State == nil {
+		return nil // the send reports what is wrong with the run
+	}
+	for _, w := range d.State.SignalWaits {
+		if w != nil && w.Received != nil && w.Received.Name == name && w.Received.ID == id {
+			return w.Received
+		}
+	}
+	return nil
+}
+
+// duplicateSignal reports a signal the run had received already and that was not sent.
+func (a *app) duplicateSignal(run string, e signals.Envelope) error {
+	if a.output == "json" {
+		return printJSON(a.stdout, struct {
+			signals.Envelope
+			Duplicate bool `json:"duplicate"`
+		}{e, true})
+	}
+	when := ""
+	if !e.SentAt.IsZero() {
+		when = " (sent " + e.SentAt.UTC().Format(time.RFC3339) + ")"
+	}
+	fmt.Fprintf(a.stdout, "Duplicate: run %s has received signal %s with id %s already%s; not sent again.\n", run, e.Name, e.ID, when)
+	return nil
+}
