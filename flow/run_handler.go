@@ -162,6 +162,9 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	}, workflow.QueryHandlerOptions{Description: "The run's status, steps, cost and children"}); err != nil {
 		return nil, protocol.RunOptions{}, fmt.Errorf("register query %s: %w", protocol.QueryState, err)
 	}
+	if err := rt.people.registerMayDecide(wctx); err != nil { // run_maydecide.go
+		return nil, protocol.RunOptions{}, err
+	}
 	ap, err := pinAuth(wctx, cfg.auth, cfg.directory, st)
 	if err != nil {
 		return nil, protocol.RunOptions{}, err

@@ -1,6 +1,7 @@
 package flowctl
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 func (a *app) listCommand() *cobra.Command {
@@ -103,9 +105,10 @@ func (a *app) listCommand() *cobra.Command {
 	return cmd
 }
 
-// mine keeps the runs with an open gate the current user is listed on and has not voted
-// on yet (by name; group membership is resolved by the workers, so gates open to groups
-// are kept too).
+// mine keeps the runs with an open gate the current user may decide and has not voted on
+// yet. The run's worker answers that (protocol.QueryMayDecide: group membership resolved
+// as votes are checked); a run whose worker cannot (older, or down) is judged by name, and
+// kept when a gate is open to a group.
 func (a *app) mine(cmd *cobra.Command, c *flowclient.Client, found []runs.Summary) ([]runs.Summary, error) {
 	me, err := a.who("")
 	if err != nil {
@@ -115,6 +118,12 @@ func (a *app) mine(cmd *cobra.Command, c *flowclient.Client, found []runs.Summar
 	for _, r := range found {
 		d, err := c.Describe(cmd.Context(), r.ID)
 		if err != nil || d.State == nil {
+			continue
+		}
+		if gates, ok := a.mayDecide(cmd.Context(), r.ID, me); ok {
+			if len(gates) > 0 {
+				out = append(out, r)
+			}
 			continue
 		}
 		for _, g := range d.State.Gates {
@@ -128,6 +137,21 @@ func (a *app) mine(cmd *cobra.Command, c *flowclient.Client, found []runs.Summar
 		}
 	}
 	return out, nil
+}
+
+// mayDecide asks the run's worker which open gates of run who may decide; ok is false when
+// it cannot answer.
+func (a *app) mayDecide(ctx context.Context, run, who string) (gates []string, ok bool) {
+	if a.tc == nil {
+		return nil, false
+	}
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v, err := a.tc.QueryWorkflow(qctx, run, "", protocol.QueryMayDecide, who)
+	if err != nil || v.Get(&gates) != nil {
+		return nil, false
+	}
+	return gates, true
 }
 
 // votedOn reports whether who has voted on gate g already.

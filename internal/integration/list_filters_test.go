@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 )
 
@@ -63,4 +64,32 @@ func TestListFiltersAndPages(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.NotContains(t, r.stdout, gate.ID)
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, gate.ID, "", "done"))
+}
+
+// TestWaitingOnMeResolvesGroupsThroughTheWorker: a gate open to group:release shows in
+// `list --waiting-on-me` for its members only, and not for a member who has voted.
+func TestWaitingOnMeResolvesGroupsThroughTheWorker(t *testing.T) {
+	ctx := ctxT(t, 2*time.Minute)
+	c := shared.client
+	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "8.8.8"}, flow.StartOptions{})
+	require.NoError(t, err)
+	eventually(t, c, run.ID, "input", waitingFor("input:release-notes"))
+	r := flowctlRun(t, "", "input", run.ID, "release-notes", "--as", "carol", "--data", `{"summary":"groups resolved by the worker","risk":"low"}`)
+	require.Equal(t, 0, r.code, r.stderr)
+	eventually(t, c, run.ID, "approval", waitingFor("approval:ship"))
+
+	listed := func(who string) bool {
+		t.Helper()
+		t.Setenv("FLOW_USER", who)
+		r := flowctlRun(t, "", "list", "--waiting-on-me", "-o", "json")
+		require.Equal(t, 0, r.code, r.stderr)
+		return strings.Contains(r.stdout, run.ID)
+	}
+	assert.True(t, listed("alice"), "alice is in group:release")
+	assert.False(t, listed("mallory"), "mallory is not in group:release")
+	r = flowctlRun(t, "", "approve", run.ID, "ship", "--as", "bob")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.False(t, listed("bob"), "bob has voted")
+	assert.True(t, listed("alice"), "alice has not")
+	require.NoError(t, shared.tc.TerminateWorkflow(ctx, run.ID, "", "done"))
 }

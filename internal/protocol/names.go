@@ -22,6 +22,9 @@ const (
 	UpdateCancel = "gateflow.cancel"
 	// QueryState answers a run's state (runs.State).
 	QueryState = "gateflow.state"
+	// QueryMayDecide answers the open gates a person (the argument) may decide and has not
+	// voted on ([]string).
+	QueryMayDecide = "gateflow.may-decide"
 	// MemoState is the Memo key of a closed run's final state (runs.State).
 	MemoState = "gateflow.state"
 )
