@@ -23,7 +23,7 @@ const uiLinePrefix = "  - Web UI: "
 const uiIdentityNote = "From the Web UI (*Send an Update*): put your name in `by` (empty is refused). " +
 	"The UI sends no gateflow signature, so the decision counts as **unverified**, by the name you type, " +
 	"like `flowctl` without `--signing-key`; a worker that requires signed decisions refuses it, " +
-	"and so does a dev server with `--auth`, where the Web UI may only read."
+	"and so does a dev server with `--auth`, where the Web UI may not decide."
 
 // uiSignedOnlyNote replaces uiIdentityNote in runs that accept signed decisions only.
 const uiSignedOnlyNote = "This run accepts signed decisions only: a decision sent from the Web UI has no signature " +
