@@ -82,6 +82,21 @@ func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) error {
 	return chromedp.Do(ctx, actions...)
 }
 
+// clickUntil clicks target until shown is visible: a single-page app may draw a button
+// before it answers clicks, and a menu may still be fading in or out. It gives up after
+// a minute with the last error.
+func (b *browser) clickUntil(target, shown chromedp.JSPath) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		err := chromedp.Do(ctx, chromedp.Click(target, chromedp.NodeVisible), chromedp.WaitVisible(shown))
+		cancel()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+	}
+}
+
 // eval evaluates the JavaScript expression in the page (awaiting a promise it returns).
 func eval[T any](b *browser, expression string) (T, error) {
 	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
