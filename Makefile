@@ -61,7 +61,7 @@ fmt:
 compose-lint: tools
 	bash scripts/lint-compose.sh
 
-## tools: install what the tests need besides Go: docker-compose (the compose lint), chromium and chromium-driver (the Web UI test)
+## tools: install what the tests need besides Go: docker-compose (the compose lint), chromium (the Web UI tests, driven by chromedp)
 tools:
 	@bash scripts/ensure-tools.sh
 

@@ -72,7 +72,7 @@ func (p *childrenPart) reportToParent(wctx workflow.Context, st *runs.State) {
 
 // collectReports takes the child reports that have arrived.
 func (p *childrenPart) collectReports(wctx workflow.Context) {
-	ch := workflow.GetSignalChannel(wctx, protocol.SignalChildReport)
+	ch := workflow.GetSignalChannelWithOptions(wctx, protocol.SignalChildReport, workflow.SignalChannelOptions{Description: descChildReport})
 	for {
 		var rep runs.Child
 		if !ch.ReceiveAsync(&rep) {

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,8 +13,12 @@ import (
 
 // detailsMarkdown renders a run's state as the markdown the Web UI shows under
 // "Current details": the status, the money spent, and a table of steps (children's steps
-// nested under their step).
-func detailsMarkdown(s *runs.State, now time.Time) string {
+// nested under their step). Its flowctl commands have no connection flags (renderDetails).
+func detailsMarkdown(s *runs.State, now time.Time) string { return renderDetails(s, now, "") }
+
+// renderDetails is detailsMarkdown whose flowctl commands carry conn, the connection flags
+// that differ from flowctl's defaults (connFlags).
+func renderDetails(s *runs.State, now time.Time, conn string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** — %s", s.Workflow, s.Status)
 	if s.MaxAttempts > 1 {
@@ -27,7 +32,7 @@ func detailsMarkdown(s *runs.State, now time.Time) string {
 	if s.Error != "" {
 		fmt.Fprintf(&b, "Error: `%s`\n\n", mdEscape(display.Preview(s.Error, 300)))
 	}
-	writeWaiting(&b, s)
+	writeWaiting(&b, s, conn)
 	if len(s.Steps) == 0 {
 		b.WriteString("No steps yet.\n")
 		return b.String()
@@ -72,13 +77,15 @@ func writeStepRows(b *strings.Builder, steps []runs.Step, indent string, now tim
 	}
 }
 
-// writeWaiting tells people what the run waits for, from whom, until when, and the
-// flowctl command that answers.
-func writeWaiting(b *strings.Builder, s *runs.State) {
+// writeWaiting tells people what the run waits for, from whom, until when, the flowctl
+// command that answers, and the Update to send from the Web UI instead (webui.go).
+func writeWaiting(b *strings.Builder, s *runs.State, conn string) {
 	id := "RUN"
 	if s.ID != "" {
 		id = s.ID
 	}
+	command := func(w runs.Wait) string { return withConn(w.Command(id), conn) }
+	ui := s.Auth == nil || !s.Auth.Required // signed decisions only: the UI cannot sign
 	until := func(t *time.Time) string {
 		if t == nil {
 			return "no deadline"
@@ -110,7 +117,10 @@ func writeWaiting(b *strings.Builder, s *runs.State) {
 		lines = append(lines, fmt.Sprintf("- **Approval `%s`**: %s — %d of %d approvals from %s, %s (then %s).%s "+
 			"Answer: `%s` (or `reject`, `request-changes --comment ...`)",
 			g.Name, mdEscape(display.Preview(oneLine(g.Request.Message), 200)), len(g.Approvals()), g.Request.Required, who,
-			until(g.Deadline), g.Request.OnTimeout, voted, wait.Command(id)))
+			until(g.Deadline), g.Request.OnTimeout, voted, command(wait)))
+		if ui {
+			lines = append(lines, uiVoteLine(g.Name, false))
+		}
 	}
 	for _, in := range s.Inputs {
 		wait := runs.Wait{Kind: runs.ForInput, Name: in.Name}
@@ -126,7 +136,10 @@ func writeWaiting(b *strings.Builder, s *runs.State) {
 			deadline = &d
 		}
 		lines = append(lines, fmt.Sprintf("- **Input `%s`**: %s — from %s, %s. Answer: `%s`",
-			in.Name, mdEscape(display.Preview(oneLine(in.Request.Prompt), 200)), who, until(deadline), wait.Command(id)))
+			in.Name, mdEscape(display.Preview(oneLine(in.Request.Prompt), 200)), who, until(deadline), command(wait)))
+		if ui {
+			lines = append(lines, uiAnswerLine(in.Name))
+		}
 	}
 	for _, w := range s.SignalWaits {
 		wait := runs.Wait{Kind: runs.ForSignal, Name: w.Name, Key: w.Key}
@@ -138,13 +151,19 @@ func writeWaiting(b *strings.Builder, s *runs.State) {
 			keyDesc = fmt.Sprintf(" key `%s`", w.Key)
 		}
 		lines = append(lines, fmt.Sprintf("- **Signal `%s`**%s, %s. Send: `%s`",
-			w.Name, keyDesc, until(w.Deadline), wait.Command(id)))
+			w.Name, keyDesc, until(w.Deadline), command(wait)))
 	}
-	lines = append(lines, gateWaitLines(s, waiting, id)...)
+	lines = append(lines, gateWaitLines(s, waiting, command, ui)...)
 	if len(lines) == 0 {
 		return
 	}
 	b.WriteString("**Waiting for people**\n\n" + strings.Join(lines, "\n") + "\n\n")
+	switch {
+	case slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, uiLinePrefix) }):
+		b.WriteString(uiIdentityNote + "\n\n")
+	case !ui:
+		b.WriteString(uiSignedOnlyNote + "\n\n")
+	}
 }
 
 func oneLine(s string) string { return display.OneLine(s) }
@@ -152,7 +171,7 @@ func oneLine(s string) string { return display.OneLine(s) }
 func mdEscape(s string) string { return display.MarkdownCell(s) }
 
 // gateWaitLines are the lines of writeWaiting for the polled gates the run waits for.
-func gateWaitLines(s *runs.State, waiting map[string]bool, id string) []string {
+func gateWaitLines(s *runs.State, waiting map[string]bool, command func(runs.Wait) string, ui bool) []string {
 	var lines []string
 	for _, st := range s.Steps {
 		if st.Gate == nil || st.Status != runs.StepRunning {
@@ -164,9 +183,12 @@ func gateWaitLines(s *runs.State, waiting map[string]bool, id string) []string {
 		}
 		line := fmt.Sprintf("- **Polled gate `%s`**: %s.", st.Name, mdEscape(st.Gate.Text()))
 		if st.Gate.AllowManual {
-			line += fmt.Sprintf(" Decide early: `%s` (or `reject ... --reason ...`)", wait.Command(id))
+			line += fmt.Sprintf(" Decide early: `%s` (or `reject ... --reason ...`)", command(wait))
 		}
 		lines = append(lines, line)
+		if st.Gate.AllowManual && ui {
+			lines = append(lines, uiVoteLine(st.Name, true))
+		}
 	}
 	return lines
 }

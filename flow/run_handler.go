@@ -354,7 +354,7 @@ func (rt *runner) end(c *Context, err error) error {
 }
 
 func (rt *runner) listenForCancelReason(wctx workflow.Context) {
-	ch := workflow.GetSignalChannel(wctx, protocol.SignalCancel)
+	ch := workflow.GetSignalChannelWithOptions(wctx, protocol.SignalCancel, workflow.SignalChannelOptions{Description: descCancelSignal})
 	rt.cancelSignals = ch
 	workflow.Go(wctx, func(gctx workflow.Context) {
 		for {

@@ -53,11 +53,11 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 		func(ctx workflow.Context, v approval.Vote) (approval.VoteResult, error) { return p.applyVote(ctx, v) },
 		workflow.UpdateHandlerOptions{
 			Validator:   func(ctx workflow.Context, v approval.Vote) error { return p.checkVote(ctx, v) },
-			Description: "Vote on an approval gate: {gate, vote: approve|reject|request_changes, by, comment}",
+			Description: descApproval,
 		}); err != nil {
 		return fmt.Errorf("register update %s: %w", protocol.UpdateApproval, err)
 	}
-	ch := workflow.GetSignalChannel(wctx, protocol.SignalApproval)
+	ch := workflow.GetSignalChannelWithOptions(wctx, protocol.SignalApproval, workflow.SignalChannelOptions{Description: descApprovalSignal})
 	workflow.Go(wctx, func(gctx workflow.Context) {
 		for {
 			var v approval.Vote
@@ -229,13 +229,13 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 				}
 				return nil
 			},
-			Description: "Answer a human input request: {name, data, by}",
+			Description: descInput,
 		})
 }
 
 func (p *peoplePart) registerSignals(wctx workflow.Context) error {
 	rt := p.rt
-	ch := workflow.GetSignalChannel(wctx, protocol.SignalName)
+	ch := workflow.GetSignalChannelWithOptions(wctx, protocol.SignalName, workflow.SignalChannelOptions{Description: descSignal})
 	workflow.Go(wctx, func(gctx workflow.Context) {
 		for {
 			var e signals.Envelope

@@ -28,7 +28,7 @@ func (p *permitsPart) holdIfPaused(c *Context, opts protocol.RunOptions) error {
 		return nil
 	}
 	resumed := false
-	ch := workflow.GetSignalChannel(c.wctx, protocol.SignalResume)
+	ch := workflow.GetSignalChannelWithOptions(c.wctx, protocol.SignalResume, workflow.SignalChannelOptions{Description: descResume})
 	workflow.Go(c.wctx, func(gctx workflow.Context) {
 		ch.Receive(gctx, nil)
 		resumed = true
@@ -57,7 +57,7 @@ func (p *permitsPart) acquire(c *Context, limits map[string]int) error {
 		return nil
 	}
 	granted := map[string]bool{}
-	ch := workflow.GetSignalChannel(c.wctx, protocol.SignalPermit)
+	ch := workflow.GetSignalChannelWithOptions(c.wctx, protocol.SignalPermit, workflow.SignalChannelOptions{Description: descPermit})
 	workflow.Go(c.wctx, func(gctx workflow.Context) {
 		for {
 			var g string

@@ -43,5 +43,5 @@ func (c *Context) setStatus(s runs.Status) {
 }
 
 func (rt *runner) publish() {
-	workflow.SetCurrentDetails(rt.root, detailsMarkdown(rt.state, workflow.Now(rt.root)))
+	workflow.SetCurrentDetails(rt.root, renderDetails(rt.state, workflow.Now(rt.root), rt.connFlags()))
 }

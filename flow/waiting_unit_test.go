@@ -137,12 +137,18 @@ func TestDetailsMarkdownWaitingForPeople(t *testing.T) {
 		"**Waiting for people**\n\n" +
 		"- **Approval `ship`**: Ship v1.4 to prod? \\| now — 1 of 2 approvals from alice, group:release, until 2025-06-01T11:00:00Z (then approve). Voted: alice approve. " +
 		"Answer: `flowctl approve run-7 ship` (or `reject`, `request-changes --comment ...`)\n" +
+		"  - Web UI: *Send an Update* `gateflow.approval` with `{\"gate\":\"ship\",\"vote\":\"approve\",\"by\":\"\"}` " +
+		"(vote: `approve`, `reject` or `request_changes`, which needs a `comment`)\n" +
 		"- **Approval `anyone`**: ok? — 0 of 1 approvals from anyone, no deadline (then reject). " +
 		"Answer: `flowctl approve run-7 anyone` (or `reject`, `request-changes --comment ...`)\n" +
+		"  - Web UI: *Send an Update* `gateflow.approval` with `{\"gate\":\"anyone\",\"vote\":\"approve\",\"by\":\"\"}` " +
+		"(vote: `approve`, `reject` or `request_changes`, which needs a `comment`)\n" +
 		"- **Input `notes`**: Release notes? — from carol, group:writers, until 2025-06-01T09:30:00Z. Answer: `flowctl input run-7 notes --data '{...}'`\n" +
+		"  - Web UI: *Send an Update* `gateflow.input` with `{\"name\":\"notes\",\"data\":{},\"by\":\"\"}` (data: your answer, as its schema asks)\n" +
 		"- **Input `free`**: Anything? — from anyone, no deadline. Answer: `flowctl input run-7 free --data '{...}'`\n" +
+		"  - Web UI: *Send an Update* `gateflow.input` with `{\"name\":\"free\",\"data\":{},\"by\":\"\"}` (data: your answer, as its schema asks)\n" +
 		"- **Signal `deploy-done`** key `v1.2`, until 2025-06-01T10:00:00Z. Send: `flowctl signal deploy-done --key v1.2 --data '{...}'`\n" +
-		"\n" +
+		"\n" + uiIdentityNote + "\n\n" +
 		"No steps yet.\n"
 	assert.Equal(t, want, detailsMarkdown(st, t0.Add(time.Minute)))
 
@@ -165,7 +171,10 @@ func TestDetailsOfAWaitingRunNameTheRunAndTheCommand(t *testing.T) {
 	start := queryState(t, env).StartedAt
 	assert.Contains(t, during, "**people/gate** — awaiting_approval")
 	assert.Contains(t, during, "**Waiting for people**\n\n- **Approval `ship`**: Ship it? — 0 of 1 approvals from alice, until "+
-		start.Add(time.Hour).UTC().Format(time.RFC3339)+" (then reject). Answer: `flowctl approve release-42 ship`")
+		start.Add(time.Hour).UTC().Format(time.RFC3339)+" (then reject). Answer: `flowctl --namespace default-test-namespace approve release-42 ship`",
+		"the command names the run's namespace, not flowctl's default")
+	assert.Contains(t, during, "\n  - Web UI: *Send an Update* `gateflow.approval` with `{\"gate\":\"ship\",\"vote\":\"approve\",\"by\":\"\"}`")
+	assert.Contains(t, during, "counts as **unverified**")
 	assert.Contains(t, during, "| ship | approval | running |")
 	assert.NotContains(t, after, "Waiting for people")
 	assert.Contains(t, after, "| ship | approval | completed | 1 | 2m0s | - | approved by alice |")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs besides Go, with apt when missing:
 #   docker-compose                 to lint docker-compose.yml (`docker-compose config`; no Docker engine)
-#   chromium and chromium-driver   headless browser for the Web UI test (internal/integration/webui_test.go)
+#   chromium                       headless browser for the Web UI tests (internal/integration/webui*_test.go,
+#                                  driven by chromedp over the DevTools protocol: no chromedriver)
 set -eu
 
 missing=()
@@ -11,17 +12,14 @@ fi
 if [ ! -x /usr/bin/chromium ]; then
   missing+=(chromium)
 fi
-if [ ! -x /usr/bin/chromedriver ]; then
-  missing+=(chromium-driver)
-fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "ensure-tools: missing ${missing[*]} and this is not a Debian-like system;" >&2
-  echo "ensure-tools: install them (docker-compose v1 for 'docker-compose config'; chromium with" >&2
-  echo "ensure-tools: /usr/bin/chromium and its chromedriver at /usr/bin/chromedriver) and run make test again" >&2
+  echo "ensure-tools: install them (docker-compose v1 for 'docker-compose config'; chromium at" >&2
+  echo "ensure-tools: /usr/bin/chromium) and run make test again" >&2
   exit 1
 fi
 sudo=""
@@ -39,6 +37,5 @@ for p in "${missing[@]}"; do
   case $p in
     docker-compose) docker-compose version ;;
     chromium) /usr/bin/chromium --version ;;
-    chromium-driver) /usr/bin/chromedriver --version ;;
   esac
 done

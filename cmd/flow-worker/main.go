@@ -438,7 +438,7 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 		fmt.Fprintf(out, "gateflow dev server\n")
 		fmt.Fprintf(out, "  Temporal server  %s  (namespace %s, store %s)\n", address, namespace, store)
 		if srv.UIURL() != "" {
-			fmt.Fprintf(out, "  Web UI           %s/namespaces/%s/workflows\n", srv.UIURL(), namespace)
+			fmt.Fprintf(out, "  Web UI           %s\n", srv.RunsURL(namespace))
 		}
 	} else {
 		fmt.Fprintf(out, "gateflow worker\n  Temporal server  %s  (namespace %s)\n", address, namespace)

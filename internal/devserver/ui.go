@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
@@ -12,7 +14,24 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gateflow/gateflow/internal/blob"
+	"github.com/gateflow/gateflow/internal/searchattr"
 )
+
+// RunsURL is the Web UI's workflow list of namespace filtered to gateflow runs
+// (RunsListURL on the server's UI), or "" when the server runs without a UI.
+func (s *Server) RunsURL(namespace string) string {
+	if s.uiAddress == "" {
+		return ""
+	}
+	return RunsListURL(s.UIURL(), namespace)
+}
+
+// RunsListURL is the workflow list of namespace in the Web UI at base, filtered by
+// searchattr.RunsQuery (in the UI's query parameter): runs only, no entity workflows or plans.
+func RunsListURL(base, namespace string) string {
+	q := strings.ReplaceAll(url.QueryEscape(searchattr.RunsQuery), "+", "%20")
+	return fmt.Sprintf("%s/namespaces/%s/workflows?query=%s", base, url.PathEscape(namespace), q)
+}
 
 // uiServer is the Temporal Web UI served from the assets embedded in the ui-server module.
 type uiServer struct {

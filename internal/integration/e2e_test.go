@@ -68,7 +68,7 @@ func TestEndToEndBinaries(t *testing.T) {
 	banner, stderr, exited := startWorkerProcess(t, worker)
 	out := banner.String()
 	assert.Contains(t, out, "Temporal server  "+address)
-	assert.Contains(t, out, fmt.Sprintf("Web UI           http://127.0.0.1:%d/namespaces/default/workflows", uiPort))
+	assert.Contains(t, out, fmt.Sprintf("Web UI           http://127.0.0.1:%d/namespaces/default/workflows?query=FlowStatus%%20IS%%20NOT%%20NULL\n", uiPort))
 	assert.Contains(t, out, "flowctl --address "+address+" start hello")
 
 	ctl := func(args ...string) (string, string, int) {

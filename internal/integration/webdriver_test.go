@@ -2,38 +2,36 @@ package integration
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/json"
+	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/chromedp/chromedp"
 )
 
-// Debian's chromium and chromium-driver packages (`make tools` installs them).
-const (
-	chromiumPath     = "/usr/bin/chromium"
-	chromedriverPath = "/usr/bin/chromedriver"
-)
+// chromiumPath is Debian's chromium package (`make tools` installs it). chromedp drives
+// it over the DevTools protocol: no chromedriver.
+const chromiumPath = "/usr/bin/chromium"
 
-// chromiumArgs run Chromium headless as root without reaching beyond loopback.
-var chromiumArgs = []string{
-	"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-	"--no-first-run", "--disable-background-networking", "--disable-component-update",
-	"--disable-sync", "--window-size=1400,1500",
+// browserOptions run Chromium headless as root, in a fresh profile, without reaching
+// beyond loopback.
+func browserOptions(profile string) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath), chromedp.UserDataDir(profile),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1400, 1500),
+	}
 }
 
-// webDriver is a minimal client of chromedriver's W3C WebDriver HTTP API: one session, the
-// few commands the Web UI test needs.
-type webDriver struct {
-	session string // http://127.0.0.1:PORT/session/ID
-	client  *http.Client
+// browser is one headless Chromium tab, driven with chromedp.
+type browser struct {
+	ctx  context.Context
+	logs *lockedBuffer
 }
 
 // lockedBuffer collects a process's output while the test reads it.
@@ -54,126 +52,89 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startBrowser starts chromedriver and a headless Chromium session, both stopped when the
-// test ends. A missing browser fails the test: the Web UI test is part of `make test`.
-func startBrowser(t *testing.T) *webDriver {
+// startBrowser starts headless Chromium with one tab, stopped when the test ends. A
+// missing browser fails the test: the Web UI tests are part of `make test`.
+func startBrowser(t *testing.T) *browser {
 	t.Helper()
-	for _, p := range []string{chromiumPath, chromedriverPath} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s is missing: the Web UI test needs Debian's chromium and chromium-driver packages "+
-				"(run `make tools`, or apt-get install chromium chromium-driver)", p)
-		}
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("%s is missing: the Web UI tests need Debian's chromium package (run `make tools`, or apt-get install chromium)", chromiumPath)
 	}
-	port := freePort(t)
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	var logs lockedBuffer
-	cmd := exec.Command(chromedriverPath, fmt.Sprintf("--port=%d", port))
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	require.NoError(t, cmd.Start())
+	logs := &lockedBuffer{}
+	opts := append(browserOptions(t.TempDir()), chromedp.CombinedOutput(logs))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		cancelTab()
+		cancelAlloc()
 	})
-
-	d := &webDriver{session: base, client: &http.Client{Timeout: time.Minute}}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var status struct {
-			Ready bool `json:"ready"`
-		}
-		if err := d.call("GET", "/status", nil, &status); err == nil && status.Ready {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("chromedriver not ready on port %d:\n%s", port, logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+	// The first action starts the browser, which lives as long as the context it gets:
+	// the tab's own, not one with a timeout.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v\n%s", err, logs.String())
 	}
-
-	opts := map[string]any{"binary": chromiumPath, "args": append([]string{"--user-data-dir=" + t.TempDir()}, chromiumArgs...)}
-	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
-		"browserName": "chrome", "goog:chromeOptions": opts,
-	}}}
-	var created struct {
-		SessionID string `json:"sessionId"`
-	}
-	err := d.call("POST", "/session", caps, &created)
-	require.NoError(t, err, "start a Chromium session; chromedriver says:\n%s", logs.String())
-	d.session = base + "/session/" + created.SessionID
-	t.Cleanup(func() { _ = d.call("DELETE", "", nil, nil) })
-	return d
+	return &browser{ctx: ctx, logs: logs}
 }
 
-// call sends one WebDriver command (path relative to the session) and decodes its value.
-func (d *webDriver) call(method, path string, body, value any) error {
-	var in bytes.Buffer
-	if body != nil {
-		if err := json.NewEncoder(&in).Encode(body); err != nil {
+// do runs the actions in the tab, each call bounded by a minute.
+func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	return chromedp.Do(ctx, actions...)
+}
+
+// clickUntil clicks target until shown is visible: a single-page app may draw a button
+// before it answers clicks, and a menu may still be fading in or out. It gives up after
+// a minute with the last error.
+func (b *browser) clickUntil(target, shown chromedp.JSPath) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		err := chromedp.Do(ctx, chromedp.Click(target, chromedp.NodeVisible), chromedp.WaitVisible(shown))
+		cancel()
+		if err == nil || time.Now().After(deadline) {
 			return err
 		}
 	}
-	req, err := http.NewRequest(method, d.session+path, &in)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := d.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Value json.RawMessage `json:"value"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return fmt.Errorf("webdriver %s %s: %s: %w", method, path, resp.Status, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct{ Error, Message string }
-		_ = json.Unmarshal(out.Value, &e)
-		return fmt.Errorf("webdriver %s %s: %s: %s", method, path, e.Error, firstLine(e.Message))
-	}
-	if value == nil {
-		return nil
-	}
-	return json.Unmarshal(out.Value, value)
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
+// eval evaluates the JavaScript expression in the page (awaiting a promise it returns).
+func eval[T any](b *browser, expression string) (T, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Evaluate[T](expression, chromedp.EvalAwaitPromise))
 }
 
 // open navigates to url and returns once the document has loaded (a single-page app may
 // still be fetching its data: poll text for what you expect).
-func (d *webDriver) open(url string) error {
-	return d.call("POST", "/url", map[string]string{"url": url}, nil)
+func (b *browser) open(url string) error {
+	if err := b.do(chromedp.Navigate(url)); err != nil {
+		return fmt.Errorf("open %s: %w", url, err)
+	}
+	return nil
 }
 
-// textScript returns the page's rendered text and that of its same-origin frames, where the
+// textScript is the page's rendered text and that of its same-origin frames, where the
 // Temporal Web UI renders markdown (summaries, details, current details).
-const textScript = `const parts = [document.body.innerText];
-for (const f of document.querySelectorAll('iframe')) {
-  try { parts.push(f.contentDocument.body.innerText); } catch (e) {}
-}
-return parts.join('\n');`
+const textScript = `(() => {
+  const parts = [document.body.innerText];
+  for (const f of document.querySelectorAll('iframe')) {
+    try { parts.push(f.contentDocument.body.innerText); } catch (e) {}
+  }
+  return parts.join('\n');
+})()`
 
 // text is what a person reads on the page: its rendered text, frames included.
-func (d *webDriver) text() (string, error) {
-	var s string
-	err := d.call("POST", "/execute/sync", map[string]any{"script": textScript, "args": []any{}}, &s)
-	return s, err
+func (b *browser) text() (string, error) {
+	return eval[string](b, textScript)
 }
 
 // screenshot writes the visible part of the page to file as PNG.
-func (d *webDriver) screenshot(file string) error {
-	var b64 string
-	if err := d.call("GET", "/screenshot", nil, &b64); err != nil {
-		return err
-	}
-	png, err := base64.StdEncoding.DecodeString(b64)
+func (b *browser) screenshot(file string) error {
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
-		return err
+		return fmt.Errorf("screenshot: %w", err)
 	}
 	return os.WriteFile(file, png, 0o644)
 }

@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gateflow/gateflow/runs"
-
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/runs"
 )
 
 // TestWebUIShowsStepsCostsAndPendingApproval opens runs of the example flows in the
@@ -95,15 +97,15 @@ func TestWebUIShowsStepsCostsAndPendingApproval(t *testing.T) {
 // checkPage opens url and waits until the page's text matches every pattern (the Web UI
 // renders after fetching its data), then saves a screenshot to file, whether or not
 // everything appeared, and reports the patterns that never matched.
-func checkPage(t *testing.T, browser *webDriver, url, file string, patterns ...string) {
+func checkPage(t *testing.T, page *browser, url, file string, patterns ...string) {
 	t.Helper()
-	require.NoError(t, browser.open(url))
+	require.NoError(t, page.open(url))
 	var text string
 	var missing []string
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var err error
-		text, err = browser.text()
+		text, err = page.text()
 		require.NoError(t, err, url)
 		missing = missing[:0]
 		for _, p := range patterns {
@@ -116,7 +118,7 @@ func checkPage(t *testing.T, browser *webDriver, url, file string, patterns ...s
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	if err := browser.screenshot(file); err != nil {
+	if err := page.screenshot(file); err != nil {
 		t.Errorf("screenshot of %s: %v", url, err)
 	} else {
 		t.Logf("screenshot of %s: %s", url, file)
@@ -169,4 +171,141 @@ func startDevWorker(t *testing.T, bin string, args ...string) (address, ui strin
 		t.Fatalf("flow-worker not ready in time:\n%s", stderr.String())
 	}
 	return fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("http://127.0.0.1:%d", uiPort)
+}
+
+// uiPayloadText finds, in the rendered current details, the JSON shown for the Web UI's
+// "Send an Update" of the approval Update.
+var uiPayloadText = regexp.MustCompile(`Send an Update gateflow\.approval with (\{[^\n]*?\}) \(vote:`)
+
+// TestWebUIApprovesAGateThroughSendAnUpdate decides a rollout's sign-off gate the way a
+// person does in the Temporal Web UI served by `flow-worker --dev`, in headless Chromium:
+// read the JSON the run's current details show, open "More Actions" → "Send an Update",
+// pick gateflow.approval (listed with its description), paste the JSON with a name in
+// "by", submit. The real server then shows the gate approved by that name, unverified
+// (the UI sends no signature), and the run completed. Screenshots go to test-artifacts/.
+func TestWebUIApprovesAGateThroughSendAnUpdate(t *testing.T) {
+	browser := startBrowser(t)
+	workerBin, ctlBin := binaries(t)
+	address, ui := startDevWorker(t, workerBin)
+	show := func(id string) runs.Description {
+		t.Helper()
+		out, err := exec.Command(ctlBin, "--address", address, "show", id, "-o", "json").Output()
+		require.NoError(t, err, "flowctl show %s", id)
+		var d runs.Description
+		require.NoError(t, json.Unmarshal(out, &d), string(out))
+		return d
+	}
+	out, err := exec.Command(ctlBin, "--address", address, "start", "rollout", "--input", `{"version":"3.1.4"}`, "-o", "json").Output()
+	require.NoError(t, err, "flowctl start rollout")
+	var run runs.Description
+	require.NoError(t, json.Unmarshal(out, &run), string(out))
+	require.Eventually(t, func() bool { return show(run.ID).Status == runs.StatusAwaitingApproval }, time.Minute, 200*time.Millisecond,
+		"rollout %s waits for its sign-off", run.ID)
+
+	artifacts, err := filepath.Abs(filepath.Join("..", "..", "test-artifacts"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(artifacts, 0o755))
+	page := fmt.Sprintf("%s/namespaces/default/workflows/%s/%s", ui, run.ID, run.RunID)
+
+	// The details say what to paste, and what identity it gets.
+	checkPage(t, browser, page+"/user-metadata", filepath.Join(artifacts, "webui-decide-details.png"),
+		`Approval sign-off: Sign off the rollout of 3\.1\.4\?`,
+		`Send an Update gateflow\.approval with \{"gate":"sign-off","vote":"approve","by":""\}`,
+		`counts as unverified, by the name you type`)
+	text, err := browser.text()
+	require.NoError(t, err)
+	m := uiPayloadText.FindStringSubmatch(text)
+	require.NotNil(t, m, "the details show the JSON to paste:\n%s", text)
+	payload := strings.Replace(m[1], `"by":""`, `"by":"alice"`, 1)
+	require.NotEqual(t, m[1], payload, "the shown JSON has an empty by to fill in")
+	var vote approval.Vote
+	require.NoError(t, json.Unmarshal([]byte(payload), &vote), "the shown JSON is a vote: %s", payload)
+
+	// More Actions → Send an Update → gateflow.approval → paste → Submit. The page holds
+	// hidden copies of its menus (one per layout): a person clicks the visible one.
+	require.NoError(t, browser.open(page))
+	option := visible(`dialog[open] li[role="option"]`, "gateflow.approval")
+	menuItem := visible(`[data-testid="update-button"]`, "")
+	nameSelect := visible(`dialog[open] [data-testid="update-select-button"]`, "")
+	for _, step := range []struct{ click, shown chromedp.JSPath }{
+		{visible("button", "More Actions"), menuItem}, {menuItem, nameSelect}, {nameSelect, option},
+	} {
+		if err := browser.clickUntil(step.click, step.shown); err != nil {
+			_ = browser.screenshot(filepath.Join(artifacts, "webui-decide-dialog.png"))
+			t.Fatalf("open the Send an Update dialog: click %s, then %s: %v", step.click, step.shown, err)
+		}
+	}
+	listed, err := eval[string](browser, string(option)+`.innerText`)
+	require.NoError(t, err)
+	assert.Contains(t, listed, "Vote on an approval gate", "the dialog lists the Update with its description")
+	require.NoError(t, browser.do(chromedp.Click(option, chromedp.NodeVisible)), "pick gateflow.approval")
+	// The list fades out over the form: a click on Submit before it is gone picks another Update.
+	_, err = eval[bool](browser, `new Promise(done => { const check = () => { const l = document.querySelector('dialog[open] [role="listbox"]');
+  if (!l || getComputedStyle(l).visibility === 'hidden') { done(true); } else { setTimeout(check, 50); } }; check(); })`)
+	require.NoError(t, err, "the list of Updates closes")
+	picked, err := eval[string](browser, `document.querySelector('dialog[open] [data-testid="update-select"]').value`)
+	require.NoError(t, err)
+	require.Equal(t, "gateflow.approval", picked)
+	pasted, err := eval[string](browser, pasteScript(`dialog[open] [role="textbox"][aria-label="Data"]`, payload))
+	require.NoError(t, err)
+	require.JSONEq(t, payload, pasted, "the editor holds the pasted JSON")
+	// Leaving the editor reformats the JSON and so moves Submit: leave it, then let the
+	// dialog settle, as a person does before moving the mouse there.
+	reformatted, err := eval[string](browser, `new Promise(done => { document.activeElement.blur();
+  const box = document.querySelector('dialog[open] [role="textbox"][aria-label="Data"]');
+  setTimeout(() => done(box.innerText), 500); })`)
+	require.NoError(t, err)
+	require.JSONEq(t, payload, reformatted, "the editor still holds the pasted JSON")
+	require.NoError(t, browser.screenshot(filepath.Join(artifacts, "webui-decide-dialog.png")))
+	require.NoError(t, browser.do(chromedp.Click(visible(`dialog[open] [data-testid="confirm-modal-button"]`, ""), chromedp.NodeVisible)),
+		"submit the Update")
+	assert.NoError(t, browser.do(chromedp.WaitNotPresent(visible(`dialog[open] [role="textbox"][aria-label="Data"]`, ""))),
+		"the dialog closes once the Update is accepted")
+
+	// The real server: the vote counted, unverified, and the run went on to its end.
+	var d runs.Description
+	require.Eventually(t, func() bool { d = show(run.ID); return d.Status.Terminal() }, 2*time.Minute, 250*time.Millisecond,
+		"rollout %s ends after the sign-off", run.ID)
+	checkPage(t, browser, page+"/user-metadata", filepath.Join(artifacts, "webui-decide-done.png"), `rollout — completed`)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
+	require.NotNil(t, d.State)
+	require.Len(t, d.State.Gates, 1)
+	g := d.State.Gates[0]
+	assert.Equal(t, "sign-off", g.Name)
+	require.Len(t, g.Votes, 1)
+	assert.Equal(t, "alice", g.Votes[0].By)
+	assert.Equal(t, approval.Approve, g.Votes[0].Kind)
+	assert.Nil(t, g.Votes[0].Verified, "a vote from the Web UI is unverified")
+	require.NotNil(t, g.Decision)
+	assert.Equal(t, approval.Approved, g.Decision.Outcome)
+	var result struct {
+		SignOff approval.Outcome `json:"sign_off"`
+	}
+	require.NoError(t, json.Unmarshal(d.Result, &result), string(d.Result))
+	assert.Equal(t, approval.Approved, result.SignOff, "the flow saw the sign-off approved")
+}
+
+// visible selects the first element matching css that is displayed and whose text
+// starts with text (any text when empty).
+func visible(css, text string) chromedp.JSPath {
+	c, _ := json.Marshal(css)
+	t, _ := json.Marshal(text)
+	return chromedp.JSPath(fmt.Sprintf(`[...document.querySelectorAll(%s)].find(e => e.offsetParent !== null && e.innerText.trim().startsWith(%s))`, c, t))
+}
+
+// pasteScript pastes text into the editor at selector as a person's paste does (a paste
+// event with the text on the clipboard, so the editor adds no brackets) and returns what
+// the editor then holds.
+func pasteScript(selector, text string) string {
+	sel, _ := json.Marshal(selector)
+	txt, _ := json.Marshal(text)
+	return fmt.Sprintf(`(() => {
+  const box = document.querySelector(%s);
+  if (!box) { throw new Error('no editor ' + %s); }
+  box.focus();
+  const data = new DataTransfer();
+  data.setData('text/plain', %s);
+  box.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
+  return box.innerText;
+})()`, sel, sel, txt)
 }

@@ -30,6 +30,11 @@ const (
 	Priority  = "FlowPriority"
 )
 
+// RunsQuery is the visibility query of gateflow runs: executions with a FlowStatus. Only
+// runs set it; entity workflows (catalog, control, mailboxes, semaphores, ledgers, fan-out
+// runners) and plans (flowctl plan) never do.
+const RunsQuery = Status + " IS NOT NULL"
+
 // Typed keys for workflow code and start options.
 var (
 	StatusKey    = temporal.NewSearchAttributeKeyKeyword(Status)
