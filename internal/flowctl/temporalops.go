@@ -19,9 +19,9 @@ import (
 )
 
 // temporalCommands are the run commands a Temporal user expects besides gateflow's own:
-// terminate, query and rerun.
+// terminate, query, rerun and reset (reset.go).
 func (a *app) temporalCommands() []*cobra.Command {
-	return []*cobra.Command{a.terminateCommand(), a.queryCommand(), a.rerunCommand()}
+	return []*cobra.Command{a.terminateCommand(), a.queryCommand(), a.rerunCommand(), a.resetCommand()}
 }
 
 // terminateCommand is `flowctl terminate RUN --reason`: Temporal's terminate, which ends
