@@ -19,8 +19,8 @@ import (
 // resetCommand is `flowctl reset RUN --to-step NAME --reason TEXT`: Temporal's reset of
 // the run to the workflow task that began the step, so a new execution of the run (same
 // run ID, new Temporal run ID) goes on from there: the steps before it are not run again,
-// the step and the ones after it are. Signals and Updates received after that point are
-// reapplied, as Temporal does by default.
+// the step and the ones after it are. Temporal's default reapply type applies: signals
+// received after that point are delivered to the new execution again.
 func (a *app) resetCommand() *cobra.Command {
 	var step, reason string
 	cmd := &cobra.Command{
@@ -37,14 +37,7 @@ func (a *app) resetCommand() *cobra.Command {
 			if strings.TrimSpace(step) == "" {
 				return usageErr("reset needs --to-step NAME: the step to run again from (flowctl show %s lists them)", run)
 			}
-			if strings.TrimSpace(reason) == "" {
-				return usageErr("reset needs --reason saying why (kept in the run's history)")
-			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			by, err := a.who("")
+			c, by, err := a.operator(cmd, "reset", reason)
 			if err != nil {
 				return err
 			}
