@@ -30,7 +30,7 @@ func (a *app) resetCommand() *cobra.Command {
 			"workflow task that began the step's first attempt: the steps before it keep their results, the\n" +
 			"step and everything after it run again. The current execution ends (terminated, if it runs).\n" +
 			"NAME is a step's name as `flowctl show` lists it, or its activity ID (branch/name, name#2)\n" +
-			"when the name is used in several branches.",
+			"when the name is used in several branches. A step of a child run is reset in that run.",
 		Args: exactArgs(1, "RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			run := args[0]
@@ -137,6 +137,13 @@ func resetStep(run string, steps []runs.Step, name string) (runs.Step, error) {
 		}
 		return runs.Step{}, usageErr("run %s has a step %q in %d branches; say which with --to-step: %s",
 			run, name, len(branches), strings.Join(ids, ", "))
+	}
+	for _, s := range steps {
+		if rest, ok := strings.CutPrefix(name, s.ActivityID+"/"); ok && s.Child != nil && rest != "" {
+			return runs.Step{}, &exitError{code: ExitNotFound, err: fmt.Errorf(
+				"run %s has no step %q: %s is a step of its child run %s; reset that run (--to-step %s), or this one to %s",
+				run, name, rest, s.Child.ID, rest, s.ActivityID)}
+		}
 	}
 	var known []string
 	for _, s := range steps {

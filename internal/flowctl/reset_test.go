@@ -45,6 +45,9 @@ func TestResetStepChoosesTheFirstAttempt(t *testing.T) {
 	_, err = resetStep("r", steps, "ship")
 	assert.Equal(t, ExitNotFound, exitCodeOf(err))
 	assert.EqualError(t, err, `run r has no step "ship" (a step it never started cannot be reset to); its steps: build, test, build#2, regions/eu/deploy, regions/us/deploy`)
+	_, err = resetStep("r", append(steps, runs.Step{Name: "smoke", ActivityID: "smoke", Kind: runs.KindChild, Child: &runs.Child{ID: "r/smoke"}}), "smoke/boot")
+	assert.Equal(t, ExitNotFound, exitCodeOf(err))
+	assert.EqualError(t, err, `run r has no step "smoke/boot": boot is a step of its child run r/smoke; reset that run (--to-step boot), or this one to smoke`)
 	_, err = resetStep("r", nil, "ship")
 	assert.ErrorContains(t, err, "its steps: none yet")
 }
