@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -33,7 +34,7 @@ func jsonWithDurations(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withDurations(reflect.TypeOf(v), tree), nil
+	return withDurations(reflect.TypeOf(v), tree, toString), nil
 }
 
 // object is a JSON object that keeps its fields in order, so the output reads as
@@ -142,18 +143,55 @@ func hasDuration(t reflect.Type, seen map[reflect.Type]bool) bool {
 	return false
 }
 
-// withDurations rewrites the durations of tree, the decoded JSON of a value of type t.
-func withDurations(t reflect.Type, tree any) any {
+// toString writes a duration, JSON nanoseconds, as a string; toNanos reads one back.
+func toString(v any) any {
+	if n, ok := v.(json.Number); ok {
+		if ns, err := n.Int64(); err == nil {
+			return time.Duration(ns).String()
+		}
+	}
+	return v
+}
+
+func toNanos(v any) any {
+	if s, ok := v.(string); ok {
+		if d, err := time.ParseDuration(s); err == nil {
+			return json.Number(strconv.FormatInt(int64(d), 10))
+		}
+	}
+	return v
+}
+
+// DecodeJSON reads what flowctl -o json wrote into v, a value of the type flowctl
+// encoded (runs.Description for show, []runs.Summary for list, ...): its duration
+// strings become time.Duration again. Go programs (and tests) that read flowctl's JSON
+// use it instead of json.Unmarshal.
+func DecodeJSON(data []byte, v any) error {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer || !hasDuration(t, map[reflect.Type]bool{}) {
+		return json.Unmarshal(data, v)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tree, err := decodeOrdered(dec)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(withDurations(t, tree, toNanos))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// withDurations rewrites the durations of tree, the decoded JSON of a value of type t,
+// with conv.
+func withDurations(t reflect.Type, tree any, conv func(any) any) any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t == durationType {
-		if n, ok := tree.(json.Number); ok {
-			if ns, err := n.Int64(); err == nil {
-				return time.Duration(ns).String()
-			}
-		}
-		return tree
+		return conv(tree)
 	}
 	if ownEncoding(t) {
 		return tree
@@ -162,20 +200,20 @@ func withDurations(t reflect.Type, tree any) any {
 	case reflect.Slice, reflect.Array:
 		if list, ok := tree.([]any); ok {
 			for i := range list {
-				list[i] = withDurations(t.Elem(), list[i])
+				list[i] = withDurations(t.Elem(), list[i], conv)
 			}
 		}
 	case reflect.Map:
 		if o, ok := tree.(*object); ok {
 			for k, v := range o.values {
-				o.values[k] = withDurations(t.Elem(), v)
+				o.values[k] = withDurations(t.Elem(), v, conv)
 			}
 		}
 	case reflect.Struct:
 		if o, ok := tree.(*object); ok {
 			for name, ft := range jsonFields(t) {
 				if sub, ok := o.values[name]; ok {
-					o.values[name] = withDurations(ft, sub)
+					o.values[name] = withDurations(ft, sub, conv)
 				}
 			}
 		}

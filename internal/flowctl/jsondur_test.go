@@ -74,6 +74,12 @@ func TestJSONDurationsOfARunDescription(t *testing.T) {
 	require.Len(t, back.State.Steps, 1)
 	assert.Equal(t, "30s", back.State.Steps[0].Gate.PollInterval)
 
+	var read runs.Description
+	require.NoError(t, DecodeJSON(out.Bytes(), &read))
+	assert.Equal(t, 24*time.Hour, read.State.Gates[0].Request.Timeout, "DecodeJSON reads the strings back")
+	assert.Equal(t, 30*time.Second, read.State.Steps[0].Gate.PollInterval)
+	assert.Error(t, json.Unmarshal(out.Bytes(), &read), "encoding/json alone cannot")
+
 	plain, err := json.Marshal(d)
 	require.NoError(t, err)
 	assert.Contains(t, string(plain), `"timeout":86400000000000`, "the wire format (the Query answer) keeps nanoseconds")
