@@ -3,7 +3,6 @@ package integration
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -43,7 +43,7 @@ func TestWebUIShowsStepsCostsAndPendingApproval(t *testing.T) {
 	describe := func(out string) runs.Description {
 		t.Helper()
 		var d runs.Description
-		require.NoError(t, json.Unmarshal([]byte(out), &d), out)
+		require.NoError(t, flowctl.DecodeJSON([]byte(out), &d), out)
 		return d
 	}
 
