@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	ctl "github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -29,7 +30,7 @@ func TestClusterExampleFlows(t *testing.T) {
 		r := flowctl(t, queue, append(append([]string{"start"}, args...), "--wait", "-o", "json")...)
 		require.Equal(t, 0, r.code, "flowctl start %v: %s%s", args, r.stdout, r.stderr)
 		var d runs.Description
-		require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), r.stdout)
+		require.NoError(t, ctl.DecodeJSON([]byte(r.stdout), &d), r.stdout)
 		return d
 	}
 

@@ -4,7 +4,6 @@ package clustertest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	ctl "github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -24,7 +24,7 @@ func show(t *testing.T, queue, run string) (*runs.Description, string) {
 		return nil, fmt.Sprintf("exit %d: %s", r.code, r.stderr)
 	}
 	var d runs.Description
-	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+	if err := ctl.DecodeJSON([]byte(r.stdout), &d); err != nil {
 		return nil, fmt.Sprintf("flowctl show %s: %v: %s", run, err, r.stdout)
 	}
 	return &d, ""

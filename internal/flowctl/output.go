@@ -9,11 +9,16 @@ import (
 	"time"
 )
 
-// printJSON writes v as indented JSON.
+// printJSON writes v as indented JSON, its durations as strings ("24h0m0s", see
+// jsonWithDurations).
 func printJSON(w io.Writer, v any) error {
+	out, err := jsonWithDurations(v)
+	if err != nil {
+		return fmt.Errorf("encode the output as JSON: %w", err)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return enc.Encode(out)
 }
 
 // table writes aligned columns.

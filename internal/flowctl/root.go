@@ -46,7 +46,7 @@ var exitCodes = []struct {
 	{ExitError, "an error not listed below"},
 	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input;\n" +
 		"validate: a definition is invalid)"},
-	{ExitNotFound, "not found (the run does not exist; logs: the run has no such step; artifacts get:\n" +
+	{ExitNotFound, "not found (the run does not exist; logs, reset: the run has no such step; artifacts get:\n" +
 		"no such step or artifact)"},
 	{ExitUnreachable, "the Temporal server cannot be reached"},
 	{ExitRunFailed, "with start --wait or watch: the run ended but did not complete; logs: the step failed,\n" +
@@ -132,7 +132,9 @@ func (a *app) rootCommand() *cobra.Command {
 			"(--profile, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE), then TEMPORAL_ADDRESS,\n" +
 			"TEMPORAL_NAMESPACE, TEMPORAL_API_KEY and TEMPORAL_TLS_*, then the flags.\n" +
 			"--task-queue defaults to TEMPORAL_TASK_QUEUE. Against `flow-worker --dev --auth`,\n" +
-			"`flowctl login NAME` (dev only) gets a token.\n\n" + exitCodesHelp(),
+			"`flowctl login NAME` (dev only) gets a token.\n\n" +
+			"With -o json, durations are strings in Go's notation (\"24h0m0s\", \"1m30s\"), times RFC 3339;\n" +
+			"`flowctl query` prints the Query's answer as the worker sent it.\n\n" + exitCodesHelp(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {

@@ -19,9 +19,9 @@ import (
 )
 
 // temporalCommands are the run commands a Temporal user expects besides gateflow's own:
-// terminate, query and rerun.
+// terminate, query, rerun and reset (reset.go).
 func (a *app) temporalCommands() []*cobra.Command {
-	return []*cobra.Command{a.terminateCommand(), a.queryCommand(), a.rerunCommand()}
+	return []*cobra.Command{a.terminateCommand(), a.queryCommand(), a.rerunCommand(), a.resetCommand()}
 }
 
 // terminateCommand is `flowctl terminate RUN --reason`: Temporal's terminate, which ends
@@ -33,14 +33,7 @@ func (a *app) terminateCommand() *cobra.Command {
 		Short: "End a run at once, as Temporal's terminate does (no cleanup steps run; prefer cancel)",
 		Args:  exactArgs(1, "RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(reason) == "" {
-				return usageErr("terminate needs --reason saying why (kept in the run's history)")
-			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			by, err := a.who("")
+			c, by, err := a.operator(cmd, "terminate", reason)
 			if err != nil {
 				return err
 			}
@@ -56,6 +49,24 @@ func (a *app) terminateCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, kept in the run's history")
 	return cmd
+}
+
+// operator checks the --reason of an operator action (terminate, reset) and returns the
+// client and who acts: the caller's identity, as votes have it (authenticated when
+// flowctl has a credential, typed otherwise).
+func (a *app) operator(cmd *cobra.Command, what, reason string) (*flowclient.Client, string, error) {
+	if strings.TrimSpace(reason) == "" {
+		return nil, "", usageErr("%s needs --reason saying why (kept in the run's history)", what)
+	}
+	c, err := a.client(cmd.Context())
+	if err != nil {
+		return nil, "", err
+	}
+	by, err := a.who("")
+	if err != nil {
+		return nil, "", err
+	}
+	return c, by, nil
 }
 
 // queryCommand is `flowctl query RUN [NAME]`: a Query of the run, gateflow.state by

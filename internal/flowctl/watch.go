@@ -495,7 +495,11 @@ func clock(t time.Time) string {
 // emitJSON writes v as one line of JSON (watch and logs -o json print a stream of events),
 // or an error event when it cannot be encoded.
 func emitJSON(out io.Writer, v any) {
-	b, err := json.Marshal(v)
+	tree, err := jsonWithDurations(v)
+	var b []byte
+	if err == nil {
+		b, err = json.Marshal(tree)
+	}
 	if err != nil {
 		fmt.Fprintf(out, `{"event":"error","error":%q}`+"\n", err.Error())
 		return

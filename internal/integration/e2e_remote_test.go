@@ -3,7 +3,6 @@ package integration
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -66,7 +66,7 @@ wait:
 	out, err := cmd.Output()
 	require.NoError(t, err)
 	var d runs.Description
-	require.NoError(t, json.Unmarshal(out, &d))
+	require.NoError(t, flowctl.DecodeJSON(out, &d))
 	assert.Equal(t, runs.StatusCompleted, d.Status)
 	assert.Equal(t, "remote-queue", d.TaskQueue)
 	assert.JSONEq(t, `{"greeting":"Hello, remote!","shouted":"HELLO, REMOTE!"}`, string(d.Result))

@@ -3,7 +3,6 @@ package integration
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -88,7 +88,7 @@ func TestEndToEndBinaries(t *testing.T) {
 	o, e, code := ctl("start", "hello", "--input", `{"name":"e2e"}`, "--wait", "-o", "json")
 	require.Equal(t, 0, code, e)
 	var d runs.Description
-	require.NoError(t, json.Unmarshal([]byte(o), &d), o)
+	require.NoError(t, flowctl.DecodeJSON([]byte(o), &d), o)
 	assert.Equal(t, runs.StatusCompleted, d.Status)
 	require.NotNil(t, d.State)
 	require.Len(t, d.State.Steps, 2)

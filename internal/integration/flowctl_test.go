@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,7 +58,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 	r = flowctlRun(t, "", "workflows", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var cat flowclient.Catalog
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &cat))
+	require.NoError(t, flowctl.DecodeJSON([]byte(r.stdout), &cat))
 	info, ok := cat.Lookup("hello")
 	require.True(t, ok)
 	assert.Equal(t, "github.com/gateflow/gateflow/examples.HelloInput", info.InputType)
@@ -74,7 +73,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 	r = flowctlRun(t, "", "show", "ctl-hello", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var d runs.Description
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	require.NoError(t, flowctl.DecodeJSON([]byte(r.stdout), &d))
 	assert.Equal(t, runs.StatusCompleted, d.Status)
 	require.NotNil(t, d.State)
 	assert.Len(t, d.State.Steps, 2)
@@ -91,7 +90,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 	r = flowctlRun(t, "", "start", "hello", "--input", "@"+file, "--id", "ctl-file", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var run flowclient.Run
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &run))
+	require.NoError(t, flowctl.DecodeJSON([]byte(r.stdout), &run))
 	assert.Equal(t, "ctl-file", run.ID)
 	_, err := shared.client.Wait(ctxT(t, time.Minute), "ctl-file")
 	require.NoError(t, err)
@@ -99,7 +98,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 	// Input from standard input.
 	r = flowctlRun(t, `{"name":"Stdin"}`, "start", "hello", "--input", "@-", "--id", "ctl-stdin", "--wait", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	require.NoError(t, flowctl.DecodeJSON([]byte(r.stdout), &d))
 	assert.JSONEq(t, `{"greeting":"Hello, Stdin!","shouted":"HELLO, STDIN!"}`, string(d.Result))
 
 	require.Eventually(t, func() bool {
@@ -112,7 +111,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 	r = flowctlRun(t, "", "list", "--workflow", "hello", "--limit", "100", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var found []runs.Summary
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &found))
+	require.NoError(t, flowctl.DecodeJSON([]byte(r.stdout), &found))
 	assert.NotEmpty(t, found)
 	for _, s := range found {
 		assert.Equal(t, "hello", s.Workflow)

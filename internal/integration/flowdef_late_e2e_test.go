@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	ctl "github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -73,7 +73,7 @@ func TestEndToEndWorkerServesAnAddedDefinition(t *testing.T) {
 	out, err := flowctl("start", "late-greet", "--input", `{"who":"e2e"}`, "--wait", "-o", "json")
 	require.NoError(t, err, out)
 	var d runs.Description
-	require.NoError(t, json.Unmarshal([]byte(out), &d))
+	require.NoError(t, ctl.DecodeJSON([]byte(out), &d))
 	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "late-greet", d.Workflow)
 	assert.Equal(t, queue, d.TaskQueue)

@@ -25,6 +25,7 @@ import (
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/telemetry"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -179,7 +180,7 @@ func TestWorkerProcessMetricsAndOTLPTraces(t *testing.T) {
 	r := flowctlRunOn(t, queue, "start", "hello", "--input", `{"name":"otel"}`, "--wait", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	var hello runs.Description
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &hello), r.stdout)
+	require.NoError(t, flowctl.DecodeJSON([]byte(r.stdout), &hello), r.stdout)
 	require.Equal(t, runs.StatusCompleted, hello.Status, hello.Error)
 
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/internal/blob"
+	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/logging"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -42,7 +42,7 @@ func TestWebUIDecodesBigPayloadsThroughTheCodecEndpoint(t *testing.T) {
 	out, err := cmd.Output()
 	require.NoError(t, err, "flowctl start: %s", out)
 	var d runs.Description
-	require.NoError(t, json.Unmarshal(out, &d), string(out))
+	require.NoError(t, flowctl.DecodeJSON(out, &d), string(out))
 	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 
 	// The history holds a reference, not the result: what the UI gets from the server.

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -45,7 +46,7 @@ func TestWebUIShowsStepsCostsAndPendingApproval(t *testing.T) {
 	describe := func(out string) runs.Description {
 		t.Helper()
 		var d runs.Description
-		require.NoError(t, json.Unmarshal([]byte(out), &d), out)
+		require.NoError(t, flowctl.DecodeJSON([]byte(out), &d), out)
 		return d
 	}
 
@@ -192,13 +193,13 @@ func TestWebUIApprovesAGateThroughSendAnUpdate(t *testing.T) {
 		out, err := exec.Command(ctlBin, "--address", address, "show", id, "-o", "json").Output()
 		require.NoError(t, err, "flowctl show %s", id)
 		var d runs.Description
-		require.NoError(t, json.Unmarshal(out, &d), string(out))
+		require.NoError(t, flowctl.DecodeJSON(out, &d), string(out))
 		return d
 	}
 	out, err := exec.Command(ctlBin, "--address", address, "start", "rollout", "--input", `{"version":"3.1.4"}`, "-o", "json").Output()
 	require.NoError(t, err, "flowctl start rollout")
 	var run runs.Description
-	require.NoError(t, json.Unmarshal(out, &run), string(out))
+	require.NoError(t, flowctl.DecodeJSON(out, &run), string(out))
 	require.Eventually(t, func() bool { return show(run.ID).Status == runs.StatusAwaitingApproval }, time.Minute, 200*time.Millisecond,
 		"rollout %s waits for its sign-off", run.ID)
 

@@ -29,6 +29,7 @@ func All() []flow.Definition {
 		MaxRunsFlows(),
 		StartFlows(),
 		SoakFlows(),
+		ResetFlows(),
 	)
 }
 
