@@ -3,7 +3,6 @@ package integration
 import (
 	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/internal/coroutines"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -24,19 +24,6 @@ var leanGate = flow.Define("lean/gate", func(ctx *flow.Context, _ struct{}) (str
 	}
 	return string(d.Outcome), nil
 })
-
-// workflowCoroutines counts the process's workflow coroutines: the SDK starts each one
-// (a run's function, each workflow.Go) from a run's dispatcher.
-func workflowCoroutines() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return strings.Count(string(buf[:n]), "created by go.temporal.io/sdk/internal.(*dispatcherImpl).NewCoroutine")
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
 
 // TestWaitingRunsHoldTwoCoroutinesEach holds N runs at a gate in an in-process worker and
 // counts the workflow coroutines (and, for the record, all goroutines) they add: each
@@ -52,7 +39,7 @@ func TestWaitingRunsHoldTwoCoroutinesEach(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 
 	runtime.GC()
-	coBefore, goBefore := workflowCoroutines(), runtime.NumGoroutine()
+	coBefore, goBefore := coroutines.Count(), runtime.NumGoroutine()
 	ids := make([]string, n)
 	for i := range ids {
 		run, err := c.Start(ctx, leanGate.Name(), struct{}{}, flow.StartOptions{ID: fmt.Sprintf("%s-%d", queue, i)})
@@ -62,7 +49,7 @@ func TestWaitingRunsHoldTwoCoroutinesEach(t *testing.T) {
 	for _, id := range ids {
 		eventually(t, c, id, "waiting at the gate", waitingFor("approval:ship"))
 	}
-	coHeld, goHeld := workflowCoroutines()-coBefore, runtime.NumGoroutine()-goBefore
+	coHeld, goHeld := coroutines.Count()-coBefore, runtime.NumGoroutine()-goBefore
 	t.Logf("%d waiting runs: %d workflow coroutines (%.2f per run), %d goroutines in all (%.2f per run)",
 		n, coHeld, float64(coHeld)/n, goHeld, float64(goHeld)/n)
 	assert.GreaterOrEqual(t, coHeld, n, "each waiting run holds at least its function's coroutine")
