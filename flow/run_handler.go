@@ -63,6 +63,8 @@ type runner struct {
 	// Signal cancelSignals.
 	cancelReason  string
 	cancelSignals workflow.ReceiveChannel
+	// listener serves the run's signal channels from one coroutine (run_signals.go).
+	listener *signalListener
 	// cancelHandler cancels the handler's context: the Update gateflow.cancel, accepted,
 	// calls it (run_cancel.go); cancelled says it did.
 	cancelHandler workflow.CancelFunc
@@ -142,6 +144,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	}
 	rt := &runner{root: wctx, info: info, state: st, guards: guards, gateTypes: cfg.gateTypes, triggers: cfg.triggers[info.Name],
 		services: cfg.services, baseQueue: cfg.baseQueue, lossTolerant: cfg.lossTolerant}
+	rt.listener = &signalListener{root: wctx}
 	rt.children = &childrenPart{parent: parent, reports: map[string]runs.Child{}}
 	rt.people = newPeoplePart(rt, cfg.directory)
 	rt.events = &eventsPart{}
@@ -356,13 +359,7 @@ func (rt *runner) end(c *Context, err error) error {
 func (rt *runner) listenForCancelReason(wctx workflow.Context) {
 	ch := workflow.GetSignalChannelWithOptions(wctx, protocol.SignalCancel, workflow.SignalChannelOptions{Description: descCancelSignal})
 	rt.cancelSignals = ch
-	workflow.Go(wctx, func(gctx workflow.Context) {
-		for {
-			var r protocol.CancelReason
-			ch.Receive(gctx, &r)
-			rt.takeCancelReason(r)
-		}
-	})
+	listen(rt.listener, ch, func(_ workflow.Context, r protocol.CancelReason) { rt.takeCancelReason(r) })
 }
 
 // takeCancelReason keeps who cancelled the run and why.
@@ -374,9 +371,10 @@ func (rt *runner) takeCancelReason(r protocol.CancelReason) {
 }
 
 // drainCancelReason takes a reason that arrived with the cancellation itself (in the same
-// workflow task). The signal may have been handed to the listener coroutine, which runs
-// after this one: a coroutine started now runs after it, so waiting for that one lets the
-// listener keep the reason first (no command, nothing in history). ctx must not be
+// workflow task). The listener coroutine (run_signals.go), which runs after this one, may
+// not have taken it yet: a coroutine started now runs after it, so waiting for that one
+// lets the listener keep the reason first (no command, nothing in history); the wait also
+// lets the other coroutines run before the run's end, as recorded histories expect. ctx must not be
 // cancelled (the run's end uses a disconnected one).
 func (rt *runner) drainCancelReason(ctx workflow.Context) {
 	if rt.cancelSignals == nil {

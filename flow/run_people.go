@@ -57,28 +57,28 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 		}); err != nil {
 		return fmt.Errorf("register update %s: %w", protocol.UpdateApproval, err)
 	}
-	ch := workflow.GetSignalChannelWithOptions(wctx, protocol.SignalApproval, workflow.SignalChannelOptions{Description: descApprovalSignal})
-	workflow.Go(wctx, func(gctx workflow.Context) {
-		for {
-			var v approval.Vote
-			ch.Receive(gctx, &v)
-			if p.rt.auth.signalsRefused() {
-				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, fmt.Errorf("votes sent as Signals are refused: this run accepts signed decisions only, sent as the Update %s (flowctl approve --signing-key)", protocol.UpdateApproval))
-				continue
-			}
-			if err := p.checkVote(gctx, v); err != nil {
-				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, err)
-				continue
-			}
-			if _, err := p.applyVote(gctx, v); err != nil {
-				p.refuse(gctx, runs.RefusedVote, v.Gate, v.By, err)
-			}
-		}
-	})
+	// The first channel of the run's listener (run_signals.go): its coroutine is created here.
+	listen(p.rt.listener, workflow.GetSignalChannelWithOptions(wctx, protocol.SignalApproval, workflow.SignalChannelOptions{Description: descApprovalSignal}), p.voteSignal)
 	if err := p.registerInputs(wctx); err != nil {
 		return err
 	}
 	return p.registerSignals(wctx)
+}
+
+// voteSignal takes a vote sent as a Signal: checked and applied like the Update's, a vote
+// that cannot count is recorded as refused.
+func (p *peoplePart) voteSignal(ctx workflow.Context, v approval.Vote) {
+	if p.rt.auth.signalsRefused() {
+		p.refuse(ctx, runs.RefusedVote, v.Gate, v.By, fmt.Errorf("votes sent as Signals are refused: this run accepts signed decisions only, sent as the Update %s (flowctl approve --signing-key)", protocol.UpdateApproval))
+		return
+	}
+	if err := p.checkVote(ctx, v); err != nil {
+		p.refuse(ctx, runs.RefusedVote, v.Gate, v.By, err)
+		return
+	}
+	if _, err := p.applyVote(ctx, v); err != nil {
+		p.refuse(ctx, runs.RefusedVote, v.Gate, v.By, err)
+	}
 }
 
 // maxRefused bounds the refusals a run keeps (the newest), so senders cannot grow its
@@ -235,21 +235,16 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 
 func (p *peoplePart) registerSignals(wctx workflow.Context) error {
 	rt := p.rt
-	ch := workflow.GetSignalChannelWithOptions(wctx, protocol.SignalName, workflow.SignalChannelOptions{Description: descSignal})
-	workflow.Go(wctx, func(gctx workflow.Context) {
-		for {
-			var e signals.Envelope
-			ch.Receive(gctx, &e)
-			if err := e.Validate(); err != nil {
-				p.refuse(gctx, runs.RefusedSignal, e.Name, e.Sender, err)
-				continue
-			}
-			if e.SentAt.IsZero() {
-				e.SentAt = workflow.Now(gctx)
-			}
-			p.signals.Add(e)
-			rt.publish()
+	listen(rt.listener, workflow.GetSignalChannelWithOptions(wctx, protocol.SignalName, workflow.SignalChannelOptions{Description: descSignal}), func(ctx workflow.Context, e signals.Envelope) {
+		if err := e.Validate(); err != nil {
+			p.refuse(ctx, runs.RefusedSignal, e.Name, e.Sender, err)
+			return
 		}
+		if e.SentAt.IsZero() {
+			e.SentAt = workflow.Now(ctx)
+		}
+		p.signals.Add(e)
+		rt.publish()
 	})
 	return nil
 }

@@ -43,5 +43,11 @@ is the flowctl command that answers it.
 
 Records are plain data: they marshal to the JSON flowctl prints with -o json, and every
 field that money touches is an exact decimal.
+
+The JSON is kept small, since the State grows with every step and goes into the Memo:
+fields at their zero value are left out, and a Step leaves out activity_id when it is the
+step's default ID (its branch and name) and attempt and run_attempt when they are 1;
+Step's UnmarshalJSON puts them back, and decodes what older versions wrote (encoding.go).
+A reader that decodes this JSON with other types must apply the same defaults.
 */
 package runs

@@ -138,8 +138,8 @@ type Child struct {
 	RunID    string          `json:"run_id,omitempty"`
 	Workflow string          `json:"workflow"`
 	Status   Status          `json:"status"`
-	CostUSD  decimal.Decimal `json:"cost_usd"`
-	Tokens   Tokens          `json:"tokens"`
+	CostUSD  decimal.Decimal `json:"cost_usd,omitzero"`
+	Tokens   Tokens          `json:"tokens,omitzero"`
 	Steps    []Step          `json:"steps,omitempty"`
 	Error    string          `json:"error,omitempty"`
 }
@@ -173,9 +173,9 @@ type Step struct {
 	// "deploy/eu"), empty outside branches.
 	Branch string `json:"branch,omitempty"`
 	// DurationMS is how long the step took, once it ended.
-	DurationMS int64 `json:"duration_ms"`
+	DurationMS int64 `json:"duration_ms,omitempty"`
 	// CostUSD is what the step cost (agent calls, steps that report a cost, children).
-	CostUSD decimal.Decimal `json:"cost_usd"`
+	CostUSD decimal.Decimal `json:"cost_usd,omitzero"`
 	// Tokens are the agent tokens the step used.
 	Tokens *Tokens `json:"tokens,omitempty"`
 	// HTTPStatus is set for HTTP steps that got a response.
@@ -226,8 +226,8 @@ type Attempt struct {
 	// Attempt counts from 1.
 	Attempt int `json:"attempt"`
 	// CostUSD and Tokens are what the attempt cost, paid whether or not it succeeded.
-	CostUSD decimal.Decimal `json:"cost_usd"`
-	Tokens  Tokens          `json:"tokens"`
+	CostUSD decimal.Decimal `json:"cost_usd,omitzero"`
+	Tokens  Tokens          `json:"tokens,omitzero"`
 	// Error is why the attempt failed; empty for the attempt that succeeded.
 	Error string `json:"error,omitempty"`
 	// WaitedMS is how long the attempt waited for provider capacity (rate limits) before it
@@ -269,9 +269,9 @@ type State struct {
 	Attempt     int `json:"attempt"`
 	MaxAttempts int `json:"max_attempts"`
 	// CostUSD is what the run and its children spent, over all attempts.
-	CostUSD decimal.Decimal `json:"cost_usd"`
+	CostUSD decimal.Decimal `json:"cost_usd,omitzero"`
 	// Tokens are the agent tokens the run and its children used.
-	Tokens Tokens `json:"tokens"`
+	Tokens Tokens `json:"tokens,omitzero"`
 	// AllowedFailures counts steps that failed and were allowed to.
 	AllowedFailures int `json:"allowed_failures,omitempty"`
 	// Depth is 0 for a top-level run, 1 for its children, and so on; ParentID names the
@@ -279,7 +279,7 @@ type State struct {
 	Depth    int    `json:"depth,omitempty"`
 	ParentID string `json:"parent_id,omitempty"`
 	// Guards are the limits in force.
-	Guards Guards `json:"guards"`
+	Guards Guards `json:"guards,omitzero"`
 	Steps  []Step `json:"steps"`
 	// Waiting lists what the run waits for now: "approval:GATE", "input:NAME",
 	// "signal:NAME" or "signal:NAME/KEY" (also the FlowWaiting search attribute).
