@@ -56,31 +56,32 @@ var sinkShell = flow.Define("test.sinks.shell", func(ctx *flow.Context, in sinkS
 	return in.Steps, nil
 })
 
-// sinkHistoryV1 is a run of sinkShell recorded when each event was an activity of its own
-// (gateflow.events version 1); GATEFLOW_RECORD_SINK_HISTORY=1 records it again.
-const sinkHistoryV1 = "testdata/events/per-event-activities.json"
+// Recorded runs of sinkShell (2 steps, flaky first) with a webhook sink: perEventHistory
+// when each event was an activity of its own (gateflow.events version 1), batchedHistory
+// with the events of a workflow task in one local activity (version 2).
+// GATEFLOW_RECORD_SINK_HISTORY=1 records the current code's (batchedHistory) again.
+const (
+	perEventHistory = "testdata/events/per-event-activities.json"
+	batchedHistory  = "testdata/events/batched.json"
+)
 
-// A run recorded with one activity per event replays on today's code (with sinks).
-func TestPerEventActivityHistoryReplays(t *testing.T) {
+// Recorded runs of every event delivery version replay on today's code (with sinks).
+func TestRecordedSinkHistoriesReplay(t *testing.T) {
 	hook := httptest.NewServer(&eventReceiver{})
 	defer hook.Close()
 	opts := flow.WorkerOptions{EventSinks: []events.Sink{events.Webhook{URL: hook.URL}}}
 	if os.Getenv("GATEFLOW_RECORD_SINK_HISTORY") == "1" {
 		ctx := ctxT(t, time.Minute)
-		queue := uniqueQueue("sinks-record")
-		opts.TaskQueue, opts.StopTimeout = queue, time.Second
-		w := flow.NewWorker(shared.tc, opts, sinkShell)
-		require.NoError(t, w.Start())
-		defer w.Stop()
-		c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
-		run, err := c.Start(ctx, sinkShell.Name(), sinkShellInput{Steps: 2, File: filepath.Join(t.TempDir(), "flaky")}, flow.StartOptions{})
-		require.NoError(t, err)
-		d, err := c.Wait(ctx, run.ID)
-		require.NoError(t, err)
-		require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
-		require.NoError(t, testsuite.RecordHistory(ctx, shared.tc, run.ID, sinkHistoryV1))
+		c := sinkWorker(t, "sinks-record", opts)
+		run := runToEnd(t, ctx, c, sinkShell.Name(), sinkShellInput{Steps: 2, File: filepath.Join(t.TempDir(), "flaky")})
+		require.NoError(t, testsuite.RecordHistory(ctx, shared.tc, run, batchedHistory))
 	}
-	require.NoError(t, testsuite.Replay(sinkHistoryV1, opts, sinkShell))
+	for _, h := range []string{perEventHistory, batchedHistory} {
+		require.NoError(t, testsuite.Replay(h, opts, sinkShell), h)
+	}
+	b, err := os.ReadFile(perEventHistory)
+	require.NoError(t, err)
+	assert.Equal(t, 7, strings.Count(string(b), `"name": "`+protocol.EventActivity+`"`), "the v1 history has its activities per event")
 }
 
 // historyCount counts a run's history events, those that schedule an activity of type
