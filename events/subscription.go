@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Types lists every event type, in the order of the constants.
@@ -102,4 +103,21 @@ func Check(sinks []Sink) error {
 		}
 	}
 	return nil
+}
+
+// ParseTypes reads a comma-separated list of event types ("step.failed,
+// approval.requested"); an unknown type is an error naming it.
+func ParseTypes(s string) ([]Type, error) {
+	var out []Type
+	for _, part := range strings.Split(s, ",") {
+		t := Type(strings.TrimSpace(part))
+		if t == "" {
+			continue
+		}
+		if !slices.Contains(Types, t) {
+			return nil, fmt.Errorf("unknown event type %q (known: %v)", t, Types)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }

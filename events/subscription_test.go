@@ -54,3 +54,11 @@ func TestCheckNamesTheBadSink(t *testing.T) {
 	assert.ErrorContains(t, Check([]Sink{Subscribed{}}), "event sink 0: Subscribed without a sink")
 	assert.ErrorContains(t, Check([]Sink{Subscribe(&recordSink{}, Subscription{Workflows: []string{""}})}), "an empty workflow name")
 }
+
+func TestParseTypes(t *testing.T) {
+	got, err := ParseTypes(" step.failed, approval.requested,,")
+	require.NoError(t, err)
+	assert.Equal(t, []Type{StepFailed, ApprovalRequested}, got)
+	_, err = ParseTypes("step.failed,step.done")
+	assert.ErrorContains(t, err, `unknown event type "step.done"`)
+}
