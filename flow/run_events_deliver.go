@@ -22,9 +22,13 @@ const (
 	deliveryBudget     = sinkAttempts*sinkAttemptTimeout + 2*sinkBackoff*(1<<(sinkAttempts-1))
 )
 
+// deliveryWait is how long deliverAll waits for its sinks (a variable for tests).
+var deliveryWait = deliveryBudget + time.Second
+
 // deliverAll gives each sink the events it wants, in order, each sink on its own
 // goroutine: a failing or slow sink does not hold up the others. An event a sink still
 // refuses after its retries is logged and counted, and the sink goes on with the next.
+// It returns within deliveryWait, whatever the sinks do.
 func (a eventActivities) deliverAll(ctx context.Context, batch []events.Event) {
 	var logger log.Logger
 	counted := func(e events.Event, sink string) {}
@@ -56,7 +60,17 @@ func (a eventActivities) deliverAll(ctx context.Context, batch []events.Event) {
 			}
 		}()
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(deliveryWait):
+		// A sink that ignores its context: the others are done; leave it, rather than
+		// time the delivery out and have it made again, to every sink.
+		if logger != nil {
+			logger.Warn("an event sink is still delivering past its budget; going on without it", "budget", deliveryWait)
+		}
+	}
 }
 
 // deliverOne delivers e to s, retrying a failure up to sinkAttempts tries.

@@ -42,6 +42,12 @@ func (s *sinkProbe) Deliver(_ context.Context, e events.Event) error {
 	return nil
 }
 
+func (s *sinkProbe) delivered() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.got...)
+}
+
 func TestDeliverAllKeepsSinksApart(t *testing.T) {
 	down, flaky, ok, broken := &sinkProbe{failures: -1}, &sinkProbe{failures: 1}, &sinkProbe{}, &sinkProbe{panics: true}
 	only := &sinkProbe{}
@@ -88,4 +94,26 @@ func TestRetryDelayOnlyForAttemptsTemporalRetries(t *testing.T) {
 	assert.True(t, isStepActivity("gateflow.shell"))
 	assert.True(t, isStepActivity("bench.echo"))
 	assert.False(t, isStepActivity("gateflow.events"))
+}
+
+// hangingSink ignores its context until released.
+type hangingSink struct{ release chan struct{} }
+
+func (s hangingSink) Deliver(context.Context, events.Event) error {
+	<-s.release
+	return nil
+}
+
+func TestDeliverAllReturnsDespiteASinkThatHangs(t *testing.T) {
+	defer func(d time.Duration) { deliveryWait = d }(deliveryWait)
+	deliveryWait = 300 * time.Millisecond
+	h := hangingSink{release: make(chan struct{})}
+	defer close(h.release)
+	ok := &sinkProbe{}
+	start := time.Now()
+	eventActivities{sinks: []events.Sink{h, ok}}.deliverAll(context.Background(), []events.Event{{ID: "r/1", Type: events.StepStarted}})
+	took := time.Since(start)
+	assert.Equal(t, []string{"r/1"}, ok.delivered())
+	assert.GreaterOrEqual(t, took, deliveryWait)
+	assert.Less(t, took, 3*time.Second)
 }
