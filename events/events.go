@@ -1,9 +1,3 @@
-// Package events delivers what happens in gateflow runs to the systems that want to know:
-// status changes, steps, approvals, inputs, signals and budget warnings, as Events with a
-// stable ID. A worker's sinks (WorkerOptions.EventSinks in package flow) receive them;
-// delivery is a Temporal activity, so a failed delivery is retried and a replay never
-// delivers again. Webhook POSTs each event as JSON; Log writes it to a logger; any type
-// with a Deliver method is a Sink.
 package events
 
 import (
@@ -23,10 +17,14 @@ type Type string
 
 // Event types.
 const (
-	RunStatus         Type = "run.status_changed"
-	StepStarted       Type = "step.started"
-	StepCompleted     Type = "step.completed"
-	StepFailed        Type = "step.failed"
+	RunStatus     Type = "run.status_changed"
+	StepStarted   Type = "step.started"
+	StepCompleted Type = "step.completed"
+	StepFailed    Type = "step.failed"
+	// StepRetrying: a step attempt failed and another attempt will be made. Data has
+	// "attempt" (the failed one), "next_attempt", "next_delay" (a Go duration string) and
+	// "next_delay_ms"; Message is the attempt's error.
+	StepRetrying      Type = "step.retrying"
 	ApprovalRequested Type = "approval.requested"
 	ApprovalDecided   Type = "approval.decided"
 	InputRequested    Type = "input.requested"
@@ -52,8 +50,10 @@ type Event struct {
 	At       time.Time      `json:"at"`
 }
 
-// Sink receives events. Delivery runs as a Temporal activity, so a failed delivery is
-// retried and a replay never delivers again.
+// Sink receives events. The worker delivers to each sink on its own (one failing sink
+// never holds up another), retries a failed delivery a few times for that sink only, and
+// then logs and counts it (gateflow_event_delivery_failures_total) and goes on: a sink
+// never fails or stops a run. A replay never delivers again.
 type Sink interface {
 	Deliver(ctx context.Context, e Event) error
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"go.temporal.io/sdk/activity"
@@ -45,7 +46,10 @@ func registerWorkflows(r worker.WorkflowRegistry, opts WorkerOptions, lossTolera
 // its gate types and the triggers among flows.
 func runConfigOf(opts WorkerOptions, flows []Definition) (runConfig, error) {
 	cfg := runConfig{guards: opts.Guards, maxAttempts: opts.MaxAttempts, directory: opts.Directory, auth: opts.Auth,
-		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: len(opts.EventSinks) > 0, triggers: triggersOf(flows)}
+		maxCost: opts.MaxCostUSD, quotas: opts.Quotas, events: opts.EventSinks, triggers: triggersOf(flows)}
+	if err := events.Check(opts.EventSinks); err != nil {
+		return runConfig{}, err
+	}
 	gateActs, err := newGateActivities(opts.GateResolvers)
 	if err != nil {
 		return runConfig{}, err
@@ -79,7 +83,9 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 		queue = DefaultTaskQueue
 	}
 	entity.RegisterActivities(r, queue, opts.Quotas.LimitFor)
-	r.RegisterActivityWithOptions(eventActivities{sinks: opts.EventSinks}.deliver, activity.RegisterOptions{Name: protocol.EventActivity})
+	sinks := eventActivities{sinks: opts.EventSinks}
+	r.RegisterActivityWithOptions(sinks.deliver, activity.RegisterOptions{Name: protocol.EventActivity})
+	r.RegisterActivityWithOptions(sinks.deliverBatch, activity.RegisterOptions{Name: protocol.EventBatchActivity})
 	r.RegisterActivityWithOptions(newItemActivities(opts.ItemProviders).items, activity.RegisterOptions{Name: protocol.ItemsActivity})
 	gateActs, err := newGateActivities(opts.GateResolvers)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
@@ -26,7 +27,7 @@ type runConfig struct {
 	auth        *auth.Policy
 	maxCost     *decimal.Decimal
 	quotas      budget.Quotas
-	events      bool
+	events      []events.Sink // the worker's event sinks (run_events.go)
 	// gateTypes are the types of the worker's gate resolvers, sorted (run_gate.go).
 	gateTypes []string
 	// triggers are, by flow name, the flows of the worker its runs' ends start (OnRunOf).
@@ -147,12 +148,8 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	rt.listener = &signalListener{root: wctx}
 	rt.children = &childrenPart{parent: parent, reports: map[string]runs.Child{}}
 	rt.people = newPeoplePart(rt, cfg.directory)
-	rt.events = &eventsPart{}
+	rt.events = newEventsPart(wctx, cfg.events, info.Name) // run_events.go
 	rt.permits = &permitsPart{}
-	if cfg.events {
-		// Runs started before the worker had event sinks replay without events.
-		rt.events.on = workflow.GetVersion(wctx, "gateflow.events", workflow.DefaultVersion, 1) == 1
-	}
 	if parent != nil {
 		st.Depth, st.ParentID = parent.Depth, parent.ParentID
 		if !parent.StartedAt.IsZero() {

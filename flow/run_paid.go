@@ -11,6 +11,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/backoff"
 	"github.com/shopspring/decimal"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -252,6 +253,7 @@ func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.Act
 		if errors.As(err, &app) && app.NextRetryDelay() > 0 {
 			delay = app.NextRetryDelay()
 		}
+		c.run.emit(ctx, events.StepRetrying, p.call.name, string(runs.StepRunning), errorMessage(err), retryData(attempt, delay)) // run_events_retry.go
 		if serr := workflow.NewTimerWithOptions(ctx, delay, workflow.TimerOptions{
 			Summary: fmt.Sprintf("%s: attempt %d in %s", p.call.name, attempt+1, delay.Round(time.Millisecond)),
 		}).Get(ctx, nil); serr != nil {

@@ -54,10 +54,13 @@ type WorkerOptions struct {
 	Guards Guards
 	// MaxAttempts is the default number of run attempts for flows that set none.
 	MaxAttempts int
-	// EventSinks receive the runs' events (status changes, steps, people, budget): a
-	// WebhookSink, a LogSink, or your own. Deliveries are activities, so the workers of a
-	// task queue must agree on having sinks: adding sinks is safe for runs in progress,
-	// removing them while runs started with them go on is not (keep a LogSink instead).
+	// EventSinks receive the runs' events (status changes, steps, people, budget): an
+	// events.Webhook, an events.Log, or your own, narrowed with events.Subscribe (package
+	// events says how delivery works). The runs record their deliveries, so the workers of
+	// a task queue must agree on the sinks and their subscriptions: adding sinks is safe
+	// for runs in progress; removing them or changing what they subscribe to while runs
+	// started with them go on is not (keep a Log sink instead). A nil sink or an unknown
+	// event type in a subscription is an error of Start.
 	EventSinks []events.Sink
 	// ItemProviders list the items of fan-outs (see Items), by their names.
 	ItemProviders []items.Provider
@@ -232,6 +235,9 @@ func (w *Worker) Start() error {
 	// Retries of failed steps are spread by a deterministic jitter (worker_jitter.go); a
 	// step's attempts lost with their worker are not counted (worker_losses.go).
 	o.Interceptors = append([]interceptor.WorkerInterceptor{&jitterInterceptor{}, &lossInterceptor{}}, o.Interceptors...)
+	if len(w.opts.EventSinks) > 0 { // step.retrying of steps Temporal retries (run_events_retry.go)
+		o.Interceptors = append([]interceptor.WorkerInterceptor{&retryEvents{sinks: eventActivities{sinks: w.opts.EventSinks}}}, o.Interceptors...)
+	}
 	if o.MaxHeartbeatThrottleInterval == 0 {
 		// Steps learn of a cancellation on their next heartbeat: keep that prompt.
 		o.MaxHeartbeatThrottleInterval = 2 * time.Second

@@ -78,6 +78,7 @@ type config struct {
 	profile     string
 	webhooks    []string
 	logEvents   bool
+	eventsSub   events.Subscription
 	metricsAddr string
 	logLevel    string
 	logFormat   string
@@ -149,6 +150,14 @@ func parse(args []string, stderr io.Writer) (config, error) {
 		return nil
 	})
 	fs.BoolVar(&cfg.logEvents, "log-events", false, "write every run event to the log")
+	fs.Func("event-types", "comma-separated: --webhook and --log-events get only these event types (default: all)", func(v string) (err error) {
+		cfg.eventsSub.Types, err = events.ParseTypes(v)
+		return err
+	})
+	fs.Func("event-flows", "comma-separated: --webhook and --log-events get only the events of these flows (default: all)", func(v string) error {
+		cfg.eventsSub.Workflows = splitList(v)
+		return nil
+	})
 	cfg.auth.register(fs)
 	fs.StringVar(&cfg.logLevel, "log-level", "warn", "worker and workflow log level: debug, info, warn, error, off")
 	fs.StringVar(&cfg.logFormat, "log-format", "console", "log format: console or json (structured zap logs on stderr)")
@@ -318,10 +327,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	opts.Directory = directory
 	for _, u := range cfg.webhooks {
-		opts.EventSinks = append(opts.EventSinks, events.Webhook{URL: u})
+		opts.EventSinks = append(opts.EventSinks, events.Subscribe(events.Webhook{URL: u}, cfg.eventsSub))
 	}
 	if cfg.logEvents {
-		opts.EventSinks = append(opts.EventSinks, events.Log{Logger: logging.New(stderr, "info", cfg.logFormat)})
+		opts.EventSinks = append(opts.EventSinks, events.Subscribe(events.Log{Logger: logging.New(stderr, "info", cfg.logFormat)}, cfg.eventsSub))
 	}
 	w := flow.NewWorker(tc, opts, examples.All()...)
 	loader, err := serveDefinitions(w, cfg, stderr)

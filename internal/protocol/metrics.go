@@ -37,6 +37,9 @@ const (
 	MetricBreakerState = "gateflow_service_breaker_state"
 	// MetricFastFailures counts step attempts failed fast by an open breaker, by service.
 	MetricFastFailures = "gateflow_service_fast_failures_total"
+	// MetricEventDeliveryFailures counts run events an event sink did not take after its
+	// retries, by workflow, type and sink.
+	MetricEventDeliveryFailures = "gateflow_event_delivery_failures_total"
 )
 
 // UpDownMetrics are the counters that go down as well as up (Inc with a negative value).

@@ -46,6 +46,9 @@ const (
 	SignalPermit = "gateflow.permit"
 	// EventActivity delivers a run event to the worker's event sinks.
 	EventActivity = "gateflow.event"
+	// EventBatchActivity delivers the events of one workflow task, in order, to the
+	// worker's event sinks (a local activity; runs from gateflow.events version 2 on).
+	EventBatchActivity = "gateflow.events"
 	// ItemsActivity lists a fan-out's items with the worker's item provider (ItemsRequest).
 	ItemsActivity = "gateflow.items"
 	// GatePollActivity polls a gate with the worker's resolver of its type (gates.Params).

@@ -63,7 +63,7 @@ func TestExportedNamesAreServed(t *testing.T) {
 	h := m.Handler().WithTags(map[string]string{"workflow": "w"})
 	for _, name := range []string{protocol.MetricRuns, protocol.MetricRunsStarted, protocol.MetricActiveRuns,
 		protocol.MetricRunCost, protocol.MetricBudgetExceeded, protocol.MetricGatesOpened, protocol.MetricGatesDecided,
-		protocol.MetricPendingGates, protocol.MetricFastFailures} {
+		protocol.MetricPendingGates, protocol.MetricFastFailures, protocol.MetricEventDeliveryFailures} {
 		h.Counter(name).Inc(1)
 	}
 	for _, name := range []string{protocol.MetricRunDuration, protocol.MetricStepDuration, protocol.MetricApprovalWait} {

@@ -26,6 +26,7 @@ var Exported = []string{
 	protocol.MetricApprovalWait + "_seconds",
 	protocol.MetricBreakerState,
 	protocol.MetricFastFailures,
+	protocol.MetricEventDeliveryFailures,
 }
 
 // SDKExported names some of the Temporal SDK's metric families on /metrics, all served
