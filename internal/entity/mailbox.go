@@ -32,6 +32,11 @@ func mailboxWorkflow(ctx workflow.Context, in MailboxState) error {
 	if m == nil {
 		m = signals.NewMailbox(in.Name, in.Key, signals.DefaultRetention)
 	}
+	if err := workflow.SetQueryHandlerWithOptions(ctx, protocol.QueryMailboxKept, func() ([]signals.Envelope, error) {
+		return m.Kept(workflow.Now(ctx)), nil
+	}, workflow.QueryHandlerOptions{Description: "The signals this mailbox keeps (within retention), oldest first"}); err != nil {
+		return err
+	}
 	post := workflow.GetSignalChannel(ctx, protocol.MailboxPost)
 	sub := workflow.GetSignalChannel(ctx, protocol.MailboxSubscribe)
 	unsub := workflow.GetSignalChannel(ctx, protocol.MailboxUnsubscribe)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -91,4 +92,40 @@ func mailboxRunning(ctx context.Context, tc client.Client, id string) (bool, err
 		return false, fmt.Errorf("describe mailbox %s: %w", id, err)
 	}
 	return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
+}
+
+// KeptSignal looks for a signal with e's name, key and ID in the mailboxes of every task
+// queue of the namespace (and queue's): the task queue of the first mailbox that keeps it,
+// or "" when none does. A mailbox delivers a repeated ID once, so such a signal need not
+// be posted again. Mailboxes whose workers cannot answer (older, or down) are skipped.
+func KeptSignal(ctx context.Context, tc client.Client, queue string, e signals.Envelope) (string, error) {
+	queues, err := catalogQueues(ctx, tc)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(queues, queue) {
+		queues = append(queues, queue)
+	}
+	for _, q := range queues {
+		id := protocol.MailboxID(q, e.Name, e.Key)
+		if running, err := mailboxRunning(ctx, tc, id); err != nil || !running {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		v, err := tc.QueryWorkflow(qctx, id, "", protocol.QueryMailboxKept)
+		var kept []signals.Envelope
+		if err == nil {
+			err = v.Get(&kept)
+		}
+		cancel()
+		if err != nil {
+			continue
+		}
+		for _, k := range kept {
+			if k.ID == e.ID {
+				return q, nil
+			}
+		}
+	}
+	return "", nil
 }

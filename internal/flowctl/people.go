@@ -175,7 +175,12 @@ func (a *app) signalCommand() *cobra.Command {
 			env := signals.Envelope{Name: args[0], Key: key, ID: id, Payload: raw, Sender: by}
 			if run != "" && id != "" {
 				if got := receivedSignal(cmd.Context(), c, run, args[0], id); got != nil {
-					return a.duplicateSignal(run, *got)
+					return a.duplicateSignal("run "+run+" has received", *got)
+				}
+			}
+			if run == "" && id != "" && key != "" {
+				if q := a.keptSignal(cmd.Context(), env); q != "" {
+					return a.duplicateSignal("the mailbox of key "+key+" on task queue "+q+" keeps", env)
 				}
 			}
 			var queues []string

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -24,8 +25,22 @@ func receivedSignal(ctx context.Context, c *flowclient.Client, run, name, id str
 	return nil
 }
 
-// duplicateSignal reports a signal the run had received already and that was not sent.
-func (a *app) duplicateSignal(run string, e signals.Envelope) error {
+// keptSignal is the task queue whose mailbox keeps a signal like e already (its ID
+// repeated), or "" (entity.KeptSignal).
+func (a *app) keptSignal(ctx context.Context, e signals.Envelope) string {
+	if a.tc == nil {
+		return ""
+	}
+	q, err := entity.KeptSignal(ctx, a.tc, a.taskQueue, e)
+	if err != nil {
+		return "" // the send reports what is wrong
+	}
+	return q
+}
+
+// duplicateSignal reports a signal that where (a run, or a mailbox) has already and that
+// was not sent again.
+func (a *app) duplicateSignal(where string, e signals.Envelope) error {
 	if a.output == "json" {
 		return printJSON(a.stdout, struct {
 			signals.Envelope
@@ -36,6 +51,6 @@ func (a *app) duplicateSignal(run string, e signals.Envelope) error {
 	if !e.SentAt.IsZero() {
 		when = " (sent " + e.SentAt.UTC().Format(time.RFC3339) + ")"
 	}
-	fmt.Fprintf(a.stdout, "Duplicate: run %s has received signal %s with id %s already%s; not sent again.\n", run, e.Name, e.ID, when)
+	fmt.Fprintf(a.stdout, "Duplicate: %s signal %s with id %s already%s; not sent again.\n", where, e.Name, e.ID, when)
 	return nil
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,4 +48,24 @@ func TestFlowctlSignalWithARepeatedIDSaysDuplicate(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.JSONEq(t, `[1]`, string(d.Result), "the ping counted once")
+}
+
+// TestFlowctlKeyedSignalWithARepeatedIDSaysDuplicate: a keyed signal whose ID a mailbox
+// keeps already is reported as a duplicate and not posted again.
+func TestFlowctlKeyedSignalWithARepeatedIDSaysDuplicate(t *testing.T) {
+	ctx := ctxT(t, 2*time.Minute)
+	r := flowctlRun(t, "", "signal", "go", "--key", "dup-k", "--id", "k-1", "--data", `{"n":7}`)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Signal go (id k-1) sent to every run waiting on key dup-k")
+	require.Eventually(t, func() bool {
+		r = flowctlRun(t, "", "signal", "go", "--key", "dup-k", "--id", "k-1", "--data", `{"n":7}`)
+		return r.code == 0 && strings.Contains(r.stdout, "Duplicate: the mailbox of key dup-k on task queue integration keeps signal go with id k-1 already")
+	}, 20*time.Second, 200*time.Millisecond, "the repeat is a duplicate: %s %s", r.stdout, r.stderr)
+
+	run, err := shared.client.Start(ctx, "test.keyed", map[string]string{"key": "dup-k"}, flow.StartOptions{})
+	require.NoError(t, err)
+	d, err := shared.client.Wait(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
+	assert.JSONEq(t, `{"n":7}`, string(d.Result), "the run got the kept signal")
 }

@@ -25,6 +25,8 @@ const (
 	// QueryMayDecide answers the open gates a person (the argument) may decide and has not
 	// voted on ([]string).
 	QueryMayDecide = "gateflow.may-decide"
+	// QueryMailboxKept answers the signals a mailbox keeps ([]signals.Envelope).
+	QueryMailboxKept = "gateflow.mailbox.kept"
 	// MemoState is the Memo key of a closed run's final state (runs.State).
 	MemoState = "gateflow.state"
 )
