@@ -1,6 +1,8 @@
 package flowctl
 
 import (
+	"github.com/gateflow/gateflow/runs"
+
 	"bytes"
 	"encoding"
 	"encoding/json"
@@ -112,8 +114,15 @@ var (
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
+// fieldEncoded are types that write their own JSON but as their fields, under the
+// fields' names (leaving some out): their durations are rewritten like a plain struct's.
+var fieldEncoded = map[reflect.Type]bool{reflect.TypeFor[runs.Step](): true}
+
 // ownEncoding reports whether t (or *t) writes its own JSON.
 func ownEncoding(t reflect.Type) bool {
+	if fieldEncoded[t] {
+		return false
+	}
 	return t.Implements(marshalerType) || t.Implements(textMarshalerType) ||
 		reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshalerType)
 }
