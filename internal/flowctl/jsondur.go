@@ -1,8 +1,6 @@
 package flowctl
 
 import (
-	"github.com/gateflow/gateflow/runs"
-
 	"bytes"
 	"encoding"
 	"encoding/json"
@@ -10,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gateflow/gateflow/runs"
 )
 
 // durationType is time.Duration, which encoding/json writes as nanoseconds.
