@@ -35,7 +35,8 @@ import (
 // gives each timed metric's geometric mean over the rounds, per side, and the geometric
 // mean of the per-round ratios gateflow/raw with their spread (min–max); deterministic
 // counts (history events and bytes per step of one run, allocations per replayed run in a
-// fresh process) have no spread.
+// fresh process) have no spread. BENCH_PROFILE_DIR writes a CPU profile of each
+// throughput worker per round there (bench-raw-roundN.cpu, bench-flow-…, bench-sink-…).
 func BenchmarkGateflowVsRawSDK(b *testing.B) {
 	runs, conc, held := envInt("BENCH_RUNS", 100), envInt("BENCH_CONCURRENCY", 50), envInt("BENCH_HELD", 1000)
 	rounds, nApprovals := envInt("BENCH_ROUNDS", 3), envInt("BENCH_APPROVALS", 50)
@@ -70,6 +71,9 @@ func BenchmarkGateflowVsRawSDK(b *testing.B) {
 		}
 		for r := 0; r < rounds; r++ {
 			gfFirst := r%2 == 1
+			for _, p := range []*benchProc{rawP, flowP, sinkP} {
+				p.profile(b, "start", fmt.Sprintf("%s-round%d", strings.TrimSuffix(p.queue, "-"+tag), r+1))
+			}
 			for _, row := range rows {
 				var rps, p50, cpu [2]float64 // gateflow, raw
 				for _, side := range sideOrder(gfFirst) {
@@ -83,6 +87,9 @@ func BenchmarkGateflowVsRawSDK(b *testing.B) {
 				m.timed(row.name+": runs/s", "runs/s", rps[0], rps[1])
 				m.timed(row.name+": p50 latency", "s", p50[0], p50[1])
 				m.timed(row.name+": worker CPU per run", "s", cpu[0], cpu[1])
+			}
+			for _, p := range []*benchProc{rawP, flowP, sinkP} {
+				p.profile(b, "stop", "")
 			}
 			var hist [2][]approvalTimes
 			var call [2][]float64

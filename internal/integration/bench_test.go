@@ -70,6 +70,25 @@ func (p *benchProc) stop() {
 	_ = p.cmd.Wait()
 }
 
+// profile asks the process to start or stop (writing it) a CPU profile, when
+// BENCH_PROFILE_DIR is set: DIR/NAME.cpu.
+func (p *benchProc) profile(b *testing.B, what, name string) {
+	b.Helper()
+	dir := os.Getenv("BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	u := "http://" + p.stats + "/cpu/" + what + "?file=" + filepath.Join(dir, name+".cpu")
+	resp, err := http.Get(u)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("%s: %s", u, resp.Status)
+	}
+}
+
 // procStats is what a benchworker's /stats says, after a GC.
 type procStats struct {
 	heap, stack, goroutines, marked, cpu int64

@@ -136,7 +136,9 @@ func registerRaw(r worker.WorkflowRegistry) {
 	}
 }
 
-// serveStats serves GET /stats on a loopback port and returns its address.
+// serveStats serves GET /stats, and /cpu/start?file=F and /cpu/stop (a CPU profile of
+// what the worker does in between, written to F), on a loopback port and returns its
+// address.
 func serveStats() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -155,6 +157,9 @@ func serveStats() (string, error) {
 		runtime.ReadMemStats(&m)
 		fmt.Fprintf(w, "%d %d %d %d %d\n", m.HeapInuse, m.StackInuse, runtime.NumGoroutine(), testflows.Marked.Load(), cpu.Nanoseconds())
 	})
+	var prof cpuProfile
+	mux.HandleFunc("/cpu/start", prof.start)
+	mux.HandleFunc("/cpu/stop", prof.stop)
 	go func() { _ = http.Serve(l, mux) }()
 	return l.Addr().String(), nil
 }
