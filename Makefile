@@ -68,7 +68,7 @@ tools:
 clean:
 	rm -rf $(BIN)
 
-## bench: gateflow against the raw Temporal SDK on one embedded server, one markdown table (BENCH_ROUNDS 3, BENCH_RUNS 100, BENCH_STEPS 1,5,20,100, BENCH_CONCURRENCY 50, BENCH_APPROVALS 50, BENCH_HELD 1000, BENCH_PROFILE_DIR); about 15-20 min on 2 cores
+## bench: gateflow against the raw Temporal SDK on one embedded server, one markdown table (BENCH_ROUNDS 3, BENCH_RUNS 100, BENCH_STEPS 1,5,20,100, BENCH_CONCURRENCY 50, BENCH_APPROVALS 50, BENCH_HELD 1000, BENCH_PROFILE_DIR); about 12-20 min on 2 cores
 bench:
 	$(GO) test -count=1 -run '^$$' -bench GateflowVsRawSDK -benchtime 1x -timeout 60m ./internal/integration
 
