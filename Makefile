@@ -68,9 +68,9 @@ tools:
 clean:
 	rm -rf $(BIN)
 
-## bench: gateflow and a definition against the raw Temporal SDK on one embedded server (BENCH_RUNS, BENCH_STEPS, BENCH_CONCURRENCY, BENCH_HELD, BENCH_ROUNDS, BENCH_PROFILE_DIR)
+## bench: gateflow against the raw Temporal SDK on one embedded server, one markdown table (BENCH_ROUNDS 3, BENCH_RUNS 100, BENCH_STEPS 1,5,20,100, BENCH_CONCURRENCY 50, BENCH_APPROVALS 50, BENCH_HELD 1000, BENCH_PROFILE_DIR); about 12-20 min on 2 cores
 bench:
-	$(GO) test -run '^$$' -bench GateflowVsRawSDK -benchtime 1x -timeout 60m ./internal/integration
+	$(GO) test -count=1 -run '^$$' -bench GateflowVsRawSDK -benchtime 1x -timeout 60m ./internal/integration
 
 ## soak: SOAK_RUNS (1000) runs waiting on gates across SOAK_WORKERS (3) worker processes for SOAK_DURATION (10m), with random votes, signals, cancellations and worker restarts (SOAK_SEED); prints its figures; not part of make test
 SOAK_TIMEOUT ?= 90m

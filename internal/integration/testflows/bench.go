@@ -37,6 +37,17 @@ const (
 	BenchRawHold   = "bench.raw.hold"
 	BenchFlowSteps = "bench.flow.steps"
 	BenchFlowHold  = "bench.flow.hold"
+	// The shell and approval variants, the raw side's Update and shell activity.
+	BenchFlowShell   = "bench.flow.shell"
+	BenchRawShell    = "bench.raw.shell"
+	BenchFlowApprove = "bench.flow.approve"
+	BenchRawApprove  = "bench.raw.approve"
+	// BenchApproveGate is the gate of BenchApprove, and the raw side's Update.
+	BenchApproveGate = "bench.approve"
+	// BenchShellActivity runs a raw shell step.
+	BenchShellActivity = "bench.shell"
+	// BenchShellCommand is every shell step's command.
+	BenchShellCommand = "echo step"
 )
 
 // BenchFlows are the gateflow halves of the benchmark.
