@@ -91,9 +91,11 @@ label, which runs its body again at most MaxVisits times:
 Workers spread Temporal's retries of failed steps by a deterministic ±20% jitter of the
 retry policy's backoff, seeded by the run and the step. An attempt whose worker was lost
 (killed, crashed or cut off: a heartbeat timeout) does not use up one of the step's
-attempts: a step allowed three attempts fails after three real failures however many
-workers it lost on the way (up to 10 losses; the Worker schedules its steps with that much
-room in Temporal's retry policy and its workers count the real failures).
+attempts: a shell or HTTP step allowed three attempts fails after three real failures
+however many workers it lost on the way (up to 10 losses; the Worker schedules them with
+that much room in Temporal's retry policy and its workers count the real failures), and a
+cost-bearing agent step is made again by the run. A custom activity's losses count as
+Temporal counts them (its StartToClose timeout looks like a lost worker).
 
 OnError steps run once when the run fails, Always steps once when it ends, whatever the
 outcome (after a cancellation too). ctx.OnStepError(fn) runs fn after each failed step,

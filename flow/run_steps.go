@@ -154,7 +154,7 @@ func (c *Context) dispatch(cl call) *pending {
 		limit := *cl.costLimit // an agent without MaxBudgetUSD has no limit to show
 		st.Steps[i].CostLimitUSD = &limit
 	}
-	if cl.costLimit == nil && c.run.lossTolerant {
+	if cl.costLimit == nil && c.run.lossTolerant && ownsTimeout(cl.kind) {
 		ao.RetryPolicy = lossTolerant(ao.RetryPolicy) // worker_losses.go
 	}
 	if cl.costLimit == nil || !c.dispatchPaid(p, ao) {

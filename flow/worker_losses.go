@@ -11,6 +11,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/gateflow/gateflow/runs"
 )
 
 // Worker losses do not use up a step's attempts.
@@ -33,7 +35,15 @@ import (
 //     attempts however many attempts were lost, and a step lost more than maxWorkerLosses
 //     times fails with the heartbeat timeout.
 //
-// Cost-bearing steps are retried by the run itself (run_paid.go) and are not marked.
+// Only shell and HTTP steps are marked: they end an attempt that runs too long themselves,
+// with an error the interceptor counts, so a timeout Temporal reports for them is a lost
+// worker's. Other steps (custom activities) have Temporal's StartToClose timeout as their
+// timeout, which the next attempt cannot tell from a lost worker: their losses count, as
+// Temporal counts them. Cost-bearing steps are retried by the run itself (run_paid.go),
+// which tells a lost worker from a timeout, and are not marked either.
+
+// ownsTimeout reports whether steps of kind end an attempt past its timeout themselves.
+func ownsTimeout(kind runs.StepKind) bool { return kind == runs.KindShell || kind == runs.KindHTTP }
 
 // stepAttemptsMarker prefixes the marker type that carries a step's attempts.
 const stepAttemptsMarker = "gateflow.step-attempts:"

@@ -138,7 +138,11 @@ func (c *Client) start(ctx context.Context, name string, input any, opts flow.St
 func (c *Client) claimKey(ctx context.Context, p *startPlan, key string) (bool, error) {
 	res, err := entity.ClaimConcurrency(ctx, c.tc, c.opts.TaskQueue, p.Exclusive, p.ID)
 	if errors.Is(err, entity.ErrClaimUnsupported) {
-		res.Holder, err = entity.ConcurrencyHolder(ctx, c.tc, c.opts.TaskQueue, p.Exclusive)
+		// The semaphore's state as it is now (its Query), not its Memo, which lags.
+		var live []string
+		if live, err = entity.ConcurrencyRuns(ctx, c.tc, c.opts.TaskQueue, p.Exclusive); err == nil && len(live) > 0 {
+			res.Holder = live[0]
+		}
 	}
 	if err != nil {
 		return false, fmt.Errorf("start %s: %w", p.Name, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
@@ -111,8 +112,17 @@ func TestConcurrentStartsWithOneExclusiveKeyStartOneRun(t *testing.T) {
 	}
 	eventually(t, c, winner.ID, "holds the key and waits", waitingFor("approval:gate"))
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, winner.ID, "", "done"))
+	var next *flowclient.Run
+	var err error
 	require.Eventually(t, func() bool {
-		run, err := c.Start(ctx, "hello", nil, flow.StartOptions{ConcurrencyKey: "race-key"})
-		return err == nil && run != nil
+		next, err = c.Start(ctx, "hello", nil, flow.StartOptions{ConcurrencyKey: "race-key"})
+		return err == nil && next != nil
 	}, 20*time.Second, 200*time.Millisecond, "the key is free once its holder ended")
+	d, err := c.Wait(ctx, next.ID)
+	require.NoError(t, err)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
+	require.Eventually(t, func() bool {
+		holder, err := entity.ConcurrencyHolder(ctx, shared.tc, shared.queue, "key:race-key")
+		return err == nil && holder == ""
+	}, 20*time.Second, 200*time.Millisecond, "the key is free again once the next run ended")
 }
