@@ -84,9 +84,9 @@ func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) error {
 
 // clickUntil clicks target until shown is visible: a single-page app may draw a button
 // before it answers clicks, and a menu may still be fading in or out. It gives up after
-// a minute with the last error.
-func (b *browser) clickUntil(target, shown chromedp.JSPath) error {
-	deadline := time.Now().Add(time.Minute)
+// within with the last error.
+func (b *browser) clickUntil(target, shown chromedp.JSPath, within time.Duration) error {
+	deadline := time.Now().Add(within)
 	for {
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
 		err := chromedp.Do(ctx, chromedp.Click(target, chromedp.NodeVisible), chromedp.WaitVisible(shown))

@@ -224,17 +224,30 @@ func TestWebUIApprovesAGateThroughSendAnUpdate(t *testing.T) {
 
 	// More Actions → Send an Update → gateflow.approval → paste → Submit. The page holds
 	// hidden copies of its menus (one per layout): a person clicks the visible one.
-	require.NoError(t, browser.open(page))
 	option := visible(`dialog[open] li[role="option"]`, "gateflow.approval")
 	menuItem := visible(`[data-testid="update-button"]`, "")
 	nameSelect := visible(`dialog[open] [data-testid="update-select-button"]`, "")
-	for _, step := range []struct{ click, shown chromedp.JSPath }{
-		{visible("button", "More Actions"), menuItem}, {menuItem, nameSelect}, {nameSelect, option},
-	} {
-		if err := browser.clickUntil(step.click, step.shown); err != nil {
-			_ = browser.screenshot(filepath.Join(artifacts, "webui-decide-dialog.png"))
-			t.Fatalf("open the Send an Update dialog: click %s, then %s: %v", step.click, step.shown, err)
+	// A click that lands while a menu closes goes elsewhere (another tab): on a loaded
+	// machine the whole sequence is tried again from a freshly loaded page.
+	var openErr error
+	for try := 0; try < 4; try++ {
+		require.NoError(t, browser.open(page))
+		openErr = nil
+		for _, step := range []struct{ click, shown chromedp.JSPath }{
+			{visible("button", "More Actions"), menuItem}, {menuItem, nameSelect}, {nameSelect, option},
+		} {
+			if err := browser.clickUntil(step.click, step.shown, 20*time.Second); err != nil {
+				openErr = fmt.Errorf("click %s, then %s: %w", step.click, step.shown, err)
+				break
+			}
 		}
+		if openErr == nil {
+			break
+		}
+	}
+	if openErr != nil {
+		_ = browser.screenshot(filepath.Join(artifacts, "webui-decide-dialog.png"))
+		t.Fatalf("open the Send an Update dialog: %v", openErr)
 	}
 	listed, err := eval[string](browser, string(option)+`.innerText`)
 	require.NoError(t, err)

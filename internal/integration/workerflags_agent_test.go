@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -47,7 +47,7 @@ steps:
 	o, e, code := runCtl(t, ctlBin, os.Environ(), "--address", address, "start", "priced", "--wait", "-o", "json")
 	require.Equal(t, 0, code, e)
 	var d runs.Description
-	require.NoError(t, json.Unmarshal([]byte(o), &d), o)
+	require.NoError(t, flowctl.DecodeJSON([]byte(o), &d), o)
 	assert.Equal(t, runs.StatusCompleted, d.Status, o)
 	require.NotNil(t, d.State)
 	require.Len(t, d.State.Steps, 1, o)
