@@ -100,8 +100,8 @@ func parseScriptRule(n ast.Node) (ScriptRule, error) {
 			return r, fmt.Errorf("line %d: %s: %v", line(mv.Value), key, firstLine(err))
 		}
 	}
-	if !hasText {
-		return r, errors.New("text is missing (the answer)")
+	if !hasText || r.Text == "" {
+		return r, errors.New("text is missing or empty (the answer)")
 	}
 	return r, nil
 }

@@ -40,6 +40,7 @@ func TestParseScriptRules(t *testing.T) {
 		{name: "unknown field", src: "- text: a\n- text: b\n  tokens: 3\n", wantErr: `rules.yaml:2: rule 2: line 3: unknown field "tokens"`},
 		{name: "repeated field", src: "- text: a\n  text: b\n", wantErr: `rules.yaml:2: invalid YAML or JSON: mapping key "text" already defined`},
 		{name: "missing text", src: "- match: a\n", wantErr: "rules.yaml:1: rule 1: text is missing"},
+		{name: "empty text", src: "- text:\n", wantErr: "rules.yaml:1: rule 1: text is missing or empty"}, // make fuzz found it
 		{name: "negative tokens", src: "- text: a\n  input_tokens: -1\n", wantErr: "rule 1: line 2: input_tokens: is -1; want 0"},
 		{name: "tokens not a number", src: "- text: a\n  output_tokens: many\n", wantErr: "rule 1: line 2: output_tokens: want a whole number"},
 		{name: "bad cost", src: "- text: a\n  cost_usd: cheap\n", wantErr: "rule 1: line 2: cost_usd:"},
