@@ -55,6 +55,15 @@ func (s *semaphoreRun) claim(ctx workflow.Context, m protocol.SemaphoreMessage) 
 		return ClaimResult{New: claimed}, nil
 	}
 	if others := s.others(m.Run); len(others) > 0 {
+		// A run claimed now may not have started yet: the check finds no such run. Its
+		// claim protects it through this check even if the run takes the claim up (and so
+		// leaves Claims) while the check is under way.
+		claimedBefore := map[string]bool{}
+		for _, r := range others {
+			if _, ok := st.Claims[r]; ok {
+				claimedBefore[r] = true
+			}
+		}
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second,
 			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
 		var closed []string
@@ -62,7 +71,7 @@ func (s *semaphoreRun) claim(ctx workflow.Context, m protocol.SemaphoreMessage) 
 			return ClaimResult{}, fmt.Errorf("check the runs of concurrency group %s: %w", st.Group, err)
 		}
 		for _, r := range closed {
-			if _, claimed := st.Claims[r]; claimed {
+			if _, claimed := st.Claims[r]; claimed || claimedBefore[r] {
 				continue // claimed a moment ago: its run is being started
 			}
 			st.Drop(r)
