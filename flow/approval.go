@@ -9,7 +9,6 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/events"
-	"go.temporal.io/sdk/workflow"
 )
 
 // Approval opens the gate name and waits until people decide or its deadline passes. It
@@ -20,7 +19,7 @@ import (
 func (c *Context) Approval(name string, req approval.Request) (approval.Decision, error) {
 	rt := c.run
 	st := rt.state
-	now := workflow.Now(c.wctx)
+	now := runNow(c.wctx)
 	i := beginStep(st, c.scope, name, runs.KindApproval, now)
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
 		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
@@ -65,7 +64,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 			"approvers": g.Request.Approvers, "required": g.Request.Required, "deadline": g.Deadline,
 			"command": runs.Wait{Kind: runs.ForApproval, Name: name}.Command(c.RunID())})
 		c.gateOpened() // run_metrics.go
-		opened := workflow.Now(c.wctx)
+		opened := runNow(c.wctx)
 		wait := runs.Wait{Kind: runs.ForApproval, Name: name}
 		c.wait(wait)
 		ok, werr := c.await(req.Timeout, "approval "+name, g.Closed)
@@ -76,14 +75,14 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 		} else if !ok && werr == nil {
 			outcome = string(approval.TimedOut)
 		}
-		c.gateClosed(outcome, workflow.Now(c.wctx).Sub(opened))
+		c.gateClosed(outcome, runNow(c.wctx).Sub(opened))
 		if werr != nil {
-			endStep(st, i, workflow.Now(c.wctx), runs.StepCancelled, 0, errorMessage(werr), "", nil)
+			endStep(st, i, runNow(c.wctx), runs.StepCancelled, 0, errorMessage(werr), "", nil)
 			rt.publish()
 			return approval.Decision{}, &StepError{Step: name, Kind: runs.KindApproval, Err: werr}
 		}
 		if !ok {
-			g.Expire(workflow.Now(c.wctx))
+			g.Expire(runNow(c.wctx))
 		}
 	}
 	d := *g.Decision
@@ -96,7 +95,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	case gerr != nil:
 		status = runs.StepFailed
 	}
-	endStep(st, i, workflow.Now(c.wctx), status, 0, errString(gerr), describeDecision(d), nil)
+	endStep(st, i, runNow(c.wctx), status, 0, errString(gerr), describeDecision(d), nil)
 	rt.publish()
 	if d.FailRun {
 		rt.people.failRun = gerr

@@ -48,22 +48,22 @@ func Async[T any](ctx *Context, name string, fn func(*Context) (T, error)) *Futu
 	f := &Future[T]{name: name, fut: fut, cancel: cancel}
 	bc := ctx.branch(bctx, name)
 	st := ctx.run.state
-	i := beginStep(st, ctx.scope, name, runs.KindBranch, workflow.Now(ctx.wctx))
+	i := beginStep(st, ctx.scope, name, runs.KindBranch, runNow(ctx.wctx))
 	ctx.run.publish()
 	if err := checkBranchName(name); err != nil {
-		endStep(st, i, workflow.Now(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, runNow(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
 		set.SetError(&StepError{Step: name, Kind: runs.KindBranch, Err: err})
 		return f
 	}
 	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		endStep(st, i, workflow.Now(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, runNow(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
 		ctx.run.publish()
 		set.SetError(&StepError{Step: name, Kind: runs.KindBranch, Err: err})
 		return f
 	}
 	workflow.Go(bctx, func(gctx workflow.Context) {
 		out, err := fn(bc.withWorkflow(gctx))
-		end := workflow.Now(gctx)
+		end := runNow(gctx)
 		switch {
 		case err == nil:
 			endStep(st, i, end, runs.StepCompleted, 0, "", "", nil)

@@ -32,10 +32,10 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	rt := ctx.run
 	st := rt.state
 	held := ctx.holdWhilePaused(false) // run_pause.go: no new child while the run is paused
-	now := workflow.Now(ctx.wctx)
+	now := runNow(ctx.wctx)
 	i := beginStep(st, ctx.scope, name, runs.KindChild, now)
 	fail := func(err error) (O, error) {
-		endStep(st, i, workflow.Now(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, runNow(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
 		rt.publish()
 		ctx.onStepFailed(i, "", false)
 		return out, &StepError{Step: name, Kind: runs.KindChild, Err: err}
@@ -148,7 +148,7 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 	}
 	// The child charged the monthly ledgers itself; here its spend settles the parent's cap.
 	berr := ctx.settleCost(key, name, reserved, childCost)
-	end := workflow.Now(ctx.wctx)
+	end := runNow(ctx.wctx)
 	if err == nil && berr != nil {
 		err = berr
 	}

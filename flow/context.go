@@ -29,7 +29,7 @@ type Context struct {
 func (c *Context) Workflow() workflow.Context { return c.wctx }
 
 // Now is the run's deterministic clock (workflow.Now).
-func (c *Context) Now() time.Time { return workflow.Now(c.wctx) }
+func (c *Context) Now() time.Time { return runNow(c.wctx) }
 
 // Logger is the replay-safe workflow logger.
 func (c *Context) Logger() log.Logger { return workflow.GetLogger(c.wctx) }

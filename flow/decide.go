@@ -16,7 +16,6 @@ import (
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/signals"
 	"github.com/shopspring/decimal"
-	"go.temporal.io/sdk/workflow"
 )
 
 // DecisionRequest is what a decision (Decide) offers and who makes it: an AI agent when
@@ -86,7 +85,7 @@ func Decide[T ~string](ctx *Context, name string, req DecisionRequest) (T, error
 // failDecision records the step name as a failed decision without asking anyone.
 func failDecision(ctx *Context, name string, req DecisionRequest, err error) error {
 	st := ctx.run.state
-	now := workflow.Now(ctx.wctx)
+	now := runNow(ctx.wctx)
 	i := beginStep(st, ctx.scope, name, runs.KindDecision, now)
 	st.Steps[i].Decision = &runs.Decision{Options: req.Options, AssignTo: req.AssignTo}
 	endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)

@@ -12,7 +12,6 @@ import (
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/typeschema"
 	"github.com/gateflow/gateflow/signals"
-	"go.temporal.io/sdk/workflow"
 )
 
 // Input asks people for an answer of type T as the step name and waits for it: the Update
@@ -31,13 +30,13 @@ func askInput[T any](ctx *Context, name string, kind runs.StepKind, req signals.
 	var zero T
 	rt := ctx.run
 	st := rt.state
-	now := workflow.Now(ctx.wctx)
+	now := runNow(ctx.wctx)
 	i := beginStep(st, ctx.scope, name, kind, now)
 	if begun != nil {
 		begun(i)
 	}
 	fail := func(status runs.StepStatus, err error) (T, *signals.InputAnswer, error) {
-		endStep(st, i, workflow.Now(ctx.wctx), status, 0, err.Error(), "", nil)
+		endStep(st, i, runNow(ctx.wctx), status, 0, err.Error(), "", nil)
 		rt.publish()
 		return zero, nil, &StepError{Step: name, Kind: kind, Err: err}
 	}
@@ -90,7 +89,7 @@ func askInput[T any](ctx *Context, name string, kind runs.StepKind, req signals.
 		return fail(runs.StepFailed, fmt.Errorf("input %s: decode the answer: %w", name, err))
 	}
 	rt.emit(ctx.wctx, events.InputReceived, name, "", "", map[string]any{"by": in.Answer.By})
-	endStep(st, i, workflow.Now(ctx.wctx), runs.StepCompleted, 0, "", "answered by "+in.Answer.By+": "+display.Preview(string(in.Answer.Payload), 150), nil)
+	endStep(st, i, runNow(ctx.wctx), runs.StepCompleted, 0, "", "answered by "+in.Answer.By+": "+display.Preview(string(in.Answer.Payload), 150), nil)
 	rt.publish()
 	return v, in.Answer, nil
 }

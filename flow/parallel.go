@@ -358,7 +358,7 @@ func resultType(activity any) reflect.Type {
 // with the reason: none of them ran.
 func (c *Context) refuseWave(group string, steps []ParallelStep, calls []call, err error) {
 	st := c.run.state
-	now := workflow.Now(c.wctx)
+	now := runNow(c.wctx)
 	for i, s := range steps {
 		kind := calls[i].kind
 		if s.branch != nil {

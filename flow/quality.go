@@ -11,7 +11,6 @@ import (
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/events"
-	"go.temporal.io/sdk/workflow"
 )
 
 // QualityGate checks the score in source against q.Threshold as the step name, of kind
@@ -35,7 +34,7 @@ func (c *Context) QualityGate(name string, source any, q quality.Gate) (runs.Qua
 		return runs.Quality{}, &StepError{Step: name, Kind: runs.KindQuality, Err: err}
 	}
 	st := c.run.state
-	now := workflow.Now(c.wctx)
+	now := runNow(c.wctx)
 	i := beginStep(st, c.scope, name, runs.KindQuality, now)
 	rec := runs.Quality{Threshold: q.Threshold, Field: q.Field, OnFail: string(q.OnFail)}
 	if rec.OnFail == "" {

@@ -38,7 +38,7 @@ func (c *Context) onStepFailed(i int, group string, cleanup bool) {
 		return
 	}
 	r := c.run.state.Steps[i]
-	f := StepFailure{Step: r.Name, Kind: r.Kind, Error: r.Error, Duration: r.Duration(workflow.Now(c.wctx)),
+	f := StepFailure{Step: r.Name, Kind: r.Kind, Error: r.Error, Duration: r.Duration(runNow(c.wctx)),
 		Allowed: r.AllowedFailure}
 	if group != "" {
 		if a.deferred == nil {

@@ -79,7 +79,7 @@ func (a *authPart) verify(ctx workflow.Context, d auth.Decision, proof string) (
 		}
 		return nil, nil
 	}
-	v, err := a.policy.Verify(proof, d, auth.VerifyOptions{Now: workflow.Now(ctx)})
+	v, err := a.policy.Verify(proof, d, auth.VerifyOptions{Now: runNow(ctx)})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (a *authPart) spend(ctx workflow.Context, v *auth.Verified) {
 	if v == nil || v.Nonce == "" {
 		return
 	}
-	now := workflow.Now(ctx)
+	now := runNow(ctx)
 	for n, exp := range a.used {
 		if now.Sub(exp) > time.Hour { // past any leeway: such a proof is refused as expired anyway
 			delete(a.used, n)

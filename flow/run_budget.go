@@ -168,7 +168,7 @@ func (c *Context) reserve(items []budget.Item) error {
 // reports a crossing of the cap the same way reserve does.
 func (c *Context) settleCost(key, step string, reserved bool, cost decimal.Decimal) error {
 	rt := c.run
-	now := workflow.Now(c.wctx)
+	now := runNow(c.wctx)
 	var warnings []budget.Warning
 	var exceeded *budget.ExceededError
 	if r, ok := rt.budget.ledger.Reservation(key); ok && reserved {
@@ -251,7 +251,7 @@ func (c *Context) chargeQuota(stepKey string, cost decimal.Decimal) {
 	ch := protocol.QuotaCharge{
 		// Keyed by the Temporal run ID (unique, without "/"), not the reusable workflow ID.
 		Key: budget.ChargeKey(workflow.GetInfo(c.wctx).WorkflowExecution.RunID, stepKey), Amount: cost, Workflow: c.run.info.Name,
-		Month: budget.MonthOf(workflow.Now(c.wctx)),
+		Month: budget.MonthOf(runNow(c.wctx)),
 	}
 	if r := c.run.budget.reservation; r != nil {
 		ch.Reservation = r.Key
@@ -312,7 +312,7 @@ func (b *budgetPart) checkQuota(c *Context, cfg runConfig, opts protocol.RunOpti
 	req := protocol.QuotaReserve{
 		Key:      info.WorkflowExecution.ID + "#" + info.WorkflowExecution.RunID,
 		Workflow: rt.info.Name,
-		Month:    budget.MonthOf(workflow.Now(c.wctx)),
+		Month:    budget.MonthOf(runNow(c.wctx)),
 		TTL:      info.WorkflowExecutionTimeout,
 	}
 	if b.ledger.Cap.Set {

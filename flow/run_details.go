@@ -14,17 +14,27 @@ import (
 // detailsMarkdown renders a run's state as the markdown the Web UI shows under
 // "Current details": the status, the money spent, and a table of steps (children's steps
 // nested under their step). Its flowctl commands have no connection flags (renderDetails).
-func detailsMarkdown(s *runs.State, now time.Time) string { return renderDetails(s, now, "") }
+func detailsMarkdown(s *runs.State, now time.Time) string { return renderDetails(s, now, "", nil) }
 
 // renderDetails is detailsMarkdown whose flowctl commands carry conn, the connection flags
-// that differ from flowctl's defaults (connFlags).
-func renderDetails(s *runs.State, now time.Time, conn string) string {
+// that differ from flowctl's defaults (connFlags). With a cache (the run's own), the rows
+// of finished steps rendered before are reused (run_details_rows.go).
+func renderDetails(s *runs.State, now time.Time, conn string, cache *detailsCache) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s** — %s", s.Workflow, s.Status)
+	if cache != nil {
+		b.Grow(cache.size + 256)
+		defer func() { cache.size = b.Len() }()
+	}
+	b.WriteString("**")
+	b.WriteString(s.Workflow)
+	b.WriteString("** — ")
+	b.WriteString(string(s.Status))
 	if s.MaxAttempts > 1 {
 		fmt.Fprintf(&b, " (attempt %d of %d)", s.Attempt, s.MaxAttempts)
 	}
-	fmt.Fprintf(&b, "\n\nCost **$%s**", s.CostUSD.StringFixed(4))
+	b.WriteString("\n\nCost **$")
+	b.WriteString(cache.costFixed(s.CostUSD))
+	b.WriteString("**")
 	if s.Tokens.Total() > 0 {
 		fmt.Fprintf(&b, " · %d tokens (%d in, %d out)", s.Tokens.Total(), s.Tokens.Input, s.Tokens.Output)
 	}
@@ -39,17 +49,24 @@ func renderDetails(s *runs.State, now time.Time, conn string) string {
 	}
 	b.WriteString("| step | kind | status | attempt | duration | cost | detail |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
-	steps := s.Steps
-	if hasBranchSteps(s.Steps) {
+	steps, nested := s.Steps, hasBranchSteps(s.Steps)
+	if nested {
 		steps = s.Nested()
 	}
+	first := 0
 	if over := len(steps) - maxDetailRows; over > 0 {
 		// The newest rows only, so rendering them (on every change of the run) costs the
 		// same at step 10 and at step 1,000.
-		fmt.Fprintf(&b, "| … %d earlier steps (`flowctl show %s` lists them all) | | | | | | |\n", over, s.ID)
-		steps = steps[over:]
+		b.WriteString(cache.earlierRow(over, s.ID))
+		first = over
 	}
-	writeStepRows(&b, steps, "", now)
+	if cache == nil || nested {
+		writeStepRows(&b, steps[first:], "", now)
+		return b.String()
+	}
+	for i := first; i < len(steps); i++ {
+		cache.row(&b, &steps[i], i, now)
+	}
 	return b.String()
 }
 
@@ -68,12 +85,8 @@ func hasBranchSteps(steps []runs.Step) bool {
 }
 
 func writeStepRows(b *strings.Builder, steps []runs.Step, indent string, now time.Time) {
-	for _, st := range steps {
-		fmt.Fprintf(b, "| %s%s | %s | %s | %d | %s | %s | %s |\n", indent, mdEscape(st.Label()), st.Kind, st.StatusText(),
-			st.Attempt, st.Duration(now).Round(time.Millisecond), st.CostText(), mdEscape(st.Detail(80)))
-		if st.Child != nil && len(st.Child.Steps) > 0 {
-			writeStepRows(b, st.Child.Steps, indent+"↳ ", now)
-		}
+	for i := range steps {
+		writeStepRow(b, &steps[i], indent, now)
 	}
 }
 

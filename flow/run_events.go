@@ -72,22 +72,30 @@ func (a eventActivities) deliverBatch(ctx context.Context, batch []events.Event)
 
 // emit sends an event to the worker's sinks, without holding the run up; end waits for
 // the deliveries.
-func (rt *runner) emit(wctx workflow.Context, t events.Type, step, status, message string, data map[string]any) {
+// emits reports whether emit delivers events of type t in this run: the step events'
+// callers, which run on every step, ask first and build no event data for a run that no
+// sink wants it from.
+func (rt *runner) emits(t events.Type) bool {
 	p := rt.events
-	if p.version == 0 || rt.plan {
+	switch {
+	case p.version == 0 || rt.plan:
+		return false
+	case p.version == 1:
+		return t != events.StepRetrying // runs recorded with version 1 did not emit it
+	}
+	return p.wants(t)
+}
+
+func (rt *runner) emit(wctx workflow.Context, t events.Type, step, status, message string, data map[string]any) {
+	if !rt.emits(t) {
 		return
 	}
-	if p.version == 1 && t == events.StepRetrying {
-		return // runs recorded with version 1 did not emit it
-	}
-	if p.version >= 2 && !p.wants(t) {
-		return
-	}
+	p := rt.events
 	p.seq++
 	info := workflow.GetInfo(wctx)
 	e := events.Event{
 		ID: fmt.Sprintf("%s/%d", info.WorkflowExecution.RunID, p.seq), Type: t, Run: info.WorkflowExecution.ID,
-		Workflow: rt.info.Name, Step: step, Status: status, Message: message, Data: data, At: workflow.Now(wctx),
+		Workflow: rt.info.Name, Step: step, Status: status, Message: message, Data: data, At: runNow(wctx),
 	}
 	if p.version == 1 {
 		dctx, _ := workflow.NewDisconnectedContext(wctx)

@@ -35,10 +35,10 @@ func forEachChildByRunner[I, O any](ctx *Context, name string, f *Flow[I, O], in
 	results := make([]O, len(inputs))
 	rt := ctx.run
 	st := rt.state
-	now := workflow.Now(ctx.wctx)
+	now := runNow(ctx.wctx)
 	i := beginStep(st, ctx.scope, name, runs.KindChild, now)
 	fail := func(err error) ([]O, error) {
-		endStep(st, i, workflow.Now(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
+		endStep(st, i, runNow(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
 		rt.publish()
 		return nil, &StepError{Step: name, Kind: runs.KindChild, Err: err}
 	}
@@ -112,7 +112,7 @@ func forEachChildByRunner[I, O any](ctx *Context, name string, f *Flow[I, O], in
 	chargeStep(st, i, res.CostUSD, tokens)
 	rt.children.tokens = addTokens(rt.children.tokens, tokens)
 	berr := ctx.settleCost(key, name, reserved, res.CostUSD)
-	end := workflow.Now(ctx.wctx)
+	end := runNow(ctx.wctx)
 	if err != nil {
 		rec.Status, rec.Error = statusOf(err, 0), errorMessage(err)
 		status := runs.StepFailed

@@ -73,7 +73,7 @@ func (p *peoplePart) decidePolled(ctx workflow.Context, g *polledGate, v approva
 		return approval.VoteResult{}, err
 	}
 	kind, _ := approval.ParseVoteKind(string(v.Kind))
-	v.Kind, v.By, v.Comment, v.At = kind, strings.TrimSpace(v.By), strings.TrimSpace(v.Comment), workflow.Now(ctx)
+	v.Kind, v.By, v.Comment, v.At = kind, strings.TrimSpace(v.By), strings.TrimSpace(v.Comment), runNow(ctx)
 	res := &gates.Result{Outcome: gates.OutcomeApproved, By: v.By, Manual: true, Comment: v.Comment, DecidedAt: v.At}
 	outcome := approval.Approved
 	if kind == approval.Reject {
@@ -110,7 +110,7 @@ func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) 
 		return gates.Result{}, &StepError{Step: name, Kind: runs.KindGate, Err: err}
 	}
 	rt, st := c.run, c.run.state
-	now := workflow.Now(c.wctx)
+	now := runNow(c.wctx)
 	i := beginStep(st, c.scope, name, runs.KindGate, now)
 	rec := &runs.Gate{Type: strings.TrimSpace(req.Type), AllowManual: req.AllowManual}
 	st.Steps[i].Gate = rec
@@ -164,7 +164,7 @@ func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) 
 	res, timedOut, err := c.pollGate(i, g, deadline)
 	c.unwait(wait)
 	g.open = false
-	end := workflow.Now(c.wctx)
+	end := runNow(c.wctx)
 	if err != nil {
 		status := runs.StepFailed
 		if isCancellation(err) {
@@ -225,7 +225,7 @@ func (c *Context) pollGate(i int, g *polledGate, deadline time.Time) (res gates.
 		if g.decided() {
 			return *g.manual, false, nil
 		}
-		if now := workflow.Now(c.wctx); (!deadline.IsZero() && !now.Before(deadline)) || rec.Polls >= gates.MaxPolls {
+		if now := runNow(c.wctx); (!deadline.IsZero() && !now.Before(deadline)) || rec.Polls >= gates.MaxPolls {
 			return gates.Result{}, true, nil
 		}
 		rec.Polls++
@@ -252,7 +252,7 @@ func (c *Context) pollGate(i int, g *polledGate, deadline time.Time) (res gates.
 		}
 		d := g.req.PollInterval
 		if !deadline.IsZero() {
-			d = min(d, deadline.Sub(workflow.Now(c.wctx)))
+			d = min(d, deadline.Sub(runNow(c.wctx)))
 		}
 		st.Steps[i].Output = fmt.Sprintf("%s gate: poll %d pending", g.req.Type, rec.Polls)
 		if rec.Message != "" {

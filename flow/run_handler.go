@@ -15,6 +15,7 @@ import (
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -86,6 +87,12 @@ type runner struct {
 	triggers []trigger
 	// input is the run's input, as the handler gets it.
 	input any
+	// details keeps rendered parts of the Web UI details, conn their connection flags
+	// (run_details_rows.go).
+	details detailsCache
+	conn    *string
+	// stepTimers are the step duration timers made so far (run_metrics.go).
+	stepTimers map[stepTimerKey]client.MetricsTimer
 
 	budget   *budgetPart   // run_budget.go: cap, reservations, pause and raise, quotas
 	people   *peoplePart   // run_people.go: approvals, inputs, signals, what the run waits for
@@ -131,7 +138,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 		Workflow:    info.Name,
 		Version:     info.Version,
 		Status:      runs.StatusRunning,
-		StartedAt:   workflow.GetInfo(wctx).WorkflowStartTime,
+		StartedAt:   workflow.GetInfo(wctx).WorkflowStartTime.Truncate(time.Millisecond), // as runNow
 		Attempt:     1,
 		MaxAttempts: 1,
 		Guards:      runs.Guards(guards),
@@ -327,7 +334,7 @@ func (rt *runner) end(c *Context, err error) error {
 		wctx, _ = workflow.NewDisconnectedContext(rt.root)
 	}
 	c = c.withWorkflow(wctx)
-	finishRun(rt.state, workflow.Now(wctx), status, msg)
+	finishRun(rt.state, runNow(wctx), status, msg)
 	c.setStatus(status)
 	rt.publish()
 	if merr := workflow.UpsertMemo(wctx, map[string]any{protocol.MemoState: cloneState(rt.state)}); merr != nil {

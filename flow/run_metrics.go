@@ -3,6 +3,7 @@ package flow
 import (
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -33,18 +34,35 @@ func (rt *runner) metricsEnded(wctx workflow.Context, status runs.Status) {
 	m.Counter(protocol.MetricActiveRuns).Inc(-1)
 	ms := m.WithTags(map[string]string{"status": string(status)})
 	ms.Counter(protocol.MetricRuns).Inc(1)
-	ms.Timer(protocol.MetricRunDuration).Record(workflow.Now(wctx).Sub(rt.state.StartedAt))
+	ms.Timer(protocol.MetricRunDuration).Record(runNow(wctx).Sub(rt.state.StartedAt))
 	m.Counter(protocol.MetricRunCost).Inc(rt.state.CostUSD.Shift(6).IntPart())
 	if status == runs.StatusBudgetExceeded {
 		m.Counter(protocol.MetricBudgetExceeded).Inc(1)
 	}
 }
 
-// stepMetric records a step's duration by kind and status.
+// stepMetric records a step's duration by kind and status. The timer of each kind and
+// status is made once per run (a step metric costs no allocation after that); it drops
+// what a replay records, as the handler it comes from does.
 func (c *Context) stepMetric(kind runs.StepKind, status runs.StepStatus, d time.Duration) {
-	workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{
-		"workflow": c.run.info.Name, "kind": string(kind), "status": string(status),
-	}).Timer(protocol.MetricStepDuration).Record(d)
+	key := stepTimerKey{kind, status}
+	t, ok := c.run.stepTimers[key]
+	if !ok {
+		t = workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{
+			"workflow": c.run.info.Name, "kind": string(kind), "status": string(status),
+		}).Timer(protocol.MetricStepDuration)
+		if c.run.stepTimers == nil {
+			c.run.stepTimers = map[stepTimerKey]client.MetricsTimer{}
+		}
+		c.run.stepTimers[key] = t
+	}
+	t.Record(d)
+}
+
+// stepTimerKey names one of a run's step duration timers.
+type stepTimerKey struct {
+	kind   runs.StepKind
+	status runs.StepStatus
 }
 
 // gateOpened counts an approval gate as opened and pending.

@@ -94,7 +94,7 @@ func (p *pausePart) apply(ctx workflow.Context, r protocol.RunPause) runs.Status
 	c := &Context{wctx: ctx, run: rt}
 	if r.Action == protocol.ControlPause {
 		p.underlying = rt.state.Status
-		p.paused = &runs.PausedType{Workflow: rt.info.Name, By: r.By, Reason: strings.TrimSpace(r.Reason), Since: workflow.Now(ctx)}
+		p.paused = &runs.PausedType{Workflow: rt.info.Name, By: r.By, Reason: strings.TrimSpace(r.Reason), Since: runNow(ctx)}
 		pause := *p.paused
 		rt.state.Paused = &pause
 		rt.people.waiting[runPauseWait] = true

@@ -87,7 +87,7 @@ const maxRefused = 100
 
 func (p *peoplePart) refuse(ctx workflow.Context, kind runs.RefusalKind, name, by string, err error) {
 	rt := p.rt
-	rt.state.Refused = append(rt.state.Refused, refusedMessage(kind, name, by, err, workflow.Now(ctx)))
+	rt.state.Refused = append(rt.state.Refused, refusedMessage(kind, name, by, err, runNow(ctx)))
 	if over := len(rt.state.Refused) - maxRefused; over > 0 {
 		rt.state.Refused = append([]runs.RefusedMessage(nil), rt.state.Refused[over:]...)
 	}
@@ -131,7 +131,7 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (_ approva
 			rt.auth.spend(ctx, verified)
 		}
 	}()
-	v.At = workflow.Now(ctx)
+	v.At = runNow(ctx)
 	v.Gate = strings.TrimSpace(v.Gate)
 	if pg, ok := p.polledFor(v.Gate); ok {
 		return p.decidePolled(ctx, pg, v)
@@ -200,7 +200,7 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 				return signals.InputAnswer{}, err
 			}
 			w := p.inputs[a.Name]
-			ans, err := w.input.Accept(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember)
+			ans, err := w.input.Accept(strings.TrimSpace(a.By), a.Data, runNow(ctx), w.isMember)
 			if err == nil {
 				ans.Verified = verified
 				w.input.Answer.Verified = verified
@@ -221,7 +221,7 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 				if _, err := p.verifyAnswer(ctx, a); err != nil {
 					return err
 				}
-				if err := w.input.Check(strings.TrimSpace(a.By), a.Data, workflow.Now(ctx), w.isMember); err != nil {
+				if err := w.input.Check(strings.TrimSpace(a.By), a.Data, runNow(ctx), w.isMember); err != nil {
 					return err
 				}
 				if err := w.decode(a.Data); err != nil {
@@ -241,7 +241,7 @@ func (p *peoplePart) registerSignals(wctx workflow.Context) error {
 			return
 		}
 		if e.SentAt.IsZero() {
-			e.SentAt = workflow.Now(ctx)
+			e.SentAt = runNow(ctx)
 		}
 		p.signals.Add(e)
 		rt.publish()

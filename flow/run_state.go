@@ -55,6 +55,9 @@ func endStep(s *runs.State, i int, now time.Time, status runs.StepStatus, attemp
 
 // chargeStep adds a step's cost and tokens to the step and to the run.
 func chargeStep(s *runs.State, i int, cost decimal.Decimal, tokens runs.Tokens) {
+	if cost.IsZero() && tokens.Total() == 0 {
+		return // most steps cost nothing: the sums stay as they are, with no new decimals
+	}
 	st := &s.Steps[i]
 	st.CostUSD = st.CostUSD.Add(cost)
 	if tokens.Total() > 0 {

@@ -22,7 +22,7 @@ func (c *Context) setStatus(s runs.Status) {
 		updates = append(updates, searchattr.StatusKey.ValueSet(string(s)))
 	}
 	c.run.state.Waiting = c.run.people.waitingList()
-	if cur, _ := sa.GetKeyword(searchattr.StatusKey); cur != string(s) {
+	if cur, _ := sa.GetKeyword(searchattr.StatusKey); cur != string(s) && c.run.emits(events.RunStatus) {
 		c.run.emit(c.wctx, events.RunStatus, "", string(s), c.run.state.Error, map[string]any{"waiting": c.run.state.Waiting})
 	}
 	if u, ok := c.run.people.waitingUpdate(sa); ok {
@@ -43,5 +43,9 @@ func (c *Context) setStatus(s runs.Status) {
 }
 
 func (rt *runner) publish() {
-	workflow.SetCurrentDetails(rt.root, renderDetails(rt.state, workflow.Now(rt.root), rt.connFlags()))
+	if rt.conn == nil {
+		conn := rt.connFlags() // the run's namespace and queue: they do not change
+		rt.conn = &conn
+	}
+	workflow.SetCurrentDetails(rt.root, renderDetails(rt.state, runNow(rt.root), *rt.conn, &rt.details))
 }

@@ -84,7 +84,7 @@ func (c *Context) dispatch(cl call) *pending {
 		cl.invalid = err // run_pause.go: cancelled while the run was paused
 	}
 	st := c.run.state
-	now := workflow.Now(c.wctx)
+	now := runNow(c.wctx)
 	i := beginStep(st, c.scope, cl.name, cl.kind, now)
 	st.Steps[i].Group = cl.group
 	st.Steps[i].OnError = cl.onError && !cl.always
@@ -111,7 +111,9 @@ func (c *Context) dispatch(cl call) *pending {
 		if hit, err = c.lookupCache(cl); err == nil && hit.Hit {
 			c.hitCache(p, hit) // cache.go: not dispatched, no reservation
 			c.run.publish()
-			c.run.emit(c.wctx, events.StepStarted, cl.name, string(runs.StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group, "cached": true})
+			if c.run.emits(events.StepStarted) {
+				c.run.emit(c.wctx, events.StepStarted, cl.name, string(runs.StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group, "cached": true})
+			}
 			return p
 		}
 	}
@@ -161,7 +163,9 @@ func (c *Context) dispatch(cl call) *pending {
 		p.fut = workflow.ExecuteActivity(workflow.WithActivityOptions(c.wctx, ao), cl.activity, cl.args...)
 	}
 	c.run.publish()
-	c.run.emit(c.wctx, events.StepStarted, cl.name, string(runs.StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group})
+	if c.run.emits(events.StepStarted) {
+		c.run.emit(c.wctx, events.StepStarted, cl.name, string(runs.StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group})
+	}
 	return p
 }
 
@@ -193,7 +197,7 @@ func (c *Context) settleStep(p *pending, result any, describe func() outcome) er
 // step error handler (OnStepError) first.
 func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st := c.run.state
-	end := workflow.Now(c.wctx)
+	end := runNow(c.wctx)
 	name, kind := p.call.name, p.call.kind
 	key := st.Steps[p.idx].ActivityID
 	resKey := key
@@ -217,8 +221,10 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 		chargeStep(st, p.idx, o.cost, o.tokens)
 		c.lastAttempt(p, o.cost, o.tokens, "", false)
 		c.run.publish()
-		c.run.emit(c.wctx, events.StepCompleted, name, string(runs.StepCompleted), "",
-			map[string]any{"kind": kind, "cost_usd": o.cost.String(), "output": o.output})
+		if c.run.emits(events.StepCompleted) {
+			c.run.emit(c.wctx, events.StepCompleted, name, string(runs.StepCompleted), "",
+				map[string]any{"kind": kind, "cost_usd": o.cost.String(), "output": o.output})
+		}
 		c.chargeQuota(key, o.cost)
 		if berr := c.settleCost(resKey, name, p.call.reserved, o.cost); berr != nil {
 			return &StepError{Step: name, Kind: kind, Err: berr}
@@ -244,7 +250,9 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 		chargeUnconfirmed(st, p.idx, cost)
 	}
 	c.lastAttempt(p, cost, fi.tokens, errorMessage(err), unconfirmed)
-	c.run.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": cost.String()})
+	if c.run.emits(events.StepFailed) {
+		c.run.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": kind, "cost_usd": cost.String()})
+	}
 	c.chargeQuota(key, cost)
 	serr := &StepError{Step: name, Kind: kind, Err: err}
 	var rerr error = serr
@@ -287,7 +295,7 @@ func activityOptions(id, name string, kind runs.StepKind, o stepOptions, nonRetr
 	}
 	return workflow.ActivityOptions{
 		ActivityID:          id,
-		Summary:             fmt.Sprintf("%s (%s)", name, kind),
+		Summary:             name + " (" + string(kind) + ")",
 		StartToCloseTimeout: startToClose,
 		HeartbeatTimeout:    hb,
 		RetryPolicy:         retry,

@@ -104,7 +104,7 @@ func (c *Context) CancelRun(id, reason string) error {
 func (c *Context) message(name, summary string, start func(id string) (workflow.Future, string, error), run string) error {
 	rt, st := c.run, c.run.state
 	held := c.holdWhilePaused(false)
-	now := workflow.Now(c.wctx)
+	now := runNow(c.wctx)
 	i := beginStep(st, c.scope, name, runs.KindSend, now)
 	p := &pending{idx: i, call: call{name: name, kind: runs.KindSend, opts: c.options(nil), summary: summary}}
 	err := held

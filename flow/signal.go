@@ -27,13 +27,13 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 	var zero T
 	rt := ctx.run
 	st := rt.state
-	now := workflow.Now(ctx.wctx)
+	now := runNow(ctx.wctx)
 	wait := runs.Wait{Kind: runs.ForSignal, Name: name, Key: key}
 	what := wait.String()
 	step := "signal " + strings.TrimPrefix(what, "signal:")
 	i := beginStep(st, ctx.scope, name, runs.KindSignal, now)
 	fail := func(status runs.StepStatus, err error) (T, error) {
-		endStep(st, i, workflow.Now(ctx.wctx), status, 0, err.Error(), "", nil)
+		endStep(st, i, runNow(ctx.wctx), status, 0, err.Error(), "", nil)
 		rt.publish()
 		return zero, &StepError{Step: name, Kind: runs.KindSignal, Err: err}
 	}
@@ -97,14 +97,14 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 		if ok {
 			rt.emit(ctx.wctx, events.SignalReceived, name, "", "", map[string]any{"key": key, "id": e.ID, "sender": e.Sender})
 			sw.Received = &e
-			endStep(st, i, workflow.Now(ctx.wctx), runs.StepCompleted, 0, "",
+			endStep(st, i, runNow(ctx.wctx), runs.StepCompleted, 0, "",
 				fmt.Sprintf("from %s: %s", e.Sender, display.Preview(string(e.Payload), 150)), nil)
 			rt.publish()
 			return out, nil
 		}
 		left := time.Duration(0)
 		if !deadline.IsZero() {
-			left = deadline.Sub(workflow.Now(ctx.wctx))
+			left = deadline.Sub(runNow(ctx.wctx))
 			if left <= 0 {
 				return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", step, timeout))
 			}

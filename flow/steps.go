@@ -12,7 +12,6 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/display"
-	"go.temporal.io/sdk/workflow"
 )
 
 // builtinCall turns a built-in step's spec into a call.
@@ -121,7 +120,7 @@ func activityCall(ctx *Context, name string, activity any, args []any) call {
 	} else {
 		cl.invalid = checkArgs(activity, args)
 	}
-	cl.summary = fmt.Sprintf("%s (%s)", name, an)
+	cl.summary = name + " (" + an + ")"
 	return cl
 }
 
@@ -241,7 +240,7 @@ func activityName(activity any) string {
 // Skip records the step name as skipped, with the reason, without running anything.
 func (c *Context) Skip(name, reason string) {
 	st := c.run.state
-	now := workflow.Now(c.wctx)
+	now := runNow(c.wctx)
 	i := beginStep(st, c.scope, name, runs.KindSkip, now)
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
 		// Skip returns nothing: the refusal is recorded, and the run's next step that

@@ -17,7 +17,7 @@ func (c *Context) Sleep(name string, d time.Duration) error {
 		return &StepError{Step: name, Kind: runs.KindSleep, Err: err}
 	}
 	st := c.run.state
-	now := workflow.Now(c.wctx)
+	now := runNow(c.wctx)
 	i := beginStep(st, c.scope, name, runs.KindSleep, now)
 	if d < 0 {
 		err := fmt.Errorf("sleep %s is negative", d)
@@ -38,7 +38,7 @@ func (c *Context) Sleep(name string, d time.Duration) error {
 	c.setStatus(runs.StatusSleeping)
 	c.run.publish()
 	err := workflow.NewTimerWithOptions(c.wctx, d, workflow.TimerOptions{Summary: name}).Get(c.wctx, nil)
-	end := workflow.Now(c.wctx)
+	end := runNow(c.wctx)
 	if err != nil {
 		endStep(st, i, end, runs.StepCancelled, 0, errorMessage(err), "", nil)
 		c.run.publish()

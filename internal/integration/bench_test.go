@@ -232,7 +232,12 @@ func replayAllocs(b *testing.B, bin, side string, r recorded) (allocs, bytes flo
 	if err := os.WriteFile(f, r.json, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	out, err := exec.Command(bin, "--side", side, "--replay", f, "--workflow-id", r.id, "--replays", "5").CombinedOutput()
+	args := []string{"--side", side, "--replay", f, "--workflow-id", r.id, "--replays", "5"}
+	if dir := os.Getenv("BENCH_PROFILE_DIR"); dir != "" {
+		args = append(args, "--memprofile", filepath.Join(dir, "replay-"+side+"-"+r.id+".allocs"))
+		_ = os.WriteFile(filepath.Join(dir, "replay-"+side+"-"+r.id+".json"), r.json, 0o600)
+	}
+	out, err := exec.Command(bin, args...).CombinedOutput()
 	if err != nil {
 		b.Fatalf("replay %s (%s): %v: %s", r.id, side, err, out)
 	}
@@ -334,7 +339,11 @@ func approvalHistory(ctx context.Context, id, runID string) (approvalTimes, erro
 // and returns the process's growth per held run: heap + stacks (bytes) and goroutines.
 func hold(b *testing.B, bin, side, queue, workflow string, n, conc int) (mem, goroutines float64) {
 	b.Helper()
-	p := startBenchProc(b, bin, side, queue)
+	var extra []string
+	if os.Getenv("BENCH_PROFILE_DIR") != "" {
+		extra = []string{"--mem-profile-rate", "1024"} // a finer heap profile of the held runs
+	}
+	p := startBenchProc(b, bin, side, queue, extra...)
 	defer p.stop()
 	time.Sleep(time.Second)
 	before := p.read(b)
@@ -358,6 +367,13 @@ func hold(b *testing.B, bin, side, queue, workflow string, n, conc int) (mem, go
 	}
 	time.Sleep(3 * time.Second) // the workflow tasks after the step (the timers) finish
 	after := p.read(b)
+	if dir := os.Getenv("BENCH_PROFILE_DIR"); dir != "" {
+		resp, err := http.Get("http://" + p.stats + "/heap?file=" + filepath.Join(dir, queue+".heap"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = resp.Body.Close()
+	}
 	return float64(after.heap+after.stack-before.heap-before.stack) / float64(n), float64(after.goroutines-before.goroutines) / float64(n)
 }
 

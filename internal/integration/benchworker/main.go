@@ -34,9 +34,9 @@ import (
 
 // options are the command's flags.
 type options struct {
-	address, queue, side, replay, id string
-	sink                             bool
-	replays                          int
+	address, queue, side, replay, id, memprofile string
+	sink                                         bool
+	replays, memProfileRate                      int
 }
 
 func main() {
@@ -48,10 +48,15 @@ func main() {
 	flag.StringVar(&o.replay, "replay", "", "replay this recorded history (JSON) instead of serving")
 	flag.IntVar(&o.replays, "replays", 5, "with --replay: how many replays to measure")
 	flag.StringVar(&o.id, "workflow-id", "", "with --replay: the recorded run's workflow ID")
+	flag.StringVar(&o.memprofile, "memprofile", "", "with --replay: write an allocation profile of the measured replays to this file")
+	flag.IntVar(&o.memProfileRate, "mem-profile-rate", 0, "set runtime.MemProfileRate (finer heap profiles on /heap); 0 keeps the default")
 	flag.Parse()
+	if o.memProfileRate > 0 {
+		runtime.MemProfileRate = o.memProfileRate
+	}
 	var err error
 	if o.replay != "" {
-		err = replayHistory(o.side, o.replay, o.id, o.replays)
+		err = replayHistory(o, o.replays)
 	} else {
 		err = serve(o)
 	}
@@ -160,13 +165,20 @@ func serveStats() (string, error) {
 	var prof cpuProfile
 	mux.HandleFunc("/cpu/start", prof.start)
 	mux.HandleFunc("/cpu/stop", prof.stop)
+	mux.HandleFunc("/heap", func(w http.ResponseWriter, r *http.Request) {
+		runtime.GC()
+		if err := writeProfile("heap", r.URL.Query().Get("file")); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
 	go func() { _ = http.Serve(l, mux) }()
 	return l.Addr().String(), nil
 }
 
 // replayHistory replays the history in file n times (after one replay that warms caches)
 // and prints "allocs A bytes B": the allocations and bytes allocated per replay.
-func replayHistory(side, file, id string, n int) error {
+func replayHistory(o options, n int) error {
+	side, file, id := o.side, o.replay, o.id
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
@@ -200,6 +212,9 @@ func replayHistory(side, file, id string, n int) error {
 	if err := once(); err != nil {
 		return fmt.Errorf("replay %s: %w", file, err)
 	}
+	if o.memprofile != "" {
+		runtime.MemProfileRate = 1 // every allocation; the counts below do not depend on it
+	}
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
@@ -210,5 +225,9 @@ func replayHistory(side, file, id string, n int) error {
 	}
 	runtime.ReadMemStats(&m1)
 	fmt.Printf("allocs %d bytes %d\n", (m1.Mallocs-m0.Mallocs)/uint64(n), (m1.TotalAlloc-m0.TotalAlloc)/uint64(n))
+	if o.memprofile != "" {
+		runtime.GC() // the profile is as of the last GC
+		return writeProfile("allocs", o.memprofile)
+	}
 	return nil
 }

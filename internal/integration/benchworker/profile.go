@@ -1,11 +1,25 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"runtime/pprof"
 	"sync"
 )
+
+// writeProfile writes the named runtime profile (heap, allocs) to file.
+func writeProfile(name, file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("%s profile: %w", name, err)
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("%s profile %s: %w", name, file, err)
+	}
+	return f.Close()
+}
 
 // cpuProfile is the CPU profile GET /cpu/start?file=F starts and /cpu/stop writes to F.
 type cpuProfile struct {
