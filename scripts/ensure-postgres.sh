@@ -17,20 +17,7 @@ if command -v initdb >/dev/null 2>&1; then
   exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "ensure-postgres: PostgreSQL's initdb is missing and this is not a Debian-like system;" >&2
-  echo "ensure-postgres: install PostgreSQL and set PG_BIN to the directory of initdb, postgres and pg_isready" >&2
-  exit 1
-fi
-sudo=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
-    echo "ensure-postgres: PostgreSQL is missing; run as root or install it: apt-get install postgresql" >&2
-    exit 1
-  fi
-fi
-echo "ensure-postgres: installing Debian's postgresql (the cluster tests' database)"
-export DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+. "$(dirname "$0")/apt-install.sh"
+apt_install ensure-postgres "the cluster tests' database" \
+  "install PostgreSQL and set PG_BIN to the directory of initdb, postgres and pg_isready" postgresql
 ls -d /usr/lib/postgresql/*/bin/initdb

@@ -16,23 +16,9 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "ensure-tools: missing ${missing[*]} and this is not a Debian-like system;" >&2
-  echo "ensure-tools: install them (docker-compose v1 for 'docker-compose config'; chromium at" >&2
-  echo "ensure-tools: /usr/bin/chromium) and run make test again" >&2
-  exit 1
-fi
-sudo=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
-    echo "ensure-tools: missing ${missing[*]}; run as root or install them: apt-get install ${missing[*]}" >&2
-    exit 1
-  fi
-fi
-echo "ensure-tools: installing Debian's ${missing[*]} (compose lint, Web UI test)"
-export DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+. "$(dirname "$0")/apt-install.sh"
+apt_install ensure-tools "compose lint, Web UI test" \
+  "install them (docker-compose v1 for 'docker-compose config'; chromium at /usr/bin/chromium) and run make test again" "${missing[@]}"
 for p in "${missing[@]}"; do
   case $p in
     docker-compose) docker-compose version ;;

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gateflow/gateflow/internal/proc"
+
 	"go.temporal.io/sdk/client"
 )
 
@@ -143,13 +145,13 @@ func freePort() (int, error) {
 type process struct {
 	name   string
 	cmd    *exec.Cmd
-	output *lockedBuffer // stdout and stderr
+	output *proc.Buffer // stdout and stderr
 	exited chan struct{}
 }
 
 // startProcess starts cmd and waits until a line of its stdout contains ready.
 func startProcess(name string, cmd *exec.Cmd, ready string, timeout time.Duration) (*process, error) {
-	p := &process{name: name, cmd: cmd, output: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &process{name: name, cmd: cmd, output: &proc.Buffer{}, exited: make(chan struct{})}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -297,24 +299,6 @@ func flowctl(t *testing.T, queue string, args ...string) result {
 		t.Fatalf("flowctl %v: %v", args, err)
 	}
 	return r
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // quietLogger silences the SDK client of the tests.

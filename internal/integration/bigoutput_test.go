@@ -24,6 +24,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/blob"
+	"github.com/gateflow/gateflow/internal/proc"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -77,7 +78,7 @@ func startFlowWorker(t *testing.T, queue string, args ...string) {
 	worker.Env = withoutEnv(os.Environ(), "GATEFLOW_BLOB_URL", "TEMPORAL_ADDRESS", "TEMPORAL_PROFILE")
 	stdout, err := worker.StdoutPipe()
 	require.NoError(t, err)
-	var stderr lockedBuffer
+	var stderr proc.Buffer
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("flow-worker stderr: %s", stderr.String())
@@ -187,7 +188,7 @@ func TestBigShellOutputIsCompleteInFlowctlLogsAndTheHistoryStaysSmall(t *testing
 		return cmd
 	}
 	// logs -f starts while the step runs and prints the full output once it has ended.
-	var follow, followErr lockedBuffer
+	var follow, followErr proc.Buffer
 	followCmd := flowctl("--blob-url", blobURL, "logs", run.ID, "print", "-f", "--interval", "100ms")
 	followCmd.Stdout, followCmd.Stderr = &follow, &followErr
 	require.NoError(t, followCmd.Start())

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/internal/flowctl"
+	"github.com/gateflow/gateflow/internal/proc"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -128,18 +129,18 @@ func TestEndToEndBinaries(t *testing.T) {
 // it returns its stdout (the banner and what follows), its stderr and a channel that gets
 // its exit. The
 // process is killed when the test ends if it is still running.
-func startWorkerProcess(t *testing.T, worker *exec.Cmd) (*lockedBuffer, *lockedBuffer, <-chan error) {
+func startWorkerProcess(t *testing.T, worker *exec.Cmd) (*proc.Buffer, *proc.Buffer, <-chan error) {
 	t.Helper()
 	return startProcessUntil(t, worker, "flow-worker: ready")
 }
 
 // startProcessUntil starts a worker command and waits for a line of its stdout containing
 // ready, as startWorkerProcess does.
-func startProcessUntil(t *testing.T, worker *exec.Cmd, readyLine string) (*lockedBuffer, *lockedBuffer, <-chan error) {
+func startProcessUntil(t *testing.T, worker *exec.Cmd, readyLine string) (*proc.Buffer, *proc.Buffer, <-chan error) {
 	t.Helper()
 	stdout, err := worker.StdoutPipe()
 	require.NoError(t, err)
-	stderr := &lockedBuffer{}
+	stderr := &proc.Buffer{}
 	worker.Stderr = stderr
 	require.NoError(t, worker.Start())
 	exited := make(chan error, 1)
@@ -148,7 +149,7 @@ func startProcessUntil(t *testing.T, worker *exec.Cmd, readyLine string) (*locke
 			_ = worker.Process.Kill()
 		}
 	})
-	banner := &lockedBuffer{}
+	banner := &proc.Buffer{}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)

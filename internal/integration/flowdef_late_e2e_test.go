@@ -11,6 +11,7 @@ import (
 	"time"
 
 	ctl "github.com/gateflow/gateflow/internal/flowctl"
+	"github.com/gateflow/gateflow/internal/proc"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -33,7 +34,7 @@ func TestEndToEndWorkerServesAnAddedDefinition(t *testing.T) {
 	worker.Env = env
 	stdout, err := worker.StdoutPipe()
 	require.NoError(t, err)
-	logs := &lockedBuffer{}
+	logs := &proc.Buffer{}
 	worker.Stderr = logs
 	require.NoError(t, worker.Start())
 	t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })

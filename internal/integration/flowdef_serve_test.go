@@ -22,6 +22,7 @@ import (
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/flowdef/serve"
+	"github.com/gateflow/gateflow/internal/proc"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -35,11 +36,11 @@ steps:
 
 // serveWorker serves dir (or only the generic definition flow when dir is "") on its
 // own queue, reloading every 100ms.
-func serveWorker(t *testing.T, queue, dir string) (*flowclient.Client, *serve.Loader, *lockedBuffer) {
+func serveWorker(t *testing.T, queue, dir string) (*flowclient.Client, *serve.Loader, *proc.Buffer) {
 	t.Helper()
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Directory: approval.StaticDirectory{}, StopTimeout: 5 * time.Second,
 		Providers: map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted()}})
-	logs := &lockedBuffer{}
+	logs := &proc.Buffer{}
 	var l *serve.Loader
 	if dir == "" {
 		require.NoError(t, serve.EnsureDefinitionFlow(w))

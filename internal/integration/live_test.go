@@ -21,6 +21,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
+	"github.com/gateflow/gateflow/internal/proc"
 )
 
 // Stable step identity and live output (issue 15, items 6 and 7).
@@ -151,8 +152,8 @@ func TestStepIdentityIsStableAcrossAttempts(t *testing.T) {
 }
 
 // flowctlAsync runs flowctl in the background; the channel gets its exit code.
-func flowctlAsync(queue string, out *lockedBuffer, args ...string) (<-chan int, *lockedBuffer) {
-	errb := &lockedBuffer{}
+func flowctlAsync(queue string, out *proc.Buffer, args ...string) (<-chan int, *proc.Buffer) {
+	errb := &proc.Buffer{}
 	full := append([]string{"--address", shared.srv.FrontendAddress(), "--task-queue", queue}, args...)
 	code := make(chan int, 1)
 	go func() { code <- flowctl.Execute(full, strings.NewReader(""), out, errb) }()
@@ -167,7 +168,7 @@ func TestFlowctlLogsFollowsARunningShellStep(t *testing.T) {
 	run, err := c.Start(ctx, "test.live.output", liveInput{Gate: gate}, flow.StartOptions{})
 	require.NoError(t, err)
 
-	logs, watch := &lockedBuffer{}, &lockedBuffer{}
+	logs, watch := &proc.Buffer{}, &proc.Buffer{}
 	logsDone, logsErr := flowctlAsync(queue, logs, "logs", run.ID, "emit", "-f", "--interval", "100ms")
 	watchDone, watchErr := flowctlAsync(queue, watch, "watch", run.ID, "--interval", "100ms")
 

@@ -1,13 +1,13 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gateflow/gateflow/internal/proc"
 
 	"github.com/chromedp/chromedp"
 )
@@ -31,25 +31,7 @@ func browserOptions(profile string) []chromedp.ExecAllocatorOption {
 // browser is one headless Chromium tab, driven with chromedp.
 type browser struct {
 	ctx  context.Context
-	logs *lockedBuffer
-}
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs *proc.Buffer
 }
 
 // startBrowser starts headless Chromium with one tab, stopped when the test ends. A
@@ -59,7 +41,7 @@ func startBrowser(t *testing.T) *browser {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("%s is missing: the Web UI tests need Debian's chromium package (run `make tools`, or apt-get install chromium)", chromiumPath)
 	}
-	logs := &lockedBuffer{}
+	logs := &proc.Buffer{}
 	opts := append(browserOptions(t.TempDir()), chromedp.CombinedOutput(logs))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)

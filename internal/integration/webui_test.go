@@ -21,6 +21,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/internal/flowctl"
+	"github.com/gateflow/gateflow/internal/proc"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -135,7 +136,7 @@ func startDevWorker(t *testing.T, bin string, args ...string) (address, ui strin
 	cmd := exec.Command(bin, append([]string{"--dev", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort)}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr lockedBuffer
+	var stderr proc.Buffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	// exited is closed once the process ended, with its error in waitErr: the early-exit

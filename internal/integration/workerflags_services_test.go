@@ -21,6 +21,7 @@ import (
 
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/internal/proc"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -75,11 +76,11 @@ steps:
 	worker.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+shared.srv.FrontendAddress(), "TEMPORAL_NAMESPACE="+shared.srv.Namespace())
 	stdout, err := worker.StdoutPipe()
 	require.NoError(t, err)
-	logs := &lockedBuffer{}
+	logs := &proc.Buffer{}
 	worker.Stderr = logs
 	require.NoError(t, worker.Start())
 	t.Cleanup(func() { _ = worker.Process.Signal(syscall.SIGTERM); _ = worker.Wait() })
-	banner := &lockedBuffer{}
+	banner := &proc.Buffer{}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)

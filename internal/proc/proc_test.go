@@ -50,3 +50,14 @@ func TestTailKeepsTheEndOnALineBoundary(t *testing.T) {
 	assert.Equal(t, "…\uFFFDb", Tail("aaaa\xffb", 4), "invalid bytes become U+FFFD")
 	assert.Equal(t, "…b", Tail("aaaa\xffb", 2), "never half a rune")
 }
+
+func TestBufferTakesConcurrentWrites(t *testing.T) {
+	var b Buffer
+	cmd := exec.Command("sh", "-c", "for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done")
+	cmd.Stdout, cmd.Stderr = &b, &b
+	require.NoError(t, cmd.Run())
+	for i := 1; i <= 5; i++ {
+		assert.Contains(t, b.String(), "out"+string(rune('0'+i))+"\n")
+		assert.Contains(t, b.String(), "err"+string(rune('0'+i))+"\n")
+	}
+}
