@@ -315,7 +315,11 @@ func TestFlowdefEnvelopeScheduleID(t *testing.T) {
 		buildInterp(t, checkFlowdef(t, "sched.yaml", envelopeScheduledReordered)))
 	require.NoError(t, w2.Start())
 	defer w2.Stop()
-	got = specs()
+	first := protocol.ScheduleID("it-envelope-sched", 0, queue)
+	// The schedule list is read from visibility, which catches up with the new worker's
+	// schedules a moment later.
+	require.Eventually(t, func() bool { got = specs(); _, ok := got[first]; return ok }, 20*time.Second, 200*time.Millisecond,
+		"the worker with the reordered definition creates %s", first)
 	require.Contains(t, got, nightly)
 	assert.Equal(t, "@every 1h0m0s", got[nightly].Spec, "moved to second place, nightly keeps its schedule")
 	assert.True(t, got[nightly].Paused, "and its pause")
@@ -328,8 +332,6 @@ func TestFlowdefEnvelopeScheduleID(t *testing.T) {
 	var in json.RawMessage
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(a.Args[0].(*commonpb.Payload), &in))
 	assert.JSONEq(t, `{"moved": true}`, string(in), "updated with its new input")
-	first := protocol.ScheduleID("it-envelope-sched", 0, queue)
-	require.Contains(t, got, first)
 	assert.Equal(t, "@every 3h0m0s", got[first].Spec)
 }
 
