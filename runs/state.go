@@ -156,7 +156,8 @@ type Step struct {
 	// Attempt is the activity attempt that produced the outcome (1 for the first).
 	Attempt int `json:"attempt"`
 	// StartedAt and EndedAt are the run's clock when the step began and ended (nil while
-	// it runs).
+	// it runs), to the millisecond (runs recorded before gateflow kept milliseconds have
+	// the server's precision).
 	StartedAt time.Time  `json:"started_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	// Error is why the step failed or was cancelled.
@@ -257,7 +258,8 @@ type State struct {
 	// Status is the run's status (also the FlowStatus search attribute).
 	Status Status `json:"status"`
 	// StartedAt is when the run (for a child: its top-level run) started; EndedAt when it
-	// ended, with Error saying why it did not complete.
+	// ended, with Error saying why it did not complete. Like every time of the state they
+	// are to the millisecond.
 	StartedAt time.Time  `json:"started_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	Error     string     `json:"error,omitempty"`

@@ -36,7 +36,10 @@ import (
 // mean of the per-round ratios gateflow/raw with their spread (min–max); deterministic
 // counts (history events and bytes per step of one run, allocations per replayed run in a
 // fresh process) have no spread. BENCH_PROFILE_DIR writes a CPU profile of each
-// throughput worker per round there (bench-raw-roundN.cpu, bench-flow-…, bench-sink-…).
+// throughput worker per round there (bench-raw-roundN.cpu, bench-flow-…, bench-sink-…),
+// each replayed history with the allocation profile of its replays
+// (replay-SIDE-ID.json, .allocs) and a heap profile of each hold phase's worker
+// (bench-hold-SIDE-….heap, sampled every 1 KB).
 func BenchmarkGateflowVsRawSDK(b *testing.B) {
 	runs, conc, held := envInt("BENCH_RUNS", 100), envInt("BENCH_CONCURRENCY", 50), envInt("BENCH_HELD", 1000)
 	rounds, nApprovals := envInt("BENCH_ROUNDS", 3), envInt("BENCH_APPROVALS", 50)
