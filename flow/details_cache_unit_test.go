@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -123,4 +124,26 @@ func TestPublishingALongRunsDetailsReusesItsRows(t *testing.T) {
 	assert.LessOrEqual(t, allocs, 3.0, "a rendering of 20 kept rows")
 	fresh := testing.AllocsPerRun(20, func() { _ = renderDetails(s, t0, "", nil) })
 	assert.Greater(t, fresh, allocs+10, "without the cache every row is rendered again (the test measures something)")
+}
+
+// A real run's published details, rendered with its cache on every change, are the
+// details rendered from scratch from its final state: the table's last 20 rows and the
+// line that counts the others.
+func TestARunsPublishedDetailsAreAFreshRenderingOfItsState(t *testing.T) {
+	env := newEnv(t)
+	var in stepsInput
+	for i := range maxDetailRows + 5 {
+		in.Steps = append(in.Steps, testStep{Name: fmt.Sprintf("s%02d", i), Shell: activities.Shell{Command: fmt.Sprintf("echo out-%d", i)}})
+	}
+	in.Steps = append(in.Steps, testStep{Name: "s00", Shell: activities.Shell{Command: "echo again"}}) // a repeated name
+	env.ExecuteWorkflow(stepsFlow.Name(), in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	st := queryState(t, env)
+	require.Len(t, st.Steps, maxDetailRows+6)
+	got := currentDetails(t, env)
+	assert.Equal(t, detailsMarkdown(&st, *st.EndedAt), got)
+	assert.Contains(t, got, "| s24 | shell | completed | 1 |")
+	assert.Contains(t, got, "| s00 | shell | completed | 1 |", "the repeated name's row")
+	assert.Contains(t, got, "6 earlier steps")
 }
