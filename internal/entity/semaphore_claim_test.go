@@ -103,3 +103,24 @@ func TestSemaphoreClaimsRacingForAFreedKeyGetItOnce(t *testing.T) {
 	}
 	assert.Equal(t, 1, wins, "a: %+v, b: %+v", a.res, b.res)
 }
+
+func TestSemaphoreClaimedRunTakingItsClaimUpDuringAHolderCheckKeepsIt(t *testing.T) {
+	// run-1 is claimed but not started yet when run-2's claim checks it: the server does
+	// not know run-1, so the check (5 s long here) reports it closed. Meanwhile run-1
+	// starts and acquires, taking its claim up. The stale answer must not drop run-1: a
+	// second start would win the key (the race make test found in session 7).
+	s := newSemaphoreEnvOf(t, semaphoreWorkflow, func(holders []string) []string { return holders })
+	s.checkCall.After(5 * time.Second)
+	var second claimAnswer
+	s.claimAt(time.Second, "run-2", &second)
+	signalAt(s.TestWorkflowEnvironment, 3*time.Second, protocol.SemaphoreAcquire, acquire("run-1", 1))
+	signalAt(s.TestWorkflowEnvironment, 30*time.Second, protocol.SemaphoreRelease, release("run-1"))
+	s.run(t, claimed("run-1"))
+
+	require.True(t, second.done, "the claim was answered")
+	require.NoError(t, second.err)
+	require.NotEmpty(t, s.checks.all(), "run-2's claim checked run-1")
+	assert.Equal(t, []string{"run-1"}, s.checks.all()[0])
+	assert.Equal(t, ClaimResult{Holder: "run-1"}, second.res, "run-1 keeps the key it claimed")
+	assert.Equal(t, []permit{{To: "run-1", Group: "deploys", At: 3 * time.Second}}, s.permits.all(), "only run-1 got the permit")
+}

@@ -39,6 +39,8 @@ type semaphoreEnv struct {
 	checks  *callLog[[]string]
 	memos   *callLog[SemaphoreState]
 	t0      time.Time
+	// checkCall is the holder check's mock: a test may make it take time (After).
+	checkCall *testsuite.MockCallWrapper
 }
 
 func newSemaphoreEnv(t *testing.T, closed func(holders []string) []string, gone ...string) *semaphoreEnv {
@@ -67,7 +69,7 @@ func newSemaphoreEnvOf(t *testing.T, wf any, closed func(holders []string) []str
 			return nil
 		}).Maybe()
 	env.RegisterActivityWithOptions(semaphoreActivities{}.check, activity.RegisterOptions{Name: protocol.SemaphoreCheckActivity})
-	env.OnActivity(protocol.SemaphoreCheckActivity, mock.Anything, mock.Anything).Return(
+	s.checkCall = env.OnActivity(protocol.SemaphoreCheckActivity, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, holders []string) ([]string, error) {
 			s.checks.add(append([]string(nil), holders...))
 			if closed == nil {
