@@ -65,18 +65,33 @@ func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) error {
 }
 
 // clickUntil clicks target until shown is visible: a single-page app may draw a button
-// before it answers clicks, and a menu may still be fading in or out. It gives up after
-// within with the last error.
+// before it answers clicks, and a menu may still be fading in or out. A click is made only
+// while shown is not visible yet (a second click on a menu's button would close it again),
+// and not again before the last one had 5 s to show it. It gives up after within with the
+// last error.
 func (b *browser) clickUntil(target, shown chromedp.JSPath, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for {
+		if b.isVisible(shown) {
+			return nil
+		}
 		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
 		err := chromedp.Do(ctx, chromedp.Click(target, chromedp.NodeVisible), chromedp.WaitVisible(shown))
 		cancel()
-		if err == nil || time.Now().After(deadline) {
+		if err == nil || b.isVisible(shown) {
+			return nil
+		}
+		if time.Now().After(deadline) {
 			return err
 		}
 	}
+}
+
+// isVisible reports whether the element at path (a JSPath that finds visible elements
+// only, such as webui_test.go's visible) is on the page now.
+func (b *browser) isVisible(path chromedp.JSPath) bool {
+	ok, err := eval[bool](b, "!!("+string(path)+")")
+	return err == nil && ok
 }
 
 // eval evaluates the JavaScript expression in the page (awaiting a promise it returns).

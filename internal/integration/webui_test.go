@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp/kb"
+
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -229,20 +231,25 @@ func TestWebUIApprovesAGateThroughSendAnUpdate(t *testing.T) {
 	menuItem := visible(`[data-testid="update-button"]`, "")
 	nameSelect := visible(`dialog[open] [data-testid="update-select-button"]`, "")
 	// A click that lands while a menu closes goes elsewhere (another tab): on a loaded
-	// machine the whole sequence is tried again from a freshly loaded page.
+	// machine the sequence starts again (a menu closed, a freshly loaded page every third
+	// time), for up to three minutes.
 	var openErr error
-	for try := 0; try < 4; try++ {
-		require.NoError(t, browser.open(page))
+	for try, deadline := 0, time.Now().Add(3*time.Minute); ; try++ {
+		if try%3 == 0 {
+			require.NoError(t, browser.open(page))
+		} else {
+			_ = browser.do(chromedp.KeyEvent(kb.Escape)) // close what the last try left open
+		}
 		openErr = nil
 		for _, step := range []struct{ click, shown chromedp.JSPath }{
 			{visible("button", "More Actions"), menuItem}, {menuItem, nameSelect}, {nameSelect, option},
 		} {
-			if err := browser.clickUntil(step.click, step.shown, 20*time.Second); err != nil {
-				openErr = fmt.Errorf("click %s, then %s: %w", step.click, step.shown, err)
+			if err := browser.clickUntil(step.click, step.shown, 10*time.Second); err != nil {
+				openErr = fmt.Errorf("try %d: click %s, then %s: %w", try+1, step.click, step.shown, err)
 				break
 			}
 		}
-		if openErr == nil {
+		if openErr == nil || time.Now().After(deadline) {
 			break
 		}
 	}
