@@ -110,7 +110,8 @@ func BenchmarkGateflowVsRawSDK(b *testing.B) {
 				m.timed(fmt.Sprintf("approval: Update's workflow task scheduled → next activity scheduled, p%.0f", q*100), "s", quantile(task(hist[0]), q), quantile(task(hist[1]), q))
 			}
 			m.timed("approval: client's Update call, p50", "s", quantile(call[0], 0.5), quantile(call[1], 0.5))
-			var mem, gor [2]float64
+			var mem [2]heldMemory
+			var gor [2]float64
 			for _, side := range sideOrder(gfFirst) {
 				name, wf := "raw", testflows.BenchRawHold
 				if side == 0 {
@@ -118,8 +119,9 @@ func BenchmarkGateflowVsRawSDK(b *testing.B) {
 				}
 				mem[side], gor[side] = hold(b, bin, name, fmt.Sprintf("bench-hold-%s-%s-%d", name, tag, r), wf, held, conc)
 			}
-			fmt.Printf("round %d held runs: gateflow %.1f KB %.2f goroutines, raw %.1f KB %.2f goroutines per run\n", r+1, mem[0]/1024, gor[0], mem[1]/1024, gor[1])
-			m.timed(fmt.Sprintf("memory per held run (heap + stacks, %d held)", held), "B", mem[0], mem[1])
+			fmt.Printf("round %d held runs: gateflow %.1f KB (heap %.1f, stacks %.1f) %.2f goroutines, raw %.1f KB (heap %.1f, stacks %.1f) %.2f goroutines per run\n",
+				r+1, mem[0].total()/1024, mem[0].heap/1024, mem[0].stack/1024, gor[0], mem[1].total()/1024, mem[1].heap/1024, mem[1].stack/1024, gor[1])
+			m.timed(fmt.Sprintf("memory per held run (heap + stacks, %d held)", held), "B", mem[0].total(), mem[1].total())
 			m.timed("goroutines per held run", "n", gor[0], gor[1])
 		}
 		for _, p := range []*benchProc{rawP, flowP, sinkP} {

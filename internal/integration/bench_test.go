@@ -337,7 +337,7 @@ func approvalHistory(ctx context.Context, id, runID string) (approvalTimes, erro
 
 // hold starts n runs that take one step and then sleep in a fresh benchworker process,
 // and returns the process's growth per held run: heap + stacks (bytes) and goroutines.
-func hold(b *testing.B, bin, side, queue, workflow string, n, conc int) (mem, goroutines float64) {
+func hold(b *testing.B, bin, side, queue, workflow string, n, conc int) (mem heldMemory, goroutines float64) {
 	b.Helper()
 	var extra []string
 	if os.Getenv("BENCH_PROFILE_DIR") != "" {
@@ -374,8 +374,14 @@ func hold(b *testing.B, bin, side, queue, workflow string, n, conc int) (mem, go
 		}
 		_ = resp.Body.Close()
 	}
-	return float64(after.heap+after.stack-before.heap-before.stack) / float64(n), float64(after.goroutines-before.goroutines) / float64(n)
+	per := func(v int64) float64 { return float64(v) / float64(n) }
+	return heldMemory{heap: per(after.heap - before.heap), stack: per(after.stack - before.stack)}, per(after.goroutines - before.goroutines)
 }
+
+// heldMemory is what a held run adds to its worker, in bytes: heap and goroutine stacks.
+type heldMemory struct{ heap, stack float64 }
+
+func (m heldMemory) total() float64 { return m.heap + m.stack }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
