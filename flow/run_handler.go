@@ -87,10 +87,11 @@ type runner struct {
 	triggers []trigger
 	// input is the run's input, as the handler gets it.
 	input any
-	// details keeps rendered parts of the Web UI details, conn their connection flags
-	// (run_details_rows.go).
+	// details keeps rendered parts of the Web UI details (run_details_rows.go); conn are
+	// the connection flags of their flowctl commands (connFlags: the run's namespace and
+	// queue do not change).
 	details detailsCache
-	conn    *string
+	conn    string
 	// stepTimers are the step duration timers made so far (run_metrics.go).
 	stepTimers map[stepTimerKey]client.MetricsTimer
 
@@ -153,6 +154,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	rt := &runner{root: wctx, info: info, state: st, guards: guards, gateTypes: cfg.gateTypes, triggers: cfg.triggers[info.Name],
 		services: cfg.services, baseQueue: cfg.baseQueue, lossTolerant: cfg.lossTolerant}
 	rt.listener = &signalListener{root: wctx}
+	rt.conn = rt.connFlags()
 	rt.children = &childrenPart{parent: parent, reports: map[string]runs.Child{}}
 	rt.people = newPeoplePart(rt, cfg.directory)
 	rt.events = newEventsPart(wctx, cfg.events, info.Name) // run_events.go

@@ -43,9 +43,5 @@ func (c *Context) setStatus(s runs.Status) {
 }
 
 func (rt *runner) publish() {
-	if rt.conn == nil {
-		conn := rt.connFlags() // the run's namespace and queue: they do not change
-		rt.conn = &conn
-	}
-	workflow.SetCurrentDetails(rt.root, renderDetails(rt.state, runNow(rt.root), *rt.conn, &rt.details))
+	workflow.SetCurrentDetails(rt.root, renderDetails(rt.state, runNow(rt.root), rt.conn, &rt.details))
 }

@@ -78,7 +78,13 @@ func (p *benchProc) profile(b *testing.B, what, name string) {
 	if dir == "" {
 		return
 	}
-	u := "http://" + p.stats + "/cpu/" + what + "?file=" + filepath.Join(dir, name+".cpu")
+	p.ask(b, "/cpu/"+what+"?file="+filepath.Join(dir, name+".cpu"))
+}
+
+// ask GETs path of the process's stats server and fails the benchmark unless it is OK.
+func (p *benchProc) ask(b *testing.B, path string) {
+	b.Helper()
+	u := "http://" + p.stats + path
 	resp, err := http.Get(u)
 	if err != nil {
 		b.Fatal(err)
@@ -235,7 +241,9 @@ func replayAllocs(b *testing.B, bin, side string, r recorded) (allocs, bytes flo
 	args := []string{"--side", side, "--replay", f, "--workflow-id", r.id, "--replays", "5"}
 	if dir := os.Getenv("BENCH_PROFILE_DIR"); dir != "" {
 		args = append(args, "--memprofile", filepath.Join(dir, "replay-"+side+"-"+r.id+".allocs"))
-		_ = os.WriteFile(filepath.Join(dir, "replay-"+side+"-"+r.id+".json"), r.json, 0o600)
+		if err := os.WriteFile(filepath.Join(dir, "replay-"+side+"-"+r.id+".json"), r.json, 0o600); err != nil {
+			b.Fatal(err)
+		}
 	}
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	if err != nil {
@@ -368,11 +376,7 @@ func hold(b *testing.B, bin, side, queue, workflow string, n, conc int) (mem hel
 	time.Sleep(3 * time.Second) // the workflow tasks after the step (the timers) finish
 	after := p.read(b)
 	if dir := os.Getenv("BENCH_PROFILE_DIR"); dir != "" {
-		resp, err := http.Get("http://" + p.stats + "/heap?file=" + filepath.Join(dir, queue+".heap"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = resp.Body.Close()
+		p.ask(b, "/heap?file="+filepath.Join(dir, queue+".heap"))
 	}
 	per := func(v int64) float64 { return float64(v) / float64(n) }
 	return heldMemory{heap: per(after.heap - before.heap), stack: per(after.stack - before.stack)}, per(after.goroutines - before.goroutines)

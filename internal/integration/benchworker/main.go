@@ -56,7 +56,7 @@ func main() {
 	}
 	var err error
 	if o.replay != "" {
-		err = replayHistory(o, o.replays)
+		err = replayHistory(o)
 	} else {
 		err = serve(o)
 	}
@@ -175,10 +175,11 @@ func serveStats() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// replayHistory replays the history in file n times (after one replay that warms caches)
-// and prints "allocs A bytes B": the allocations and bytes allocated per replay.
-func replayHistory(o options, n int) error {
-	side, file, id := o.side, o.replay, o.id
+// replayHistory replays the history in o.replay o.replays times (after one replay that
+// warms caches) and prints "allocs A bytes B": the allocations and bytes allocated per
+// replay; with o.memprofile it also writes their allocation profile.
+func replayHistory(o options) error {
+	side, file, id, n := o.side, o.replay, o.id, o.replays
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
