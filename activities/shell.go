@@ -31,9 +31,11 @@ const ShellStartErrorType = "gateflow.ShellStart"
 // ShellTimeoutErrorType is the application error type of a command killed at its timeout.
 const ShellTimeoutErrorType = "gateflow.ShellTimeout"
 
-// MaxOutputBytes bounds how much of stdout and of stderr a shell step keeps by default (the
-// rest is dropped and ShellResult.Truncated is set), so results stay well inside Temporal's
-// payload limits. A worker whose payloads go to a blob store keeps more (WithOutputLimit).
+// MaxOutputBytes bounds how much of stdout (its head) and of stderr (its tail) a shell
+// step's result carries, whatever the command prints: results stay small, in the history
+// and in the workflow that decodes them. A longer stream sets ShellResult.Truncated; with
+// a blob store (WithOutputStore) it is kept whole there, up to OutputLimit (see
+// shell_output.go).
 const MaxOutputBytes = 256 << 10
 
 // StderrTailBytes is how much of the end of stderr a failed step's error message carries.
@@ -91,15 +93,29 @@ func (s Shell) Validate() error {
 
 // ShellResult is what a shell step produced.
 type ShellResult struct {
+	// Stdout is the head of what the command printed on stdout, at most MaxOutputBytes
+	// (or OutputLimit when lower); Stderr the tail of its stderr, as long.
 	Stdout   string        `json:"stdout"`
 	Stderr   string        `json:"stderr"`
 	ExitCode int           `json:"exit_code"`
 	Duration time.Duration `json:"duration"`
-	// Truncated is set when stdout or stderr was longer than the bound (OutputLimit, by
-	// default MaxOutputBytes).
+	// Truncated is set when Stdout or Stderr lacks part of its stream (StdoutCut says
+	// which).
 	Truncated bool `json:"truncated,omitempty"`
-	// OutputLimit is the bound per stream that cut the output, set with Truncated.
+	// OutputLimit is the bound per stream that cut what the step kept, set with
+	// Truncated: the result's when the streams are whole in the blob store or there is no
+	// store, the store's (OutputLimit) when a stored stream was cut too.
 	OutputLimit int `json:"output_limit,omitempty"`
+	// StdoutBytes and StderrBytes are how many bytes the command printed on each stream.
+	StdoutBytes int64 `json:"stdout_bytes,omitempty"`
+	StderrBytes int64 `json:"stderr_bytes,omitempty"`
+	// StdoutBlob and StderrBlob are the whole streams kept in the worker's blob store, set
+	// when a stream was longer than the result keeps and the worker has a store.
+	StdoutBlob *StoredOutput `json:"stdout_blob,omitempty"`
+	StderrBlob *StoredOutput `json:"stderr_blob,omitempty"`
+	// OutputStoreError says why a long stream could not be kept in the blob store (the
+	// result keeps its preview).
+	OutputStoreError string `json:"output_store_error,omitempty"`
 	// Attempt is the activity attempt that produced this result (1 for the first).
 	Attempt int `json:"attempt"`
 	// Artifacts are the files of Shell.Outputs, as stored in the blob store.
@@ -145,11 +161,10 @@ func runShell(ctx context.Context, in Shell) (ShellResult, error) {
 	cmd.Dir = in.Dir
 	cmd.Env = proc.MergeEnv(os.Environ(), env)
 	proc.OwnGroup(cmd)
-	limit := OutputLimit(ctx)
-	stdout := &capped{limit: limit}
-	stderr := &capped{limit: limit, keepTail: true}
+	streams := newShellStreams(ctx, hbctx, attempt) // shell_output.go
 	live := newLiveTail()
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, live.writer("stdout")), io.MultiWriter(stderr, live.writer("stderr"))
+	cmd.Stdout = io.MultiWriter(streams.stdout, live.writer("stdout"))
+	cmd.Stderr = io.MultiWriter(streams.stderr, live.writer("stderr"))
 	// A background child that keeps the output pipes open must not hold the step forever.
 	cmd.WaitDelay = 5 * time.Second
 
@@ -159,17 +174,8 @@ func runShell(ctx context.Context, in Shell) (ShellResult, error) {
 			fmt.Sprintf("shell: start %q: %v", in.Command, err), ShellStartErrorType, err)
 	}
 	waitErr := waitHeartbeating(ctx, hbctx, cmd, func() LiveOutput { return live.snapshot(attempt) })
-	res := ShellResult{
-		Stdout:    stdout.String(),
-		Stderr:    stderr.String(),
-		ExitCode:  cmd.ProcessState.ExitCode(),
-		Duration:  time.Since(start),
-		Truncated: stdout.dropped || stderr.dropped,
-		Attempt:   attempt,
-	}
-	if res.Truncated {
-		res.OutputLimit = limit
-	}
+	res := ShellResult{ExitCode: cmd.ProcessState.ExitCode(), Duration: time.Since(start), Attempt: attempt}
+	streams.fill(&res)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) && in.Timeout > 0 {
 			return res, temporal.NewApplicationError(

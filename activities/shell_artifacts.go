@@ -368,18 +368,29 @@ func collectPath(dir, p string, add func(string)) (int, error) {
 // artifactPrefix is the blob key prefix of one attempt's outputs:
 // artifacts/<workflow ID>/<run ID>/<step ID>/<attempt>, each part path-escaped.
 func artifactPrefix(ctx context.Context, attempt int) string {
-	wf, run, step := "local", "local", "shell"
+	wf, run, step := stepKeyParts(ctx)
+	return artifactKeyPrefix(wf, run, step, attempt)
+}
+
+// stepKeyParts are the workflow ID, run ID and activity ID of the activity of ctx
+// ("local" and "shell" outside one).
+func stepKeyParts(ctx context.Context) (wf, run, step string) {
 	if activity.IsActivity(ctx) {
 		info := activity.GetInfo(ctx)
-		wf, run, step = info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
+		return info.WorkflowExecution.ID, info.WorkflowExecution.RunID, info.ActivityID
 	}
-	return artifactKeyPrefix(wf, run, step, attempt)
+	return "local", "local", "shell"
 }
 
 // artifactKeyPrefix is the blob key prefix of the outputs of one attempt of a step:
 // artifacts/<workflowID>/<runID>/<stepID>/<attempt>, each part path-escaped (a step ID
 // "group/build" is one part).
 func artifactKeyPrefix(workflowID, runID, stepID string, attempt int) string {
+	return stepKeyPrefix("artifacts", workflowID, runID, stepID, attempt)
+}
+
+// stepKeyPrefix is kind/<workflowID>/<runID>/<stepID>/<attempt>, each part path-escaped.
+func stepKeyPrefix(kind, workflowID, runID, stepID string, attempt int) string {
 	esc := func(s string) string {
 		switch s { // keep every part a valid key part
 		case "":
@@ -389,7 +400,7 @@ func artifactKeyPrefix(workflowID, runID, stepID string, attempt int) string {
 		}
 		return url.PathEscape(s)
 	}
-	return "artifacts/" + esc(workflowID) + "/" + esc(runID) + "/" + esc(stepID) + "/" + strconv.Itoa(attempt)
+	return kind + "/" + esc(workflowID) + "/" + esc(runID) + "/" + esc(stepID) + "/" + strconv.Itoa(attempt)
 }
 
 // RunShell is the shell step activity. A non-zero exit fails with an application error of

@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"crypto/sha256"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,37 +18,62 @@ func TestOutputLimit(t *testing.T) {
 	assert.Equal(t, MaxOutputBytes, OutputLimit(WithOutputLimit(ctx, -1)))
 }
 
-func TestRunShellKeepsOutputUpToTheContextsLimit(t *testing.T) {
-	// 3 MiB on each stream: the default cuts both, a 4 MiB limit keeps them whole.
+func TestRunShellKeepsOutputUpToTheContextsLimitInTheStore(t *testing.T) {
+	// 3 MiB on each stream: the result keeps MaxOutputBytes of each whatever the limit; the
+	// store keeps them whole under a 4 MiB limit, and their first 1 MiB under a 1 MiB one.
 	const size = 3 << 20
 	cmd := "head -c " + strconv.Itoa(size) + " /dev/zero | tr '\\0' o; head -c " + strconv.Itoa(size) + " /dev/zero | tr '\\0' e >&2"
-	want := sha256.Sum256([]byte(strings.Repeat("o", size)))
+	store := &memOutputStore{}
 
-	res, err := RunShell(context.Background(), Shell{Command: cmd})
+	for _, ctx := range []context.Context{context.Background(), WithOutputLimit(context.Background(), 4<<20)} {
+		res, err := RunShell(ctx, Shell{Command: cmd})
+		require.NoError(t, err)
+		assert.True(t, res.Truncated)
+		assert.Equal(t, MaxOutputBytes, res.OutputLimit)
+		assert.Len(t, res.Stdout, MaxOutputBytes)
+		assert.Len(t, res.Stderr, MaxOutputBytes)
+		assert.Equal(t, int64(size), res.StdoutBytes)
+		assert.Equal(t, int64(size), res.StderrBytes)
+		assert.Nil(t, res.StdoutBlob, "no store")
+		assert.True(t, res.StdoutCut())
+	}
+
+	ctx := WithOutputStore(WithOutputLimit(context.Background(), 4<<20), store)
+	res, err := RunShell(ctx, Shell{Command: cmd})
 	require.NoError(t, err)
 	assert.True(t, res.Truncated)
-	assert.Equal(t, MaxOutputBytes, res.OutputLimit)
+	assert.Equal(t, MaxOutputBytes, res.OutputLimit, "the result's bound cut it, the store has it all")
 	assert.Len(t, res.Stdout, MaxOutputBytes)
-	assert.Len(t, res.Stderr, MaxOutputBytes)
+	require.NotNil(t, res.StdoutBlob)
+	require.NotNil(t, res.StderrBlob)
+	assert.Equal(t, StoredOutput{Key: "outputs/local/local/shell/1/stdout", Size: size, SHA256: sha256Hex(strings.Repeat("o", size))}, *res.StdoutBlob)
+	assert.Equal(t, StoredOutput{Key: "outputs/local/local/shell/1/stderr", Size: size, SHA256: sha256Hex(strings.Repeat("e", size))}, *res.StderrBlob)
+	assert.Equal(t, strings.Repeat("o", size), store.get(t, res.StdoutBlob.Key))
+	assert.Equal(t, strings.Repeat("e", size), store.get(t, res.StderrBlob.Key))
 
-	res, err = RunShell(WithOutputLimit(context.Background(), 4<<20), Shell{Command: cmd})
-	require.NoError(t, err)
-	assert.False(t, res.Truncated)
-	assert.Zero(t, res.OutputLimit)
-	assert.Len(t, res.Stdout, size)
-	assert.Equal(t, want, sha256.Sum256([]byte(res.Stdout)))
-	assert.Equal(t, strings.Repeat("e", size), res.Stderr)
-
-	// Over a raised limit the head of stdout and the tail of stderr stay, as by default.
-	res, err = RunShell(WithOutputLimit(context.Background(), 1<<20),
+	// Over the limit the store keeps the head of each stream, and says it is cut.
+	res, err = RunShell(WithOutputStore(WithOutputLimit(context.Background(), 1<<20), store),
 		Shell{Command: "echo START; " + cmd + "; echo END >&2"})
 	require.NoError(t, err)
 	assert.True(t, res.Truncated)
 	assert.Equal(t, 1<<20, res.OutputLimit)
-	require.Len(t, res.Stdout, 1<<20)
 	assert.True(t, strings.HasPrefix(res.Stdout, "START\nooo"))
-	require.Len(t, res.Stderr, 1<<20)
 	assert.True(t, strings.HasSuffix(res.Stderr, "eeeEND\n"))
+	require.NotNil(t, res.StdoutBlob)
+	assert.True(t, res.StdoutBlob.Cut)
+	assert.Equal(t, int64(1<<20), res.StdoutBlob.Size)
+	assert.Equal(t, "START\n"+strings.Repeat("o", 1<<20-6), store.get(t, res.StdoutBlob.Key))
+	assert.Equal(t, int64(size+6), res.StdoutBytes)
+	assert.Equal(t, int64(size+4), res.StderrBytes)
+
+	// A short output needs no blob.
+	res, err = RunShell(ctx, Shell{Command: "echo hi; echo there >&2"})
+	require.NoError(t, err)
+	assert.False(t, res.Truncated)
+	assert.Nil(t, res.StdoutBlob)
+	assert.Nil(t, res.StderrBlob)
+	assert.Equal(t, int64(3), res.StdoutBytes)
+	assert.False(t, res.StdoutCut())
 }
 
 func TestCappedTailKeepsTheLastBytes(t *testing.T) {

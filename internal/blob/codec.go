@@ -74,6 +74,9 @@ func NewCodec(store *Store, opts CodecOptions) (*Codec, error) {
 	return &Codec{store: store, threshold: opts.Threshold, timeout: opts.Timeout, readOnly: opts.ReadOnly}, nil
 }
 
+// Store is the store the codec keeps payloads in.
+func (c *Codec) Store() *Store { return c.store }
+
 // Threshold is the size above which payloads are offloaded.
 func (c *Codec) Threshold() int { return c.threshold }
 

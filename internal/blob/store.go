@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -135,6 +136,36 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("blob store %s: get %q: %w", s.url, key, err)
 	}
 	return data, nil
+}
+
+// NewWriter starts writing the blob under key, replacing what was there once Close
+// returns nil; the data streams through (a file:// store writes it to a temporary file in
+// its directory, renamed into place by Close), so a blob of any size costs bounded
+// memory. Cancelling ctx before Close abandons the write.
+func (s *Store) NewWriter(ctx context.Context, key string) (io.WriteCloser, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	w, err := s.bucket.NewWriter(ctx, key, &gblob.WriterOptions{ContentType: "application/octet-stream"})
+	if err != nil {
+		return nil, fmt.Errorf("blob store %s: write %q: %w", s.url, key, err)
+	}
+	return w, nil
+}
+
+// NewReader opens the blob under key for streaming; a missing key is a *NotFoundError.
+func (s *Store) NewReader(ctx context.Context, key string) (io.ReadCloser, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	r, err := s.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil, &NotFoundError{Key: key, Store: s.url}
+		}
+		return nil, fmt.Errorf("blob store %s: read %q: %w", s.url, key, err)
+	}
+	return r, nil
 }
 
 // Exists reports whether the store holds key.

@@ -1,10 +1,14 @@
 package blob
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -124,5 +128,56 @@ func TestDevURL(t *testing.T) {
 	u, err = DevURL("")
 	if err != nil || !strings.HasPrefix(u, "file://") || !strings.HasSuffix(u, "gateflow-blobs") {
 		t.Fatalf("DevURL(memory) = %q, %v", u, err)
+	}
+}
+
+func TestStoreStreamsBigBlobsInBoundedMemory(t *testing.T) {
+	s := openFile(t)
+	ctx := context.Background()
+	const size, chunk = 64 << 20, 32 << 10
+	block := []byte(strings.Repeat("0123456789abcdef", chunk/16))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	w, err := s.NewWriter(ctx, "outputs/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for written := 0; written < size; written += chunk {
+		if _, err := w.Write(block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.NewReader(ctx, "outputs/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, r, make([]byte, chunk))
+	if err != nil || n != size {
+		t.Fatalf("read back %d bytes, %v; want %d", n, err, size)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Fatalf("writing and reading a %d-byte blob allocated %d bytes; want it streamed", size, alloc)
+	}
+	want := sha256.New()
+	for range size / chunk {
+		want.Write(block)
+	}
+	if !bytes.Equal(h.Sum(nil), want.Sum(nil)) {
+		t.Fatal("the blob read back differs from what was written")
+	}
+	if _, err := s.NewReader(ctx, "outputs/missing"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("NewReader of a missing key = %v; want ErrNotFound", err)
+	}
+	if _, err := s.NewWriter(ctx, "../escape"); err == nil {
+		t.Fatal("NewWriter accepted a key with a .. part")
 	}
 }
