@@ -194,8 +194,8 @@ func newShellStreams(ctx, storeCtx context.Context, attempt int) *shellStreams {
 	ss := &shellStreams{keys: [2]string{prefix + "/stdout", prefix + "/stderr"}}
 	opener := func(key string) func() (io.WriteCloser, error) {
 		store := outputStoreOf(ctx)
-		if store == nil {
-			return nil
+		if store == nil || limit <= preview {
+			return nil // the result keeps all there is to keep
 		}
 		return func() (io.WriteCloser, error) { return store.NewWriter(storeCtx, key) }
 	}

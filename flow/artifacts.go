@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -85,7 +86,8 @@ func stepFailureMessage(err error) string {
 	return err.Error()
 }
 
-// withArtifacts gives the shell activity shell the worker's blob store for artifacts.
+// withArtifacts gives the shell activity shell the worker's blob store for artifacts and
+// for outputs longer than a result keeps (activities.WithOutputStore).
 func withArtifacts(opts WorkerOptions, shell func(context.Context, activities.Shell) (activities.ShellResult, error)) func(context.Context, activities.Shell) (activities.ShellResult, error) {
 	var store activities.ArtifactStore
 	switch {
@@ -96,11 +98,12 @@ func withArtifacts(opts WorkerOptions, shell func(context.Context, activities.Sh
 	default:
 		return shell
 	}
+	outputs, _ := store.(activities.OutputStore)
 	return func(ctx context.Context, in activities.Shell) (activities.ShellResult, error) {
 		if in.HasArtifacts() {
 			ctx = activities.WithArtifactStore(ctx, store)
 		}
-		return shell(ctx, in)
+		return shell(activities.WithOutputStore(ctx, outputs), in)
 	}
 }
 
@@ -124,6 +127,15 @@ func (l *lazyStore) Put(ctx context.Context, key string, data []byte) error {
 		return err
 	}
 	return s.Put(ctx, key, data)
+}
+
+// NewWriter implements activities.OutputStore.
+func (l *lazyStore) NewWriter(ctx context.Context, key string) (io.WriteCloser, error) {
+	s, err := l.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.NewWriter(ctx, key)
 }
 
 // Get implements activities.ArtifactStore.

@@ -96,7 +96,7 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	r.RegisterActivityWithOptions(cache.lookup, activity.RegisterOptions{Name: cacheLookupActivity})
 	r.RegisterActivityWithOptions(cache.put, activity.RegisterOptions{Name: cacheStoreActivity})
 	r.RegisterActivityWithOptions(triggerStartActivity, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
-	shell, err := shellActivity(opts.ShellOutputBytes)
+	shell, err := shellActivity(opts.ShellOutputBytes, opts.blobs != nil || opts.BlobURL != "")
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

@@ -94,12 +94,14 @@ type WorkerOptions struct {
 	// or azblob://container; opened by Start, closed by Stop. Empty: no store, and steps
 	// with Cache or artifacts fail.
 	BlobURL string
-	// ShellOutputBytes bounds how much of stdout and of stderr a shell step's result keeps
-	// (the rest is dropped and ShellResult.Truncated set). 0 means activities.MaxOutputBytes
-	// (256 KiB), which keeps results inside the history's limits. A worker whose client
-	// offloads big payloads to a blob store (flowclient.WithPayloadStore) can keep whole outputs, e.g.
-	// activities.MaxStoredOutputBytes: results then go to the store with a reference in the
-	// history. Negative is an error of Start.
+	// ShellOutputBytes bounds how much of stdout and of stderr a shell step keeps. A
+	// result carries at most activities.MaxOutputBytes (256 KiB) of each (the head of
+	// stdout, the tail of stderr; ShellResult.Truncated says it lacks some), so the
+	// workflow never decodes a big one. With a BlobURL a longer stream is streamed whole
+	// to the store, up to ShellOutputBytes (e.g. activities.MaxStoredOutputBytes), and the
+	// result refers to it (ShellResult.StdoutBlob, StderrBlob). 0 means
+	// activities.MaxOutputBytes. Negative, or over activities.MaxOutputBytes without a
+	// BlobURL, is an error of Start.
 	ShellOutputBytes int
 	// blobs is the store Start opened from BlobURL.
 	blobs *blob.Store

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/interp"
@@ -79,3 +80,27 @@ steps:
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+func TestShellOutputOverTheResultsBoundIsNotParsed(t *testing.T) {
+	// stdout is "[1]", 300,000 spaces and "x": not JSON, but its head kept in the result is
+	// "[1]" and spaces, which is. The output is the head as text, not the array.
+	r := run(t, `
+name: cut-json
+steps:
+  - id: p
+    uses: shell
+    with: {command: "printf '[1]'; head -c 300000 /dev/zero | tr '\\0' ' '; printf x"}
+  - id: whole
+    uses: shell
+    with: {command: "printf '[2]'; head -c 1000 /dev/zero | tr '\\0' ' '"}
+  - id: done
+    finish:
+      output: {cut: "${{ steps.p.output }}", whole: "${{ steps.whole.output }}"}
+`, nil, nil)
+	out := output(t, r)
+	cut, ok := out["cut"].(string)
+	require.True(t, ok, "the cut output is text: %T", out["cut"])
+	assert.Len(t, cut, activities.MaxOutputBytes)
+	assert.True(t, strings.HasPrefix(cut, "[1]   "))
+	assert.Equal(t, []any{float64(2)}, out["whole"], "a whole stdout is still parsed")
+}

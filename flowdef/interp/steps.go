@@ -322,7 +322,7 @@ func (r *runner) step(ctx *flow.Context, f *frame, n *flowdef.Node) (expr.StepRe
 		if err != nil {
 			return expr.StepResult{}, err
 		}
-		return expr.StepResult{Output: textOutput(strings.TrimRight(res.Stdout, "\n"))}, nil
+		return expr.StepResult{Output: shellOutput(res)}, nil
 	case activities.HTTP:
 		res, err := ctx.HTTP(name(n), s, opts...)
 		if err != nil {
@@ -362,6 +362,18 @@ func (r *runner) step(ctx *flow.Context, f *frame, n *flowdef.Node) (expr.StepRe
 		return expr.StepResult{}, err
 	}
 	return expr.StepResult{Output: jsonValue(raw)}, nil
+}
+
+// shellOutput is a shell step's output: its stdout without the final line breaks, parsed
+// when it is JSON (textOutput). A stdout longer than the result keeps
+// (activities.MaxOutputBytes) is its head, never parsed: the head of a JSON document is
+// not the document.
+func shellOutput(res activities.ShellResult) any {
+	out := strings.TrimRight(res.Stdout, "\n")
+	if res.StdoutCut() {
+		return out
+	}
+	return textOutput(out)
 }
 
 // textOutput is a step's text as its output: the decoded value when the text is a JSON
