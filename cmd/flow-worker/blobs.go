@@ -54,10 +54,11 @@ func codecOrNil(c *blob.Codec) converter.PayloadCodec {
 	return c
 }
 
-// shellOutputLimit is how much of stdout and of stderr a shell step's result keeps
-// (flow.WorkerOptions.ShellOutputBytes): --max-shell-output, else with a blob store, which
-// then holds the results, activities.MaxStoredOutputBytes, else activities.MaxOutputBytes.
-// Without a store more than that is refused: the results would stay in the history.
+// shellOutputLimit is how much of stdout and of stderr a shell step keeps
+// (flow.WorkerOptions.ShellOutputBytes): --max-shell-output, else with a blob store
+// activities.MaxStoredOutputBytes, else activities.MaxOutputBytes. A step's result carries
+// at most activities.MaxOutputBytes of each stream; the store keeps longer ones whole up to
+// this bound, so without a store more than that is refused.
 func shellOutputLimit(flagValue int, store bool) (int, error) {
 	switch {
 	case flagValue < 0:
@@ -65,7 +66,7 @@ func shellOutputLimit(flagValue int, store bool) (int, error) {
 	case flagValue == 0 && store:
 		return activities.MaxStoredOutputBytes, nil
 	case flagValue > activities.MaxOutputBytes && !store:
-		return 0, fmt.Errorf("--max-shell-output %d: without a blob store (--blob-url, %s) shell results stay in the history, so at most %d bytes per stream", flagValue, blobEnv, activities.MaxOutputBytes)
+		return 0, fmt.Errorf("--max-shell-output %d: without a blob store (--blob-url, %s) a shell step keeps only what its result carries, at most %d bytes per stream", flagValue, blobEnv, activities.MaxOutputBytes)
 	}
 	return flagValue, nil
 }

@@ -144,7 +144,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.reload, "reload-interval", serve.DefaultInterval, "how often --flows DIR is polled for edits, additions and removals (0: never)")
 	fs.StringVar(&cfg.blobURL, "blob-url", "", "blob store of payloads over --blob-threshold, of the step cache and of shell steps' artifacts: file:///dir, s3://bucket?region=..., gs://bucket, azblob://container ("+blobEnv+"; default with --dev: a directory next to --db-file, else under the temporary directory; otherwise none)")
 	fs.IntVar(&cfg.blobThreshold, "blob-threshold", blob.DefaultThreshold, "with a blob store: payloads bigger than this many bytes are kept there, with a reference in the history")
-	fs.IntVar(&cfg.shellOutput, "max-shell-output", 0, "bytes of stdout and of stderr a shell step's result keeps (0: 64 MiB with a blob store, where the results go; 256 KiB without one, the most allowed then)")
+	fs.IntVar(&cfg.shellOutput, "max-shell-output", 0, "bytes of stdout and of stderr a shell step keeps: its result carries at most 256 KiB of each, a blob store keeps longer ones whole up to this bound (0: 1 GiB with a blob store; 256 KiB without one, the most allowed then)")
 	fs.Func("webhook", "POST every run event as JSON to this URL (repeatable)", func(v string) error {
 		cfg.webhooks = append(cfg.webhooks, v)
 		return nil

@@ -2,13 +2,18 @@ package flowctl
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/blob"
 )
 
@@ -78,4 +83,33 @@ func (r payloadReader) resolve(p *commonpb.Payload, what string) (*commonpb.Payl
 		return nil, fmt.Errorf("read %s (%s bytes) from blob store %s%s: %w", what, size, r.store, hint, err)
 	}
 	return ps[0], nil
+}
+
+// readStored reads a shell step's stream the worker kept in the blob store and checks its
+// size and SHA-256. what names it in errors.
+func (r payloadReader) readStored(ctx context.Context, so activities.StoredOutput, what string) (string, error) {
+	if r.codec == nil {
+		return "", fmt.Errorf("%s (%d bytes) is kept in the workers' blob store, which flowctl has not opened: name it with --blob-url or %s (the store of flow-worker's --blob-url)",
+			what, so.Size, blobEnv)
+	}
+	hint := ""
+	if r.guessed {
+		hint = " (flowctl guessed the dev server's store: name the workers' with --blob-url or " + blobEnv + ")"
+	}
+	rd, err := r.codec.Store().NewReader(ctx, so.Key)
+	if err != nil {
+		return "", fmt.Errorf("read %s (%d bytes) from blob store %s%s: %w", what, so.Size, r.store, hint, err)
+	}
+	defer rd.Close()
+	var b strings.Builder
+	b.Grow(int(min(so.Size, 1<<30)))
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(&b, h), rd); err != nil {
+		return "", fmt.Errorf("read %s from blob store %s: %w", what, r.store, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); int64(b.Len()) != so.Size || got != so.SHA256 {
+		return "", fmt.Errorf("%s in blob store %s (%s) has %d bytes and SHA-256 %s, the step's result says %d bytes and %s (changed or corrupt)",
+			what, r.store, so.Key, b.Len(), got, so.Size, so.SHA256)
+	}
+	return b.String(), nil
 }

@@ -37,7 +37,7 @@ func historyOutput(tc client.Client, pr payloadReader) func(ctx context.Context,
 		if payload, err = pr.resolve(payload, "the step's result"); err != nil {
 			return "", err
 		}
-		return decodeOutput(s.Kind, payload)
+		return decodeOutput(ctx, s.Kind, payload, pr)
 	}
 }
 
@@ -67,8 +67,10 @@ func completedResult(ctx context.Context, tc client.Client, d *runs.Description,
 	return last, nil
 }
 
-// decodeOutput is the output in a step's result payload (resolved: not a reference).
-func decodeOutput(kind runs.StepKind, p *commonpb.Payload) (string, error) {
+// decodeOutput is the output in a step's result payload (resolved: not a reference). A
+// shell step's streams that the worker kept whole in the blob store
+// (activities.ShellResult.StdoutBlob, StderrBlob) are read from it through pr.
+func decodeOutput(ctx context.Context, kind runs.StepKind, p *commonpb.Payload, pr payloadReader) (string, error) {
 	dc := converter.GetDefaultDataConverter()
 	switch kind {
 	case runs.KindShell:
@@ -76,23 +78,7 @@ func decodeOutput(kind runs.StepKind, p *commonpb.Payload) (string, error) {
 		if err := dc.FromPayload(p, &r); err != nil {
 			return "", fmt.Errorf("decode the shell result: %w", err)
 		}
-		out := r.Stdout
-		if r.Stderr != "" {
-			if out != "" && !strings.HasSuffix(out, "\n") {
-				out += "\n"
-			}
-			for _, line := range strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n") {
-				out += "stderr| " + line + "\n"
-			}
-		}
-		if r.Truncated {
-			limit := r.OutputLimit
-			if limit == 0 { // a worker from before ShellResult.OutputLimit
-				limit = activities.MaxOutputBytes
-			}
-			out += fmt.Sprintf("(output cut at %d bytes per stream)\n", limit)
-		}
-		return out, nil
+		return shellOutput(ctx, r, pr)
 	case runs.KindHTTP:
 		var r activities.HTTPResult
 		if err := dc.FromPayload(p, &r); err != nil {
@@ -106,4 +92,64 @@ func decodeOutput(kind runs.StepKind, p *commonpb.Payload) (string, error) {
 		}
 		return r.Text, nil
 	}
+}
+
+// shellOutput is a shell step's stdout, then its stderr lines marked "stderr| ", then a
+// line saying where the worker cut them, if it did.
+func shellOutput(ctx context.Context, r activities.ShellResult, pr payloadReader) (string, error) {
+	stdout, stderr := r.Stdout, r.Stderr
+	var err error
+	if r.StdoutBlob != nil {
+		if stdout, err = pr.readStored(ctx, *r.StdoutBlob, "the step's stdout"); err != nil {
+			return "", err
+		}
+	}
+	if r.StderrBlob != nil {
+		if stderr, err = pr.readStored(ctx, *r.StderrBlob, "the step's stderr"); err != nil {
+			return "", err
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(stdout) + len(stderr) + len(stderr)/8 + 64)
+	b.WriteString(stdout)
+	if stderr != "" {
+		if stdout != "" && !strings.HasSuffix(stdout, "\n") {
+			b.WriteString("\n")
+		}
+		for _, line := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
+			b.WriteString("stderr| " + line + "\n")
+		}
+	}
+	if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") && (r.OutputStoreError != "" || shellOutputCut(r)) {
+		b.WriteString("\n")
+	}
+	if shellOutputCut(r) {
+		limit := r.OutputLimit
+		if limit == 0 { // a worker from before ShellResult.OutputLimit
+			limit = activities.MaxOutputBytes
+		}
+		fmt.Fprintf(&b, "(output cut at %d bytes per stream)\n", limit)
+	}
+	if r.OutputStoreError != "" {
+		fmt.Fprintf(&b, "(the worker could not keep the whole output in its blob store: %s)\n", r.OutputStoreError)
+	}
+	return b.String(), nil
+}
+
+// shellOutputCut reports whether what the worker kept of a shell step's output lacks part
+// of it: a stream cut in the store, or longer than the result with no blob.
+func shellOutputCut(r activities.ShellResult) bool {
+	if !r.Truncated {
+		return false
+	}
+	if r.StdoutBytes == 0 && r.StderrBytes == 0 && r.StdoutBlob == nil && r.StderrBlob == nil {
+		return true // a worker from before the byte counts
+	}
+	cut := func(preview string, n int64, stored *activities.StoredOutput) bool {
+		if stored != nil {
+			return stored.Cut
+		}
+		return n > int64(len(preview))
+	}
+	return cut(r.Stdout, r.StdoutBytes, r.StdoutBlob) || cut(r.Stderr, r.StderrBytes, r.StderrBlob)
 }

@@ -69,8 +69,8 @@ func bigOutputStdout() string {
 }
 
 // startFlowWorker runs the flow-worker binary against the shared server on queue with args
-// and returns once it is ready; it is killed when the test ends.
-func startFlowWorker(t *testing.T, queue string, args ...string) {
+// and returns it once it is ready; it is killed when the test ends.
+func startFlowWorker(t *testing.T, queue string, args ...string) *exec.Cmd {
 	t.Helper()
 	workerBin, _ := binaries(t)
 	worker := exec.Command(workerBin, append([]string{"--address", shared.srv.FrontendAddress(),
@@ -103,6 +103,7 @@ func startFlowWorker(t *testing.T, queue string, args ...string) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("flow-worker not ready: %s", stderr.String())
 	}
+	return worker
 }
 
 // withoutEnv is env without the variables named.
