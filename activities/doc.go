@@ -24,4 +24,11 @@
 // resolves each input's blob key from its own step records before it dispatches the step
 // (runs.Step.Artifacts); the activity finds the store in its context
 // (WithArtifactStore, which flow.NewWorker sets up from WorkerOptions.BlobURL).
+//
+// A shell step's result carries at most MaxOutputBytes of its stdout (the head) and of its
+// stderr (the tail), with the byte counts of both, however much the command prints, so the
+// workflow that decodes it never handles a big payload. With a blob store
+// (WithOutputStore, set up from the same BlobURL) a longer stream is streamed whole to the
+// store as the command writes it, up to OutputLimit, and the result refers to it
+// (ShellResult.StdoutBlob, StderrBlob); no output is ever held in memory as a whole.
 package activities
