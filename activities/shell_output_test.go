@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -75,67 +77,100 @@ func sha256Hex(s string) string {
 }
 
 // TestOutputStreamProperties writes random streams in random chunks through outputStream
-// with random bounds, with and without a store (sometimes failing), and checks what it
-// keeps: the preview is the stream's head (or tail) and never longer than its bound, the
-// count is exact, Write never fails, the blob exists only for a stream longer than the
-// preview and holds exactly its first min(len, limit) bytes.
+// with random bounds, with and without a store (sometimes failing); checkOutputStream says
+// what must hold.
 func TestOutputStreamProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 7))
 	for i := range 2000 {
-		preview := 1 + rng.IntN(64)
-		limit := int64(rng.IntN(256)) // below preview: preview
-		keepTail := rng.IntN(2) == 0
 		data := make([]byte, rng.IntN(400))
 		for j := range data {
 			data[j] = byte('a' + rng.IntN(26))
 		}
-		var store *memOutputStore
-		var open func() (io.WriteCloser, error)
-		if rng.IntN(3) > 0 {
-			store = &memOutputStore{}
-			if rng.IntN(4) == 0 {
-				store.failAfter = 1 + rng.IntN(300)
-			}
-			open = func() (io.WriteCloser, error) { return store.NewWriter(context.Background(), "k") }
+		chunks := make([]byte, 1+rng.IntN(40))
+		for j := range chunks {
+			chunks[j] = byte(rng.IntN(50))
 		}
-		s := newOutputStream(preview, limit, keepTail, open)
-		for rest := data; len(rest) > 0; {
-			k := min(len(rest), rng.IntN(50))
-			n, err := s.Write(rest[:k])
-			require.NoError(t, err)
-			require.Equal(t, k, n)
-			rest = rest[k:]
-		}
-		stored, err := s.finish("k")
+		checkOutputStream(t, fmt.Sprint("case ", i), data, chunks, 1+rng.IntN(64), rng.IntN(256), rng.IntN(2) == 0, rng.IntN(3), rng.IntN(300))
+	}
+}
 
-		total := len(data)
-		p := s.String()
-		require.LessOrEqual(t, len(p), preview, "case %d: the preview is bounded", i)
-		require.Equal(t, int64(total), s.bytes(), "case %d", i)
-		require.Equal(t, total > preview, s.truncated(), "case %d", i)
-		if keepTail {
-			require.Equal(t, string(data[max(0, total-preview):]), p, "case %d: the tail", i)
-		} else {
-			require.Equal(t, string(data[:min(total, preview)]), p, "case %d: the head", i)
+// FuzzOutputStream checks the properties of checkOutputStream on fuzzed streams.
+func FuzzOutputStream(f *testing.F) {
+	f.Add([]byte("hello, world\n"), []byte{3, 0, 7}, 4, 8, false, 1, 0)
+	f.Add([]byte("a tail of stderr"), []byte{1}, 5, 0, true, 2, 6)
+	f.Fuzz(func(t *testing.T, data, chunks []byte, preview, limit int, keepTail bool, storeMode, failAfter int) {
+		preview, limit = 1+abs(preview)%128, abs(limit)%1024
+		checkOutputStream(t, "fuzz", data, chunks, preview, limit, keepTail, abs(storeMode)%3, abs(failAfter)%1024)
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -(n + 1)
+	}
+	return n
+}
+
+// checkOutputStream writes data through an outputStream in the chunk sizes of chunks (cycled;
+// 0 is an empty write) and checks what it keeps: the preview is the stream's head (or
+// tail) and never longer than its bound, the count is exact, Write never fails, the blob
+// exists only for a stream longer than the preview and holds exactly its first
+// min(len, limit) bytes. storeMode: 0 no store, 1 a store, 2 a store failing after
+// failAfter bytes.
+func checkOutputStream(t *testing.T, name string, data, chunks []byte, preview, limit int, keepTail bool, storeMode, failAfter int) {
+	t.Helper()
+	var store *memOutputStore
+	var open func() (io.WriteCloser, error)
+	if storeMode > 0 {
+		store = &memOutputStore{}
+		if storeMode == 2 {
+			store.failAfter = 1 + failAfter
 		}
-		bound := max(limit, int64(preview))
-		switch {
-		case store == nil || total <= preview:
-			require.NoError(t, err, "case %d", i)
-			require.Nil(t, stored, "case %d: no blob", i)
-			if store != nil {
-				require.Zero(t, store.opens, "case %d: a short stream opens no blob", i)
-			}
-		case store.failAfter > 0 && int64(store.failAfter) < min(int64(total), bound):
-			require.Error(t, err, "case %d: the store failed", i)
-			require.Nil(t, stored, "case %d", i)
-		default:
-			require.NoError(t, err, "case %d", i)
-			require.NotNil(t, stored, "case %d", i)
-			want := string(data[:min(int64(total), bound)])
-			require.Equal(t, want, store.get(t, "k"), "case %d: the blob is the stream's head", i)
-			require.Equal(t, StoredOutput{Key: "k", Size: int64(len(want)), SHA256: sha256Hex(want), Cut: int64(total) > bound}, *stored, "case %d", i)
+		open = func() (io.WriteCloser, error) { return store.NewWriter(context.Background(), "k") }
+	}
+	s := newOutputStream(preview, int64(limit), keepTail, open)
+	if len(chunks) == 0 {
+		chunks = []byte{0}
+	}
+	for i, rest := 0, data; len(rest) > 0; i++ {
+		k := min(len(rest), int(chunks[i%len(chunks)]))
+		if i >= len(chunks) && k == 0 && slices.Max(chunks) == 0 {
+			k = len(rest) // only empty writes: the rest at once
 		}
+		n, err := s.Write(rest[:k])
+		require.NoError(t, err, name)
+		require.Equal(t, k, n, name)
+		rest = rest[k:]
+	}
+	stored, err := s.finish("k")
+
+	total := len(data)
+	p := s.String()
+	require.LessOrEqual(t, len(p), preview, "%s: the preview is bounded", name)
+	require.Equal(t, int64(total), s.bytes(), name)
+	require.Equal(t, total > preview, s.truncated(), name)
+	if keepTail {
+		require.Equal(t, string(data[max(0, total-preview):]), p, "%s: the tail", name)
+	} else {
+		require.Equal(t, string(data[:min(total, preview)]), p, "%s: the head", name)
+	}
+	bound := max(limit, preview)
+	switch {
+	case store == nil || total <= preview:
+		require.NoError(t, err, name)
+		require.Nil(t, stored, "%s: no blob", name)
+		if store != nil {
+			require.Zero(t, store.opens, "%s: a short stream opens no blob", name)
+		}
+	case store.failAfter > 0 && store.failAfter < min(total, bound):
+		require.Error(t, err, "%s: the store failed", name)
+		require.Nil(t, stored, name)
+	default:
+		require.NoError(t, err, name)
+		require.NotNil(t, stored, name)
+		want := string(data[:min(total, bound)])
+		require.Equal(t, want, store.get(t, "k"), "%s: the blob is the stream's head", name)
+		require.Equal(t, StoredOutput{Key: "k", Size: int64(len(want)), SHA256: sha256Hex(want), Cut: total > bound}, *stored, name)
 	}
 }
 
