@@ -162,7 +162,11 @@ type T checked against a JSON Schema and T; WaitSignal waits for a signal, buffe
 the wait and deduplicated by ID, keyed signals reaching every run waiting on the key. While
 it waits the run's status says for what (awaiting_approval, awaiting_input,
 waiting_signal) and runs.State.Waiting and the FlowWaiting search attribute list each Wait,
-whose Command is the flowctl command that answers it.
+whose Command is the flowctl command that answers it. A run that waits for several things
+at once (in branches) shows the first by a fixed precedence, whichever began or ended
+last: paused > awaiting_approval > awaiting_input > awaiting_gate > waiting_signal >
+budget_paused > waiting_capacity > sleeping > pending, else running. Client.Approvals lists
+every run whose FlowWaiting has an approval:GATE, whatever its status.
 
 # Polled gates
 

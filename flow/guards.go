@@ -123,3 +123,19 @@ func (g Guards) checkWallTime(step string, start, now time.Time) error {
 	}
 	return nil
 }
+
+// attemptTimeout is the timeout of the next attempt of a step the run retries itself (a
+// cost-bearing step): the step's timeout, cut to the run's wall time left when that is
+// shorter. ok is false when the run has a wall-time limit and none of it is left: no new
+// attempt may start. A timeout of 0 (none set) becomes the wall time left.
+func attemptTimeout(timeout, left time.Duration, limited bool) (time.Duration, bool) {
+	switch {
+	case !limited:
+		return timeout, true
+	case left <= 0:
+		return 0, false
+	case timeout <= 0 || left < timeout:
+		return left, true
+	}
+	return timeout, true
+}

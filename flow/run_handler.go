@@ -96,7 +96,8 @@ type runner struct {
 	stepTimers map[stepTimerKey]client.MetricsTimer
 
 	budget   *budgetPart   // run_budget.go: cap, reservations, pause and raise, quotas
-	people   *peoplePart   // run_people.go: approvals, inputs, signals, what the run waits for
+	people   *peoplePart   // run_people.go: approvals, inputs, signals
+	waits    statusPart    // run_status.go: what the run waits for, and so its status
 	children *childrenPart // run_children.go: the parent, child runs and their reports
 	events   *eventsPart   // run_events.go: deliveries to the worker's event sinks
 	permits  *permitsPart  // run_permits.go: paused workflow types and concurrency permits

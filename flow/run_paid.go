@@ -185,6 +185,7 @@ func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.Act
 		MaximumInterval: policy.MaximumInterval}
 	ao.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
 	capacityBudget := stepTimeout(p.call.opts)
+	base := ao // each attempt's timeouts are these, cut to the wall time left (clipAttempt)
 	var waited time.Duration
 	// Seeded as the worker seeds Temporal's own retries (worker_jitter.go): run and step.
 	seed := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + id
@@ -196,6 +197,11 @@ func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.Act
 		for {
 			n++
 			ao.ActivityID = paidActivityID(id, n)
+			if n > 1 {
+				if werr := c.clipAttempt(ctx, p, &ao, base); werr != nil {
+					return werr
+				}
+			}
 			*raw = nil
 			err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), p.call.activity, p.call.args...).Get(ctx, raw)
 			delay, limited := rateLimited(err)
@@ -267,6 +273,35 @@ func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.Act
 			p.call.reserved = true
 		}
 	}
+}
+
+// paidWallTimeChange is the workflow.GetVersion change that stops a cost-bearing step's
+// retries when the run's wall time is used up; runs that made an attempt past it before
+// keep doing so on replay. The version is asked only when an attempt would be refused, so
+// other runs record no marker.
+const paidWallTimeChange = "gateflow.paid-wall-time"
+
+// clipAttempt sets the timeouts of a cost-bearing step's next attempt (a retry, or the
+// same attempt again after a capacity wait) to the step's (base), cut to the run's wall
+// time left; when none is left it returns the wall-time *GuardError naming the step, and
+// the attempt is not made. Cleanup steps (OnError, Always) are not limited, as at dispatch.
+func (c *Context) clipAttempt(ctx workflow.Context, p *pending, ao *workflow.ActivityOptions, base workflow.ActivityOptions) error {
+	if p.call.onError {
+		return nil
+	}
+	now := runNow(ctx)
+	left, limited := c.run.wallTimeLeft(now)
+	startToClose, ok := attemptTimeout(base.StartToCloseTimeout, left, limited)
+	if !ok {
+		if workflow.GetVersion(ctx, paidWallTimeChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			return nil // recorded before the change: the attempt was made with the step's timeouts
+		}
+		p.notMade = true
+		return fmt.Errorf("attempt %d not made: %w", p.attempt, c.run.guards.checkWallTime(p.call.name, c.run.state.StartedAt, now))
+	}
+	scheduleToClose, _ := attemptTimeout(base.ScheduleToCloseTimeout, left, limited)
+	ao.StartToCloseTimeout, ao.ScheduleToCloseTimeout = startToClose, scheduleToClose
+	return nil
 }
 
 // waitForCapacity waits, durably, for a rate-limited provider: the step is

@@ -97,12 +97,12 @@ func (p *pausePart) apply(ctx workflow.Context, r protocol.RunPause) runs.Status
 		p.paused = &runs.PausedType{Workflow: rt.info.Name, By: r.By, Reason: strings.TrimSpace(r.Reason), Since: runNow(ctx)}
 		pause := *p.paused
 		rt.state.Paused = &pause
-		rt.people.waiting[runPauseWait] = true
+		rt.waits.open(runPauseWait)
 		c.Logger().Info("run paused", "by", r.By, "reason", r.Reason)
 		c.setStatus(runs.StatusPaused)
 	} else {
 		p.paused, rt.state.Paused = nil, nil
-		delete(rt.people.waiting, runPauseWait)
+		rt.waits.close(runPauseWait)
 		c.Logger().Info("run resumed", "by", r.By)
 		c.setStatus(p.underlying)
 	}
@@ -119,7 +119,7 @@ func (p *pausePart) statusFor(s runs.Status) runs.Status {
 	}
 	if s.Terminal() {
 		p.paused, p.rt.state.Paused = nil, nil
-		delete(p.rt.people.waiting, runPauseWait)
+		p.rt.waits.clear(runPauseWait)
 		return s
 	}
 	if s != runs.StatusPaused {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/protocol"
-	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/gateflow/gateflow/signals"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -29,7 +27,6 @@ type peoplePart struct {
 	gates    map[string]*approval.Gate
 	gateDirs map[string]approval.StaticDirectory
 	inbox    approval.Inbox
-	waiting  map[runs.Wait]bool
 	inputs   map[string]*inputWait
 	// gateAttempt is the run attempt each gate was opened in.
 	gateAttempt map[string]int
@@ -43,7 +40,7 @@ type peoplePart struct {
 
 func newPeoplePart(rt *runner, dir approval.Directory) *peoplePart {
 	return &peoplePart{rt: rt, dir: dir, gates: map[string]*approval.Gate{}, gateDirs: map[string]approval.StaticDirectory{},
-		waiting: map[runs.Wait]bool{}, inputs: map[string]*inputWait{}, gateAttempt: map[string]int{}, signals: signals.NewBuffer(0, 0)}
+		inputs: map[string]*inputWait{}, gateAttempt: map[string]int{}, signals: signals.NewBuffer(0, 0)}
 }
 
 // register installs the handlers for votes, answers and signals. They are in place
@@ -258,55 +255,6 @@ func (c *Context) mailbox(op, name, key string, since time.Time) error {
 	})
 	req := protocol.MailboxRequest{Name: name, Key: key, WorkflowID: c.RunID(), Since: since}
 	return workflow.ExecuteActivity(actx, op, req).Get(actx, nil)
-}
-
-// wait records that the run waits for w, with w's status.
-func (c *Context) wait(w runs.Wait) {
-	c.run.people.waiting[w] = true
-	c.setStatus(w.Status())
-	c.run.publish()
-}
-
-// unwait records that the run no longer waits for w; its status follows what it still
-// waits for.
-func (c *Context) unwait(w runs.Wait) {
-	delete(c.run.people.waiting, w)
-	c.setStatus(statusWhile(c.run.people.waits()))
-	c.run.publish()
-}
-
-// waits is what the run waits for, sorted by String.
-func (p *peoplePart) waits() []runs.Wait {
-	out := make([]runs.Wait, 0, len(p.waiting))
-	for w := range p.waiting {
-		out = append(out, w)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out
-}
-
-// waitingList is the FlowWaiting search attribute's value (and runs.State.Waiting).
-func (p *peoplePart) waitingList() []string {
-	waits := p.waits()
-	out := make([]string, len(waits))
-	for i, w := range waits {
-		out[i] = w.String()
-	}
-	sort.Strings(out)
-	return out
-}
-
-// waitingUpdate is the FlowWaiting update when it differs from the current value.
-func (p *peoplePart) waitingUpdate(sa temporal.SearchAttributes) (temporal.SearchAttributeUpdate, bool) {
-	want := p.waitingList()
-	cur, _ := sa.GetKeywordList(searchattr.WaitingKey)
-	if strings.Join(cur, "\x00") == strings.Join(want, "\x00") {
-		return nil, false
-	}
-	if len(want) == 0 {
-		return searchattr.WaitingKey.ValueUnset(), true
-	}
-	return searchattr.WaitingKey.ValueSet(want), true
 }
 
 // groupSnapshot is what a gate records of its groups: their members, and why some could

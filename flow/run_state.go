@@ -89,9 +89,11 @@ func cloneState(s *runs.State) runs.State {
 	return c
 }
 
-// statusWhile is the run's status while it waits for all of waits: approvals first, then
-// inputs, then polled gates, then signals, then provider capacity; running when it waits
-// for none of those.
+// statusWhile is the status a run recorded before waitStatusChange (run_status.go) took
+// when one of its waits ended, given what it still waited for: approvals first, then
+// inputs, then polled gates, then signals, then provider capacity; running when it waited
+// for none of those (budget, pause and sleep were left out). Newer runs take
+// openWaits.status (run_waits.go).
 func statusWhile(waits []runs.Wait) runs.Status {
 	next := runs.StatusRunning
 	for _, w := range waits {

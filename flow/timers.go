@@ -35,9 +35,11 @@ func (c *Context) Sleep(name string, d time.Duration) error {
 		c.run.publish()
 		return nil
 	}
+	c.run.waits.now.sleep(1)
 	c.setStatus(runs.StatusSleeping)
 	c.run.publish()
 	err := workflow.NewTimerWithOptions(c.wctx, d, workflow.TimerOptions{Summary: name}).Get(c.wctx, nil)
+	c.run.waits.now.sleep(-1)
 	end := runNow(c.wctx)
 	if err != nil {
 		endStep(st, i, end, runs.StepCancelled, 0, errorMessage(err), "", nil)
@@ -45,7 +47,7 @@ func (c *Context) Sleep(name string, d time.Duration) error {
 		return &StepError{Step: name, Kind: runs.KindSleep, Err: err}
 	}
 	endStep(st, i, end, runs.StepCompleted, 0, "", "slept "+d.String(), nil)
-	c.setStatus(runs.StatusRunning)
+	c.setStatus(runs.StatusRunning) // legacy; newer runs: what the other branches wait for
 	c.run.publish()
 	return nil
 }

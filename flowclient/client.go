@@ -35,7 +35,14 @@ type Options struct {
 	// for the run's answer; past it the decision is submitted but not yet validated
 	// (flow.ErrNotValidated). Default 30 seconds.
 	DecisionTimeout time.Duration
+	// PageSize is how many runs one request of a listing reads from the server (Approvals
+	// reads page after page to the end; List asks for at most this many at once). Default
+	// 1000, the most the server returns.
+	PageSize int
 }
+
+// maxPageSize is the most executions one visibility request returns.
+const maxPageSize = 1000
 
 // Client starts and inspects gateflow runs. It wraps a Temporal client.
 type Client struct {
@@ -58,6 +65,9 @@ func New(c client.Client, opts Options) *Client {
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = "default"
+	}
+	if opts.PageSize <= 0 || opts.PageSize > maxPageSize {
+		opts.PageSize = maxPageSize
 	}
 	if opts.DecisionTimeout <= 0 {
 		opts.DecisionTimeout = 30 * time.Second

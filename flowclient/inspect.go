@@ -259,7 +259,7 @@ func (c *Client) ListPage(ctx context.Context, opts ListOptions) ([]runs.Summary
 	token := opts.PageToken
 	for len(out) < limit {
 		resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			PageSize: int32(min(limit-len(out), 1000)), NextPageToken: token, Query: query,
+			PageSize: int32(min(limit-len(out), c.opts.PageSize)), NextPageToken: token, Query: query,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("list runs: %w", err)

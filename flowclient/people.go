@@ -185,38 +185,58 @@ func (c *Client) envelope(e signals.Envelope) (signals.Envelope, error) {
 	return e, nil
 }
 
-// Approvals lists every open approval gate across runs (runs whose FlowStatus is
-// awaiting_approval), with who may decide and the deadline.
+// approvalsQuery is the visibility query of the runs Approvals reads: running gateflow
+// runs that wait for something (FlowWaiting). The runs among them with an approval:GATE
+// wait are kept whatever their status: a branch's gate stays open while the handler
+// sleeps or waits for a signal, and a paused run keeps its gates open.
+var approvalsQuery = fmt.Sprintf("%s IS NOT NULL AND %s IS NOT NULL AND ExecutionStatus = 'Running'", searchattr.Status, searchattr.Waiting)
+
+// Approvals lists every open approval gate across runs (runs whose FlowWaiting has an
+// approval:GATE, whatever their status), with who may decide and the deadline. It reads
+// every page of the listing (Options.PageSize runs at a time).
 func (c *Client) Approvals(ctx context.Context) ([]runs.PendingGate, error) {
-	resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query:    fmt.Sprintf("%s = %s AND ExecutionStatus = 'Running'", searchattr.Status, quote(string(runs.StatusAwaitingApproval))),
-		PageSize: 1000,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list runs awaiting approval: %w", err)
-	}
 	var out []runs.PendingGate
-	for _, e := range resp.GetExecutions() {
-		id := e.GetExecution().GetWorkflowId()
-		st, err := c.queryState(ctx, id, "")
+	var token []byte
+	for {
+		resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: approvalsQuery, PageSize: int32(c.opts.PageSize), NextPageToken: token,
+		})
 		if err != nil {
-			// Its worker is down or does not answer: say so rather than leave the run out.
-			out = append(out, runs.PendingGate{Run: id, Workflow: e.GetType().GetName(), Unknown: err.Error()})
-			continue
+			return nil, fmt.Errorf("list runs awaiting approval: %w", err)
 		}
-		for _, g := range st.Gates {
-			if g.Closed() {
+		for _, e := range resp.GetExecutions() {
+			if !waitingMatches(e.GetSearchAttributes(), string(runs.ForApproval)+":") {
 				continue
 			}
-			out = append(out, runs.PendingGate{
-				Run: id, Workflow: st.Workflow, Gate: g.Name, Message: g.Request.Message,
-				Approvers: g.Request.Approvers, Pending: g.Pending(), Approvals: len(g.Approvals()),
-				Required: g.Request.Required, OpenedAt: g.OpenedAt, Deadline: g.Deadline,
-				OnTimeout: string(g.Request.OnTimeout), Voted: voted(g),
-			})
+			out = append(out, c.openGates(ctx, e.GetExecution().GetWorkflowId(), e.GetType().GetName())...)
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			return out, nil
 		}
 	}
-	return out, nil
+}
+
+// openGates is the open approval gates of the run id, read from its state; a run whose
+// state cannot be read (its worker is down or does not answer) is one entry saying so,
+// rather than being left out.
+func (c *Client) openGates(ctx context.Context, id, workflow string) []runs.PendingGate {
+	st, err := c.queryState(ctx, id, "")
+	if err != nil {
+		return []runs.PendingGate{{Run: id, Workflow: workflow, Unknown: err.Error()}}
+	}
+	var out []runs.PendingGate
+	for _, g := range st.Gates {
+		if g.Closed() {
+			continue
+		}
+		out = append(out, runs.PendingGate{
+			Run: id, Workflow: st.Workflow, Gate: g.Name, Message: g.Request.Message,
+			Approvers: g.Request.Approvers, Pending: g.Pending(), Approvals: len(g.Approvals()),
+			Required: g.Request.Required, OpenedAt: g.OpenedAt, Deadline: g.Deadline,
+			OnTimeout: string(g.Request.OnTimeout), Voted: voted(g),
+		})
+	}
+	return out
 }
 
 // voted lists who has voted on g and how, in order ("alice approve").
