@@ -48,13 +48,15 @@ var exitCodes = []struct {
 		"validate: a definition is invalid)"},
 	{ExitNotFound, "not found (the run does not exist; logs, reset: the run has no such step; artifacts get:\n" +
 		"no such step or artifact)"},
-	{ExitUnreachable, "the Temporal server cannot be reached"},
+	{ExitUnreachable, "the Temporal server cannot be reached, or did not take a decision in time (it holds\n" +
+		"no trace of it: nothing will happen, send it again)"},
 	{ExitRunFailed, "with start --wait or watch: the run ended but did not complete; logs: the step failed,\n" +
 		"timed out, was cancelled or refused"},
 	{ExitRefused, "refused: a vote, an answer, a signal or a budget raise the run refused, or a start\n" +
 		"refused by an exhausted monthly quota (the reason is printed)"},
-	{ExitPending, "submitted, not yet validated: the run did not answer the decision within\n" +
-		"--decision-timeout (its worker is down?); it is checked, and counted if valid, when a worker is back"},
+	{ExitPending, "submitted, not yet validated: the run's worker did not answer the decision within\n" +
+		"--decision-timeout; the Temporal server has queued it, and the run checks it, and counts it if it is\n" +
+		"valid, when a worker is back (a restart of the Temporal server before then drops it)"},
 }
 
 // exitCodesHelp is the exit code section of `flowctl --help`.
@@ -247,6 +249,7 @@ func classify(err error) int {
 	var quota *budget.QuotaError
 	var maxRuns *flowclient.MaxRunsError
 	var unavailable *serviceerror.Unavailable
+	var notDelivered *flowclient.NotDeliveredError
 	switch {
 	case errors.Is(err, flow.ErrNotValidated):
 		return ExitPending
@@ -256,7 +259,7 @@ func classify(err error) int {
 		return ExitNotFound
 	case errors.As(err, &refused), errors.As(err, &quota), errors.As(err, &maxRuns), errors.As(err, new(*serviceerror.PermissionDenied)):
 		return ExitRefused
-	case errors.As(err, &unavailable), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &unavailable), errors.As(err, &notDelivered), errors.Is(err, context.DeadlineExceeded):
 		return ExitUnreachable
 	case strings.HasPrefix(err.Error(), "unknown command"), strings.Contains(err.Error(), "accepts "),
 		strings.Contains(err.Error(), "requires at least"):

@@ -1,0 +1,120 @@
+package flowclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/mocks"
+	"go.temporal.io/sdk/temporal"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/flow"
+)
+
+// waitEnded are the errors the SDK gives when the wait for an Update ends without an
+// answer, depending on timing: the text differs, the type or gRPC code does not.
+func waitEnded() map[string]error {
+	rst := status.Error(codes.Canceled, "stream terminated by RST_STREAM with error code: CANCEL")
+	return map[string]error{
+		"RST_STREAM":             rst,
+		"sdk wrap of RST_STREAM": client.NewWorkflowUpdateServiceTimeoutOrCanceledError(rst),
+		"sdk wrap of deadline":   client.NewWorkflowUpdateServiceTimeoutOrCanceledError(context.DeadlineExceeded),
+		"server deadline":        serviceerror.NewDeadlineExceeded("context deadline exceeded"),
+		"server canceled":        serviceerror.NewCanceled("canceled"),
+		"grpc deadline":          status.Error(codes.DeadlineExceeded, "context deadline exceeded"),
+		"wrapped ctx deadline":   fmt.Errorf("poll: %w", context.DeadlineExceeded),
+	}
+}
+
+// TestAnUnansweredDecisionSaysWhatWillHappen: whatever error ends the wait for a vote
+// (by type or gRPC code, never by text), the client asks the server about the same
+// Update ID and says what is true: queued (exit 7, it counts when a worker is back), not
+// delivered (nothing will happen), or the answer that came meanwhile. It used to classify
+// by the deadline only, so a server's RST_STREAM CANCEL gave a raw error (exit 1) while
+// the vote counted later.
+func TestAnUnansweredDecisionSaysWhatWillHappen(t *testing.T) {
+	for name, sendErr := range waitEnded() {
+		for _, check := range []string{"held", "not found", "answered meanwhile"} {
+			t.Run(name+"/"+check, func(t *testing.T) {
+				tc := &mocks.Client{}
+				var ids []string
+				tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(
+					func(_ context.Context, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+						ids = append(ids, o.UpdateID)
+						return nil, sendErr
+					})
+				h := &mocks.WorkflowUpdateHandle{}
+				h.On("Get", mock.Anything, mock.Anything).Return(func(ctx context.Context, out any) error {
+					switch check {
+					case "held": // the SDK polls until its context ends
+						<-ctx.Done()
+						return client.NewWorkflowUpdateServiceTimeoutOrCanceledError(ctx.Err())
+					case "not found":
+						return serviceerror.NewNotFound("update not found")
+					}
+					*out.(*approval.VoteResult) = approval.VoteResult{Gate: "go", Status: approval.VoteOpen}
+					return nil
+				})
+				var asked client.GetWorkflowUpdateHandleOptions
+				tc.On("GetWorkflowUpdateHandle", mock.Anything).Return(func(o client.GetWorkflowUpdateHandleOptions) client.WorkflowUpdateHandle {
+					asked = o
+					return h
+				})
+				c := New(tc, Options{TaskQueue: "q", Identity: "alice", DecisionTimeout: 500 * time.Millisecond})
+				c.check = 300 * time.Millisecond
+				res, err := c.Vote(context.Background(), "run-1", approval.Vote{Gate: "go", Kind: approval.Approve})
+
+				require.NotEmpty(t, ids)
+				for _, id := range ids {
+					assert.Equal(t, ids[0], id, "sent again with the same Update ID")
+				}
+				assert.Equal(t, client.GetWorkflowUpdateHandleOptions{WorkflowID: "run-1", UpdateID: ids[0]}, asked)
+				switch check {
+				case "held":
+					var p *PendingError
+					require.ErrorAs(t, err, &p)
+					assert.True(t, p.Queued)
+					assert.ErrorIs(t, err, flow.ErrNotValidated)
+					assert.Contains(t, err.Error(), "vote on go on run run-1: submitted, not yet validated: the worker is not answering (no answer within 500ms); the Temporal server has queued it")
+					assert.NotContains(t, err.Error(), "RST_STREAM")
+				case "not found":
+					var nd *NotDeliveredError
+					require.ErrorAs(t, err, &nd)
+					assert.NotErrorIs(t, err, flow.ErrNotValidated)
+					assert.Contains(t, err.Error(), "not delivered")
+				default:
+					require.NoError(t, err)
+					assert.Equal(t, approval.VoteOpen, res.Status)
+				}
+			})
+		}
+	}
+}
+
+// TestARefusedDecisionIsNotSentAgain: a refusal is final: one Update, a *RefusedError.
+func TestARefusedDecisionIsNotSentAgain(t *testing.T) {
+	tc := &mocks.Client{}
+	sent := 0
+	tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(
+		func(context.Context, client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+			sent++
+			return nil, temporal.NewApplicationError("alice may not decide", "")
+		})
+	c := New(tc, Options{TaskQueue: "q", Identity: "alice", DecisionTimeout: time.Second})
+	_, err := c.Vote(context.Background(), "run-1", approval.Vote{Gate: "go", Kind: approval.Approve})
+	var r *RefusedError
+	require.ErrorAs(t, err, &r)
+	assert.Equal(t, "alice may not decide", r.Reason)
+	assert.Equal(t, 1, sent)
+	assert.False(t, errors.Is(err, flow.ErrNotValidated))
+}
