@@ -104,6 +104,9 @@ func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (si
 		e, _, err := c.SignalKey(ctx, e)
 		return e, err
 	}
+	if err := protocol.CheckRunID(run); err != nil {
+		return e, &InputError{Workflow: "signal " + e.Name, Err: err}
+	}
 	e, err := c.envelope(e)
 	if err != nil {
 		return e, err

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/protocol"
 )
 
 // pendingCheck bounds how long a decision the run did not answer in time takes to ask the
@@ -77,6 +78,9 @@ func (e *NotDeliveredError) Error() string {
 // the server holds it (or cannot be asked), a *NotDeliveredError when it does not. Which
 // it is comes from the error's type and from asking the server, never from the text.
 func (c *Client) update(ctx context.Context, run, what, name string, arg, out any) error {
+	if err := protocol.CheckRunID(run); err != nil {
+		return &InputError{Workflow: what, Err: err}
+	}
 	id, err := updateID()
 	if err != nil {
 		return fmt.Errorf("%s on run %s: %w", what, run, err)

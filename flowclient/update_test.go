@@ -19,6 +19,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/signals"
 )
 
 // waitEnded are the errors the SDK gives when the wait for an Update ends without an
@@ -117,4 +118,26 @@ func TestARefusedDecisionIsNotSentAgain(t *testing.T) {
 	assert.Equal(t, "alice may not decide", r.Reason)
 	assert.Equal(t, 1, sent)
 	assert.False(t, errors.Is(err, flow.ErrNotValidated))
+}
+
+// TestBadRunIDsAreNotSent: a decision or signal for a run ID Temporal's gRPC header
+// cannot carry (empty, blank, emoji, control characters) is an *InputError naming it, and
+// nothing is sent (the mock client has no expectations: a call would fail the test).
+func TestBadRunIDsAreNotSent(t *testing.T) {
+	c := New(&mocks.Client{}, Options{TaskQueue: "q", Identity: "alice"})
+	for _, run := range []string{"", "  ", "run-🚀", "run\x00", "a\nb"} {
+		_, err := c.Vote(context.Background(), run, approval.Vote{Gate: "go", Kind: approval.Approve})
+		var ie *InputError
+		assert.ErrorAs(t, err, &ie, "vote %q", run)
+		assert.Contains(t, err.Error(), "run ID", "vote %q", run)
+		_, err = c.Answer(context.Background(), AnswerRequest{Run: run, Name: "notes", Data: []byte(`{}`)})
+		assert.ErrorAs(t, err, &ie, "answer %q", run)
+		err = c.PauseRun(context.Background(), PauseRequest{Run: run})
+		assert.ErrorAs(t, err, &ie, "pause %q", run)
+		if run != "" { // an empty run means a keyed signal
+			_, err = c.Signal(context.Background(), run, signals.Envelope{Name: "deploy-done"})
+			assert.ErrorAs(t, err, &ie, "signal %q", run)
+			assert.Contains(t, err.Error(), "run ID", "signal %q", run)
+		}
+	}
 }

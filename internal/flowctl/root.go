@@ -21,6 +21,7 @@ import (
 	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/logging"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/telemetry"
 )
 
@@ -47,7 +48,7 @@ var exitCodes = []struct {
 	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input;\n" +
 		"validate: a definition is invalid)"},
 	{ExitNotFound, "not found (the run does not exist; logs, reset: the run has no such step; artifacts get:\n" +
-		"no such step or artifact)"},
+		"no such step or artifact; the namespace does not exist; no worker serves the task queue)"},
 	{ExitUnreachable, "the Temporal server cannot be reached, or did not take a decision in time (it holds\n" +
 		"no trace of it: nothing will happen, send it again)"},
 	{ExitRunFailed, "with start --wait or watch: the run ended but did not complete; logs: the step failed,\n" +
@@ -120,6 +121,7 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
+	err = a.explain(err)
 	code := classify(err)
 	fmt.Fprintf(stderr, "flowctl: %s\n", display.OneLine(err.Error()+deniedReason(err)))
 	return code
@@ -142,9 +144,10 @@ func (a *app) rootCommand() *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			switch a.output {
 			case "table", "json":
-				return nil
+			default:
+				return usageErr("--output %q: want table or json", a.output)
 			}
-			return usageErr("--output %q: want table or json", a.output)
+			return checkRunArgs(cmd, args)
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
@@ -189,6 +192,12 @@ func (a *app) client(ctx context.Context) (*flowclient.Client, error) {
 			return nil, err
 		}
 		a.address, a.namespace = o.HostPort, o.Namespace // what the commands report
+		if err := protocol.CheckName("namespace", o.Namespace); err != nil {
+			return nil, usageErr("%v", err)
+		}
+		if err := protocol.CheckName("task queue", a.taskQueue); err != nil {
+			return nil, usageErr("--task-queue: %v", err)
+		}
 		dctx, cancel := context.WithTimeout(ctx, a.timeout)
 		defer cancel()
 		tc, err := client.DialContext(dctx, o)
@@ -253,6 +262,10 @@ func classify(err error) int {
 	switch {
 	case errors.Is(err, flow.ErrNotValidated):
 		return ExitPending
+	case errors.As(err, new(*protocol.NameError)):
+		return ExitUsage
+	case errors.As(err, new(*serviceerror.NamespaceNotFound)), errors.Is(err, flow.ErrNoCatalog):
+		return ExitNotFound
 	case errors.As(err, &unknown), errors.As(err, &input), errors.As(err, &exists):
 		return ExitUsage
 	case errors.As(err, &notFound):
