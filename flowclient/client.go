@@ -41,9 +41,6 @@ type Options struct {
 type Client struct {
 	tc   client.Client
 	opts Options
-	// check bounds how long an unanswered decision takes to ask the server whether it
-	// holds it (pendingCheck; tests shorten it).
-	check time.Duration
 }
 
 // New wraps a Temporal client in a Client.
@@ -65,7 +62,7 @@ func New(c client.Client, opts Options) *Client {
 	if opts.DecisionTimeout <= 0 {
 		opts.DecisionTimeout = 30 * time.Second
 	}
-	return &Client{tc: c, opts: opts, check: pendingCheck}
+	return &Client{tc: c, opts: opts}
 }
 
 // Temporal returns the wrapped Temporal client.

@@ -8,7 +8,11 @@ import (
 	"fmt"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	updatepb "go.temporal.io/api/update/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc/codes"
 
@@ -17,7 +21,7 @@ import (
 )
 
 // pendingCheck bounds how long a decision the run did not answer in time takes to ask the
-// server whether it holds it.
+// server whether it holds it (the server answers at once).
 const pendingCheck = 3 * time.Second
 
 // retryPause is the pause before an Update is sent again, with the same ID, when the
@@ -111,26 +115,38 @@ func (c *Client) update(ctx context.Context, run, what, name string, arg, out an
 	}
 }
 
-// pending says what became of the Update id the run did not answer in time: asked with
-// the same ID, the server answers at once NotFound when it does not hold it, the outcome
-// when the run has answered meanwhile, and keeps waiting when it holds it unanswered.
+// pending says what became of the Update id the run did not answer in time. The server is
+// asked for the stage the Update has reached, without waiting: it answers at once
+// admitted (it holds the Update, no worker has taken it), accepted or completed (the run
+// has answered meanwhile: its outcome is read), or NotFound (it holds no Update of that
+// ID). Only when the server cannot be asked is the answer "may be queued".
 func (c *Client) pending(ctx context.Context, run, what, id string, out any) error {
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.check)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pendingCheck)
 	defer cancel()
-	h := c.tc.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{WorkflowID: run, UpdateID: id})
-	err := h.Get(pctx, out)
+	resp, err := c.tc.WorkflowService().PollWorkflowExecutionUpdate(pctx, &workflowservice.PollWorkflowExecutionUpdateRequest{
+		Namespace:  c.opts.Namespace,
+		UpdateRef:  &updatepb.UpdateRef{WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: run}, UpdateId: id},
+		Identity:   c.opts.Identity,
+		WaitPolicy: &updatepb.WaitPolicy{LifecycleStage: enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED},
+	})
 	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return &NotDeliveredError{Run: run, What: what, Timeout: c.opts.DecisionTimeout}
+	case err != nil && (unanswered(err) || errors.As(err, new(*serviceerror.Unavailable))):
+		return &PendingError{Run: run, What: what, Timeout: c.opts.DecisionTimeout}
+	case err != nil:
+		return c.refusal(pctx, run, what, err)
+	case resp.GetStage() == enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED:
+		return &PendingError{Run: run, What: what, Timeout: c.opts.DecisionTimeout, Queued: true}
+	}
+	// Accepted or completed: the run has answered; read the outcome as the SDK decodes it.
+	err = c.tc.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{WorkflowID: run, UpdateID: id}).Get(pctx, out)
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &nf):
-		return &NotDeliveredError{Run: run, What: what, Timeout: c.opts.DecisionTimeout}
 	case unanswered(err):
-		return &PendingError{Run: run, What: what, Timeout: c.opts.DecisionTimeout, Queued: pctx.Err() != nil}
-	}
-	var unavailable *serviceerror.Unavailable
-	if errors.As(err, &unavailable) {
-		return &PendingError{Run: run, What: what, Timeout: c.opts.DecisionTimeout}
+		return &PendingError{Run: run, What: what, Timeout: c.opts.DecisionTimeout, Queued: true}
 	}
 	return c.refusal(pctx, run, what, err)
 }

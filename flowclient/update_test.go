@@ -10,10 +10,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/mocks"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -37,15 +40,26 @@ func waitEnded() map[string]error {
 	}
 }
 
+// pollOnly is a WorkflowService whose PollWorkflowExecutionUpdate answers with poll.
+type pollOnly struct {
+	workflowservice.WorkflowServiceClient
+	poll func(*workflowservice.PollWorkflowExecutionUpdateRequest) (*workflowservice.PollWorkflowExecutionUpdateResponse, error)
+}
+
+func (p pollOnly) PollWorkflowExecutionUpdate(_ context.Context, r *workflowservice.PollWorkflowExecutionUpdateRequest, _ ...grpc.CallOption) (*workflowservice.PollWorkflowExecutionUpdateResponse, error) {
+	return p.poll(r)
+}
+
 // TestAnUnansweredDecisionSaysWhatWillHappen: whatever error ends the wait for a vote
-// (by type or gRPC code, never by text), the client asks the server about the same
-// Update ID and says what is true: queued (exit 7, it counts when a worker is back), not
-// delivered (nothing will happen), or the answer that came meanwhile. It used to classify
+// (by type or gRPC code, never by text), the client asks the server, without waiting,
+// which stage the same Update ID has reached and says what is true: queued (exit 7, it
+// counts when a worker is back), not delivered (nothing will happen), the answer that
+// came meanwhile, or "may be queued" when the server cannot be asked. It used to classify
 // by the deadline only, so a server's RST_STREAM CANCEL gave a raw error (exit 1) while
 // the vote counted later.
 func TestAnUnansweredDecisionSaysWhatWillHappen(t *testing.T) {
 	for name, sendErr := range waitEnded() {
-		for _, check := range []string{"held", "not found", "answered meanwhile"} {
+		for _, check := range []string{"held", "not found", "answered meanwhile", "server not answering"} {
 			t.Run(name+"/"+check, func(t *testing.T) {
 				tc := &mocks.Client{}
 				var ids []string
@@ -54,39 +68,52 @@ func TestAnUnansweredDecisionSaysWhatWillHappen(t *testing.T) {
 						ids = append(ids, o.UpdateID)
 						return nil, sendErr
 					})
+				var asked *workflowservice.PollWorkflowExecutionUpdateRequest
+				tc.On("WorkflowService").Return(pollOnly{poll: func(r *workflowservice.PollWorkflowExecutionUpdateRequest) (*workflowservice.PollWorkflowExecutionUpdateResponse, error) {
+					asked = r
+					switch check {
+					case "held":
+						return &workflowservice.PollWorkflowExecutionUpdateResponse{Stage: enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED}, nil
+					case "not found":
+						return nil, serviceerror.NewNotFound("update not found")
+					case "server not answering":
+						return nil, serviceerror.NewUnavailable("busy")
+					}
+					return &workflowservice.PollWorkflowExecutionUpdateResponse{Stage: enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED}, nil
+				}})
 				h := &mocks.WorkflowUpdateHandle{}
 				h.On("Get", mock.Anything, mock.Anything).Return(func(ctx context.Context, out any) error {
-					switch check {
-					case "held": // the SDK polls until its context ends
-						<-ctx.Done()
-						return client.NewWorkflowUpdateServiceTimeoutOrCanceledError(ctx.Err())
-					case "not found":
-						return serviceerror.NewNotFound("update not found")
-					}
 					*out.(*approval.VoteResult) = approval.VoteResult{Gate: "go", Status: approval.VoteOpen}
 					return nil
 				})
-				var asked client.GetWorkflowUpdateHandleOptions
+				var got client.GetWorkflowUpdateHandleOptions
 				tc.On("GetWorkflowUpdateHandle", mock.Anything).Return(func(o client.GetWorkflowUpdateHandleOptions) client.WorkflowUpdateHandle {
-					asked = o
+					got = o
 					return h
 				})
-				c := New(tc, Options{TaskQueue: "q", Identity: "alice", DecisionTimeout: 500 * time.Millisecond})
-				c.check = 300 * time.Millisecond
+				c := New(tc, Options{TaskQueue: "q", Identity: "alice", Namespace: "ns", DecisionTimeout: 500 * time.Millisecond})
 				res, err := c.Vote(context.Background(), "run-1", approval.Vote{Gate: "go", Kind: approval.Approve})
 
 				require.NotEmpty(t, ids)
 				for _, id := range ids {
 					assert.Equal(t, ids[0], id, "sent again with the same Update ID")
 				}
-				assert.Equal(t, client.GetWorkflowUpdateHandleOptions{WorkflowID: "run-1", UpdateID: ids[0]}, asked)
+				require.NotNil(t, asked)
+				assert.Equal(t, "ns", asked.GetNamespace())
+				assert.Equal(t, "run-1", asked.GetUpdateRef().GetWorkflowExecution().GetWorkflowId())
+				assert.Equal(t, ids[0], asked.GetUpdateRef().GetUpdateId())
+				assert.Equal(t, enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED, asked.GetWaitPolicy().GetLifecycleStage(), "asked without waiting")
+				var p *PendingError
 				switch check {
-				case "held":
-					var p *PendingError
+				case "held", "server not answering":
 					require.ErrorAs(t, err, &p)
-					assert.True(t, p.Queued)
+					assert.Equal(t, check == "held", p.Queued)
 					assert.ErrorIs(t, err, flow.ErrNotValidated)
-					assert.Contains(t, err.Error(), "vote on go on run run-1: submitted, not yet validated: the worker is not answering (no answer within 500ms); the Temporal server has queued it")
+					queued := "the Temporal server has queued it"
+					if check != "held" {
+						queued = "the Temporal server could not tell whether it holds it, so it may be queued"
+					}
+					assert.Contains(t, err.Error(), "vote on go on run run-1: submitted, not yet validated: the worker is not answering (no answer within 500ms); "+queued)
 					assert.NotContains(t, err.Error(), "RST_STREAM")
 				case "not found":
 					var nd *NotDeliveredError
@@ -96,6 +123,7 @@ func TestAnUnansweredDecisionSaysWhatWillHappen(t *testing.T) {
 				default:
 					require.NoError(t, err)
 					assert.Equal(t, approval.VoteOpen, res.Status)
+					assert.Equal(t, client.GetWorkflowUpdateHandleOptions{WorkflowID: "run-1", UpdateID: ids[0]}, got)
 				}
 			})
 		}

@@ -298,7 +298,7 @@ func describe(k jsonschema.ErrorKind) []string {
 		return []string{"want a multiple of " + number(k.Want) + ", got " + number(k.Got)}
 	case *kind.Pattern:
 		if k.Want == NonBlankPattern {
-			return []string{"want a non-blank string (not empty, not only spaces), got " + strconv.Quote(clip(k.Got))}
+			return []string{"want a non-blank string (not empty, not only spaces), got " + blank(k.Got)}
 		}
 		return []string{"want a string matching " + strconv.Quote(k.Want) + ", got " + strconv.Quote(clip(k.Got))}
 	case *kind.Format:

@@ -27,10 +27,15 @@ func TestFlowctlUnknownNamespaceQueueAndBadRunIDs(t *testing.T) {
 		assert.Equal(t, nsLine, r.stderr, "%v", args)
 	}
 
-	for _, args := range [][]string{{"workflows"}, {"start", "hello", "--id", "no-queue-run"}} {
-		r := flowctlRunOn(t, "no-such-queue", args...)
-		assert.Equal(t, flowctl.ExitNotFound, r.code, "%v: %s", args, r.stderr)
-		assert.Equal(t, "flowctl: task queue no-such-queue: no worker has published a catalog on this task queue (is flow-worker running with the same --task-queue?)\n", r.stderr, "%v", args)
+	for _, c := range []struct {
+		args   []string
+		prefix string
+	}{
+		{[]string{"workflows"}, ""}, {[]string{"start", "hello", "--id", "no-queue-run"}, "start hello: "},
+	} {
+		r := flowctlRunOn(t, "no-such-queue", c.args...)
+		assert.Equal(t, flowctl.ExitNotFound, r.code, "%v: %s", c.args, r.stderr)
+		assert.Equal(t, "flowctl: "+c.prefix+"task queue no-such-queue: no worker has published a catalog on this task queue (is flow-worker running with the same --task-queue?)\n", r.stderr, "%v", c.args)
 	}
 
 	for _, c := range []struct {

@@ -92,7 +92,7 @@ func TestForStartRefusesEmptyRequiredMembers(t *testing.T) {
 		{`{"version":"1","note":null,"target":{"host":"h"},"count":0,"tags":[]}`, ""},
 		{`null`, "at (root): want object, got null"},
 		{`{"version":"",` + ok + `}`, `at /version: want a non-blank string (not empty, not only spaces), got ""`},
-		{`{"version":"   ",` + ok + `}`, `at /version: want a non-blank string (not empty, not only spaces), got "   "`},
+		{`{"version":"   ",` + ok + `}`, `at /version: want a non-blank string (not empty, not only spaces), got 3 white-space characters`},
 		{`{"version":"\u00a0\t",` + ok + `}`, `at /version: want a non-blank string`},
 		{`{"version":null,` + ok + `}`, `at /version: want string, got null`},
 		{`{"version":"1","note":"","target":null,"count":0,"tags":null}`, `at /target: want object, got null`},
