@@ -35,8 +35,8 @@ const retryPause = 200 * time.Millisecond
 // Queued says the Temporal server holds it (it was admitted, not yet accepted by the run):
 // the server hands it to the run when a worker polls again, and the run then checks it and
 // applies it if it is valid. The server keeps admitted Updates in memory only: if it
-// restarts (or moves the run to another shard) first, the decision is dropped without
-// effect. When Queued is false the server could not be asked: the decision may be queued
+// restarts, or unloads the run (from its cache, or to move it to another shard) first,
+// the decision is dropped without effect. When Queued is false the server could not be asked: the decision may be queued
 // or not.
 type PendingError struct {
 	Run     string
@@ -51,9 +51,10 @@ func (e *PendingError) Error() string {
 	if !e.Queued {
 		held = "the Temporal server could not tell whether it holds it, so it may be queued"
 	}
-	return fmt.Sprintf("%s on run %s: %v: the worker is not answering (no answer within %s); %s: "+
-		"when a worker of the run comes back, the run checks it and counts it if it is valid; "+
-		"a restart of the Temporal server before then drops it (`flowctl show %s` tells whether it counted)",
+	return fmt.Sprintf("%s on run %s: %v: the worker is not answering (no answer within %s); %s "+
+		"and the run will check it, and count it if it is valid, when a worker comes back "+
+		"(unless the server drops it first: it keeps it in memory only, until a restart or until it unloads the run; "+
+		"`flowctl show %s` tells whether it counted)",
 		e.What, e.Run, flow.ErrNotValidated, e.Timeout, held, e.Run)
 }
 

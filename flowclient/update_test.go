@@ -113,7 +113,8 @@ func TestAnUnansweredDecisionSaysWhatWillHappen(t *testing.T) {
 					if check != "held" {
 						queued = "the Temporal server could not tell whether it holds it, so it may be queued"
 					}
-					assert.Contains(t, err.Error(), "vote on go on run run-1: submitted, not yet validated: the worker is not answering (no answer within 500ms); "+queued)
+					assert.Contains(t, err.Error(), "vote on go on run run-1: submitted, not yet validated: the worker is not answering (no answer within 500ms); "+queued+
+						" and the run will check it, and count it if it is valid, when a worker comes back")
 					assert.NotContains(t, err.Error(), "RST_STREAM")
 				case "not found":
 					var nd *NotDeliveredError

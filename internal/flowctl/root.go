@@ -56,8 +56,8 @@ var exitCodes = []struct {
 	{ExitRefused, "refused: a vote, an answer, a signal or a budget raise the run refused, or a start\n" +
 		"refused by an exhausted monthly quota (the reason is printed)"},
 	{ExitPending, "submitted, not yet validated: the run's worker did not answer the decision within\n" +
-		"--decision-timeout; the Temporal server has queued it, and the run checks it, and counts it if it is\n" +
-		"valid, when a worker is back (a restart of the Temporal server before then drops it)"},
+		"--decision-timeout; the Temporal server has queued it and the run checks it, and counts it if it is\n" +
+		"valid, when a worker is back (the server keeps it in memory only: a restart before then drops it)"},
 }
 
 // exitCodesHelp is the exit code section of `flowctl --help`.

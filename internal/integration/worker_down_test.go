@@ -56,8 +56,9 @@ func TestDecisionsWhileTheWorkerIsDown(t *testing.T) {
 	r = flowctlRunOn(t, queue, "--decision-timeout", "2s", "approve", run, "go", "--as", "alice")
 	assert.Equal(t, flowctl.ExitPending, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
 	assert.Equal(t, "flowctl: vote on go on run "+run+": submitted, not yet validated: the worker is not answering (no answer within 2s); "+
-		"the Temporal server has queued it: when a worker of the run comes back, the run checks it and counts it if it is valid; "+
-		"a restart of the Temporal server before then drops it (`flowctl show "+run+"` tells whether it counted)\n", r.stderr,
+		"the Temporal server has queued it and the run will check it, and count it if it is valid, when a worker comes back "+
+		"(unless the server drops it first: it keeps it in memory only, until a restart or until it unloads the run; "+
+		"`flowctl show "+run+"` tells whether it counted)\n", r.stderr,
 		"one line saying what will happen, whatever error the SDK gave when the wait ended")
 	assert.Zero(t, countHistoryEvents(t, ctx, run, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED), "not counted yet")
 
