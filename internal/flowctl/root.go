@@ -45,8 +45,8 @@ var exitCodes = []struct {
 }{
 	{ExitOK, "success"},
 	{ExitError, "an error not listed below"},
-	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input;\n" +
-		"validate: a definition is invalid)"},
+	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input; a run\n" +
+		"ID, namespace or task queue that is empty, blank or not printable ASCII; validate: a definition is invalid)"},
 	{ExitNotFound, "not found (the run does not exist; logs, reset: the run has no such step; artifacts get:\n" +
 		"no such step or artifact; the namespace does not exist; no worker serves the task queue)"},
 	{ExitUnreachable, "the Temporal server cannot be reached, or did not take a decision in time (it holds\n" +
@@ -56,8 +56,8 @@ var exitCodes = []struct {
 	{ExitRefused, "refused: a vote, an answer, a signal or a budget raise the run refused, or a start\n" +
 		"refused by an exhausted monthly quota (the reason is printed)"},
 	{ExitPending, "submitted, not yet validated: the run's worker did not answer the decision within\n" +
-		"--decision-timeout; the Temporal server has queued it and the run checks it, and counts it if it is\n" +
-		"valid, when a worker is back (the server keeps it in memory only: a restart before then drops it)"},
+		"--decision-timeout; the Temporal server has queued it, and the run checks it (and counts it if\n" +
+		"valid) when a worker is back; the server keeps it in memory only: a restart before then drops it"},
 }
 
 // exitCodesHelp is the exit code section of `flowctl --help`.
