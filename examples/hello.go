@@ -10,7 +10,7 @@ import (
 // HelloInput is the input of the hello flow.
 type HelloInput struct {
 	// Name is who to greet; default "world".
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 }
 
 // HelloOutput is what the hello flow returns.

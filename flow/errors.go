@@ -90,8 +90,9 @@ var (
 	ErrGuard = errors.New("guard limit reached")
 	// ErrNotValidated is matched by a decision (vote, answer, budget raise, pause) the
 	// client sent but whose run did not answer in time, typically because its worker is
-	// down: Temporal keeps it, and the run checks it (and counts it if it is valid) when a
-	// worker is back. It is neither accepted nor refused yet.
+	// down: the Temporal server keeps it (in memory: a restart of the server drops it), and
+	// the run checks it (and counts it if it is valid) when a worker is back. It is neither
+	// accepted nor refused yet.
 	ErrNotValidated = errors.New("submitted, not yet validated")
 	// ErrNoCatalog is returned when no worker has published a catalog on the task queue.
 	ErrNoCatalog = errors.New("no worker has published a catalog on this task queue (is flow-worker running with the same --task-queue?)")

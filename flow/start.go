@@ -226,23 +226,16 @@ func withFlowDefaults(info WorkflowInfo, opts StartOptions) (StartOptions, error
 }
 
 // maxRunIDLen bounds a run ID, as Temporal's default limit on workflow IDs does.
-const maxRunIDLen = 1000
+const maxRunIDLen = protocol.MaxRunIDLen
 
-// validateRunID checks a run ID a caller chose ("" lets gateflow choose): the Temporal
-// client sends it in a request header, so it must be printable ASCII.
+// validateRunID checks a run ID a caller chose ("" lets gateflow choose) with
+// protocol.CheckRunID: the Temporal client sends it in a request header, so it must be
+// printable ASCII.
 func validateRunID(id string) error {
-	if len(id) > maxRunIDLen {
-		return fmt.Errorf("run ID is %d bytes; at most %d", len(id), maxRunIDLen)
+	if id == "" {
+		return nil
 	}
-	for _, r := range id {
-		if r < 0x20 || r > 0x7e {
-			return fmt.Errorf("run ID %q: use printable ASCII characters only (letters, digits, punctuation, spaces)", id)
-		}
-	}
-	if id != "" && strings.TrimSpace(id) == "" {
-		return fmt.Errorf("run ID %q is blank", id)
-	}
-	return nil
+	return protocol.CheckRunID(id)
 }
 
 // reusePolicy keeps one run per idempotency key, even after it ended.

@@ -31,9 +31,10 @@ type Options struct {
 	// Namespace is the Temporal namespace of the client, which signed decisions name.
 	// Default "default".
 	Namespace string
-	// DecisionTimeout bounds how long a decision (Vote, Answer, RaiseBudget, PauseRun) waits
-	// for the run's answer; past it the decision is submitted but not yet validated
-	// (flow.ErrNotValidated). Default 30 seconds.
+	// DecisionTimeout bounds how long a decision (Vote, Answer, RaiseBudget, PauseRun,
+	// Cancel) waits for the run's answer; past it the decision is submitted but not yet
+	// validated (a *PendingError, matching flow.ErrNotValidated), or, when the server holds
+	// no trace of it, a *NotDeliveredError. Default 30 seconds.
 	DecisionTimeout time.Duration
 	// PageSize is how many runs one request of a listing reads from the server (Approvals
 	// reads page after page to the end; List asks for at most this many at once). Default

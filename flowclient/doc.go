@@ -55,8 +55,10 @@ approval gates; History returns a run's Temporal history. A missing run is a
 Votes and answers are Temporal Updates: the run's Validator refuses what may not count (a
 voter not allowed, an answer that does not fit the schema) with the reason, as a
 *RefusedError, and a refused decision leaves no trace in the run's history. A decision the
-run has not answered within Options.DecisionTimeout is submitted but not yet validated
-(flow.ErrNotValidated). Signals are delivered once per envelope ID; SignalKey sends a keyed
+run has not answered within Options.DecisionTimeout (its worker is down) is asked about on
+the server: a *PendingError (matching flow.ErrNotValidated) when the server holds it (it is
+checked, and counts if valid, when a worker is back, unless the server restarts first), a
+*NotDeliveredError when the server has no trace of it (nothing will happen). Signals are delivered once per envelope ID; SignalKey sends a keyed
 signal to the runs waiting on its key on every task queue and says which queues it went to.
 
 # Budget, pauses, cancellation

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gateflow/gateflow/flow"
-
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/approval"
@@ -21,7 +19,6 @@ import (
 	"github.com/gateflow/gateflow/signals"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -99,31 +96,6 @@ func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnsw
 	return ans, err
 }
 
-// update sends the Update name with arg to run, waits for its result and decodes it into
-// out; a refusal is a *RefusedError about what.
-//
-// The run's answer is awaited for at most Options.DecisionTimeout (when ctx has no
-// earlier deadline); a run that does not answer by then (its worker is down) gives an error
-// matching flow.ErrNotValidated.
-func (c *Client) update(ctx context.Context, run, what, name string, arg, out any) error {
-	uctx, cancel := context.WithTimeout(ctx, c.opts.DecisionTimeout)
-	defer cancel()
-	h, err := c.tc.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
-		WorkflowID: run, UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = h.Get(uctx, out)
-	}
-	if err != nil {
-		if uctx.Err() != nil && ctx.Err() == nil {
-			return fmt.Errorf("%s on run %s: %w: the run did not answer within %s (is its worker running?); it checks the decision, and counts it if it is valid, when its worker is back",
-				what, run, flow.ErrNotValidated, c.opts.DecisionTimeout)
-		}
-		return c.refusal(ctx, run, what, err)
-	}
-	return nil
-}
-
 // Signal sends e to run, or, with no run and a key, to the mailboxes of (e.Name, e.Key)
 // as SignalKey does. An empty ID gets a random one (so a retried command should pass its
 // own ID to be delivered once); an empty sender is the client's identity.
@@ -131,6 +103,9 @@ func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (si
 	if run == "" {
 		e, _, err := c.SignalKey(ctx, e)
 		return e, err
+	}
+	if err := protocol.CheckRunID(run); err != nil {
+		return e, &InputError{Workflow: "signal " + e.Name, Err: err}
 	}
 	e, err := c.envelope(e)
 	if err != nil {

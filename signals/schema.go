@@ -297,6 +297,9 @@ func describe(k jsonschema.ErrorKind) []string {
 	case *kind.MultipleOf:
 		return []string{"want a multiple of " + number(k.Want) + ", got " + number(k.Got)}
 	case *kind.Pattern:
+		if k.Want == NonBlankPattern {
+			return []string{"want a non-blank string (not empty, not only spaces), got " + blank(k.Got)}
+		}
 		return []string{"want a string matching " + strconv.Quote(k.Want) + ", got " + strconv.Quote(clip(k.Got))}
 	case *kind.Format:
 		return []string{"want format " + strconv.Quote(k.Want) + ", got " + value(k.Got)}

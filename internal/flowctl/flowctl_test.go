@@ -23,6 +23,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/typeschema"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -43,10 +44,15 @@ func TestClassify(t *testing.T) {
 		{"server unavailable", fmt.Errorf("list runs: %w", serviceerror.NewUnavailable("connection refused")), ExitUnreachable},
 		{"deadline", fmt.Errorf("read catalog: %w", context.DeadlineExceeded), ExitUnreachable},
 		{"not validated", fmt.Errorf("vote on ship on run r: %w: the run did not answer", flow.ErrNotValidated), ExitPending},
+		{"queued decision", &flowclient.PendingError{Run: "r", What: "vote on ship", Timeout: time.Second, Queued: true}, ExitPending},
+		{"maybe queued decision", &flowclient.PendingError{Run: "r", What: "vote on ship", Timeout: time.Second}, ExitPending},
+		{"decision not delivered", &flowclient.NotDeliveredError{Run: "r", What: "vote on ship", Timeout: time.Second}, ExitUnreachable},
 		{"cobra unknown command", errors.New(`unknown command "nope" for "flowctl"`), ExitUsage},
 		{"cobra arg count", errors.New("accepts 1 arg(s), received 2"), ExitUsage},
 		{"cobra minimum args", errors.New("requires at least 1 arg(s), only received 0"), ExitUsage},
-		{"no catalog", fmt.Errorf("task queue q: %w", flow.ErrNoCatalog), ExitError},
+		{"no catalog", fmt.Errorf("task queue q: %w", flow.ErrNoCatalog), ExitNotFound},
+		{"unknown namespace", fmt.Errorf("list: %w", serviceerror.NewNamespaceNotFound("nope")), ExitNotFound},
+		{"bad run ID", fmt.Errorf("vote: %w", &protocol.NameError{What: "run ID"}), ExitUsage},
 		{"anything else", errors.New("boom"), ExitError},
 		{"cancelled is not unreachable", context.Canceled, ExitError},
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/logging"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/telemetry"
 )
 
@@ -44,17 +45,19 @@ var exitCodes = []struct {
 }{
 	{ExitOK, "success"},
 	{ExitError, "an error not listed below"},
-	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input;\n" +
-		"validate: a definition is invalid)"},
+	{ExitUsage, "bad usage or bad input (unknown flag, malformed JSON, unknown workflow, bad input; a run\n" +
+		"ID, namespace or task queue that is empty, blank or not printable ASCII; validate: a definition is invalid)"},
 	{ExitNotFound, "not found (the run does not exist; logs, reset: the run has no such step; artifacts get:\n" +
-		"no such step or artifact)"},
-	{ExitUnreachable, "the Temporal server cannot be reached"},
+		"no such step or artifact; the namespace does not exist; no worker serves the task queue)"},
+	{ExitUnreachable, "the Temporal server cannot be reached, or did not take a decision in time (it holds\n" +
+		"no trace of it: nothing will happen, send it again)"},
 	{ExitRunFailed, "with start --wait or watch: the run ended but did not complete; logs: the step failed,\n" +
 		"timed out, was cancelled or refused"},
 	{ExitRefused, "refused: a vote, an answer, a signal or a budget raise the run refused, or a start\n" +
 		"refused by an exhausted monthly quota (the reason is printed)"},
-	{ExitPending, "submitted, not yet validated: the run did not answer the decision within\n" +
-		"--decision-timeout (its worker is down?); it is checked, and counted if valid, when a worker is back"},
+	{ExitPending, "submitted, not yet validated: the run's worker did not answer the decision within\n" +
+		"--decision-timeout; the Temporal server has queued it, and the run checks it (and counts it if\n" +
+		"valid) when a worker is back; the server keeps it in memory only: a restart before then drops it"},
 }
 
 // exitCodesHelp is the exit code section of `flowctl --help`.
@@ -118,6 +121,7 @@ func Execute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
+	err = a.explain(err)
 	code := classify(err)
 	fmt.Fprintf(stderr, "flowctl: %s\n", display.OneLine(err.Error()+deniedReason(err)))
 	return code
@@ -140,9 +144,10 @@ func (a *app) rootCommand() *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			switch a.output {
 			case "table", "json":
-				return nil
+			default:
+				return usageErr("--output %q: want table or json", a.output)
 			}
-			return usageErr("--output %q: want table or json", a.output)
+			return checkRunArgs(cmd, args)
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
@@ -187,6 +192,12 @@ func (a *app) client(ctx context.Context) (*flowclient.Client, error) {
 			return nil, err
 		}
 		a.address, a.namespace = o.HostPort, o.Namespace // what the commands report
+		if err := protocol.CheckName("namespace", o.Namespace); err != nil {
+			return nil, usageErr("%v", err)
+		}
+		if err := protocol.CheckName("task queue", a.taskQueue); err != nil {
+			return nil, usageErr("--task-queue: %v", err)
+		}
 		dctx, cancel := context.WithTimeout(ctx, a.timeout)
 		defer cancel()
 		tc, err := client.DialContext(dctx, o)
@@ -247,16 +258,21 @@ func classify(err error) int {
 	var quota *budget.QuotaError
 	var maxRuns *flowclient.MaxRunsError
 	var unavailable *serviceerror.Unavailable
+	var notDelivered *flowclient.NotDeliveredError
 	switch {
 	case errors.Is(err, flow.ErrNotValidated):
 		return ExitPending
+	case errors.As(err, new(*protocol.NameError)):
+		return ExitUsage
+	case errors.As(err, new(*serviceerror.NamespaceNotFound)), errors.Is(err, flow.ErrNoCatalog):
+		return ExitNotFound
 	case errors.As(err, &unknown), errors.As(err, &input), errors.As(err, &exists):
 		return ExitUsage
 	case errors.As(err, &notFound):
 		return ExitNotFound
 	case errors.As(err, &refused), errors.As(err, &quota), errors.As(err, &maxRuns), errors.As(err, new(*serviceerror.PermissionDenied)):
 		return ExitRefused
-	case errors.As(err, &unavailable), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &unavailable), errors.As(err, &notDelivered), errors.Is(err, context.DeadlineExceeded):
 		return ExitUnreachable
 	case strings.HasPrefix(err.Error(), "unknown command"), strings.Contains(err.Error(), "accepts "),
 		strings.Contains(err.Error(), "requires at least"):

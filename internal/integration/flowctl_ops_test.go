@@ -114,8 +114,9 @@ func TestFlowctlOpsSetup(t *testing.T) {
 		"  FlowWaiting (KeywordList)\n", r.stdout)
 
 	r = flowctlRun(t, "", "--namespace", "ops-no-such-namespace", "setup")
-	assert.Equal(t, flowctl.ExitError, r.code)
-	assert.Equal(t, "flowctl: list search attributes of ops-no-such-namespace: Namespace ops-no-such-namespace is not found.\n", r.stderr)
+	assert.Equal(t, flowctl.ExitNotFound, r.code, "an unknown namespace is not found (issue 31)")
+	assert.Equal(t, "flowctl: namespace \"ops-no-such-namespace\" not found on the Temporal server at "+shared.srv.FrontendAddress()+
+		" (it comes from --namespace, TEMPORAL_NAMESPACE or the profile; `temporal operator namespace list` lists the server's)\n", r.stderr)
 }
 
 // watch follows a ship run until it asks for release notes, and says how to answer.

@@ -140,7 +140,7 @@ func TestFlowctlBadInput(t *testing.T) {
 		{"unknown workflow", []string{"start", "nope", "--id", "bad-wf"},
 			flowctl.ExitUsage, `flowctl: unknown workflow "nope" on task queue integration (known: hello, release, rollout, ship, smoke, test.agents,`, "bad-wf"},
 		{"input of the wrong shape", []string{"start", "hello", "--input", `{"nmae":"x"}`, "--id", "bad-field"},
-			flowctl.ExitUsage, `flowctl: bad input for hello: payload does not match the schema: at (root): missing property "name"; at (root): property "nmae" not allowed`, "bad-field"},
+			flowctl.ExitUsage, `flowctl: bad input for hello: payload does not match the schema: at (root): property "nmae" not allowed`, "bad-field"},
 		{"input of the wrong type", []string{"start", "hello", "--input", `{"name":42}`, "--id", "bad-type"},
 			flowctl.ExitUsage, `flowctl: bad input for hello: payload does not match the schema: at /name: want null or string, got number`, "bad-type"},
 		{"missing input file", []string{"start", "hello", "--input", "@/nonexistent/in.json", "--id", "bad-file"},

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -76,7 +77,7 @@ steps:
 
 	// A queue no worker serves has no catalog to validate against.
 	r = flowctlRunOn(t, "validate-nobody", "validate", good)
-	assert.Equal(t, 1, r.code, r.stderr)
+	assert.Equal(t, flowctl.ExitNotFound, r.code, "no worker serves the task queue (issue 31): %s", r.stderr)
 	assert.Contains(t, r.stderr, "--offline")
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/flow"
@@ -25,7 +26,10 @@ var downFlow = flow.Define("test.worker.down", func(ctx *flow.Context, _ struct{
 // lists the run as unknown with the reason and exits 1 (it printed an empty table and exit
 // 0), and flowctl approve gives up after --decision-timeout with "submitted, not yet
 // validated" and exit 7 (it blocked with no deadline). When a worker is back, the
-// submitted vote is checked and counts, as the message said. (Issue 17.)
+// submitted vote is checked and counts, as the message said. (Issue 17.) The message and
+// the exit code come from the error's type and from asking the server about the Update,
+// so they do not depend on which error the SDK gives when the wait ends (issue 31: a
+// "RST_STREAM ... CANCEL" gave exit 1 and a raw message while the vote counted later).
 func TestDecisionsWhileTheWorkerIsDown(t *testing.T) {
 	t.Parallel()
 	queue := fmt.Sprintf("down-%d", time.Now().UnixNano())
@@ -49,11 +53,14 @@ func TestDecisionsWhileTheWorkerIsDown(t *testing.T) {
 	assert.Regexp(t, `(?m)^`+run+`\s+\?\s+\?\s+\?\s+\?\s+\?\s+unknown: `, r.stdout)
 	assert.Contains(t, r.stderr, "1 run(s) awaiting approval could not be read (is their worker running?)")
 
-	start := time.Now()
 	r = flowctlRunOn(t, queue, "--decision-timeout", "2s", "approve", run, "go", "--as", "alice")
 	assert.Equal(t, flowctl.ExitPending, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
-	assert.Contains(t, r.stderr, "vote on go on run "+run+": submitted, not yet validated: the run did not answer within 2s")
-	assert.Less(t, time.Since(start), 20*time.Second, "approve gives up at its deadline")
+	assert.Equal(t, "flowctl: vote on go on run "+run+": submitted, not yet validated: the worker is not answering (no answer within 2s); "+
+		"the Temporal server has queued it and the run will check it, and count it if it is valid, when a worker comes back "+
+		"(unless the server drops it first: it keeps it in memory only, until a restart or until it unloads the run; "+
+		"`flowctl show "+run+"` tells whether it counted)\n", r.stderr,
+		"one line saying what will happen, whatever error the SDK gave when the wait ended")
+	assert.Zero(t, countHistoryEvents(t, ctx, run, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED), "not counted yet")
 
 	w2 := flow.NewWorker(shared.tc, opts, downFlow)
 	require.NoError(t, w2.Start())

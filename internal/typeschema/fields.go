@@ -27,6 +27,9 @@ type field struct {
 	// optional: omitempty or omitzero, a pointer, or reached through an embedded pointer
 	// (ForStart does not require it).
 	optional bool
+	// allowEmpty: the tag `gateflow:"allowempty"` lets a required member be empty (ForStart
+	// still requires it, but takes "", a blank string or null).
+	allowEmpty bool
 }
 
 // embedded is a struct to scan for promoted fields at the next level.
@@ -91,6 +94,7 @@ func structFields(t reflect.Type) []field {
 						blocked: e.blocked || unsettablePtr,
 						optional: e.optional || sf.Type.Kind() == reflect.Pointer ||
 							hasOption(opts, "omitempty") || hasOption(opts, "omitzero"),
+						allowEmpty: hasOption(sf.Tag.Get("gateflow"), AllowEmpty),
 					}
 					if f.name == "" {
 						f.name = sf.Name

@@ -43,11 +43,21 @@ func For(t reflect.Type) json.RawMessage {
 // ForStart is For with the members a start must give: a struct's members that are neither
 // omitempty/omitzero nor pointers (nor reached through an embedded pointer) are
 // "required", under their exact JSON name (another spelling, which encoding/json would
-// also decode, does not count). A flow's start input is checked against it, so a start
-// that leaves out what the handler needs is refused before it starts.
+// also decode, does not count). A required member must also be non-empty: a string holds
+// something besides white space (signals.NonBlankPattern) and a struct is an object, not
+// null; the tag `gateflow:"allowempty"` lets such a member be empty (it is still
+// required). Numbers, booleans, slices and maps may be zero. The input itself, when t is
+// a struct with required members, must be an object: null, which would leave them out, is
+// refused (a pointer type takes null). A flow's
+// start input is checked against it, so a start that leaves out what the handler needs
+// is refused before it starts.
 func ForStart(t reflect.Type) json.RawMessage {
 	return build(t, true)
 }
+
+// AllowEmpty is the option of the struct tag `gateflow:"allowempty"`: a member ForStart
+// requires may be empty.
+const AllowEmpty = "allowempty"
 
 func build(t reflect.Type, required bool) json.RawMessage {
 	b := &builder{
@@ -65,6 +75,9 @@ func build(t reflect.Type, required bool) json.RawMessage {
 		for k, v := range m {
 			doc[k] = v
 		}
+	}
+	if required && plainStruct(t) && requires(t) {
+		doc["type"] = "object" // null would leave out the required members
 	}
 	doc["$schema"] = Draft
 	if len(b.defs) > 0 {
@@ -253,8 +266,41 @@ func (b *builder) fieldSchema(f field) any {
 		return false
 	case f.quoted:
 		return b.quotedSchema(f.typ)
+	case !b.required || f.optional || f.allowEmpty:
+		return b.schema(f.typ)
+	case plainString(f.typ):
+		return map[string]any{"type": "string", "pattern": signals.NonBlankPattern}
+	case plainStruct(f.typ):
+		return map[string]any{"type": "object", "allOf": []any{b.schema(f.typ)}}
 	}
 	return b.schema(f.typ)
+}
+
+// plainString reports a string type that encoding/json decodes as a plain string (not
+// json.Number, not a type with its own decoding).
+func plainString(t reflect.Type) bool {
+	return t != nil && t.Kind() == reflect.String && t != numberType && !custom(t)
+}
+
+// plainStruct reports a struct type (not a pointer) whose members encoding/json decodes
+// one by one (not time.Time, not a type with its own decoding).
+func plainStruct(t reflect.Type) bool {
+	return t != nil && t.Kind() == reflect.Struct && t != timeType && !custom(t)
+}
+
+// requires reports whether ForStart requires a member of struct type t.
+func requires(t reflect.Type) bool {
+	for _, f := range structFields(t) {
+		if !f.optional && !f.blocked {
+			return true
+		}
+	}
+	return false
+}
+
+// custom reports a type with its own JSON or text decoding or encoding.
+func custom(t reflect.Type) bool {
+	return implements(t, jsonUnmarshaler) || implements(t, jsonMarshaler) || implements(t, textUnmarshaler)
 }
 
 // quotedSchema describes a field with the ",string" option: null, or a string holding a
