@@ -237,7 +237,7 @@ func readDir(dir string) (map[string][]byte, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(path)
+		data, err := flowdef.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
