@@ -80,6 +80,7 @@ func (k *check) node(n *Node, vis []string, c ctx) []string {
 		k.add(n.OnTimeout.Pos, "add timeout: to the node", "%s: on_timeout without timeout", lb)
 	}
 	k.money(f.At("cost_limit", n.Pos), lb+": cost_limit", n.CostLimit)
+	k.checkBounds(n, lb)
 	k.schema(n.OutputSchema, lb+": output_schema")
 
 	after := vis

@@ -281,3 +281,21 @@ func TestReloadRefusesMemoryBombs(t *testing.T) {
 	require.NoError(t, l.Reload(ctx))
 	assert.Equal(t, "2", l.Current("greet").Version)
 }
+
+// TestDirChecksBoundsAgainstTheWorkersGuards: a loop bound over the worker's steps guard
+// is refused when the directory loads, naming the field, the value and the limit; the
+// same file loads on a worker with a higher guard.
+func TestDirChecksBoundsAgainstTheWorkersGuards(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "loop.yaml", "name: loop\nsteps:\n  - {id: l, loop: {while: 'true', max_iterations: 500, steps: [{id: s, set: {x: 1}}]}}\n")
+	w := flow.NewWorker(nil, flow.WorkerOptions{Guards: flow.Guards{MaxSteps: 100}})
+	_, err := Dir(w, dir, Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "loop.yaml:3:51: loop 'l': max_iterations is 500, over the limit of 100 (the worker's steps guard)")
+	assert.Empty(t, w.Flows())
+
+	w = flow.NewWorker(nil, flow.WorkerOptions{Guards: flow.Guards{MaxSteps: 1000}})
+	l, err := Dir(w, dir, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"loop"}, l.Names())
+}

@@ -197,3 +197,14 @@ func TestValidateRefusesMemoryBombs(t *testing.T) {
 	assert.Contains(t, stdout, huge+":1:1: the file is larger than the limit of 1048576 bytes (1 MiB, flowdef.MaxFileSize)")
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated by validate")
 }
+
+// TestValidateRefusesBoundsOverTheGuards: flowctl validate refuses a loop bound over the
+// default steps guard (issue 31: max_iterations 1000000000), exit 2, naming the limit.
+func TestValidateRefusesBoundsOverTheGuards(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "loop.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("name: loop\nsteps:\n  - {id: l, loop: {while: 'true', max_iterations: 1000000000, steps: [{uses: shell}]}}\n"), 0o644))
+	code, stdout, stderr := run(t, "", "validate", "--offline", path)
+	assert.Equal(t, ExitUsage, code)
+	assert.Equal(t, "flowctl: 1 error in 1 of 1 file\n", stderr)
+	assert.Contains(t, stdout, path+":3:51: loop 'l': max_iterations is 1000000000, over the limit of 10000 (the worker's steps guard)")
+}
