@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -52,6 +53,13 @@ steps:
   - id: ok
     gate: {type: approval, approvers: ["${{ inputs.owner }}", "${{ inputs.reviewers }}"], required: 2}
   - {id: done, finish: {output: {outcome: "${{ steps.ok.output.outcome }}"}}}
+`, `
+name: it-gate-input-owner
+inputs: {type: object, required: [owner], properties: {owner: {type: string}}}
+steps:
+  - id: answer
+    gate: {type: input, approvers: ["${{ inputs.owner }}"], schema: {type: object, required: [n], properties: {n: {type: integer}}}}
+  - {id: done, finish: {output: {n: "${{ steps.answer.output.n }}"}}}
 `}
 
 func TestFlowdefApprovalGates(t *testing.T) {
@@ -112,6 +120,16 @@ func TestFlowdefApprovalGates(t *testing.T) {
 				refused(t, c, run, "alice")
 				assert.Equal(t, approval.VoteOpen, approve(t, c, run, "dave").Status)
 				assert.Equal(t, approval.VoteStatus(approval.Approved), approve(t, c, run, "erin").Status)
+			}},
+		{name: "it-gate-input-owner", output: `{"n": 7}`, input: inputOf(map[string]any{"owner": "dave"}),
+			act: func(t *testing.T, c *flowclient.Client, run string) {
+				ctx := ctxT(t, time.Minute)
+				eventually(t, c, run, "asks for input", waitingFor("input:answer"))
+				var re *flowclient.RefusedError
+				_, err := c.Answer(ctx, flowclient.AnswerRequest{Run: run, Name: "answer", Data: json.RawMessage(`{"n": 1}`), By: "mallory"})
+				assert.True(t, errors.As(err, &re), "mallory is not the rendered owner: %v", err)
+				_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run, Name: "answer", Data: json.RawMessage(`{"n": 7}`), By: "dave"})
+				require.NoError(t, err)
 			}},
 	})
 }
