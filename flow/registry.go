@@ -77,6 +77,11 @@ func (w *Worker) Registry() *flowdef.StaticRegistry {
 	return r
 }
 
+// Guards are the worker's default run limits: WorkerOptions.Guards with zero fields
+// filled from DefaultGuards (a flow's WithGuards overrides them). Definitions served from
+// a directory are validated against them (flowdef.WithWorkerGuards).
+func (w *Worker) Guards() Guards { return w.opts.Guards.resolve(Guards{}) }
+
 // decodeCatalog reads the catalog's Memo (entity.CatalogState): the flow entries go to
 // Workflows, the registry entry to Workers.
 func decodeCatalog(m catalogMemo) (*catalog, error) {

@@ -433,8 +433,18 @@ type Gate struct {
 	Type string `yaml:"type"`
 	// Prompt is shown to people (template).
 	Prompt string `yaml:"prompt"`
-	// Approvers may decide (approval, input).
+	// Approvers may decide (approval, input): user names, "group:<name>" entries and
+	// templates rendered when the gate opens (an entry that is exactly one ${{ expr }}
+	// giving a list adds every element). Empty: anyone with an identity.
 	Approvers []string `yaml:"approvers"`
+	// Required is the quorum of an approval gate: how many distinct people must approve
+	// (approval.Request.Required; 0 means 1).
+	Required int `yaml:"required"`
+	// OnTimeout is what an approval gate's deadline (the node's timeout) does: reject
+	// (default: the gate times out and the node's on_timeout routes it), approve (the
+	// gate closes approved by nobody) or fail (the run fails, whatever the node says).
+	// approval.Request.OnTimeout.
+	OnTimeout string `yaml:"on_timeout"`
 	// Schema is the JSON Schema of the answer (input).
 	Schema Schema `yaml:"schema"`
 	// Signal is the signal name (signal).

@@ -107,11 +107,17 @@ A node is a mapping; its kind is the one keyword it carries:
     depends_on ids name; a cycle fails the node), `on_item_fail: fail|continue|skip_dependents`.
   - call: runs another definition or a Go flow as a child with `with:` as input;
     `detached: true` starts it without waiting.
-  - gate: waits. `type: approval` (people; `approvers`, `prompt`), `input` (an answer
-    checked by `schema`), `signal` (a named signal, optionally `key`ed), `poll` (a
-    `resolver` type such as http, command or a registered one, with `params`,
-    `poll_interval`, `allow_manual`) or `quality` (the score of step `source` against
-    `threshold`, `on_fail: fail|continue`).
+  - gate: waits. `type: approval` (people, as approval.Request: `prompt`, `approvers`,
+    `required` (the quorum of distinct approvals, default 1) and `on_timeout:
+    reject|approve|fail`, what the node's `timeout` does: reject, the default, lets the
+    node's on_timeout route it; approve closes the gate approved by nobody; fail fails
+    the run whatever the node says), `input` (an answer checked by `schema`, from
+    `approvers`), `signal` (a named signal, optionally `key`ed), `poll` (a `resolver` type
+    such as http, command or a registered one, with `params`, `poll_interval`,
+    `allow_manual`) or `quality` (the score of step `source` against `threshold`,
+    `on_fail: fail|continue`). Each type takes only its own fields. `approvers` entries
+    are user names, "group:<name>" or templates rendered when the gate opens (one that is
+    exactly one ${{ expr }} giving a list adds each element).
   - sleep: a duration.
   - send: a signal to another run (`run:` id) or to a `mailbox:`, with `key` and `payload`.
   - finish: ends the run with `status` (completed, failed, cancelled), `output`, `message`.
@@ -138,7 +144,8 @@ and type-checks each one with package flowdef/expr in the environment of its Sco
 # Parsing and validation
 
 Parse reads one file strictly (unknown fields, duplicate keys, wrong types, nodes with no
-or two kinds are errors) and records a Pos (file, line, column) on every node and, in
+or two kinds are errors; a file over MaxFileSize, aliases expanding beyond MaxAliasNodes
+or MaxAliasBytes, and a canonical JSON over MaxFileSize are refused before decoding) and records a Pos (file, line, column) on every node and, in
 Fields, on every value. Validate then checks the definition against a Registry (the
 worker's actions, fallback, item providers, gate resolvers, Go flows and a loader of
 sub-definitions): see Validate for the list of rules. Both collect every problem in one

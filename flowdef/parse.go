@@ -136,11 +136,18 @@ func (d *decoder) finishNode(n *Node, vals []*ast.MappingValueNode, unknown []*a
 // position and a hint, all collected into one *ValidationError. A YAML syntax error is
 // reported alone (nothing after it can be trusted).
 //
+// Before decoding, Parse refuses a file over MaxFileSize and aliases that would expand
+// beyond MaxAliasNodes or MaxAliasBytes (or never end), each alone with an error naming
+// the limit; it also refuses a definition whose canonical JSON is over MaxFileSize.
+//
 // When the error is a *ValidationError of structural problems, the returned Definition is
 // still non-nil (the offending fields left out), so a caller that wants every problem at
 // once can go on with Validate; Check does exactly that.
 func Parse(file string, data []byte) (*Definition, error) {
 	c := &collector{root: file}
+	if !checkSize(c, file, len(data), "the file") {
+		return nil, c.result()
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		p := Pos{File: file}
@@ -163,12 +170,16 @@ func Parse(file string, data []byte) (*Definition, error) {
 		}
 		return nil, c.result()
 	}
+	body := f.Docs[0].Body
+	if e := checkAliases(file, body); e != nil {
+		c.errs = append(c.errs, *e)
+		return nil, c.result()
+	}
 	d := &decoder{file: file, c: c, anchors: map[string]ast.Node{}}
 	def := &Definition{}
-	body := f.Docs[0].Body
 	d.decode(body, reflect.ValueOf(def).Elem(), "the definition")
 	canon, err := json.Marshal(d.generic(body, "the definition"))
-	if err == nil {
+	if err == nil && checkSize(c, file, len(canon), "the definition as canonical JSON (what a run records)") {
 		def.canonical = canon
 	}
 	if def.Pos.Line == 0 {

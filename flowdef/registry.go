@@ -2,7 +2,6 @@ package flowdef
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -105,7 +104,7 @@ func (r *StaticRegistry) LoadDefinition(name string) (*Definition, error) {
 	}
 	for _, ext := range []string{".yaml", ".yml", ".json"} {
 		path := filepath.Join(r.Dir, name+ext)
-		data, err := os.ReadFile(path)
+		data, err := ReadFile(path)
 		if err != nil {
 			continue
 		}

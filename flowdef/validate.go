@@ -27,6 +27,7 @@ type Option func(*options)
 type options struct {
 	expr     Expressions
 	maxDepth int
+	guards   WorkerGuards
 }
 
 // WithExpressions sets the expression checker (default CEL; the worker passes the
@@ -69,7 +70,7 @@ func Validate(def *Definition, reg Registry, opts ...Option) error {
 	if def == nil {
 		return &ValidationError{Errors: []Error{{Message: "no definition", Hint: "parse a file with Parse first"}}}
 	}
-	o := options{expr: CEL{}, maxDepth: MaxDepth}
+	o := options{expr: CEL{}, maxDepth: MaxDepth, guards: DefaultWorkerGuards}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -130,6 +131,7 @@ type check struct {
 	inputs []string
 	vars   []string
 	body   []string // every id of the body, visible to on_error and always
+	bounds bounds   // the limits its runs have (validate_bounds.go)
 }
 
 // ctx is what a node list sees.
@@ -167,7 +169,8 @@ func (c ctx) enter(as string) ctx {
 
 // definition validates def (full) or only follows its calls for cycles and depth.
 func (v *validator) definition(def *Definition, chain []string, full bool) []Error {
-	k := &check{v: v, def: def, c: &collector{root: def.Pos.File}, chain: chain, full: full, ids: map[string]Pos{}}
+	k := &check{v: v, def: def, c: &collector{root: def.Pos.File}, chain: chain, full: full, ids: map[string]Pos{},
+		bounds: boundsOf(def, v.opts.guards)}
 	if full {
 		k.envelope()
 	}

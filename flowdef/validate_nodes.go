@@ -80,6 +80,7 @@ func (k *check) node(n *Node, vis []string, c ctx) []string {
 		k.add(n.OnTimeout.Pos, "add timeout: to the node", "%s: on_timeout without timeout", lb)
 	}
 	k.money(f.At("cost_limit", n.Pos), lb+": cost_limit", n.CostLimit)
+	k.checkBounds(n, lb)
 	k.schema(n.OutputSchema, lb+": output_schema")
 
 	after := vis
@@ -289,54 +290,6 @@ func (k *check) foreach(n *Node, vis []string, c ctx) {
 		k.call(fe.Fields.At("call", fe.Pos), lb, fe.Call)
 	}
 	k.list(fe.Steps, vis, inner)
-}
-
-func (k *check) gate(n *Node, vis []string, c ctx) {
-	lb, g := label(n), n.Gate
-	if g == nil {
-		k.add(n.Fields.At("gate", n.Pos), "give type: approval, input, signal, poll or quality", "%s: empty gate", lb)
-		return
-	}
-	tp := g.Fields.At("type", g.Pos)
-	k.template(g.Fields.At("prompt", g.Pos), lb+": prompt", g.Prompt, vis, c)
-	switch g.Type {
-	case GateApproval:
-	case GateInput:
-		if g.Schema.IsZero() {
-			k.add(g.Pos, "add schema: (a JSON Schema of the answer)", "%s: input gate needs schema", lb)
-		}
-		k.schema(g.Schema, lb+": schema")
-	case GateSignal:
-		if g.Signal == "" {
-			k.add(g.Pos, "add signal: <name>", "%s: signal gate needs signal", lb)
-		}
-		k.template(g.Fields.At("key", g.Pos), lb+": key", g.Key, vis, c)
-	case GatePoll:
-		switch {
-		case g.Resolver == "":
-			k.add(g.Pos, "add resolver: http, command or a registered type", "%s: poll gate needs resolver", lb)
-		case slices.Contains(BuiltinGateResolvers, g.Resolver), k.v.reg.HasGateType(g.Resolver):
-		default:
-			k.add(g.Fields.At("resolver", g.Pos), fmt.Sprintf("register a gate resolver of type %s on the worker (flow.WorkerOptions.GateResolvers)", g.Resolver), "%s: no registered gate resolver '%s'", lb, g.Resolver)
-		}
-		k.templates(g.Fields, g.Pos, lb+": ", "params", mapAny(g.Params), vis, c)
-		k.duration(g.Fields.At("poll_interval", g.Pos), lb+": poll_interval", g.PollInterval)
-	case GateQuality:
-		switch {
-		case g.Source == "":
-			k.add(g.Pos, "add source: <id of the step whose output is scored>", "%s: quality gate needs source", lb)
-		case !slices.Contains(vis, g.Source):
-			k.add(g.Fields.At("source", g.Pos), "the source must be a step that ran before the gate on every path", "%s: source '%s' is not a step that has run here", lb, g.Source)
-		}
-		if g.Threshold < 0 || g.Threshold > 100 {
-			k.add(g.Fields.At("threshold", g.Pos), "a score out of 100, e.g. 80", "%s: threshold %g out of range", lb, g.Threshold)
-		}
-		k.enum(g.Fields.At("on_fail", g.Pos), lb+": on_fail", g.OnFail, ActionFail, ActionContinue)
-	case "":
-		k.add(g.Pos, "one of: approval, input, signal, poll, quality", "%s: gate needs type", lb)
-	default:
-		k.add(tp, "one of: approval, input, signal, poll, quality (a custom resolver is type: poll with resolver: <name>)", "%s: unknown gate type '%s'", lb, g.Type)
-	}
 }
 
 func (k *check) send(n *Node, vis []string, c ctx) {

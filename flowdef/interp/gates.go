@@ -38,9 +38,15 @@ func (r *runner) gate(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error)
 		if prompt == "" {
 			prompt = "Approve " + name(n) + "?"
 		}
+		who, err := r.approvers(f, g)
+		if err != nil {
+			return nil, err
+		}
 		// The deadline's default (reject) returns a *approval.TimedOutError the node's
-		// on_timeout may route; FailOnTimeout would fail the run whatever the node says.
-		req := approval.Request{Message: prompt, Approvers: g.Approvers, Timeout: d}
+		// on_timeout may route; gate on_timeout fail fails the run whatever the node says
+		// (validation refuses a node on_timeout with it), approve closes the gate approved.
+		req := approval.Request{Message: prompt, Approvers: who, Required: g.Required, Timeout: d,
+			OnTimeout: approval.OnTimeout(g.OnTimeout)}
 		dec, err := ctx.Approval(name(n), req)
 		if err != nil {
 			return nil, err
@@ -50,8 +56,12 @@ func (r *runner) gate(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error)
 		if prompt == "" {
 			prompt = "Answer " + name(n)
 		}
+		who, err := r.approvers(f, g)
+		if err != nil {
+			return nil, err
+		}
 		start := ctx.Now()
-		raw, err := flow.Input[json.RawMessage](ctx, name(n), signals.InputRequest{Prompt: prompt, Schema: g.Schema.JSON, Assignees: g.Approvers, Timeout: d})
+		raw, err := flow.Input[json.RawMessage](ctx, name(n), signals.InputRequest{Prompt: prompt, Schema: g.Schema.JSON, Assignees: who, Timeout: d})
 		if err != nil {
 			return nil, waitErr(ctx, start, d, err)
 		}
@@ -102,6 +112,55 @@ func (r *runner) gate(ctx *flow.Context, f *frame, n *flowdef.Node) (any, error)
 		return plain(rec)
 	}
 	return nil, fmt.Errorf("%s: gate type %q is not supported", g.Fields.At("type", g.Pos), g.Type)
+}
+
+// approvers renders a gate's approvers: each entry is a template; one that is exactly
+// one ${{ expr }} giving a list adds each element. The names are checked when the gate
+// opens (approval.Request.Validate, signals.InputRequest), as a Go flow's are.
+func (r *runner) approvers(f *frame, g *flowdef.Gate) ([]string, error) {
+	if len(g.Approvers) == 0 {
+		return nil, nil
+	}
+	p := g.Fields.At("approvers", g.Pos)
+	out := make([]string, 0, len(g.Approvers))
+	for i, a := range g.Approvers {
+		v, err := r.ev.value(f, a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: approvers[%d]: %w", p, i, err)
+		}
+		switch x := v.(type) {
+		case string:
+			out = append(out, x)
+		case []any:
+			for j, el := range x {
+				s, ok := el.(string)
+				if !ok {
+					return nil, fmt.Errorf("%s: approvers[%d][%d]: want a user or group name, got %s", p, i, j, describe(el))
+				}
+				out = append(out, s)
+			}
+		default:
+			return nil, fmt.Errorf("%s: approvers[%d]: want a user or group name or a list of them, got %s", p, i, describe(v))
+		}
+	}
+	return out, nil
+}
+
+// describe names a value's JSON type in messages.
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	}
+	return "a number"
 }
 
 // waitErr marks the failure of a wait that reached its timeout (by the run's clock) as a

@@ -334,7 +334,8 @@ func checkOutput(n *flowdef.Node, out any) error {
 }
 
 // failed records a node's failure and applies its on_error (or, for a timeout, its
-// on_timeout): continue goes on, goto jumps, fail (the default) fails the node.
+// on_timeout): continue goes on, goto jumps, fail (the default) fails the node. An
+// approval deadline with gate on_timeout fail is never routed (failsRun).
 func (r *runner) failed(f *frame, n *flowdef.Node, err error) error {
 	if isSignal(err) {
 		return err
@@ -354,7 +355,7 @@ func (r *runner) failed(f *frame, n *flowdef.Node, err error) error {
 	if timedOut && n.OnTimeout != nil {
 		route = n.OnTimeout
 	}
-	if route != nil && !isCancelled(err) {
+	if route != nil && !isCancelled(err) && !failsRun(err) {
 		switch route.Action {
 		case flowdef.ActionContinue:
 			f.last = nil
@@ -386,6 +387,13 @@ func isTimeout(err error) bool {
 		return app.HasDetails() && app.Details(&hf) == nil && hf.TimedOut
 	}
 	return false
+}
+
+// failsRun reports whether err is an approval gate's deadline with on_timeout fail: the
+// run fails, and neither on_error nor on_timeout may route it elsewhere.
+func failsRun(err error) bool {
+	var te *approval.TimedOutError
+	return errors.As(err, &te) && te.Decision.FailRun
 }
 
 func isCancelled(err error) bool {

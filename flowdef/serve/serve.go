@@ -237,7 +237,7 @@ func readDir(dir string) (map[string][]byte, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(path)
+		data, err := flowdef.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("serve: %w", err)
 		}
@@ -284,13 +284,14 @@ func (l *Loader) check(raw map[string][]byte, others map[string]*flowdef.Definit
 		}
 	}
 	valid := map[string]*flowdef.Definition{}
+	g := l.w.Guards()
 	for _, path := range sortedKeys(parsed) {
 		def := parsed[path]
 		if slices.Contains(base.GoFlows, def.Name) && !l.serves(def.Name) {
 			errs = append(errs, fmt.Errorf("%s: definition %q has the name of a Go flow of the worker", def.Pos, def.Name))
 			continue
 		}
-		if err := flowdef.Validate(def, reg); err != nil {
+		if err := flowdef.Validate(def, reg, flowdef.WithWorkerGuards(flowdef.WorkerGuards{MaxSteps: g.MaxSteps, MaxFanOut: g.MaxFanOut})); err != nil {
 			errs = append(errs, err)
 			continue
 		}

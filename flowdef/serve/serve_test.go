@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -228,4 +230,72 @@ func TestServedAndRemoved(t *testing.T) {
 	r = env.Run("greet", nil)
 	require.Error(t, r.Err)
 	assert.Contains(t, r.Err.Error(), "was removed")
+}
+
+// TestReloadRefusesMemoryBombs: a billion-laughs file, a file over the size limit and a
+// served definition edited into a billion laughs are each logged once with the limit;
+// the good definitions stay served, and reloading again and again allocates a few
+// megabytes at most.
+func TestReloadRefusesMemoryBombs(t *testing.T) {
+	dir := t.TempDir()
+	greet := write(t, dir, "greet.yaml", greetV1)
+	write(t, dir, "helper.yaml", helper)
+	l, w, logs, _ := loader(t, dir)
+	h := info(t, w, "greet").Hash
+	ctx := context.Background()
+
+	var lol strings.Builder
+	lol.WriteString("name: lol\nsteps: [{id: a, set: {x: 1}}]\nvars:\n  l0: &l0 lol\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&lol, "  l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d,", i-1), 10), ","))
+	}
+	bomb := write(t, dir, "lol.yaml", lol.String())
+	f, err := os.Create(filepath.Join(dir, "huge.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(1<<32)) // 4 GiB, sparse: never read whole
+	require.NoError(t, f.Close())
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := 0; i < 5; i++ {
+		require.NoError(t, l.Reload(ctx))
+	}
+	write(t, dir, "greet.yaml", strings.Replace(lol.String(), "name: lol", "name: greet", 1))
+	for i := 0; i < 5; i++ {
+		require.NoError(t, l.Reload(ctx))
+	}
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated by the reloads")
+
+	out := logs.String()
+	assert.Equal(t, 1, strings.Count(out, bomb+":8:40: aliases expand to more than 10000 nodes (the limit, flowdef.MaxAliasNodes)"), out)
+	assert.Equal(t, 1, strings.Count(out, greet+":8:40: aliases expand to more than 10000 nodes"), out)
+	assert.Equal(t, 1, strings.Count(out, "huge.yaml:1:1: the file is larger than the limit of 1048576 bytes (1 MiB, flowdef.MaxFileSize)"), out)
+	assert.Equal(t, []string{"greet", "helper"}, l.Names(), "the good definitions stay served")
+	assert.Equal(t, h, info(t, w, "greet").Hash, "the last good greet stays served")
+	assert.Nil(t, l.Current("lol"))
+
+	require.NoError(t, os.Remove(bomb))
+	write(t, dir, "greet.yaml", greetV2)
+	require.NoError(t, l.Reload(ctx))
+	assert.Equal(t, "2", l.Current("greet").Version)
+}
+
+// TestDirChecksBoundsAgainstTheWorkersGuards: a loop bound over the worker's steps guard
+// is refused when the directory loads, naming the field, the value and the limit; the
+// same file loads on a worker with a higher guard.
+func TestDirChecksBoundsAgainstTheWorkersGuards(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "loop.yaml", "name: loop\nsteps:\n  - {id: l, loop: {while: 'true', max_iterations: 500, steps: [{id: s, set: {x: 1}}]}}\n")
+	w := flow.NewWorker(nil, flow.WorkerOptions{Guards: flow.Guards{MaxSteps: 100}})
+	_, err := Dir(w, dir, Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "loop.yaml:3:51: loop 'l': max_iterations is 500, over the limit of 100 (the worker's steps guard)")
+	assert.Empty(t, w.Flows())
+
+	w = flow.NewWorker(nil, flow.WorkerOptions{Guards: flow.Guards{MaxSteps: 1000}})
+	l, err := Dir(w, dir, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"loop"}, l.Names())
 }

@@ -3,7 +3,6 @@ package flowctl
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -122,7 +121,7 @@ func validateFiles(files []string, base *flowdef.StaticRegistry, dir string) []f
 
 func validateFile(file string, reg flowdef.Registry) fileResult {
 	r := fileResult{File: file, Errors: []fileError{}}
-	data, err := os.ReadFile(file)
+	data, err := flowdef.ReadFile(file)
 	if err != nil {
 		r.Errors = append(r.Errors, fileError{File: file, Message: fmt.Sprintf("cannot read the file: %v", rootCause(err))})
 		return r

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,4 +162,49 @@ func TestPrintDefinitions(t *testing.T) {
 	a.output = "table"
 	require.NoError(t, a.printDefinitions(cat))
 	assert.Equal(t, "No definitions served.\n", out.String())
+}
+
+// TestValidateRefusesMemoryBombs: a billion-laughs file, a file over the size limit and
+// a sub-flow that is a billion laughs are each refused with the limit, exit 2 ("invalid"),
+// allocating a few megabytes at most.
+func TestValidateRefusesMemoryBombs(t *testing.T) {
+	dir := t.TempDir()
+	var lol strings.Builder
+	lol.WriteString("name: lol\nsteps: [{id: a, set: {x: 1}}]\nvars:\n  l0: &l0 lol\n")
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&lol, "  l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d,", i-1), 10), ","))
+	}
+	bomb := filepath.Join(dir, "lol.yaml")
+	require.NoError(t, os.WriteFile(bomb, []byte(lol.String()), 0o644))
+	caller := filepath.Join(dir, "caller.yaml")
+	require.NoError(t, os.WriteFile(caller, []byte("name: caller\nsteps: [{id: a, call: lol}]\n"), 0o644))
+	huge := filepath.Join(dir, "huge.yaml")
+	f, err := os.Create(huge)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(1<<32)) // 4 GiB, sparse: never read whole
+	require.NoError(t, f.Close())
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	code, stdout, stderr := run(t, "", "validate", "--offline", bomb, caller, huge)
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, ExitUsage, code)
+	assert.Equal(t, "flowctl: 3 errors in 3 of 3 files\n", stderr)
+	assert.Contains(t, stdout, bomb+":8:40: aliases expand")
+	assert.Contains(t, stdout, "aliases expand to more than 10000 nodes (the limit, flowdef.MaxAliasNodes)")
+	assert.Contains(t, stdout, "in sub-flow 'lol': aliases expand to more than 10000 nodes")
+	assert.Contains(t, stdout, huge+":1:1: the file is larger than the limit of 1048576 bytes (1 MiB, flowdef.MaxFileSize)")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated by validate")
+}
+
+// TestValidateRefusesBoundsOverTheGuards: flowctl validate refuses a loop bound over the
+// default steps guard (issue 31: max_iterations 1000000000), exit 2, naming the limit.
+func TestValidateRefusesBoundsOverTheGuards(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "loop.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("name: loop\nsteps:\n  - {id: l, loop: {while: 'true', max_iterations: 1000000000, steps: [{uses: shell}]}}\n"), 0o644))
+	code, stdout, stderr := run(t, "", "validate", "--offline", path)
+	assert.Equal(t, ExitUsage, code)
+	assert.Equal(t, "flowctl: 1 error in 1 of 1 file\n", stderr)
+	assert.Contains(t, stdout, path+":3:51: loop 'l': max_iterations is 1000000000, over the limit of 10000 (the worker's steps guard)")
 }

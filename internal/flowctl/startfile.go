@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 
 	"github.com/gateflow/gateflow/flow"
@@ -33,7 +32,7 @@ func (a *app) startFile(ctx context.Context, c *flowclient.Client, file string, 
 	}
 	reg := &flowdef.StaticRegistry{Actions: base.Actions, Fallback: base.Fallback, ItemProviders: base.ItemProviders,
 		GateTypes: base.GateTypes, GoFlows: base.GoFlows, Services: base.Services, Dir: filepath.Dir(file)}
-	data, err := os.ReadFile(file)
+	data, err := flowdef.ReadFile(file)
 	if err != nil {
 		return nil, usageErr("start --file: cannot read the file: %v", rootCause(err))
 	}

@@ -191,10 +191,10 @@ steps:
 name: it-env-fan-out
 limits: {fan_out: 1}
 steps:
+  # Two items, known only at run time (two static branches would be refused at
+  # validation, over limits.fan_out): the guard refuses them.
   - id: fan
-    parallel:
-      - {id: left, call: it-env-leaf}
-      - {id: right, call: it-env-leaf}
+    foreach: {over: "[1, 2]", call: it-env-leaf}
 `, `
 name: it-env-start-defaults
 priority: 2
