@@ -64,8 +64,9 @@ type Options struct {
 	// /encode and /decode), so payloads the workers encode with it (e.g. offloaded to a
 	// blob store) still display in the UI. Nil: none.
 	Codec converter.PayloadCodec
-	// Auth, when set, requires callers to carry a bearer token (see Auth). Nil: anyone who
-	// reaches the frontend may call anything.
+	// Auth, when set, requires callers to carry a bearer token (see Auth), and the Web UI a
+	// login (package uigate) after which it acts as the person logged in. Nil: anyone who
+	// reaches the frontend or the UI may call anything.
 	Auth *Auth
 	// Store, when set, keeps the server's state in external SQL databases (PostgreSQL,
 	// MySQL) instead of SQLite; DBFile must then be empty. Their schema and the namespace
@@ -226,7 +227,7 @@ func startOn(opts Options, logger log.Logger, ports portSet, store *SQLStore, lo
 			}
 			endpoint = s.codec.url
 		}
-		ui, err := startUI(s.uiAddress, frontend, opts.Namespace, endpoint, opts.Auth.uiToken())
+		ui, err := startUI(s.uiAddress, frontend, opts.Namespace, endpoint, opts.Auth)
 		if err != nil {
 			s.codec.stop()
 			_ = srv.Stop()
