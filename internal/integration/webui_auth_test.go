@@ -1,28 +1,36 @@
 package integration
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/internal/devauth"
 	"github.com/gateflow/gateflow/internal/devserver"
+	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/logging"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/uigate"
+	"github.com/gateflow/gateflow/runs"
 )
 
 // uiClient is a bare HTTP client of the Web UI's port: it keeps cookies, follows no
@@ -204,4 +212,111 @@ func TestWebUIUnderAuthNeedsALogin(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	code, _ = alice.call(http.MethodGet, "/api/v1/namespaces/default/workflows", nil)
 	assert.Equal(t, http.StatusUnauthorized, code)
+}
+
+// TestWebUIUnderAuthLogsInAndActsAsThePerson is the Web UI of `flow-worker --dev --auth` in
+// headless Chromium: without a login a run's page shows the login page, not the run; after
+// pasting alice's dev token there the UI shows the run and approves its gate as alice (the
+// server's Authorizer accepts a vote "by" alice only from alice); logging out shows the
+// login page again, and the link `flowctl login bob --web URL` prints logs the browser in
+// as bob. Screenshots go to test-artifacts/.
+func TestWebUIUnderAuthLogsInAndActsAsThePerson(t *testing.T) {
+	browser := startBrowser(t)
+	workerBin, ctlBin := binaries(t)
+	dir := t.TempDir()
+	keyPath := filepath.Join(dir, "dev-key.json")
+	address, ui := startDevWorker(t, workerBin, "--auth", "--auth-dev-key", keyPath)
+	ctl := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(ctlBin, append([]string{"--address", address}, args...)...)
+		cmd.Env = append(os.Environ(), "GATEFLOW_DEV_LOGIN="+filepath.Join(dir, "login.json"), "FLOW_USER=")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		require.NoError(t, err, "flowctl %s: %s", strings.Join(args, " "), stderr.String())
+		return string(out)
+	}
+	show := func(id string) runs.Description {
+		t.Helper()
+		var d runs.Description
+		out := ctl("show", id, "-o", "json")
+		require.NoError(t, flowctl.DecodeJSON([]byte(out), &d), out)
+		return d
+	}
+	ctl("login", "alice", "--dev-key", keyPath)
+	var run runs.Description
+	out := ctl("start", "rollout", "--input", `{"version":"3.1.4"}`, "-o", "json")
+	require.NoError(t, flowctl.DecodeJSON([]byte(out), &run), out)
+	require.Eventually(t, func() bool { return show(run.ID).Status == runs.StatusAwaitingApproval }, time.Minute, 200*time.Millisecond,
+		"rollout %s waits for its sign-off", run.ID)
+	artifacts, err := filepath.Abs(filepath.Join("..", "..", "test-artifacts"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(artifacts, 0o755))
+	page := fmt.Sprintf("%s/namespaces/default/workflows/%s/%s", ui, run.ID, run.RunID)
+
+	// No login: the login page, not the run.
+	loginPage := func(shot string) {
+		t.Helper()
+		checkPage(t, browser, page+"/user-metadata", filepath.Join(artifacts, shot), `gateflow Web UI login`, `needs a login`)
+		where, err := eval[string](browser, `location.pathname + location.search`)
+		require.NoError(t, err)
+		assert.Equal(t, uigate.LoginPath+"?next="+url.QueryEscape(strings.TrimPrefix(page, ui)+"/user-metadata"), where)
+		text, err := browser.text()
+		require.NoError(t, err)
+		assert.NotContains(t, text, "Sign off the rollout", "nothing of the run without a login")
+	}
+	loginPage("webui-auth-login.png")
+
+	// Paste alice's token: the login sends the browser on to the run's page.
+	m := regexp.MustCompile(`export TEMPORAL_API_KEY=(\S+)`).FindStringSubmatch(ctl("login", "alice", "--dev-key", keyPath, "--export"))
+	require.Len(t, m, 2)
+	require.NoError(t, browser.do(chromedp.SetValue(chromedp.ID("token"), m[1], chromedp.NodeVisible), chromedp.Click(chromedp.ID("login"), chromedp.NodeVisible)))
+	waitForPath(t, browser, func(p string) bool { return p == strings.TrimPrefix(page, ui)+"/user-metadata" }, "the login leads to the run's page")
+	checkPage(t, browser, page+"/user-metadata", filepath.Join(artifacts, "webui-auth-details.png"),
+		`Approval sign-off: Sign off the rollout of 3\.1\.4\?`, `Send an Update gateflow\.approval with \{"gate":"sign-off","vote":"approve","by":""\}`)
+
+	// Alice approves through Send an Update, as herself.
+	payload := `{"gate":"sign-off","vote":"approve","by":"alice"}`
+	sendUpdateThroughUI(t, browser, page, payload, filepath.Join(artifacts, "webui-auth-dialog.png"))
+	var d runs.Description
+	require.Eventually(t, func() bool { d = show(run.ID); return d.Status.Terminal() }, 2*time.Minute, 250*time.Millisecond,
+		"rollout %s ends after the sign-off", run.ID)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
+	require.NotNil(t, d.State)
+	require.Len(t, d.State.Gates, 1)
+	require.Len(t, d.State.Gates[0].Votes, 1)
+	assert.Equal(t, "alice", d.State.Gates[0].Votes[0].By)
+	require.NotNil(t, d.State.Gates[0].Decision)
+	assert.Equal(t, approval.Approved, d.State.Gates[0].Decision.Outcome)
+
+	// The login page names who is logged in; logging out shows the login page again.
+	checkPage(t, browser, ui+uigate.LoginPath, filepath.Join(artifacts, "webui-auth-logged-in.png"), `Logged in as alice`)
+	require.NoError(t, browser.do(chromedp.Click(chromedp.ID("logout"), chromedp.NodeVisible)))
+	require.Eventually(t, func() bool {
+		text, err := browser.text()
+		return err == nil && strings.Contains(text, "gateflow Web UI login") && !strings.Contains(text, "Logged in as")
+	}, time.Minute, 200*time.Millisecond, "logged out")
+	loginPage("webui-auth-logged-out.png")
+
+	// The link `flowctl login --web` prints logs the browser in (as bob).
+	m = regexp.MustCompile(`Web UI: open (\S+) to log a browser in as bob`).FindStringSubmatch(ctl("login", "bob", "--dev-key", keyPath, "--web", ui))
+	require.Len(t, m, 2)
+	require.NoError(t, browser.open(m[1]))
+	waitForPath(t, browser, func(p string) bool { return !strings.HasPrefix(p, "/gateflow/") }, "the link logs in and leads to the UI")
+	checkPage(t, browser, ui+uigate.LoginPath, filepath.Join(artifacts, "webui-auth-link.png"), `Logged in as bob`)
+}
+
+// waitForPath waits up to a minute for the page's path to satisfy ok, and fails with what
+// the page shows when it does not.
+func waitForPath(t *testing.T, browser *browser, ok func(string) bool, what string) {
+	t.Helper()
+	var where, text string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var err error
+		if where, err = eval[string](browser, `location.pathname`); err == nil && ok(where) {
+			return
+		}
+		text, _ = browser.text()
+	}
+	t.Fatalf("%s: the page is still %s, showing:\n%s", what, where, text)
 }

@@ -190,6 +190,8 @@ func TestLoginActsAsThePerson(t *testing.T) {
 	page := f.do(t, "GET", LoginPath+"?next=%2Fnamespaces%2Fdefault%2Fworkflows", nil, nil)
 	assert.Equal(t, http.StatusOK, page.StatusCode)
 	assert.Equal(t, "DENY", page.Header.Get("X-Frame-Options"))
+	// "no-referrer" would make the browser post the form with Origin "null", refused.
+	assert.Equal(t, "same-origin", page.Header.Get("Referrer-Policy"))
 	text := body(t, page)
 	assert.Contains(t, text, `<textarea id="token" name="token"`)
 	assert.Contains(t, text, `value="/namespaces/default/workflows"`)
