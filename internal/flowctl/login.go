@@ -73,28 +73,11 @@ func (a *app) loginCommand() *cobra.Command {
 				}
 				return nil
 			}
-			l := devauth.Login{Address: o.HostPort, Subject: name, Token: tok, Expires: now.Add(ttl).UTC()}
-			path, err := devauth.SaveLogin(l)
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				out := map[string]any{"subject": name, "address": l.Address, "expires": l.Expires, "file": path, "dev_only": true}
-				if link != "" {
-					out["web_login_url"] = link
-				}
-				return printJSON(a.stdout, out)
-			}
 			role := ""
 			if worker {
 				role = " (a worker principal of namespace " + o.Namespace + ")"
 			}
-			fmt.Fprintf(a.stdout, "DEV ONLY login: flowctl now acts as %s%s on %s (token in %s, expires %s).\n",
-				name, role, l.Address, path, l.Expires.Format(time.RFC3339))
-			if link != "" {
-				fmt.Fprintf(a.stdout, "Web UI: open %s to log a browser in as %s (DEV ONLY: whoever has the link is %s until it expires).\n", link, name, name)
-			}
-			return nil
+			return a.saveLogin(devauth.Login{Address: o.HostPort, Subject: name, Token: tok, Expires: now.Add(ttl).UTC()}, role, link)
 		},
 	}
 	cmd.Flags().StringVar(&keyPath, "dev-key", devauth.DefaultKeyPath(""), "the dev signing key of `flow-worker --dev --auth` (its banner names it)")
@@ -103,6 +86,29 @@ func (a *app) loginCommand() *cobra.Command {
 	cmd.Flags().StringVar(&web, "web", "", "also print a link that logs a browser in to the Web UI at this URL (the worker's banner names it) as NAME")
 	cmd.Flags().BoolVar(&export, "export", false, "print shell exports for other tools instead of keeping the token")
 	return cmd
+}
+
+// saveLogin keeps l for flowctl and says so; role describes a worker principal, link is the
+// Web UI login link ("" for none).
+func (a *app) saveLogin(l devauth.Login, role, link string) error {
+	path, err := devauth.SaveLogin(l)
+	if err != nil {
+		return err
+	}
+	if a.output == "json" {
+		out := map[string]any{"subject": l.Subject, "address": l.Address, "expires": l.Expires, "file": path, "dev_only": true}
+		if link != "" {
+			out["web_login_url"] = link
+		}
+		return printJSON(a.stdout, out)
+	}
+	fmt.Fprintf(a.stdout, "DEV ONLY login: flowctl now acts as %s%s on %s (token in %s, expires %s).\n",
+		l.Subject, role, l.Address, path, l.Expires.Format(time.RFC3339))
+	if link != "" {
+		fmt.Fprintf(a.stdout, "Web UI: open %s to log a browser in as %s (DEV ONLY: whoever has the link is %s until it expires).\n",
+			link, l.Subject, l.Subject)
+	}
+	return nil
 }
 
 // webLoginLink is the link that logs a browser in to the Web UI at base with tok (in the

@@ -124,23 +124,8 @@ func jsonPayloads(t *testing.T, v any) map[string]any {
 // start nor signal runs — nothing starts; once logged in with alice's dev token it can, as
 // alice: history names alice, and a decision in someone else's name is refused.
 func TestWebUIUnderAuthNeedsALogin(t *testing.T) {
-	key, _, err := devauth.LoadOrCreate(filepath.Join(t.TempDir(), "key.json"))
-	require.NoError(t, err)
+	srv, admin, mint := startAuthUIServer(t)
 	now := time.Now()
-	mint := func(sub string, perms ...string) string {
-		tok, err := key.Mint(devauth.Token{Subject: sub, Permissions: perms, TTL: time.Hour}, now)
-		require.NoError(t, err)
-		return tok
-	}
-	srv, err := devserver.Start(devserver.Options{UIPort: freePort(t),
-		Auth: &devserver.Auth{Key: key.Public(), KeyID: key.ID, Token: mint("admin", devauth.SystemScope+":"+devauth.RoleAdmin)}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Stop() })
-	admin, err := client.NewLazyClient(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
-		Credentials:       client.NewAPIKeyStaticCredentials(mint("ops", devauth.SystemScope+":"+devauth.RoleAdmin)),
-		ConnectionOptions: client.ConnectionOptions{TLSDisabled: true}, Logger: logging.NewSDKLogger(io.Discard, "off")})
-	require.NoError(t, err)
-	t.Cleanup(admin.Close)
 	ctx := ctxT(t, 2*time.Minute)
 
 	start := func(id string) map[string]any {
@@ -163,7 +148,7 @@ func TestWebUIUnderAuthNeedsALogin(t *testing.T) {
 	code, body = bare.call(http.MethodPost, signalPath("webui-bare", protocol.SignalApproval),
 		map[string]any{"input": jsonPayloads(t, map[string]string{"gate": "ship", "vote": "reject", "by": "alice"})})
 	assert.Equal(t, http.StatusUnauthorized, code, "signal: %s", body)
-	_, err = admin.DescribeWorkflowExecution(ctx, "webui-bare", "")
+	_, err := admin.DescribeWorkflowExecution(ctx, "webui-bare", "")
 	var nf *serviceerror.NotFound
 	assert.ErrorAs(t, err, &nf, "a refused start starts nothing")
 
@@ -212,6 +197,30 @@ func TestWebUIUnderAuthNeedsALogin(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	code, _ = alice.call(http.MethodGet, "/api/v1/namespaces/default/workflows", nil)
 	assert.Equal(t, http.StatusUnauthorized, code)
+}
+
+// startAuthUIServer starts a dev server with auth and a Web UI, stopped when the test ends,
+// and returns it, an admin client of it, and a function minting a person's (or, with
+// permissions, a worker's or admin's) token of its key.
+func startAuthUIServer(t *testing.T) (*devserver.Server, client.Client, func(sub string, perms ...string) string) {
+	t.Helper()
+	key, _, err := devauth.LoadOrCreate(filepath.Join(t.TempDir(), "key.json"))
+	require.NoError(t, err)
+	mint := func(sub string, perms ...string) string {
+		tok, err := key.Mint(devauth.Token{Subject: sub, Permissions: perms, TTL: time.Hour}, time.Now())
+		require.NoError(t, err)
+		return tok
+	}
+	srv, err := devserver.Start(devserver.Options{UIPort: freePort(t),
+		Auth: &devserver.Auth{Key: key.Public(), KeyID: key.ID, Token: mint("admin", devauth.SystemScope+":"+devauth.RoleAdmin)}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Stop() })
+	admin, err := client.NewLazyClient(client.Options{HostPort: srv.FrontendAddress(), Namespace: srv.Namespace(),
+		Credentials:       client.NewAPIKeyStaticCredentials(mint("ops", devauth.SystemScope+":"+devauth.RoleAdmin)),
+		ConnectionOptions: client.ConnectionOptions{TLSDisabled: true}, Logger: logging.NewSDKLogger(io.Discard, "off")})
+	require.NoError(t, err)
+	t.Cleanup(admin.Close)
+	return srv, admin, mint
 }
 
 // TestWebUIUnderAuthLogsInAndActsAsThePerson is the Web UI of `flow-worker --dev --auth` in
