@@ -34,6 +34,30 @@ func RunsListURL(base, namespace string) string {
 	return fmt.Sprintf("%s/namespaces/%s/workflows?query=%s", base, url.PathEscape(namespace), q)
 }
 
+// startUI starts the Web UI on s.uiAddress with the codec of s's options, if any: on a
+// port of its own, or under Auth behind the UI's login on the UI's port.
+func (s *Server) startUI() error {
+	opts := s.opts
+	var codec http.Handler
+	if opts.Codec != nil && opts.Auth != nil {
+		s.codecURL = s.UIURL() + uigate.CodecPath
+		codec = blob.HTTPHandler(opts.Codec) // same origin as the UI: no CORS
+	} else if opts.Codec != nil {
+		c, err := startCodec(opts.Codec, opts.UIPort)
+		if err != nil {
+			return err
+		}
+		s.codec, s.codecURL = c, c.url
+	}
+	ui, err := startUI(s.uiAddress, s.frontend, opts.Namespace, s.codecURL, opts.Auth, codec)
+	if err != nil {
+		s.codec.stop()
+		return err
+	}
+	s.ui = ui
+	return nil
+}
+
 // uiServer is the Temporal Web UI served from the assets embedded in the ui-server module,
 // behind the login gate of package uigate under Auth.
 type uiServer struct {
@@ -50,7 +74,9 @@ type uiServer struct {
 //
 // ui-server's Start blocks and exits the process when it cannot listen, so the port was
 // checked before the server started; the UI is started last, right after that check.
-func startUI(address, frontend, namespace, codecEndpoint string, auth *Auth) (*uiServer, error) {
+//
+// codec, under auth, is served by the gate at uigate.CodecPath.
+func startUI(address, frontend, namespace, codecEndpoint string, auth *Auth, codec http.Handler) (*uiServer, error) {
 	h, p, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: UI address %s: %w", address, err)
@@ -103,7 +129,11 @@ func startUI(address, frontend, namespace, codecEndpoint string, auth *Auth) (*u
 		return nil, fmt.Errorf("devserver: web UI on %s did not answer", address)
 	}
 	if auth != nil {
-		u.gate = &http.Server{Handler: uigate.New(inner, auth.verifyToken), ReadHeaderTimeout: 10 * time.Second}
+		gate := uigate.New(inner, auth.verifyToken)
+		if codec != nil {
+			gate.Mount(uigate.CodecPath, codec)
+		}
+		u.gate = &http.Server{Handler: gate, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = u.gate.Serve(front) }()
 	}
 	return u, nil

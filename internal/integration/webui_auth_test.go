@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -19,11 +20,15 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/internal/devauth"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/flowctl"
@@ -124,7 +129,7 @@ func jsonPayloads(t *testing.T, v any) map[string]any {
 // start nor signal runs — nothing starts; once logged in with alice's dev token it can, as
 // alice: history names alice, and a decision in someone else's name is refused.
 func TestWebUIUnderAuthNeedsALogin(t *testing.T) {
-	srv, admin, mint := startAuthUIServer(t)
+	srv, admin, mint := startAuthUIServer(t, nil)
 	now := time.Now()
 	ctx := ctxT(t, 2*time.Minute)
 
@@ -199,10 +204,65 @@ func TestWebUIUnderAuthNeedsALogin(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, code)
 }
 
+// TestWebUIUnderAuthServesTheCodecBehindTheLogin: under auth the UI's codec server (which
+// reads and writes the blob store) is on the UI's port, behind its login, not on a port of
+// its own that anyone could call.
+func TestWebUIUnderAuthServesTheCodecBehindTheLogin(t *testing.T) {
+	store, err := blob.Open(context.Background(), mustFileURL(t, filepath.Join(t.TempDir(), "blobs")))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+	codec, err := blob.NewCodec(store, blob.CodecOptions{Threshold: 64})
+	require.NoError(t, err)
+	srv, _, mint := startAuthUIServer(t, codec)
+	require.Equal(t, srv.UIURL()+uigate.CodecPath, srv.CodecURL())
+
+	enc, err := codec.Encode([]*commonpb.Payload{mustPayload(t, strings.Repeat("secret", 100))})
+	require.NoError(t, err)
+	require.True(t, blob.IsRef(enc[0]))
+	ref, err := protojson.Marshal(&commonpb.Payloads{Payloads: enc})
+	require.NoError(t, err)
+	decode := func(c *uiClient) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, srv.CodecURL()+"/decode", bytes.NewReader(ref))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Namespace", "default")
+		resp, err := c.http.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(out)
+	}
+
+	bare := newUIClient(t, srv.UIURL())
+	code, body := decode(bare)
+	assert.Equal(t, http.StatusUnauthorized, code, "no login, no blob: %s", body)
+	code, body = bare.call(http.MethodGet, "/api/v1/settings", nil)
+	assert.Equal(t, http.StatusUnauthorized, code, "settings: %s", body)
+
+	alice := newUIClient(t, srv.UIURL())
+	code, body = alice.login(mint("alice"))
+	require.Equal(t, http.StatusSeeOther, code, body)
+	code, body = alice.call(http.MethodGet, "/api/v1/settings", nil)
+	require.Equal(t, http.StatusOK, code, body)
+	var settings struct{ Codec struct{ Endpoint string } }
+	require.NoError(t, json.Unmarshal([]byte(body), &settings))
+	assert.Equal(t, srv.CodecURL(), settings.Codec.Endpoint, "the UI calls the codec on its own origin")
+	code, body = decode(alice)
+	require.Equal(t, http.StatusOK, code, body)
+	var out struct {
+		Payloads []json.RawMessage `json:"payloads"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &out))
+	require.Len(t, out.Payloads, 1)
+	var p commonpb.Payload
+	require.NoError(t, protojson.Unmarshal(out.Payloads[0], &p))
+	assert.Equal(t, `"`+strings.Repeat("secret", 100)+`"`, string(p.GetData()))
+}
+
 // startAuthUIServer starts a dev server with auth and a Web UI, stopped when the test ends,
-// and returns it, an admin client of it, and a function minting a person's (or, with
+// with codec (nil: none) as the UI's codec, and returns it, an admin client of it, and a function minting a person's (or, with
 // permissions, a worker's or admin's) token of its key.
-func startAuthUIServer(t *testing.T) (*devserver.Server, client.Client, func(sub string, perms ...string) string) {
+func startAuthUIServer(t *testing.T, codec converter.PayloadCodec) (*devserver.Server, client.Client, func(sub string, perms ...string) string) {
 	t.Helper()
 	key, _, err := devauth.LoadOrCreate(filepath.Join(t.TempDir(), "key.json"))
 	require.NoError(t, err)
@@ -211,7 +271,7 @@ func startAuthUIServer(t *testing.T) (*devserver.Server, client.Client, func(sub
 		require.NoError(t, err)
 		return tok
 	}
-	srv, err := devserver.Start(devserver.Options{UIPort: freePort(t),
+	srv, err := devserver.Start(devserver.Options{UIPort: freePort(t), Codec: codec,
 		Auth: &devserver.Auth{Key: key.Public(), KeyID: key.ID, Token: mint("admin", devauth.SystemScope+":"+devauth.RoleAdmin)}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Stop() })

@@ -21,6 +21,9 @@ const (
 	LoginPath = "/gateflow/login"
 	// LogoutPath ends the browser's session (POST).
 	LogoutPath = "/gateflow/logout"
+	// CodecPath is where the server's codec (POST /decode, /encode) is served to logged-in
+	// browsers (Mount), instead of on a port of its own that would need no login.
+	CodecPath = "/gateflow/codec"
 	// SessionCookie names the session: an opaque random ID, HttpOnly, SameSite=Strict.
 	SessionCookie = "gateflow_session"
 
@@ -46,8 +49,18 @@ type Gate struct {
 	proxy  http.Handler
 	now    func() time.Time
 
+	// mounts are handlers served by the gate itself, to logged-in browsers, by path prefix.
+	mounts map[string]http.Handler
+
 	mu       sync.Mutex
 	sessions map[string]session
+}
+
+// Mount serves h, with prefix stripped from the path, for the requests under prefix+"/" of
+// logged-in browsers (without the credentials they sent); without a login they are refused
+// as any other. Mount before serving.
+func (g *Gate) Mount(prefix string, h http.Handler) {
+	g.mounts[strings.TrimRight(prefix, "/")] = http.StripPrefix(strings.TrimRight(prefix, "/"), h)
 }
 
 // New fronts the ui-server at backend ("host:port"), accepting the tokens verify accepts
@@ -58,7 +71,7 @@ func New(backend string, verify func(token string, now time.Time) (devauth.Verif
 		r.SetURL(target)
 		r.Out.Host = r.In.Host // the ui-server's redirects and CORS see the browser's host
 	}}
-	return &Gate{verify: verify, proxy: proxy, now: time.Now, sessions: map[string]session{}}
+	return &Gate{verify: verify, proxy: proxy, now: time.Now, sessions: map[string]session{}, mounts: map[string]http.Handler{}}
 }
 
 // ServeHTTP implements http.Handler.
@@ -79,6 +92,12 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		refuse(w, r)
 		return
+	}
+	for prefix, h := range g.mounts {
+		if strings.HasPrefix(r.URL.Path, prefix+"/") {
+			h.ServeHTTP(w, withCredentials(r, ""))
+			return
+		}
 	}
 	g.proxy.ServeHTTP(w, withCredentials(r, s.token))
 }

@@ -331,3 +331,22 @@ func TestVerifyErrorsAreShown(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, rec.Code)
 	assert.Contains(t, rec.Body.String(), "Login refused: &lt;b&gt;bad&lt;/b&gt;", "escaped")
 }
+
+func TestMountedHandlersNeedALogin(t *testing.T) {
+	f := newFixture(t)
+	var got []string
+	f.gate.Mount(CodecPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+r.Header.Get(TokenHeader))
+		_, _ = io.WriteString(w, "codec")
+	}))
+	resp := f.do(t, "POST", CodecPath+"/decode", strings.NewReader("{}"), nil)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Empty(t, got)
+	c := sessionCookie(f.login(t, "tok-alice", "/", nil))
+	require.NotNil(t, c)
+	resp = f.do(t, "POST", CodecPath+"/decode", strings.NewReader("{}"), http.Header{"Authorization": {"Bearer x"}}, c)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "codec", body(t, resp))
+	assert.Equal(t, []string{"POST /decode "}, got, "the codec gets the request without credentials")
+	assert.Empty(t, f.back.got(), "the ui-server gets none of it")
+}
