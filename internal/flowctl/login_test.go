@@ -72,6 +72,15 @@ func TestLogin(t *testing.T) {
 	v, err := devauth.Verify(key.Public(), key.ID, m[2], time.Now())
 	require.NoError(t, err, "the link carries alice's token")
 	assert.Equal(t, "alice", v.Subject)
+	code, stdout, stderr = run("login", "alice", "--dev-key", keyPath, "--web", "http://127.0.0.1:8233", "-o", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	var j struct {
+		Subject     string `json:"subject"`
+		WebLoginURL string `json:"web_login_url"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &j), stdout)
+	assert.Equal(t, "alice", j.Subject)
+	assert.True(t, strings.HasPrefix(j.WebLoginURL, "http://127.0.0.1:8233/gateflow/login#token="), j.WebLoginURL)
 	code, stdout, _ = run("login", "bob", "--dev-key", keyPath, "--export", "--web", "http://127.0.0.1:8233")
 	require.Equal(t, ExitOK, code)
 	assert.Contains(t, stdout, "# Web UI login as bob: http://127.0.0.1:8233/gateflow/login#token=")
