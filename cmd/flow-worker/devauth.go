@@ -8,6 +8,7 @@ import (
 
 	"github.com/gateflow/gateflow/internal/devauth"
 	"github.com/gateflow/gateflow/internal/devserver"
+	"github.com/gateflow/gateflow/internal/uigate"
 )
 
 // devAuthFlags are --auth and --auth-dev-key: verified callers on the embedded server.
@@ -41,11 +42,8 @@ type devAuth struct {
 	worker string
 }
 
-// Subjects of the worker's own token and of the Web UI's.
-const (
-	workerSubject = "gateflow-worker"
-	uiSubject     = "web-ui"
-)
+// workerSubject is the subject of the worker's own token.
+const workerSubject = "gateflow-worker"
 
 func (f *devAuthFlags) setup(dbFile, namespace string) (*devAuth, error) {
 	if !f.on {
@@ -69,17 +67,13 @@ func (f *devAuthFlags) setup(dbFile, namespace string) (*devAuth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--auth: %w", err)
 	}
-	// The Web UI acts as a person: it reads, and it can start and cancel runs, not decide.
-	ui, err := key.Mint(devauth.Token{Subject: uiSubject, TTL: 24 * 365 * time.Hour}, now)
-	if err != nil {
-		return nil, fmt.Errorf("--auth: %w", err)
-	}
 	return &devAuth{keyPath: path, created: created, key: key, worker: worker,
-		server: &devserver.Auth{Key: key.Public(), KeyID: key.ID, Token: admin, UIToken: ui}}, nil
+		server: &devserver.Auth{Key: key.Public(), KeyID: key.ID, Token: admin}}, nil
 }
 
-// printBanner is the banner's lines on how to get a token.
-func (d *devAuth) printBanner(out io.Writer, addrFlag string) {
+// printBanner is the banner's lines on how to get a token, and how to log in to the Web UI
+// at ui ("" without a UI).
+func (d *devAuth) printBanner(out io.Writer, addrFlag, ui string) {
 	if d == nil {
 		return
 	}
@@ -89,6 +83,9 @@ func (d *devAuth) printBanner(out io.Writer, addrFlag string) {
 	}
 	fmt.Fprintf(out, "  Callers          verified: a bearer token is required (DEV ONLY tokens, key %s %s)\n", d.keyPath, state)
 	fmt.Fprintf(out, "                   get one: flowctl%s login NAME --dev-key %s\n", addrFlag, d.keyPath)
-	fmt.Fprintf(out, "                   the Web UI acts as the person %q (reads; decisions need a login)\n", uiSubject)
+	if ui != "" {
+		fmt.Fprintf(out, "                   Web UI login: %s%s (it acts as you); a link: flowctl%s login NAME --dev-key %s --web %s\n",
+			ui, uigate.LoginPath, addrFlag, d.keyPath, ui)
+	}
 	fmt.Fprintf(out, "                   other tools: eval \"$(flowctl%s login NAME --dev-key %s --export)\"\n", addrFlag, d.keyPath)
 }

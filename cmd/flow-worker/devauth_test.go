@@ -26,15 +26,19 @@ func TestDevAuthFlags(t *testing.T) {
 	assert.Equal(t, "P-256", d.server.Key.Curve.Params().Name)
 	assert.NotEmpty(t, d.worker)
 	assert.NotEmpty(t, d.server.Token)
-	assert.NotEmpty(t, d.server.UIToken)
 	again, err := cfg.devAuth.setup(cfg.dbFile, "default")
 	require.NoError(t, err)
 	assert.False(t, again.created, "the key is kept across restarts")
 	assert.Equal(t, d.key.ID, again.key.ID)
 
 	var out bytes.Buffer
-	d.printBanner(&out, "")
+	d.printBanner(&out, "", "http://127.0.0.1:8233")
 	assert.Contains(t, out.String(), "flowctl login NAME --dev-key "+d.keyPath)
+	assert.Contains(t, out.String(), "Web UI login: http://127.0.0.1:8233/gateflow/login (it acts as you); a link: flowctl login NAME --dev-key "+
+		d.keyPath+" --web http://127.0.0.1:8233\n")
+	out.Reset()
+	d.printBanner(&out, "", "")
+	assert.NotContains(t, out.String(), "Web UI", "no UI, no login line")
 	off, err := (&devAuthFlags{}).setup("", "default")
 	require.NoError(t, err)
 	assert.Nil(t, off)

@@ -480,7 +480,11 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 	if address != "localhost:7233" && address != "127.0.0.1:7233" {
 		addrFlag = " --address " + address
 	}
-	da.printBanner(out, addrFlag)
+	ui := ""
+	if srv != nil {
+		ui = srv.UIURL()
+	}
+	da.printBanner(out, addrFlag, ui)
 	fmt.Fprintln(out)
 	fmt.Fprintf(out, "Try:\n  flowctl%s start hello --input '{\"name\":\"Ada\"}' --wait\n", addrFlag)
 	health := ""

@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/labstack/echo/v4"
@@ -21,13 +22,17 @@ import (
 	"go.temporal.io/server/common/membership/static"
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
+
+	"github.com/gateflow/gateflow/internal/devauth"
+	"github.com/gateflow/gateflow/internal/uigate"
 )
 
 // Auth turns on verified callers: the frontend maps each caller's bearer JWT to claims with
 // Temporal's default JWT claim mapper (verifying it against Key), Authorizer decides, and
 // every history event carries the verified principal (frontend.enablePrincipalPropagation).
 // The server's own services reach the history through an internal frontend that needs no
-// token.
+// token. The Web UI requires a login with a token of Key (see package uigate) and calls the
+// frontend with that person's token; it has no token of its own.
 type Auth struct {
 	// Key verifies tokens (ES256); KeyID is the "kid" they must name.
 	Key   *ecdsa.PublicKey
@@ -35,9 +40,6 @@ type Auth struct {
 	// Token is a bearer token with the system admin role the server uses to check itself
 	// when it starts (namespace and search attributes).
 	Token string
-	// UIToken is the token the Web UI's calls carry (the UI acts as that caller); empty:
-	// the UI's calls carry none and are refused.
-	UIToken string
 }
 
 func (a *Auth) check() error {
@@ -112,18 +114,22 @@ func (a *Auth) apply(conf *config.Config, hosts map[primitives.ServiceName]stati
 	return opts, append(append([]string(nil), temporal.DefaultServices...), string(primitives.InternalFrontendService)), nil
 }
 
-// uiToken is the token of the Web UI's calls, "" without auth.
-func (a *Auth) uiToken() string {
-	if a == nil {
-		return ""
-	}
-	return a.UIToken
+// verifyToken checks a token the Web UI's login gate is given the way the frontend's
+// claim mapper will: signed by a's key, naming its key ID, valid now.
+func (a *Auth) verifyToken(token string, now time.Time) (devauth.Verified, error) {
+	return devauth.Verify(a.Key, a.KeyID, token, now)
 }
 
-// uiBearer makes the Web UI's calls to the frontend carry token.
-func uiBearer(token string) uioptions.ServerOption {
-	md := metadata.Pairs("authorization", "Bearer "+token)
-	return uioptions.WithAPIMiddleware([]uiapi.Middleware{func(echo.Context) runtime.ServeMuxOption {
-		return runtime.WithMetadata(func(context.Context, *http.Request) metadata.MD { return md })
+// uiForwardToken makes each call the Web UI makes to the frontend carry the token the login
+// gate put in uigate.TokenHeader (the logged-in person's), and no token when there is none.
+func uiForwardToken() uioptions.ServerOption {
+	return uioptions.WithAPIMiddleware([]uiapi.Middleware{func(c echo.Context) runtime.ServeMuxOption {
+		tok := c.Request().Header.Get(uigate.TokenHeader)
+		return runtime.WithMetadata(func(context.Context, *http.Request) metadata.MD {
+			if tok == "" {
+				return nil
+			}
+			return metadata.Pairs("authorization", "Bearer "+tok)
+		})
 	}})
 }

@@ -25,7 +25,8 @@ import (
 //     namespace; the server's own internal calls carry the system admin role — may call
 //     everything.
 //   - People (any other subject) may call the read-only APIs (describe, list, query,
-//     history, poll an Update's result); start runs that are not gateflow's entity
+//     history, poll an Update's result) and the operator API's ListSearchAttributes (the
+//     Web UI reads them); start runs that are not gateflow's entity
 //     workflows; send gateflow's decision Updates (gateflow.approval, gateflow.input,
 //     gateflow.budget, gateflow.pause, gateflow.cancel) and the run Signals
 //     gateflow.approval and gateflow.cancel only with "by" equal to their own subject;
@@ -130,6 +131,9 @@ func Decide(claims *authorization.Claims, target *authorization.CallTarget) erro
 	md := api.GetMethodMetadata(target.APIName)
 	if md.Access == api.AccessReadOnly && strings.HasPrefix(target.APIName, api.WorkflowServicePrefix) {
 		return nil
+	}
+	if target.APIName == api.OperatorServicePrefix+"ListSearchAttributes" {
+		return nil // the Web UI reads them to show and filter runs
 	}
 	check, ok := personWrites[method]
 	if !ok || !strings.HasPrefix(target.APIName, api.WorkflowServicePrefix) {

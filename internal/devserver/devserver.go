@@ -60,12 +60,14 @@ type Options struct {
 	LogLevel string
 	// StartTimeout bounds how long Start waits for the frontend to answer. Default 30s.
 	StartTimeout time.Duration
-	// Codec, with a UI, is served on a free loopback port as the UI's codec server (POST
+	// Codec, with a UI, is served on a free loopback port (under Auth: on the UI's port, to
+	// logged-in browsers only) as the UI's codec server (POST
 	// /encode and /decode), so payloads the workers encode with it (e.g. offloaded to a
 	// blob store) still display in the UI. Nil: none.
 	Codec converter.PayloadCodec
-	// Auth, when set, requires callers to carry a bearer token (see Auth). Nil: anyone who
-	// reaches the frontend may call anything.
+	// Auth, when set, requires callers to carry a bearer token (see Auth), and the Web UI a
+	// login (package uigate) after which it acts as the person logged in. Nil: anyone who
+	// reaches the frontend or the UI may call anything.
 	Auth *Auth
 	// Store, when set, keeps the server's state in external SQL databases (PostgreSQL,
 	// MySQL) instead of SQLite; DBFile must then be empty. Their schema and the namespace
@@ -100,6 +102,7 @@ type Server struct {
 	server    temporal.Server
 	ui        *uiServer
 	codec     *codecServer
+	codecURL  string
 
 	// lock is held on the database file while the server runs (nil in memory).
 	lock *dbLock
@@ -218,21 +221,10 @@ func startOn(opts Options, logger log.Logger, ports portSet, store *SQLStore, lo
 	s.stopRefreshing(refreshed, added)
 	if opts.UIPort != 0 {
 		s.uiAddress = fmt.Sprintf("%s:%d", host, opts.UIPort)
-		endpoint := ""
-		if opts.Codec != nil {
-			if s.codec, err = startCodec(opts.Codec, opts.UIPort); err != nil {
-				_ = srv.Stop()
-				return nil, err
-			}
-			endpoint = s.codec.url
-		}
-		ui, err := startUI(s.uiAddress, frontend, opts.Namespace, endpoint, opts.Auth.uiToken())
-		if err != nil {
-			s.codec.stop()
+		if err := s.startUI(); err != nil {
 			_ = srv.Stop()
 			return nil, err
 		}
-		s.ui = ui
 	}
 	return s, nil
 }
@@ -248,13 +240,9 @@ func (s *Server) UIURL() string {
 	return "http://" + s.uiAddress
 }
 
-// CodecURL is the codec server's endpoint the UI calls, or "" when there is none.
-func (s *Server) CodecURL() string {
-	if s.codec == nil {
-		return ""
-	}
-	return s.codec.url
-}
+// CodecURL is the codec server's endpoint the UI calls, or "" when there is none. Under
+// Auth it is on the UI's port, behind its login (uigate.CodecPath).
+func (s *Server) CodecURL() string { return s.codecURL }
 
 // Namespace is the namespace the server created on start.
 func (s *Server) Namespace() string { return s.opts.Namespace }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -57,6 +59,31 @@ func TestLogin(t *testing.T) {
 	assert.Contains(t, stdout, "export TEMPORAL_TLS=false")
 	raw2, _ := os.ReadFile(filepath.Join(dir, "login.json"))
 	assert.Equal(t, raw, raw2, "--export keeps no token")
+
+	code, _, stderr = run("login", "alice", "--dev-key", keyPath, "--web", "127.0.0.1:8233")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, `--web "127.0.0.1:8233": want the Web UI's base URL, like http://127.0.0.1:8233`)
+	code, stdout, stderr = run("login", "alice", "--dev-key", keyPath, "--web", "http://127.0.0.1:8233/")
+	require.Equal(t, ExitOK, code, stderr)
+	m := regexp.MustCompile(`Web UI: open (http://127\.0\.0\.1:8233/gateflow/login#token=(\S+)) to log a browser in as alice`).FindStringSubmatch(stdout)
+	require.Len(t, m, 3, stdout)
+	key, err := devauth.Load(keyPath)
+	require.NoError(t, err)
+	v, err := devauth.Verify(key.Public(), key.ID, m[2], time.Now())
+	require.NoError(t, err, "the link carries alice's token")
+	assert.Equal(t, "alice", v.Subject)
+	code, stdout, stderr = run("login", "alice", "--dev-key", keyPath, "--web", "http://127.0.0.1:8233", "-o", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	var j struct {
+		Subject     string `json:"subject"`
+		WebLoginURL string `json:"web_login_url"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &j), stdout)
+	assert.Equal(t, "alice", j.Subject)
+	assert.True(t, strings.HasPrefix(j.WebLoginURL, "http://127.0.0.1:8233/gateflow/login#token="), j.WebLoginURL)
+	code, stdout, _ = run("login", "bob", "--dev-key", keyPath, "--export", "--web", "http://127.0.0.1:8233")
+	require.Equal(t, ExitOK, code)
+	assert.Contains(t, stdout, "# Web UI login as bob: http://127.0.0.1:8233/gateflow/login#token=")
 
 	code, stdout, stderr = run("login", "ci", "--dev-key", keyPath, "--worker")
 	require.Equal(t, ExitOK, code, stderr)

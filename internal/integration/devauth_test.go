@@ -43,12 +43,13 @@ func TestDevAuthVerifiedCallers(t *testing.T) {
 	assert.Contains(t, banner.String(), "Callers          verified: a bearer token is required (DEV ONLY tokens, key "+keyPath+" created)")
 	assert.Contains(t, banner.String(), "flowctl --address "+address+" login NAME --dev-key "+keyPath)
 
-	// The Web UI carries its own (person) token: it lists runs.
+	// The Web UI has no token of its own: without a login it lists nothing.
+	assert.Contains(t, banner.String(), fmt.Sprintf("Web UI login: http://127.0.0.1:%d/gateflow/login (it acts as you)", uiPort))
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/api/v1/namespaces/default/workflows", uiPort))
 	require.NoError(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode, "the Web UI lists runs: %s", body)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the Web UI needs a login: %s", body)
 
 	login := filepath.Join(dir, "login.json")
 	ctl := func(args ...string) result {

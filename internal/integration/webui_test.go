@@ -225,6 +225,37 @@ func TestWebUIApprovesAGateThroughSendAnUpdate(t *testing.T) {
 	var vote approval.Vote
 	require.NoError(t, json.Unmarshal([]byte(payload), &vote), "the shown JSON is a vote: %s", payload)
 
+	sendUpdateThroughUI(t, browser, page, payload, filepath.Join(artifacts, "webui-decide-dialog.png"))
+
+	// The real server: the vote counted, unverified, and the run went on to its end.
+	var d runs.Description
+	require.Eventually(t, func() bool { d = show(run.ID); return d.Status.Terminal() }, 2*time.Minute, 250*time.Millisecond,
+		"rollout %s ends after the sign-off", run.ID)
+	checkPage(t, browser, page+"/user-metadata", filepath.Join(artifacts, "webui-decide-done.png"), `rollout — completed`)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
+	require.NotNil(t, d.State)
+	require.Len(t, d.State.Gates, 1)
+	g := d.State.Gates[0]
+	assert.Equal(t, "sign-off", g.Name)
+	require.Len(t, g.Votes, 1)
+	assert.Equal(t, "alice", g.Votes[0].By)
+	assert.Equal(t, approval.Approve, g.Votes[0].Kind)
+	assert.Nil(t, g.Votes[0].Verified, "a vote from the Web UI is unverified")
+	require.NotNil(t, g.Decision)
+	assert.Equal(t, approval.Approved, g.Decision.Outcome)
+	var result struct {
+		SignOff approval.Outcome `json:"sign_off"`
+	}
+	require.NoError(t, json.Unmarshal(d.Result, &result), string(d.Result))
+	assert.Equal(t, approval.Approved, result.SignOff, "the flow saw the sign-off approved")
+}
+
+// sendUpdateThroughUI sends the Update gateflow.approval with payload to the run at page the
+// way a person does in the Web UI: More Actions → Send an Update → gateflow.approval (listed
+// with its description) → paste the JSON → Submit, and checks the dialog closes (the Update
+// was accepted). A screenshot of the dialog goes to shot.
+func sendUpdateThroughUI(t *testing.T, browser *browser, page, payload, shot string) {
+	t.Helper()
 	// More Actions → Send an Update → gateflow.approval → paste → Submit. The page holds
 	// hidden copies of its menus (one per layout): a person clicks the visible one.
 	option := visible(`dialog[open] li[role="option"]`, "gateflow.approval")
@@ -254,7 +285,7 @@ func TestWebUIApprovesAGateThroughSendAnUpdate(t *testing.T) {
 		}
 	}
 	if openErr != nil {
-		_ = browser.screenshot(filepath.Join(artifacts, "webui-decide-dialog.png"))
+		_ = browser.screenshot(shot)
 		t.Fatalf("open the Send an Update dialog: %v", openErr)
 	}
 	listed, err := eval[string](browser, string(option)+`.innerText`)
@@ -278,33 +309,11 @@ func TestWebUIApprovesAGateThroughSendAnUpdate(t *testing.T) {
   setTimeout(() => done(box.innerText), 500); })`)
 	require.NoError(t, err)
 	require.JSONEq(t, payload, reformatted, "the editor still holds the pasted JSON")
-	require.NoError(t, browser.screenshot(filepath.Join(artifacts, "webui-decide-dialog.png")))
+	require.NoError(t, browser.screenshot(shot))
 	require.NoError(t, browser.do(chromedp.Click(visible(`dialog[open] [data-testid="confirm-modal-button"]`, ""), chromedp.NodeVisible)),
 		"submit the Update")
 	assert.NoError(t, browser.do(chromedp.WaitNotPresent(visible(`dialog[open] [role="textbox"][aria-label="Data"]`, ""))),
 		"the dialog closes once the Update is accepted")
-
-	// The real server: the vote counted, unverified, and the run went on to its end.
-	var d runs.Description
-	require.Eventually(t, func() bool { d = show(run.ID); return d.Status.Terminal() }, 2*time.Minute, 250*time.Millisecond,
-		"rollout %s ends after the sign-off", run.ID)
-	checkPage(t, browser, page+"/user-metadata", filepath.Join(artifacts, "webui-decide-done.png"), `rollout — completed`)
-	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
-	require.NotNil(t, d.State)
-	require.Len(t, d.State.Gates, 1)
-	g := d.State.Gates[0]
-	assert.Equal(t, "sign-off", g.Name)
-	require.Len(t, g.Votes, 1)
-	assert.Equal(t, "alice", g.Votes[0].By)
-	assert.Equal(t, approval.Approve, g.Votes[0].Kind)
-	assert.Nil(t, g.Votes[0].Verified, "a vote from the Web UI is unverified")
-	require.NotNil(t, g.Decision)
-	assert.Equal(t, approval.Approved, g.Decision.Outcome)
-	var result struct {
-		SignOff approval.Outcome `json:"sign_off"`
-	}
-	require.NoError(t, json.Unmarshal(d.Result, &result), string(d.Result))
-	assert.Equal(t, approval.Approved, result.SignOff, "the flow saw the sign-off approved")
 }
 
 // visible selects the first element matching css that is displayed and whose text
