@@ -238,12 +238,3 @@ func countHistoryEvents(t *testing.T, ctx context.Context, run string, typ enums
 	return n
 }
 
-// firstRunID is the first run ID of the run with workflow ID run, which signed decisions
-// bind.
-func firstRunID(t *testing.T, ctx context.Context, run string) string {
-	t.Helper()
-	d, err := shared.tc.DescribeWorkflowExecution(ctx, run, "")
-	require.NoError(t, err)
-	require.NotEmpty(t, d.GetWorkflowExecutionInfo().GetFirstRunId())
-	return d.GetWorkflowExecutionInfo().GetFirstRunId()
-}

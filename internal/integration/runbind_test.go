@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -119,4 +120,14 @@ func acceptedVotes(t *testing.T, run string) []approval.Vote {
 		out = append(out, v)
 	}
 	return out
+}
+
+// firstRunID is the first run ID of the run with workflow ID run, which signed decisions
+// bind.
+func firstRunID(t *testing.T, ctx context.Context, run string) string {
+	t.Helper()
+	d, err := shared.tc.DescribeWorkflowExecution(ctx, run, "")
+	require.NoError(t, err)
+	require.NotEmpty(t, d.GetWorkflowExecutionInfo().GetFirstRunId())
+	return d.GetWorkflowExecutionInfo().GetFirstRunId()
 }
