@@ -237,4 +237,3 @@ func countHistoryEvents(t *testing.T, ctx context.Context, run string, typ enums
 	}
 	return n
 }
-
