@@ -120,13 +120,15 @@ func TestForgedCaseVariantKeysRefusedByTheAuthorizer(t *testing.T) {
 	require.NoError(t, err)
 	waitStatus(t, c, run, runs.StatusAwaitingInput)
 
-	// The server refuses with PermissionDenied ("Request unauthorized."; the Authorizer's
-	// reason, naming the key, is in its log and in TestDecide). The answer is sent while the
-	// run waits for it; the others once it waits at the gate.
+	// The server refuses with PermissionDenied, the Authorizer's reason naming the key. The
+	// answer is sent while the run waits for it; the others once it waits at the gate.
 	denied := func(err error, what string) {
 		t.Helper()
 		var pd *serviceerror.PermissionDenied
-		assert.True(t, errors.As(err, &pd), "%s: %v", what, err)
+		if assert.True(t, errors.As(err, &pd), "%s: %v", what, err) {
+			assert.Contains(t, pd.Reason, "cannot be read one way only: ", what)
+			assert.Regexp(t, `json key "(By|BY|by|Sender)": (not "(by|sender)": keys are case-sensitive|duplicate key)`, pd.Reason, what)
+		}
 	}
 	denied(forgeries[2].send(ctx, mallory, run), forgeries[2].data)
 	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run, Name: "notes", Data: json.RawMessage(`{"summary":"mine"}`)})
