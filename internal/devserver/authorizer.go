@@ -28,7 +28,10 @@ import (
 //     history, poll an Update's result); start runs that are not gateflow's entity
 //     workflows; send gateflow's decision Updates (gateflow.approval, gateflow.input,
 //     gateflow.budget, gateflow.pause, gateflow.cancel) and the run Signals
-//     gateflow.approval and gateflow.cancel only with "by" equal to their own subject;
+//     gateflow.approval and gateflow.cancel only with "by" equal to their own subject
+//     (and a gateflow.signal envelope only with their own "sender", or none), the payload
+//     read as the run reads it, strictly: a payload with an unknown, duplicate or
+//     case-variant key is refused (package decisions);
 //     signal other run Signals. Everything else — Temporal's own cancellation request
 //     (it names no one; people cancel with the Update), signalling or starting an entity
 //     workflow (catalog, control, ledger, mailbox, semaphore, fan-out), other Updates,
