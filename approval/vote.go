@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/internal/strictjson"
 )
 
 // VoteKind is what a person decides at a gate. Only the three canonical values below are
@@ -71,6 +72,18 @@ type Vote struct {
 	// Verified is what the run verified about the voter, stamped by the workflow; nil for
 	// an unverified vote.
 	Verified *auth.Verified `json:"verified,omitempty"`
+}
+
+// UnmarshalJSON decodes a vote strictly (package strictjson): a key that is not exactly
+// one of the vote's field names (an unknown key, or "By" beside "by"), or a key given
+// twice, is an error, so the server's Authorizer, the run and flowctl audit read the same
+// voter from the same bytes.
+func (v *Vote) UnmarshalJSON(b []byte) error {
+	type plain Vote
+	if err := strictjson.Unmarshal(b, (*plain)(v)); err != nil {
+		return fmt.Errorf("approval: vote: %w", err)
+	}
+	return nil
 }
 
 // Validate checks the form of the vote on its own, without any gate's rules: a gate name,

@@ -24,7 +24,7 @@ func vote(t *testing.T, by string) Decision {
 	t.Helper()
 	h, err := PayloadHash(map[string]any{"approve": true, "comment": "ship it"})
 	require.NoError(t, err)
-	return Decision{Namespace: "default", Run: "ship-42", Target: "ship", Kind: KindVote, PayloadSHA256: h, By: by}
+	return Decision{Namespace: "default", Run: "ship-42", FirstRunID: "first-1", Target: "ship", Kind: KindVote, PayloadSHA256: h, By: by}
 }
 
 func keys(t *testing.T) (Key, Key, *Directory) {
@@ -116,7 +116,7 @@ func TestSignRefusesToSignForSomeoneElse(t *testing.T) {
 	alice, _, _ := keys(t)
 	_, err := Sign(alice, vote(t, "bob"), SignOptions{})
 	assert.EqualError(t, err, "auth: key alice-1 belongs to alice, not bob")
-	_, err = Sign(alice, Decision{Namespace: "default", Run: "r", Kind: "approve", By: "alice"}, SignOptions{})
+	_, err = Sign(alice, Decision{Namespace: "default", Run: "r", FirstRunID: "f", Kind: "approve", By: "alice"}, SignOptions{})
 	assert.EqualError(t, err, `auth: decision kind "approve" is not one of vote, answer, budget, cancel, pause`)
 }
 

@@ -31,15 +31,22 @@ func (k Kind) Valid() bool {
 	return false
 }
 
-// Decision is what one decision says and what its signature binds: which run (namespace
-// and workflow ID), which gate or input (Target; empty for decisions on the whole run),
-// what kind, the hash of the payload sent with it, and who makes it. A signature over a
-// Decision is worthless for any other run, gate, kind or payload.
+// Decision is what one decision says and what its signature binds: which run (namespace,
+// workflow ID and the run's first run ID), which gate or input (Target; empty for
+// decisions on the whole run), what kind, the hash of the payload sent with it, and who
+// makes it. A signature over a Decision is worthless for any other run, gate, kind or
+// payload — including a new run that reuses the workflow ID.
 type Decision struct {
 	Namespace string `json:"ns"`
-	Run       string `json:"run"`
-	Target    string `json:"target,omitempty"`
-	Kind      Kind   `json:"kind"`
+	// Run is the run's workflow ID.
+	Run string `json:"run"`
+	// FirstRunID is the run ID of the first execution of the run's chain (Temporal's
+	// FirstExecutionRunId): stable across continue-as-new and resets, different for a new
+	// run that reuses the workflow ID. Proofs signed before decisions bound it have none
+	// (see VerifyOptions.AllowUnbound).
+	FirstRunID string `json:"first_run_id,omitempty"`
+	Target     string `json:"target,omitempty"`
+	Kind       Kind   `json:"kind"`
 	// PayloadSHA256 is PayloadHash of the decision's payload (the vote, the answer, the new
 	// cap), hex encoded.
 	PayloadSHA256 string `json:"payload_sha256"`
@@ -54,6 +61,8 @@ func (d Decision) Check() error {
 		return fmt.Errorf("auth: decision has no namespace")
 	case d.Run == "":
 		return fmt.Errorf("auth: decision has no run")
+	case d.FirstRunID == "":
+		return fmt.Errorf("auth: decision for run %s has no first run ID (the run it is for, not only its workflow ID)", d.Run)
 	case !d.Kind.Valid():
 		return fmt.Errorf("auth: decision kind %q is not one of vote, answer, budget, cancel, pause", d.Kind)
 	case d.By == "":

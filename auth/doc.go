@@ -9,10 +9,10 @@ proof a worker can check on any cluster, without server plugins:
 
   - A signed decision. Each person has an Ed25519 Key (NewKey, SaveKey, LoadKey); the
     worker knows the public halves in a Directory (LoadDirectory). Sign binds the Decision
-    (namespace, run, gate or input, kind, the payload's hash, who) with an issue time, a
-    short expiry and a nonce into a compact JWS; Directory.Verify refuses it for any other
-    run, gate, kind or payload, after it expires, or when the key is not the claimed
-    person's.
+    (namespace, workflow ID and first run ID, gate or input, kind, the payload's hash, who)
+    with an issue time, a short expiry and a nonce into a compact JWS; Directory.Verify
+    refuses it for any other run — a new run that reuses the workflow ID too — gate, kind
+    or payload, after it expires, or when the key is not the claimed person's.
   - A token of the organisation's identity provider (OIDC). Issuer.Verify checks its
     signature against the provider's JWKS (LoadJWKS, FetchJWKS), its issuer, audience and
     validity, and that its subject is the claimed person.

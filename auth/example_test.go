@@ -21,7 +21,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	vote := auth.Decision{Namespace: "default", Run: "ship-42", Target: "ship", Kind: auth.KindVote, PayloadSHA256: hash, By: "alice"}
+	vote := auth.Decision{Namespace: "default", Run: "ship-42", FirstRunID: "0192b3c4-run-1", Target: "ship", Kind: auth.KindVote, PayloadSHA256: hash, By: "alice"}
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	token, err := auth.Sign(alice, vote, auth.SignOptions{Now: now})
 	if err != nil {
@@ -36,7 +36,14 @@ func Example() {
 	other.Run = "ship-43"
 	_, err = dir.Verify(token, other, auth.VerifyOptions{Now: now.Add(time.Second)})
 	fmt.Println(err)
+
+	// And so is it on a new run that reuses the workflow ID ship-42.
+	again := vote
+	again.FirstRunID = "0192b3c4-run-2"
+	_, err = dir.Verify(token, again, auth.VerifyOptions{Now: now.Add(time.Second)})
+	fmt.Println(err)
 	// Output:
 	// alice alice-2026-12 signature <nil>
 	// decision refused (mismatch): the token signs run "ship-42", not "ship-43"
+	// decision refused (mismatch): the token signs run "0192b3c4-run-1" of "ship-42", not "0192b3c4-run-2": another run with the same workflow ID
 }

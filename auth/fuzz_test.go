@@ -17,7 +17,7 @@ func FuzzVerify(f *testing.F) {
 		f.Fatal(err)
 	}
 	h, _ := PayloadHash(map[string]any{"approve": true})
-	d := Decision{Namespace: "default", Run: "r", Target: "g", Kind: KindVote, PayloadSHA256: h, By: "alice"}
+	d := Decision{Namespace: "default", Run: "r", FirstRunID: "first-r", Target: "g", Kind: KindVote, PayloadSHA256: h, By: "alice"}
 	good, err := Sign(alice, d, SignOptions{Now: t0})
 	if err != nil {
 		f.Fatal(err)

@@ -85,6 +85,9 @@ type Verified struct {
 	IssuedAt time.Time `json:"issued_at"`
 	Expiry   time.Time `json:"expiry"`
 	Nonce    string    `json:"nonce,omitempty"`
+	// Unbound: the token binds no first run ID, only the workflow ID (accepted with
+	// VerifyOptions.AllowUnbound).
+	Unbound bool `json:"unbound,omitempty"`
 }
 
 // VerifyOptions tune verification. The zero value is fine.
@@ -97,6 +100,12 @@ type VerifyOptions struct {
 	// MaxLifetime refuses tokens valid for longer (expiry minus issue time); zero means one
 	// hour.
 	MaxLifetime time.Duration
+	// AllowUnbound accepts a token that binds no first run ID (signed before decisions
+	// bound the run; Verified.Unbound says so), for runs that started before their worker
+	// bound decisions to the run, whose recorded proofs bind none. A token that binds a
+	// first run ID must bind the wanted one all the same. New runs leave it false: a proof
+	// bound only to the workflow ID could come from an earlier run with the same ID.
+	AllowUnbound bool
 }
 
 func (o VerifyOptions) resolved() VerifyOptions {
@@ -113,8 +122,8 @@ func (o VerifyOptions) resolved() VerifyOptions {
 }
 
 // Verify checks a signed decision: token must be signed (EdDSA) by a key of d owned by
-// want.By, be valid now, be for want's namespace, and bind exactly want (run, target,
-// kind, payload hash). It returns what the token proves, or a *RefusedError.
+// want.By, be valid now, be for want's namespace, and bind exactly want (workflow ID,
+// first run ID, target, kind, payload hash). It returns what the token proves, or a *RefusedError.
 func (d *Directory) Verify(token string, want Decision, o VerifyOptions) (Verified, error) {
 	o = o.resolved()
 	if err := want.Check(); err != nil {
@@ -145,11 +154,16 @@ func (d *Directory) Verify(token string, want Decision, o VerifyOptions) (Verifi
 	if c.Audience != Audience(want.Namespace) {
 		return Verified{}, refuse(ReasonAudience, "the token is for %q, not %q", c.Audience, Audience(want.Namespace))
 	}
-	if c.Decision != want {
-		return Verified{}, refuse(ReasonMismatch, "the token signs %s", describe(c.Decision, want))
+	got := c.Decision
+	unbound := got.FirstRunID == ""
+	if unbound && o.AllowUnbound {
+		got.FirstRunID = want.FirstRunID
+	}
+	if got != want {
+		return Verified{}, refuse(ReasonMismatch, "the token signs %s", describe(got, want))
 	}
 	return Verified{By: key.Owner, KeyID: kid, Method: MethodSignature, IssuedAt: unixTime(c.IssuedAt),
-		Expiry: unixTime(c.Expiry), Nonce: c.Nonce}, nil
+		Expiry: unixTime(c.Expiry), Nonce: c.Nonce, Unbound: unbound}, nil
 }
 
 // checkTimes checks issue, not-before and expiry times (seconds) against o.
@@ -180,6 +194,10 @@ func describe(got, want Decision) string {
 		return fmt.Sprintf("namespace %q, not %q", got.Namespace, want.Namespace)
 	case got.Run != want.Run:
 		return fmt.Sprintf("run %q, not %q", got.Run, want.Run)
+	case got.FirstRunID == "":
+		return fmt.Sprintf("no run, only the workflow ID %q: it was signed before decisions bound the run; sign it again", got.Run)
+	case got.FirstRunID != want.FirstRunID:
+		return fmt.Sprintf("run %q of %q, not %q: another run with the same workflow ID", got.FirstRunID, got.Run, want.FirstRunID)
 	case got.Target != want.Target:
 		return fmt.Sprintf("target %q, not %q", got.Target, want.Target)
 	case got.Kind != want.Kind:

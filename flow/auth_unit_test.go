@@ -29,6 +29,9 @@ import (
 const (
 	testNamespace = "default-test-namespace"
 	testRun       = "ship-1"
+	// testFirstRun is the run ID of the test environment's run: it names no first run ID,
+	// so the run binds its own run ID (run_auth.go).
+	testFirstRun = "default-test-run-id"
 )
 
 var authT0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -57,13 +60,21 @@ func newAuthKeys(t *testing.T, required bool) authKeys {
 // signedVote is v with a proof signed by key for run, issued at.
 func signedVote(t *testing.T, key auth.Key, run string, v approval.Vote, at time.Time) approval.Vote {
 	t.Helper()
+	return signedVoteIn(t, key, run, testFirstRun, v, at)
+}
+
+// signedVoteIn is signedVote for the run whose first run ID is firstRun.
+func signedVoteIn(t *testing.T, key auth.Key, run, firstRun string, v approval.Vote, at time.Time) approval.Vote {
+	t.Helper()
 	d, err := decisions.Vote(testNamespace, run, v)
 	require.NoError(t, err)
+	d.FirstRunID = firstRun
 	if d.By != key.Owner { // a forger signs their own decision and sends it as someone else's
 		own := v
 		own.By = key.Owner
 		d, err = decisions.Vote(testNamespace, run, own)
 		require.NoError(t, err)
+		d.FirstRunID = firstRun
 	}
 	tok, err := auth.Sign(key, d, auth.SignOptions{Now: at})
 	require.NoError(t, err)
@@ -95,6 +106,7 @@ func TestSignedDecisionsRequired(t *testing.T) {
 	claimsVerified := voteAt(env, at(2), forgedVerified)
 	bobAsAlice := voteAt(env, at(3), signedVote(t, k.bob, testRun, approve, now(3)))
 	otherRun := voteAt(env, at(4), signedVote(t, k.alice, "ship-2", approve, now(4)))
+	earlierRun := voteAt(env, at(5), signedVoteIn(t, k.alice, testRun, "an-earlier-run", approve, now(5)))
 	expired := voteAt(env, at(30), signedVote(t, k.alice, testRun, approve, now(5)))
 	stranger := voteAt(env, at(31), signedVote(t, k.mallory, testRun, approval.Vote{Gate: "ship", Kind: approval.Approve, By: "mallory"}, now(31)))
 	signalAt(env, at(32), protocol.SignalApproval, signedVote(t, k.alice, testRun, approve, now(32)))
@@ -109,6 +121,7 @@ func TestSignedDecisionsRequired(t *testing.T) {
 	}
 	assert.ErrorContains(t, bobAsAlice.refusal(t), "decision refused (not_owner): key bob-1 belongs to bob, the decision claims alice")
 	assert.ErrorContains(t, otherRun.refusal(t), `decision refused (mismatch): the token signs run "ship-2", not "ship-1"`)
+	assert.ErrorContains(t, earlierRun.refusal(t), `decision refused (mismatch): the token signs run "an-earlier-run" of "ship-1", not "default-test-run-id": another run with the same workflow ID`)
 	assert.ErrorContains(t, expired.refusal(t), "decision refused (expired)")
 	assert.ErrorContains(t, stranger.refusal(t), `decision refused (unknown_key): key "mallory-1" is not in the run's directory`)
 	require.Len(t, refusedSoFar.Refused, 1)
@@ -180,6 +193,7 @@ func TestSignedAnswers(t *testing.T) {
 		s.By, s.Data = key.Owner, json.RawMessage(signed)
 		d, err := decisions.Answer(testNamespace, testRun, s)
 		require.NoError(t, err)
+		d.FirstRunID = testFirstRun
 		a.Proof, err = auth.Sign(key, d, auth.SignOptions{Now: authT0.Add(time.Duration(m) * time.Minute)})
 		require.NoError(t, err)
 		return a
@@ -216,6 +230,7 @@ func TestSignedBudgetRaiseAndPause(t *testing.T) {
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testRun})
 	sign := func(m int, d auth.Decision, err error) string {
 		require.NoError(t, err)
+		d.FirstRunID = testFirstRun
 		tok, err := auth.Sign(k.alice, d, auth.SignOptions{Now: authT0.Add(time.Duration(m) * time.Minute)})
 		require.NoError(t, err)
 		return tok

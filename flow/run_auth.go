@@ -18,6 +18,10 @@ import (
 type authPart struct {
 	policy *auth.Policy
 	used   map[string]time.Time // nonce → the proof's expiry
+	// bindRun: proofs must bind the run's first run ID, not only its workflow ID, so a
+	// proof signed for an earlier run with the same ID is refused. Runs pinned before
+	// (no "gateflow.auth.run" marker) accept proofs that bind none, as recorded.
+	bindRun bool
 }
 
 // pinAuth pins policy for the run, when the worker has one. Runs started before their
@@ -32,6 +36,7 @@ func pinAuth(wctx workflow.Context, policy *auth.Policy, dir approval.Directory,
 		return nil, fmt.Errorf("pin the decision policy: %w", err)
 	}
 	a.policy = &pinned
+	a.bindRun = workflow.GetVersion(wctx, "gateflow.auth.run", workflow.DefaultVersion, 1) == 1
 	info := &runs.Auth{Required: pinned.Required, Rules: pinned.Rules}
 	for _, k := range pinned.Directory.Keys() {
 		info.KeyIDs = append(info.KeyIDs, k.JWK.KeyID)
@@ -79,7 +84,7 @@ func (a *authPart) verify(ctx workflow.Context, d auth.Decision, proof string) (
 		}
 		return nil, nil
 	}
-	v, err := a.policy.Verify(proof, d, auth.VerifyOptions{Now: runNow(ctx)})
+	v, err := a.policy.Verify(proof, d, auth.VerifyOptions{Now: runNow(ctx), AllowUnbound: !a.bindRun})
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +95,8 @@ func (a *authPart) verify(ctx workflow.Context, d auth.Decision, proof string) (
 }
 
 // check verifies the proof of a decision sent to this run, built by decide from the run's
-// namespace and ID; what names the decision in the refusal ("budget raise by alice").
+// namespace and workflow ID, and bound to the run's first run ID; what names the decision
+// in the refusal ("budget raise by alice").
 func (a *authPart) check(ctx workflow.Context, what, proof string, decide func(namespace, run string) (auth.Decision, error)) (*auth.Verified, error) {
 	if !a.on() {
 		return nil, nil
@@ -99,6 +105,10 @@ func (a *authPart) check(ctx workflow.Context, what, proof string, decide func(n
 	d, err := decide(info.Namespace, info.WorkflowExecution.ID)
 	if err != nil {
 		return nil, err
+	}
+	d.FirstRunID = info.FirstRunID
+	if d.FirstRunID == "" { // a server always names it; the SDK's test environment does not
+		d.FirstRunID = info.WorkflowExecution.RunID
 	}
 	v, err := a.verify(ctx, d, proof)
 	if err != nil {

@@ -67,6 +67,7 @@ func TestCancelUpdateIsVerifiedAndAuthorised(t *testing.T) {
 		r := protocol.RunCancel{By: by, Reason: "stop"}
 		d, err := decisions.Cancel(testNamespace, testRun, r)
 		require.NoError(t, err)
+		d.FirstRunID = testFirstRun
 		r.Proof, err = auth.Sign(key, d, auth.SignOptions{Now: authT0.Add(time.Duration(m) * time.Minute)})
 		require.NoError(t, err)
 		return r

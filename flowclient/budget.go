@@ -31,9 +31,10 @@ func (c *Client) RaiseBudget(ctx context.Context, r BudgetRequest) (budget.Cap, 
 	r.By = c.who(r.By)
 	what := "budget raise to " + budget.FormatUSD(r.To)
 	raise := protocol.BudgetRaise{To: r.To.String(), By: r.By}
-	proof, err := c.sign(decisions.Budget(c.opts.Namespace, r.Run, raise))
+	d, derr := decisions.Budget(c.opts.Namespace, r.Run, raise)
+	proof, err := c.proof(ctx, r.Run, what, d, derr)
 	if err != nil {
-		return budget.Cap{}, &RefusedError{Run: r.Run, What: what, Reason: err.Error()}
+		return budget.Cap{}, err
 	}
 	raise.Proof = proof
 	var cp budget.Cap

@@ -1,6 +1,8 @@
 package flowclient
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/internal/connect"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
 
@@ -83,26 +86,46 @@ func (c *Client) Temporal() client.Client { return c.tc }
 func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
 
 // who is by, or the client's identity when by is empty.
-// sign is the proof for decision d, signed with the client's key; empty without a key.
-// Nobody signs for someone else: a decision by another identity than the key's owner is
-// refused before it is sent.
-func (c *Client) sign(d auth.Decision, err error) (string, error) {
+// proof is the proof of decision d (what, on run), signed with the client's key, or the
+// client's identity token; empty with neither. A signed decision binds the run's first run
+// ID as well as its workflow ID, read from the server first, so the proof is worthless on
+// a later run that reuses the workflow ID. Nobody signs for someone else: a decision by
+// another identity than the key's owner is a *RefusedError before anything is sent; an
+// unknown run a *RunNotFoundError.
+func (c *Client) proof(ctx context.Context, run, what string, d auth.Decision, err error) (string, error) {
 	if c.opts.Key == nil && c.opts.IdentityToken == "" {
 		return "", nil
 	}
+	refused := func(err error) error { return &RefusedError{Run: run, What: what, Reason: err.Error()} }
 	if err != nil {
-		return "", err
+		return "", refused(err)
 	}
 	if c.opts.Key == nil {
 		if sub, serr := auth.TokenSubject(c.opts.IdentityToken); serr == nil && sub != d.By {
-			return "", fmt.Errorf("the identity token is %s's; it cannot prove a decision by %s", sub, d.By)
+			return "", refused(fmt.Errorf("the identity token is %s's; it cannot prove a decision by %s", sub, d.By))
 		}
 		return c.opts.IdentityToken, nil
 	}
 	if d.By != c.opts.Key.Owner {
-		return "", fmt.Errorf("the signing key %s belongs to %s; it cannot sign for %s", c.opts.Key.ID, c.opts.Key.Owner, d.By)
+		return "", refused(fmt.Errorf("the signing key %s belongs to %s; it cannot sign for %s", c.opts.Key.ID, c.opts.Key.Owner, d.By))
 	}
-	return auth.Sign(*c.opts.Key, d, auth.SignOptions{})
+	desc, err := c.tc.DescribeWorkflowExecution(ctx, run, "")
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return "", &RunNotFoundError{ID: run}
+		}
+		return "", fmt.Errorf("%s on run %s: read the run to sign for: %w", what, run, err)
+	}
+	d.FirstRunID = desc.GetWorkflowExecutionInfo().GetFirstRunId()
+	if d.FirstRunID == "" { // servers name it; keep the run itself otherwise
+		d.FirstRunID = desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	}
+	tok, err := auth.Sign(*c.opts.Key, d, auth.SignOptions{})
+	if err != nil {
+		return "", refused(err)
+	}
+	return tok, nil
 }
 
 func (c *Client) who(by string) string {

@@ -37,9 +37,10 @@ type CancelRequest struct {
 // Signal gateflow.cancel.
 func (c *Client) Cancel(ctx context.Context, r CancelRequest) error {
 	msg := protocol.RunCancel{By: c.who(r.By), Reason: r.Reason}
-	proof, err := c.sign(decisions.Cancel(c.opts.Namespace, r.Run, msg))
+	d, derr := decisions.Cancel(c.opts.Namespace, r.Run, msg)
+	proof, err := c.proof(ctx, r.Run, "cancel", d, derr)
 	if err != nil {
-		return &RefusedError{Run: r.Run, What: "cancel", Reason: err.Error()}
+		return err
 	}
 	msg.Proof = proof
 	var status runs.Status

@@ -35,9 +35,10 @@ func (c *Client) pauseRun(ctx context.Context, action string, r PauseRequest) er
 		return &InputError{Workflow: action + " " + r.Run, Err: errors.New("give a run or a workflow type, not both (Pause and Resume take a type)")}
 	}
 	msg := protocol.RunPause{Action: action, By: c.who(r.By), Reason: r.Reason}
-	proof, err := c.sign(decisions.Pause(c.opts.Namespace, r.Run, msg))
+	d, derr := decisions.Pause(c.opts.Namespace, r.Run, msg)
+	proof, err := c.proof(ctx, r.Run, action, d, derr)
 	if err != nil {
-		return &RefusedError{Run: r.Run, What: action, Reason: err.Error()}
+		return err
 	}
 	msg.Proof = proof
 	var status runs.Status

@@ -53,9 +53,10 @@ func (c *Client) Vote(ctx context.Context, run string, v approval.Vote) (approva
 	if err := v.Validate(); err != nil {
 		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
 	}
-	proof, err := c.sign(decisions.Vote(c.opts.Namespace, run, v))
+	d, derr := decisions.Vote(c.opts.Namespace, run, v)
+	proof, err := c.proof(ctx, run, what, d, derr)
 	if err != nil {
-		return approval.VoteResult{}, &RefusedError{Run: run, What: what, Reason: err.Error()}
+		return approval.VoteResult{}, err
 	}
 	v.Proof, v.Verified = proof, nil
 	var res approval.VoteResult
@@ -86,9 +87,10 @@ func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnsw
 		return signals.InputAnswer{}, &InputError{Workflow: "input " + r.Name, Err: err}
 	}
 	a := protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}
-	proof, err := c.sign(decisions.Answer(c.opts.Namespace, r.Run, a))
+	d, derr := decisions.Answer(c.opts.Namespace, r.Run, a)
+	proof, err := c.proof(ctx, r.Run, "input "+r.Name, d, derr)
 	if err != nil {
-		return signals.InputAnswer{}, &RefusedError{Run: r.Run, What: "input " + r.Name, Reason: err.Error()}
+		return signals.InputAnswer{}, err
 	}
 	a.Proof = proof
 	var ans signals.InputAnswer

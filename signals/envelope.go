@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gateflow/gateflow/internal/strictjson"
 )
 
 // SignalName is the Temporal Signal that carries an Envelope to a run or a mailbox.
@@ -54,6 +56,18 @@ type Envelope struct {
 	Sender string `json:"sender"`
 	// SentAt is the sender's time of sending; informational only.
 	SentAt time.Time `json:"sent_at,omitzero"`
+}
+
+// UnmarshalJSON decodes an envelope strictly (package strictjson): a key that is not
+// exactly one of the envelope's field names (an unknown key, or "Sender" beside "sender"),
+// or a key given twice, is an error, so the server's Authorizer and the run read the same
+// sender. The payload is the sender's own JSON: only its duplicate keys are refused.
+func (e *Envelope) UnmarshalJSON(b []byte) error {
+	type plain Envelope
+	if err := strictjson.Unmarshal(b, (*plain)(e)); err != nil {
+		return fmt.Errorf("signals: envelope: %w", err)
+	}
+	return nil
 }
 
 // FieldError reports a field that breaks a rule of this package, such as an Envelope

@@ -2,7 +2,12 @@
 // an answer, a budget raise, a pause) stands for, the same way for the client that signs it,
 // the run that verifies it and flowctl audit that verifies it again from history: the
 // payload hash covers what the decision says (trimmed, the vote kind canonical), never the
-// proof itself or what the run stamps.
+// proof itself or what the run stamps. The builders fill the namespace and workflow ID; the
+// signer and the verifier add the run's first run ID (auth.Decision.FirstRunID).
+//
+// It also reads who a message people send to a run claims to come from (UpdateClaim,
+// SignalClaim), for the server's Authorizer, decoding the payload into the run's own types
+// so both read the same person from the same bytes.
 package decisions
 
 import (

@@ -2,7 +2,6 @@ package devserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"go.temporal.io/server/common/authorization"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -29,7 +29,10 @@ import (
 //     Web UI reads them); start runs that are not gateflow's entity
 //     workflows; send gateflow's decision Updates (gateflow.approval, gateflow.input,
 //     gateflow.budget, gateflow.pause, gateflow.cancel) and the run Signals
-//     gateflow.approval and gateflow.cancel only with "by" equal to their own subject;
+//     gateflow.approval and gateflow.cancel only with "by" equal to their own subject
+//     (and a gateflow.signal envelope only with their own "sender", or none), the payload
+//     read as the run reads it, strictly: a payload with an unknown, duplicate or
+//     case-variant key is refused (package decisions);
 //     signal other run Signals. Everything else — Temporal's own cancellation request
 //     (it names no one; people cancel with the Update), signalling or starting an entity
 //     workflow (catalog, control, ledger, mailbox, semaphore, fan-out), other Updates,
@@ -51,21 +54,6 @@ func (a Authorizer) Authorize(_ context.Context, claims *authorization.Claims, t
 		r.Principal = &commonpb.Principal{Type: claims.AuthType, Name: claims.Subject}
 	}
 	return r, nil
-}
-
-// decisionUpdates are gateflow's Updates whose payload names who decides ("by").
-var decisionUpdates = map[string]bool{
-	protocol.UpdateApproval: true,
-	protocol.UpdateInput:    true,
-	protocol.UpdateBudget:   true,
-	protocol.UpdatePause:    true,
-	protocol.UpdateCancel:   true,
-}
-
-// decisionSignals are the run Signals whose payload names who decides.
-var decisionSignals = map[string]bool{
-	protocol.SignalApproval: true,
-	protocol.SignalCancel:   true,
 }
 
 // workerSignals are the run Signals only gateflow's own workflows send (a child's report,
@@ -171,15 +159,16 @@ func checkSignal(sub string, req any) error {
 	if isEntityID(id) {
 		return fmt.Errorf("gateflow: only workers may signal entity workflow %s", id)
 	}
-	switch name := r.GetSignalName(); {
-	case workerSignals[name]:
+	name := r.GetSignalName()
+	if workerSignals[name] {
 		return fmt.Errorf("gateflow: Signal %s is sent by gateflow's workflows only", name)
-	case decisionSignals[name]:
-		return checkBy(sub, "Signal "+name, r.GetInput())
-	case name == protocol.SignalName:
-		return checkField(sub, "Signal "+name, "sender", r.GetInput(), false)
 	}
-	return nil
+	if !decisions.IsClaimSignal(name) {
+		return nil
+	}
+	return checkClaim(sub, "Signal "+name, r.GetInput(), func(data []byte) (decisions.Claim, bool, error) {
+		return decisions.SignalClaim(name, data)
+	})
 }
 
 func checkCancel(_ string, req any) error {
@@ -205,20 +194,20 @@ func checkUpdate(sub string, req any) error {
 	if isEntityID(id) {
 		return fmt.Errorf("gateflow: only workers may update entity workflow %s", id)
 	}
-	if !decisionUpdates[name] {
+	if !decisions.IsDecisionUpdate(name) {
 		return fmt.Errorf("gateflow: Update %q is not one of gateflow's decisions; people may send only those", name)
 	}
-	return checkBy(sub, "Update "+name, r.GetRequest().GetInput().GetArgs())
+	return checkClaim(sub, "Update "+name, r.GetRequest().GetInput().GetArgs(), func(data []byte) (decisions.Claim, bool, error) {
+		return decisions.UpdateClaim(name, data)
+	})
 }
 
-// checkBy refuses a decision whose first argument's "by" is not sub.
-func checkBy(sub, what string, args *commonpb.Payloads) error {
-	return checkField(sub, what, "by", args, true)
-}
-
-// checkField refuses a payload whose first argument's field is not sub; a missing or
-// empty field is refused when required, else allowed.
-func checkField(sub, what, field string, args *commonpb.Payloads, required bool) error {
+// checkClaim refuses a message whose first argument claims someone other than sub. The
+// argument is read by read (package decisions) exactly as the run decodes it — strictly,
+// so a payload with an unknown, duplicate or case-variant key ({"by":"mallory",
+// "By":"alice"}) is refused before its claim is compared: the server and the run never
+// read two different people from the same bytes.
+func checkClaim(sub, what string, args *commonpb.Payloads, read func([]byte) (decisions.Claim, bool, error)) error {
 	ps := args.GetPayloads()
 	if len(ps) == 0 {
 		return fmt.Errorf("gateflow: %s has no payload naming who decides", what)
@@ -226,26 +215,17 @@ func checkField(sub, what, field string, args *commonpb.Payloads, required bool)
 	if enc := string(ps[0].GetMetadata()["encoding"]); enc != "json/plain" {
 		return fmt.Errorf("gateflow: %s payload is encoded %q, not json/plain; the server cannot read who decides", what, enc)
 	}
-	var p map[string]json.RawMessage
-	if err := json.Unmarshal(ps[0].GetData(), &p); err != nil || p == nil {
-		return fmt.Errorf("gateflow: %s payload is not a JSON object", what)
+	c, _, err := read(ps[0].GetData())
+	if err != nil {
+		return fmt.Errorf("gateflow: %s refused: %w", what, err)
 	}
-	raw, ok := p[field]
-	if !ok {
-		if !required {
-			return nil
-		}
-		return fmt.Errorf("gateflow: %s payload has no %q", what, field)
-	}
-	var who string
-	if err := json.Unmarshal(raw, &who); err != nil {
-		return fmt.Errorf("gateflow: %s payload's %q is not a string", what, field)
-	}
-	if who == "" && !required {
+	switch {
+	case c.By == "" && !c.Required:
 		return nil
-	}
-	if who != sub {
-		return fmt.Errorf("gateflow: %s %s %q refused: the token is %q's; people act only as themselves", what, field, who, sub)
+	case c.By == "":
+		return fmt.Errorf("gateflow: %s payload has no %q", what, c.Field)
+	case c.By != sub:
+		return fmt.Errorf("gateflow: %s %s %q refused: the token is %q's; people act only as themselves", what, c.Field, c.By, sub)
 	}
 	return nil
 }

@@ -45,10 +45,21 @@ type auditEntry struct {
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
 
-	// decision, derr and proof are what verifyEntry checks.
-	decision auth.Decision
-	derr     error
-	proof    string
+	// decision, derr and proof are what verifyEntry checks; malformed is why the payload
+	// could not be read (one recorded before payloads were decoded strictly).
+	decision  auth.Decision
+	derr      error
+	proof     string
+	malformed error
+}
+
+// runBinding is what a run's history says about the run its decisions are for.
+type runBinding struct {
+	// firstRun is the run's first run ID (its chain's first execution).
+	firstRun string
+	// bound: the run required proofs to bind firstRun (the "gateflow.auth.run" marker);
+	// runs pinned before accept proofs that bind only the workflow ID.
+	bound bool
 }
 
 func (a *app) auditCommand() *cobra.Command {
@@ -83,6 +94,8 @@ func (a *app) auditCommand() *cobra.Command {
 			for _, e := range entries {
 				v := e.Verified
 				switch {
+				case e.Proof != nil && e.Proof.Unbound:
+					v += " " + e.Proof.KeyID + " (not bound to a run)"
 				case e.Proof != nil:
 					v += " " + e.Proof.KeyID
 				case e.Reason != "":
@@ -106,6 +119,7 @@ func (a *app) audit(ctx context.Context, tc client.Client, id string) ([]auditEn
 		policy  *auth.Policy
 		pinNext bool
 		byID    = map[string]int{} // update ID → entry
+		bind    runBinding
 		ns      = a.namespace
 		dc      = converter.GetDefaultDataConverter()
 	)
@@ -127,9 +141,17 @@ func (a *app) audit(ctx context.Context, tc client.Client, id string) ([]auditEn
 		}
 		at := e.GetEventTime().AsTime()
 		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+			a := e.GetWorkflowExecutionStartedEventAttributes()
+			bind.firstRun = a.GetFirstExecutionRunId()
+			if bind.firstRun == "" {
+				bind.firstRun = a.GetOriginalExecutionRunId()
+			}
 		case enumspb.EVENT_TYPE_MARKER_RECORDED:
 			m := e.GetMarkerRecordedEventAttributes()
 			switch {
+			case m.GetMarkerName() == "Version" && markerString(m.GetDetails()["change-id"]) == "gateflow.auth.run":
+				bind.bound = true
 			case m.GetMarkerName() == "Version" && markerString(m.GetDetails()["change-id"]) == "gateflow.auth":
 				pinNext = true
 			case m.GetMarkerName() == "SideEffect" && pinNext:
@@ -142,17 +164,14 @@ func (a *app) audit(ctx context.Context, tc client.Client, id string) ([]auditEn
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
 			req := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest()
-			entry, ok, err := a.auditDecision(req.GetInput().GetName(), func(v any) error {
+			entry, ok := a.auditDecision(req.GetInput().GetName(), func(v any) error {
 				return decode(req.GetInput().GetArgs(), "update "+req.GetInput().GetName(), v)
 			}, ns, id)
-			if err != nil || !ok {
-				if err != nil {
-					return nil, err
-				}
+			if !ok {
 				continue
 			}
 			entry.At, entry.Via, entry.ClientIdentity, entry.Outcome = at, "update", req.GetMeta().GetIdentity(), "accepted"
-			verifyEntry(&entry, policy, at)
+			verifyEntry(&entry, policy, bind, at)
 			byID[req.GetMeta().GetUpdateId()] = len(out)
 			out = append(out, entry)
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
@@ -168,16 +187,18 @@ func (a *app) audit(ctx context.Context, tc client.Client, id string) ([]auditEn
 				continue
 			}
 			var v approval.Vote
+			entry := auditEntry{Kind: auth.KindVote}
 			if err := decode(s.GetInput(), "signal "+s.GetSignalName(), &v); err != nil {
-				return nil, err
+				entry.malformed = err
+			} else {
+				entry = voteEntry(v, ns, id)
 			}
-			entry := voteEntry(v, ns, id)
 			entry.At, entry.Via, entry.ClientIdentity, entry.Outcome = at, "signal", s.GetIdentity(), "sent"
 			entry.Principal = e.GetPrincipal().GetName()
 			if policy != nil && policy.Required {
 				entry.Outcome = "refused"
 			}
-			verifyEntry(&entry, policy, at)
+			verifyEntry(&entry, policy, bind, at)
 			out = append(out, entry)
 		}
 	}
@@ -185,7 +206,10 @@ func (a *app) audit(ctx context.Context, tc client.Client, id string) ([]auditEn
 }
 
 // auditDecision decodes a decision Update; ok is false for Updates that are not decisions.
-func (a *app) auditDecision(name string, decode func(any) error, ns, run string) (auditEntry, bool, error) {
+// A payload that does not decode (strictly: one a run accepted before payloads were
+// decoded strictly, such as {"by":"mallory","By":"alice"}) is an entry claiming no one,
+// invalid with why.
+func (a *app) auditDecision(name string, decode func(any) error, ns, run string) (auditEntry, bool) {
 	var (
 		e   auditEntry
 		err error
@@ -225,12 +249,18 @@ func (a *app) auditDecision(name string, decode func(any) error, ns, run string)
 			e.proof = m.Proof
 		}
 	default:
-		return e, false, nil
+		return e, false
 	}
 	if err != nil {
-		return e, false, fmt.Errorf("decode update %s: %w", name, err)
+		return auditEntry{Kind: updateKinds[name], malformed: fmt.Errorf("decode update %s: %w", name, err)}, true
 	}
-	return e, true, nil
+	return e, true
+}
+
+// updateKinds are the decision kinds of the decision Updates.
+var updateKinds = map[string]auth.Kind{
+	protocol.UpdateApproval: auth.KindVote, protocol.UpdateInput: auth.KindAnswer, protocol.UpdateBudget: auth.KindBudget,
+	protocol.UpdatePause: auth.KindPause, protocol.UpdateCancel: auth.KindCancel,
 }
 
 func voteEntry(v approval.Vote, ns, run string) auditEntry {
@@ -241,9 +271,13 @@ func voteEntry(v approval.Vote, ns, run string) auditEntry {
 }
 
 // verifyEntry verifies e's proof again against the run's pinned policy at the time the
-// decision entered history.
-func verifyEntry(e *auditEntry, policy *auth.Policy, at time.Time) {
+// decision entered history, for the run bind names (a proof that binds only the workflow
+// ID is accepted on runs that did not require more, and reported as not bound to a run).
+func verifyEntry(e *auditEntry, policy *auth.Policy, bind runBinding, at time.Time) {
 	switch {
+	case e.malformed != nil:
+		e.Verified, e.Reason = "invalid", "malformed payload: "+e.malformed.Error()
+		return
 	case e.proof == "":
 		e.Verified = "unverified"
 		return
@@ -254,12 +288,17 @@ func verifyEntry(e *auditEntry, policy *auth.Policy, at time.Time) {
 		e.Verified, e.Reason = "invalid", e.derr.Error()
 		return
 	}
-	v, err := policy.Verify(e.proof, e.decision, auth.VerifyOptions{Now: at})
+	d := e.decision
+	d.FirstRunID = bind.firstRun
+	v, err := policy.Verify(e.proof, d, auth.VerifyOptions{Now: at, AllowUnbound: !bind.bound})
 	if err != nil {
 		e.Verified, e.Reason = "invalid", err.Error()
 		return
 	}
 	e.Verified, e.Proof = string(v.Method), &v
+	if v.Unbound {
+		e.Reason = "not bound to a run: signed for the workflow ID only, before decisions bound the run"
+	}
 }
 
 // markerString decodes a marker detail holding a string ("" when it does not).

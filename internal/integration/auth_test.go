@@ -103,7 +103,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 	proof := func(k auth.Key, runID string, at time.Time) string {
 		h, err := auth.PayloadHash(map[string]any{"name": "notes", "data": json.RawMessage(notes), "by": k.Owner})
 		require.NoError(t, err)
-		tok, err := auth.Sign(k, auth.Decision{Namespace: "default", Run: runID, Target: "notes", Kind: auth.KindAnswer, PayloadSHA256: h, By: k.Owner}, auth.SignOptions{Now: at})
+		tok, err := auth.Sign(k, auth.Decision{Namespace: "default", Run: runID, FirstRunID: firstRunID(t, ctx, runID), Target: "notes", Kind: auth.KindAnswer, PayloadSHA256: h, By: k.Owner}, auth.SignOptions{Now: at})
 		require.NoError(t, err)
 		return tok
 	}
@@ -126,7 +126,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 	// A signed vote sent as a Signal is refused; the gate stays open.
 	h, err := auth.PayloadHash(map[string]any{"gate": "go", "vote": approval.Approve, "by": "alice", "comment": ""})
 	require.NoError(t, err)
-	tok, err := auth.Sign(alice, auth.Decision{Namespace: "default", Run: run, Target: "go", Kind: auth.KindVote, PayloadSHA256: h, By: "alice"}, auth.SignOptions{})
+	tok, err := auth.Sign(alice, auth.Decision{Namespace: "default", Run: run, FirstRunID: firstRunID(t, ctx, run), Target: "go", Kind: auth.KindVote, PayloadSHA256: h, By: "alice"}, auth.SignOptions{})
 	require.NoError(t, err)
 	require.NoError(t, shared.tc.SignalWorkflow(ctx, run, "", protocol.SignalApproval, approval.Vote{Gate: "go", Kind: approval.Approve, By: "alice", Proof: tok}))
 	require.Eventually(t, func() bool {
