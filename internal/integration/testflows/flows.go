@@ -42,9 +42,10 @@ var Failing = flow.Define("test.failing", func(ctx *flow.Context, _ struct{}) (s
 	return "unreachable", err
 })
 
-// FileInput names a file the steps append to, so tests can count what ran.
+// FileInput names a file the steps append to, so tests can count what ran (test.http
+// takes only URL: File may be empty, which a required member may not be).
 type FileInput struct {
-	File string `json:"file"`
+	File string `json:"file" gateflow:"allowempty"`
 	URL  string `json:"url,omitempty"`
 }
 
