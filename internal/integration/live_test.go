@@ -59,9 +59,12 @@ type liveInput struct {
 // liveFlow prints a line, waits for the test to create the gate file (at most 60s), prints
 // another and then 1..100, more than the step record's preview holds.
 var liveFlow = flow.Define("test.live.output", func(ctx *flow.Context, in liveInput) (string, error) {
+	// A short heartbeat timeout: the SDK sends a heartbeat at once, then at most one per
+	// 0.8 of it, so the live lines show within seconds even when the first beat was sent
+	// before the command printed anything (a loaded machine).
 	res, err := ctx.Shell("emit", activities.Shell{
 		Command: `echo first; echo warned >&2; i=0; while [ ! -e "$GATE" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; echo second; seq 1 100`,
-		Env:     map[string]string{"GATE": in.Gate}})
+		Env:     map[string]string{"GATE": in.Gate}}, flow.HeartbeatTimeout(5*time.Second))
 	return res.Stdout, err
 })
 
@@ -172,11 +175,15 @@ func TestFlowctlLogsFollowsARunningShellStep(t *testing.T) {
 	logsDone, logsErr := flowctlAsync(queue, logs, "logs", run.ID, "emit", "-f", "--interval", "100ms")
 	watchDone, watchErr := flowctlAsync(queue, watch, "watch", run.ID, "--interval", "100ms")
 
-	// The first lines show while the step still waits for the gate.
-	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "first\nstderr| warned\n") },
-		45*time.Second, 50*time.Millisecond, "logs -f: %q %q; watch: %q %q", logs.String(), logsErr.String(), watch.String(), watchErr.String())
-	require.Eventually(t, func() bool { return strings.Contains(watch.String(), "output    emit             first\n") },
-		45*time.Second, 50*time.Millisecond, "watch: %q %q", watch.String(), watchErr.String())
+	// The first lines show while the step still waits for the gate. The buffers are
+	// printed as they are when the wait gives up (a message argument is read at the call).
+	shown := func(b *proc.Buffer, want string) bool {
+		return assert.Eventually(t, func() bool { return strings.Contains(b.String(), want) }, 45*time.Second, 50*time.Millisecond)
+	}
+	if !shown(logs, "first\nstderr| warned\n") || !shown(watch, "output    emit             first\n") {
+		d, err := c.Describe(ctx, run.ID)
+		t.Fatalf("logs -f: %q %q; watch: %q %q; the run now: %+v (%v)", logs.String(), logsErr.String(), watch.String(), watchErr.String(), d, err)
+	}
 	assert.NotContains(t, logs.String(), "second", "the step has not printed it yet")
 	d, err := c.Describe(ctx, run.ID)
 	require.NoError(t, err)
