@@ -47,18 +47,7 @@ func TestEndToEndWorkerRefusesMemoryBombs(t *testing.T) {
 	pid := worker.Process.Pid
 	before := procKB(t, pid, "VmRSS")
 
-	var lol strings.Builder
-	lol.WriteString("name: lol\nsteps: [{id: a, set: {x: 1}}]\nvars:\n  l0: &l0 lol\n")
-	for i := 1; i <= 9; i++ {
-		fmt.Fprintf(&lol, "  l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d,", i-1), 10), ","))
-	}
-	bomb := filepath.Join(dir, "lol.yaml")
-	require.NoError(t, os.WriteFile(bomb, []byte(lol.String()), 0o644))
-	huge := filepath.Join(dir, "huge.yaml")
-	f, err := os.Create(huge)
-	require.NoError(t, err)
-	require.NoError(t, f.Truncate(1<<32)) // 4 GiB, sparse
-	require.NoError(t, f.Close())
+	bomb, huge := writeMemoryBombs(t, dir, "lol")
 
 	waitFor(t, "the refusals in the worker's log", func() bool {
 		s := logs.String()

@@ -21,18 +21,7 @@ func TestFlowctlStartFileRefusesBoundsAndBombs(t *testing.T) {
 	dir := t.TempDir()
 	loop := filepath.Join(dir, "loop.yaml")
 	require.NoError(t, os.WriteFile(loop, []byte("name: adhoc-loop\nsteps:\n  - {id: l, loop: {while: 'true', max_iterations: 1000000000, steps: [{id: s, set: {x: 1}}]}}\n"), 0o644))
-	var lol strings.Builder
-	lol.WriteString("name: adhoc-lol\nsteps: [{id: a, set: {x: 1}}]\nvars:\n  l0: &l0 lol\n")
-	for i := 1; i <= 9; i++ {
-		fmt.Fprintf(&lol, "  l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d,", i-1), 10), ","))
-	}
-	bomb := filepath.Join(dir, "lol.yaml")
-	require.NoError(t, os.WriteFile(bomb, []byte(lol.String()), 0o644))
-	huge := filepath.Join(dir, "huge.yaml")
-	f, err := os.Create(huge)
-	require.NoError(t, err)
-	require.NoError(t, f.Truncate(1<<32)) // 4 GiB, sparse: never read whole
-	require.NoError(t, f.Close())
+	bomb, huge := writeMemoryBombs(t, dir, "adhoc-lol")
 
 	for _, tt := range []struct{ file, id, want string }{
 		{loop, "adhoc-refused-loop", loop + ":3:51: loop 'l': max_iterations is 1000000000, over the limit of 10000 (the worker's steps guard)"},
@@ -46,4 +35,24 @@ func TestFlowctlStartFileRefusesBoundsAndBombs(t *testing.T) {
 		_, err := shared.tc.DescribeWorkflowExecution(ctxT(t, time.Minute), tt.id, "")
 		assert.Error(t, err, "no run %s was started", tt.id)
 	}
+}
+
+// writeMemoryBombs writes into dir a billion-laughs definition named name (lol.yaml: ten
+// aliases per level, nine levels, 10^9 nodes expanded) and a sparse 4 GiB file
+// (huge.yaml), which no reader may read whole; it returns their paths.
+func writeMemoryBombs(t *testing.T, dir, name string) (bomb, huge string) {
+	t.Helper()
+	var lol strings.Builder
+	fmt.Fprintf(&lol, "name: %s\nsteps: [{id: a, set: {x: 1}}]\nvars:\n  l0: &l0 lol\n", name)
+	for i := 1; i <= 9; i++ {
+		fmt.Fprintf(&lol, "  l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d,", i-1), 10), ","))
+	}
+	bomb = filepath.Join(dir, "lol.yaml")
+	require.NoError(t, os.WriteFile(bomb, []byte(lol.String()), 0o644))
+	huge = filepath.Join(dir, "huge.yaml")
+	f, err := os.Create(huge)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(1<<32)) // 4 GiB, sparse
+	require.NoError(t, f.Close())
+	return bomb, huge
 }
