@@ -24,7 +24,7 @@ func (f *devAuthFlags) register(fs *flag.FlagSet) {
 
 func (f *devAuthFlags) check(dev bool) error {
 	if f.on && !dev {
-		return fmt.Errorf("--auth needs --dev (on a cluster, configure the server's claim mapper and authorizer; see README Security)")
+		return fmt.Errorf("--auth needs --dev (on a cluster, configure the server's claim mapper and authorizer; see docs/people-and-security.md, Security)")
 	}
 	if f.key != "" && !f.on {
 		return fmt.Errorf("--auth-dev-key needs --auth")

@@ -13,9 +13,10 @@ import (
 	"github.com/gateflow/gateflow/testsuite"
 )
 
-// The README's "Your own flows" shows this file whole: the two must not drift apart.
-func TestREADMEShowsThisFile(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// docs/go-flows.md's "Your own flows" shows this file whole: the two must not drift apart.
+func TestDocsShowThisFile(t *testing.T) {
+	const doc = "docs/go-flows.md"
+	text, err := os.ReadFile("../../" + doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,20 +25,20 @@ func TestREADMEShowsThisFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	const marker = "<!-- examples/worker/main.go"
-	_, rest, ok := strings.Cut(string(readme), marker)
+	_, rest, ok := strings.Cut(string(text), marker)
 	if !ok {
-		t.Fatalf("README.md has no %q marker before the copy of examples/worker/main.go", marker)
+		t.Fatalf("%s has no %q marker before the copy of examples/worker/main.go", doc, marker)
 	}
 	_, rest, ok = strings.Cut(rest, "```go\n")
 	if !ok {
-		t.Fatal("README.md: no ```go block after the examples/worker/main.go marker")
+		t.Fatalf("%s: no ```go block after the examples/worker/main.go marker", doc)
 	}
 	block, _, ok := strings.Cut(rest, "```\n")
 	if !ok {
-		t.Fatal("README.md: the examples/worker/main.go block is not closed")
+		t.Fatalf("%s: the examples/worker/main.go block is not closed", doc)
 	}
 	if block != string(src) {
-		t.Errorf("README.md's copy of examples/worker/main.go differs from the file; paste the file again between the marker's ```go and ```")
+		t.Errorf("%s's copy of examples/worker/main.go differs from the file; paste the file again between the marker's ```go and ```", doc)
 	}
 }
 

@@ -63,7 +63,7 @@ func runCtl(t *testing.T, ctl string, env []string, args ...string) (string, str
 	return o.String(), e.String(), 0
 }
 
-// The README's "Your own flows": examples/worker serves its flow on its own task queue
+// docs/go-flows.md's "Your own flows": examples/worker serves its flow on its own task queue
 // beside the shared worker; flowctl finds the queue through TEMPORAL_TASK_QUEUE; a keyed
 // signal sent on the default task queue (no TEMPORAL_TASK_QUEUE, no --task-queue) reaches
 // its run waiting on that key.
