@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,26 +16,41 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README tour check: every ```console block of README.md is run, in order, against
-// one `flow-worker --dev` (the real binary, free ports, a fresh in-memory store), and
-// each `$ command` line's output (stdout and stderr together) must match the lines under
-// it, modulo run IDs, times, durations, ports and process names (tourNormalise). A line
-// "..." in the README stands for any number of lines, and "..." within a line for any
-// text; lines starting with "# " are comments. `$ make run` is the worker itself: its
-// banner is checked. A block that cannot run here is marked in README.md by
+// The README tour check: every ```console block of README.md, then of the files of docs/
+// in the order of tourDocs, is run, in order, against one `flow-worker --dev` (the real
+// binary, free ports, a fresh in-memory store), and each `$ command` line's output (stdout
+// and stderr together) must match the lines under it, modulo run IDs, times, durations,
+// ports and process names (tourNormalise). A line "..." in a block stands for any number
+// of lines, and "..." within a line for any text; lines starting with "# " are comments.
+// `$ make run` is the worker itself: its banner is checked. A block that cannot run here
+// is marked in its file by
 //
 //	<!-- tour: skip (why) -->
 //
-// on the line before its fence; the test reports how many blocks it checked and skipped.
+// on the line before its fence; the test reports, per file, how many blocks it checked and
+// skipped. A file of docs/ with console blocks that is not in tourDocs fails the test.
 // Commands run with bash in a scratch directory holding bin/ (the binaries under test),
 // examples/ and flowdef/ of the repository, with TEMPORAL_ADDRESS set to the worker's and
-// FLOW_USER=root; the README's ports 7233 and 8233 are the worker's, and the run IDs the
-// README shows are replaced, in later commands, by the IDs the tour's runs got.
+// FLOW_USER=root; the docs' ports 7233 and 8233 are the worker's, and the run IDs the docs
+// show are replaced, in later commands (of any later file too), by the IDs the tour's runs
+// got.
+
+// tourDocs are the files of docs/ whose console blocks the tour runs after README.md's, in
+// this order, on the same worker, so a block may use the runs of any block before it
+// (flowctl.md's `flowctl list` shows the runs of README.md, people-and-security.md and
+// go-flows.md). docs/README.md names the same order.
+var tourDocs = []string{"people-and-security.md", "go-flows.md", "flowctl.md", "yaml-flows.md"}
 
 // tourSkip is the marker of a block the tour does not run.
 var tourSkip = regexp.MustCompile(`^<!-- tour: skip \((.+)\) -->$`)
 
-// tourBlock is one console block of the README.
+// tourFile is a file of the tour and its console blocks.
+type tourFile struct {
+	name   string // relative to the repository
+	blocks []tourBlock
+}
+
+// tourBlock is one console block of a file.
 type tourBlock struct {
 	line int    // of its fence
 	skip string // why it is not run, or ""
@@ -48,8 +64,42 @@ type tourCmd struct {
 	want []string
 }
 
-// readmeBlocks parses the console blocks of the README.
-func readmeBlocks(t *testing.T, text string) []tourBlock {
+// tourFiles reads README.md and the files of tourDocs under repo, in the tour's order,
+// and fails the test for a file of docs/ with console blocks that is not among them.
+func tourFiles(t *testing.T, repo string) []tourFile {
+	t.Helper()
+	names := []string{"README.md"}
+	for _, d := range tourDocs {
+		names = append(names, "docs/"+d)
+	}
+	var files []tourFile
+	for _, name := range names {
+		text, err := os.ReadFile(filepath.Join(repo, name))
+		require.NoError(t, err, "a file of the tour")
+		f := tourFile{name: name, blocks: tourBlocks(t, name, string(text))}
+		if len(f.blocks) == 0 {
+			t.Errorf("%s has no console blocks: take it out of tourDocs", name)
+		}
+		files = append(files, f)
+	}
+	docs, err := filepath.Glob(filepath.Join(repo, "docs", "*.md"))
+	require.NoError(t, err)
+	for _, path := range docs {
+		name := "docs/" + filepath.Base(path)
+		if slices.Contains(names, name) {
+			continue
+		}
+		text, err := os.ReadFile(path)
+		require.NoError(t, err)
+		if n := len(tourBlocks(t, name, string(text))); n > 0 {
+			t.Errorf("%s has %d console blocks the tour does not run: add it to tourDocs (readme_tour_test.go) and to the order docs/README.md gives", name, n)
+		}
+	}
+	return files
+}
+
+// tourBlocks parses the console blocks of the file name.
+func tourBlocks(t *testing.T, name, text string) []tourBlock {
 	t.Helper()
 	var blocks []tourBlock
 	var cur *tourBlock
@@ -70,7 +120,7 @@ func readmeBlocks(t *testing.T, text string) []tourBlock {
 		case cur != nil && strings.HasPrefix(line, "$ "):
 			cur.cmds = append(cur.cmds, tourCmd{line: i + 1, cmd: strings.TrimPrefix(line, "$ ")})
 		case cur != nil && len(cur.cmds) == 0:
-			t.Errorf("README.md:%d: a console block's first line must be a `$ command` (or mark the block <!-- tour: skip (why) -->): %q", i+1, line)
+			t.Errorf("%s:%d: a console block's first line must be a `$ command` (or mark the block <!-- tour: skip (why) -->): %q", name, i+1, line)
 		case cur != nil:
 			c := &cur.cmds[len(cur.cmds)-1]
 			c.want = append(c.want, line)
@@ -159,7 +209,7 @@ func tourLineMatch(want, got string) bool {
 }
 
 // tourReadOnly are the flowctl commands the tour may run again until their output
-// matches (a run still going on when the README shows it ended).
+// matches (a run still going on when the docs show it ended).
 var tourReadOnly = regexp.MustCompile(`^(bin/)?flowctl (show|list|approvals|budget|flows|workflows|logs|watch)\b`)
 
 // tourNotRun are commands the tour refuses to run (they download, install or build): a
@@ -170,7 +220,7 @@ var tourNotRun = regexp.MustCompile(`^(go (get|install|mod)|apt(-get)?|sudo|dock
 // command's exit code.
 type tour struct {
 	dir, address, ui string
-	ids              map[string]string // README run ID -> the tour's
+	ids              map[string]string // the docs' run ID -> the tour's
 	last             int
 }
 
@@ -234,14 +284,12 @@ func (tr *tour) run(t *testing.T, cmd string) (string, int) {
 }
 
 func TestReadmeTour(t *testing.T) {
-	text, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	blocks := readmeBlocks(t, string(text))
-	require.NotEmpty(t, blocks, "README.md has console blocks")
-
-	workerBin, ctlBin := binaries(t)
 	repo, err := filepath.Abs("../..")
 	require.NoError(t, err)
+	files := tourFiles(t, repo)
+	require.NotEmpty(t, files[0].blocks, "README.md has console blocks")
+
+	workerBin, ctlBin := binaries(t)
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "bin"), 0o755))
 	require.NoError(t, os.Symlink(workerBin, filepath.Join(dir, "bin", "flow-worker")))
@@ -261,49 +309,67 @@ func TestReadmeTour(t *testing.T) {
 		}
 	})
 
-	checked, skipped := 0, 0
-	for _, b := range blocks {
-		if b.skip != "" {
-			skipped++
-			continue
-		}
-		checked++
-		for i, c := range b.cmds {
-			want := tourLines(strings.Join(c.want, "\n"))
-			var got []string
-			ok := false
-			if strings.HasPrefix(c.cmd, "make run") {
-				if i != 0 {
-					t.Errorf("README.md:%d: `make run` can only be a block's first command", c.line)
-					continue
-				}
-				got = tourLines(banner.String())
-				ok = tourMatch(want, got)
-			} else if tourNotRun.MatchString(c.cmd) {
-				t.Errorf("README.md:%d: the tour does not run `%s` (it downloads, installs or builds): mark the block <!-- tour: skip (why) -->", c.line, c.cmd)
+	total := 0
+	for _, f := range files {
+		checked, skipped := 0, 0
+		for _, b := range f.blocks {
+			if b.skip != "" {
+				skipped++
 				continue
-			} else {
-				cmd := tr.command(c)
-				deadline := time.Now().Add(30 * time.Second)
-				for {
-					out, code := tr.run(t, cmd)
-					got = tourLines(out)
-					if ok = tourMatch(want, got); ok || !tourReadOnly.MatchString(c.cmd) || time.Now().After(deadline) {
-						tr.last = code
-						break
-					}
-					time.Sleep(500 * time.Millisecond)
-				}
 			}
-			tr.bindIDs(want, got)
-			if !ok {
-				t.Errorf("README.md:%d: the output of `%s` no longer matches the README's (fix the block, or mark it <!-- tour: skip (why) -->)\n--- README (normalised)\n%s\n--- real (normalised)\n%s\n--- real\n%s",
-					c.line, c.cmd, normalisedText(want), normalisedText(got), strings.Join(got, "\n"))
+			checked++
+			tr.check(t, f.name, b, banner.String())
+		}
+		t.Logf("README tour: %s: %d console blocks checked, %d skipped (marked <!-- tour: skip -->)", f.name, checked, skipped)
+		total += checked
+	}
+	require.Positive(t, total)
+}
+
+// check runs the commands of the block b of the file name and compares their output with
+// the block's; banner is the worker's, the output of `make run`.
+func (tr *tour) check(t *testing.T, name string, b tourBlock, banner string) {
+	t.Helper()
+	for i, c := range b.cmds {
+		want := tourLines(strings.Join(c.want, "\n"))
+		var got []string
+		ok := false
+		if strings.HasPrefix(c.cmd, "make run") {
+			if i != 0 {
+				t.Errorf("%s:%d: `make run` can only be a block's first command", name, c.line)
+				continue
 			}
+			got = tourLines(banner)
+			ok = tourMatch(want, got)
+		} else if tourNotRun.MatchString(c.cmd) {
+			t.Errorf("%s:%d: the tour does not run `%s` (it downloads, installs or builds): mark the block <!-- tour: skip (why) -->", name, c.line, c.cmd)
+			continue
+		} else {
+			got, ok = tr.runUntil(t, c, want)
+		}
+		tr.bindIDs(want, got)
+		if !ok {
+			t.Errorf("%s:%d: the output of `%s` no longer matches the file's (fix the block, or mark it <!-- tour: skip (why) -->)\n--- %s (normalised)\n%s\n--- real (normalised)\n%s\n--- real\n%s",
+				name, c.line, c.cmd, name, normalisedText(want), normalisedText(got), strings.Join(got, "\n"))
 		}
 	}
-	t.Logf("README tour: %d console blocks checked, %d skipped (marked <!-- tour: skip -->)", checked, skipped)
-	require.Positive(t, checked)
+}
+
+// runUntil runs the command c and reports whether its output matches want; a read-only
+// command runs again, for up to 30 seconds, until it does.
+func (tr *tour) runUntil(t *testing.T, c tourCmd, want []string) ([]string, bool) {
+	t.Helper()
+	cmd := tr.command(c)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, code := tr.run(t, cmd)
+		got := tourLines(out)
+		if ok := tourMatch(want, got); ok || !tourReadOnly.MatchString(c.cmd) || time.Now().After(deadline) {
+			tr.last = code
+			return got, ok
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func normalisedText(lines []string) string {
