@@ -1,5 +1,6 @@
-// Regression tests for bugs in the people-in-the-loop code found while writing its unit
-// tests; each names the bug it showed.
+// People in the loop where it is easy to get wrong: approvals kept across run attempts,
+// the Web UI details listing only open waits with commands that work, gate names trimmed,
+// keyed waits leaving their mailbox when the run is cancelled, unresolvable approver groups.
 
 package flow
 
@@ -19,12 +20,11 @@ import (
 	"github.com/gateflow/gateflow/signals"
 )
 
-// TestKnownBugPeopleRetryAsksForGrantedApprovalsAgain: DESIGN.md maps run-level retry to
-// "an attempt loop inside the wrapper that keeps granted approvals and spent cost", but
-// ctx.Approval (people.go:153-176) opens a fresh gate on every attempt, replacing the
-// approved one in rt.people.gates, so a run whose later step failed asks people to approve
-// again (here nobody does, and the second attempt times out at the gate).
-func TestKnownBugPeopleRetryAsksForGrantedApprovalsAgain(t *testing.T) {
+// TestRetryKeepsGrantedApprovals: DESIGN.md maps run-level retry to "an attempt loop
+// inside the wrapper that keeps granted approvals and spent cost": a run whose later step
+// failed does not ask people to approve again (here nobody would, and a second gate would
+// time out).
+func TestRetryKeepsGrantedApprovals(t *testing.T) {
 	f := Define("people/retry-after-approval", func(ctx *Context, _ none) (none, error) {
 		if _, err := ctx.Approval("ship", approval.Request{Approvers: []string{"alice"}, Timeout: time.Hour}); err != nil {
 			return none{}, err
@@ -47,12 +47,10 @@ func TestKnownBugPeopleRetryAsksForGrantedApprovalsAgain(t *testing.T) {
 	assert.Equal(t, runs.StatusCompleted, st.Status)
 }
 
-// TestKnownBugPeopleDetailsListWaitsThatEnded: writeWaiting (details.go:90-115) lists every
-// input without an answer and every signal wait that received nothing, also those that
-// timed out or were cancelled (and gates left open by a cancellation), so the Web UI's
-// "Waiting for people" keeps telling people to answer a run that no longer waits, or has
-// ended. runs.State.Waiting (and flowctl show, which checks it) is right.
-func TestKnownBugPeopleDetailsListWaitsThatEnded(t *testing.T) {
+// TestDetailsListOnlyOpenWaits: the Web UI's "Waiting for people" lists only the waits
+// that are open: not inputs or signal waits that timed out or were cancelled, nor gates
+// left open by a cancellation (runs.State.Waiting, which flowctl show checks, agrees).
+func TestDetailsListOnlyOpenWaits(t *testing.T) {
 	t.Run("timed out", func(t *testing.T) {
 		f := Define("people/timeouts-handled", func(ctx *Context, _ none) (none, error) {
 			_, _ = Input[releaseNotes](ctx, "notes", signals.InputRequest{Prompt: "Notes?", Timeout: time.Hour})
@@ -78,11 +76,10 @@ func TestKnownBugPeopleDetailsListWaitsThatEnded(t *testing.T) {
 	})
 }
 
-// TestKnownBugPeopleDetailsSignalCommandForAnUnkeyedWait: for a wait without a key,
-// details.go:113-114 suggests `flowctl signal NAME --data '{...}'`, which flowctl refuses
-// ("signal NAME needs --run RUN or --key KEY"; flowclient.Client.Signal refuses it too): the
-// command needs --run with the run's ID.
-func TestKnownBugPeopleDetailsSignalCommandForAnUnkeyedWait(t *testing.T) {
+// TestDetailsSignalCommandOfAnUnkeyedWaitNamesTheRun: for a wait without a key, the
+// details suggest a `flowctl signal` command with --run and the run's ID (flowctl and
+// flowclient.Client.Signal refuse one with neither --run nor --key).
+func TestDetailsSignalCommandOfAnUnkeyedWaitNamesTheRun(t *testing.T) {
 	env := newPeopleEnv(t, pingsFlow)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "run-9"})
 	var during string
@@ -94,13 +91,11 @@ func TestKnownBugPeopleDetailsSignalCommandForAnUnkeyedWait(t *testing.T) {
 	assert.Contains(t, during, "--run run-9", "the suggested command reaches this run")
 }
 
-// TestKnownBugPeopleVoteGateNameIsNotTrimmed: the approval package trims a vote's gate
-// name (Vote.normalize, Inbox.Add, Inbox.Take), but checkVote and applyVote look the gate
-// up by the name as sent (people.go:109 and 124). A vote for "ship " while the gate "ship"
-// is open passes the Validator as an early vote, is answered "queued" and is filed in the
-// Inbox under "ship", where it never counts for this gate (and would count for a later
-// gate of the same name, e.g. after request_changes).
-func TestKnownBugPeopleVoteGateNameIsNotTrimmed(t *testing.T) {
+// TestVoteGateNameIsTrimmed: the approval package trims a vote's gate name (Vote.normalize,
+// Inbox.Add, Inbox.Take), and the run looks the gate up by the trimmed name too: a vote for
+// "ship " while the gate "ship" is open counts for it (it is not filed in the Inbox as an
+// early vote that would never count, or count for a later gate of the same name).
+func TestVoteGateNameIsTrimmed(t *testing.T) {
 	env := newPeopleEnv(t, gateFlow)
 	res := voteAt(env, time.Minute, approval.Vote{Gate: "ship ", Kind: approval.Approve, By: "alice"})
 	env.ExecuteWorkflow(gateFlow.Name(), gateIn{Req: approval.Request{Approvers: []string{"alice"}, Timeout: time.Hour}, Handle: true})
@@ -112,13 +107,11 @@ func TestKnownBugPeopleVoteGateNameIsNotTrimmed(t *testing.T) {
 	assert.False(t, out.Decision.Expired, "decided by alice, not by the deadline")
 }
 
-// TestKnownBugPeopleCancelledKeyedWaitStaysSubscribed: WaitSignal unsubscribes from the
-// mailbox in a defer on the run's own context (signal.go:91), which is cancelled when the
-// run is, so the activity is never scheduled. The mailbox keeps the dead run as a
-// subscriber and, keeping no signal, has no timer either: it runs on, idle, until someone
-// posts to the key and the delivery fails. (rt.end uses a disconnected context for the same
-// reason.)
-func TestKnownBugPeopleCancelledKeyedWaitStaysSubscribed(t *testing.T) {
+// TestCancelledKeyedWaitLeavesTheMailbox: a keyed WaitSignal unsubscribes from the mailbox
+// on a disconnected context, so a cancelled run leaves it (on the run's own, cancelled,
+// context the activity would never be scheduled, and the mailbox would keep a dead
+// subscriber until someone posted to the key).
+func TestCancelledKeyedWaitLeavesTheMailbox(t *testing.T) {
 	env := newPeopleEnv(t, pingsFlow)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "run-c"})
 	subs, unsubs := mockMailbox(env, nil)

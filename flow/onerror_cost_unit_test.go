@@ -1,4 +1,5 @@
-// Regression tests for bugs found by review; each names the bug it showed.
+// Cleanup steps after the wall time is used up, and the cost of activity steps run in
+// parallel.
 
 package flow
 
@@ -14,12 +15,11 @@ import (
 	"github.com/gateflow/gateflow/activities"
 )
 
-// TestKnownBugOnErrorAfterWallTimeIsUsedUp: dispatch exempts cleanup steps from the
-// wall-time check (step.go:63) but still clamps their timeouts to the time left
-// (step.go:76), which is zero or negative once the wall time is used up, so Temporal
-// refuses the activity ("A valid timeout may not be negative.") and the cleanup never runs
-// for a run stopped by its wall-time guard.
-func TestKnownBugOnErrorAfterWallTimeIsUsedUp(t *testing.T) {
+// TestOnErrorRunsAfterWallTimeIsUsedUp: cleanup steps are exempt from the wall-time check
+// and their timeouts are not clamped to the time left (zero or negative once the wall time
+// is used up, which Temporal refuses: "A valid timeout may not be negative."), so the
+// cleanup runs for a run stopped by its wall-time guard.
+func TestOnErrorRunsAfterWallTimeIsUsedUp(t *testing.T) {
 	f := Define("unit/wall-cleanup", func(ctx *Context, _ none) (none, error) {
 		ctx.OnError("cleanup", activities.Shell{Command: "cleanup"})
 		if err := ctx.Sleep("nap", 2*time.Minute); err != nil {
@@ -37,11 +37,10 @@ func TestKnownBugOnErrorAfterWallTimeIsUsedUp(t *testing.T) {
 	assert.Equal(t, runs.StepCompleted, c.Status, "cleanup record: %s", c.Error)
 }
 
-// TestKnownBugActivityStepCostIsNotCharged: Step charges results that implement
-// CostReporter/TokenReporter (describeValue), but Parallel decodes an ActivityStep's result
-// as raw JSON and describes it with describeRaw (parallel.go:148), so the same activity
-// run in parallel costs nothing. DESIGN.md: costs come "from any step that reports one".
-func TestKnownBugActivityStepCostIsNotCharged(t *testing.T) {
+// TestParallelActivityStepCostIsCharged: an ActivityStep run in Parallel is charged what
+// its result reports (CostReporter/TokenReporter), as the same activity run by Step is.
+// DESIGN.md: costs come "from any step that reports one".
+func TestParallelActivityStepCostIsCharged(t *testing.T) {
 	var got parallelRun
 	f := parallelFlow(&got, WaitAll, []ParallelStep{ActivityStep("count", countChars, "abc")})
 	env := newUnitEnv(t, runConfig{}, f)
