@@ -3,6 +3,7 @@ package flowctl
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -74,9 +75,8 @@ func stepGoing(s runs.StepStatus) bool {
 
 // emitServiceWait reports a step that failed fast on an open breaker and waits for it.
 func (w *watcher) emitServiceWait(d *runs.Description, s watchedStep) {
-	if w.json {
-		w.emit(watchEvent{Event: eventStepWaiting, Run: d.ID, Time: w.now(), Status: d.Status, Step: s.event()})
-		return
-	}
-	fmt.Fprintf(w.out, "%s  waiting   %-16s %s\n", clock(w.now()), s.path, s.Detail(100))
+	w.p.event(watchEvent{Event: eventStepWaiting, Run: d.ID, Time: w.now(), Status: d.Status, Step: s.event()},
+		func(out io.Writer) {
+			fmt.Fprintf(out, "%s  waiting   %-16s %s\n", clock(w.now()), s.path, s.Detail(100))
+		})
 }
