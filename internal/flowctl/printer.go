@@ -166,3 +166,11 @@ func emptyIfNil(v any) any {
 	}
 	return v
 }
+
+// say is the text of a view that is one message for people.
+func say(format string, a ...any) func(w io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, format, a...)
+		return err
+	}
+}
