@@ -236,7 +236,7 @@ func findStep(steps []runs.Step, step string) (runs.Step, bool) {
 func (l *stepLogger) printLive(run, step string, live activities.LiveOutput) {
 	if live.Attempt != l.attempt {
 		if l.attempt != 0 {
-			l.p.note(func(out io.Writer) { fmt.Fprintf(out, "--- attempt %d\n", live.Attempt) })
+			l.p.note("--- attempt %d\n", live.Attempt)
 		}
 		l.attempt, l.seq, l.progress = live.Attempt, 0, ""
 	}

@@ -75,9 +75,9 @@ func (p printer) event(v any, text func(w io.Writer)) {
 }
 
 // note writes a message for people only (json and jsonl print data, and nothing else).
-func (p printer) note(text func(w io.Writer)) {
+func (p printer) note(format string, a ...any) {
 	if p.format == formatTable {
-		text(p.out)
+		fmt.Fprintf(p.out, format, a...)
 	}
 }
 

@@ -115,7 +115,7 @@ func TestPrinterEventsAndNotes(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		p := printer{format: f, out: &out}
-		p.note(func(w io.Writer) { fmt.Fprintln(w, "note") })
+		p.note("%s\n", "note")
 		p.event(ev, func(w io.Writer) { fmt.Fprintln(w, "ended after 1s") })
 		assert.Equal(t, want, out.String(), f)
 	}

@@ -252,9 +252,7 @@ func pollRunWaiting(ctx context.Context, what string, now func() time.Time,
 func (w *watcher) update(ctx context.Context, d *runs.Description, interval time.Duration) (bool, error) {
 	if !w.started {
 		w.started = true
-		w.p.note(func(out io.Writer) {
-			fmt.Fprintf(out, "Watching %s run %s (%s), every %s.\n", d.Workflow, d.ID, d.Status, interval)
-		})
+		w.p.note("Watching %s run %s (%s), every %s.\n", d.Workflow, d.ID, d.Status, interval)
 	}
 	st := d.State
 	var steps []watchedStep
