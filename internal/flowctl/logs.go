@@ -80,13 +80,12 @@ func (a *app) logsCommand() *cobra.Command {
 			if strings.TrimSpace(args[1]) == "" {
 				return usageErr("STEP is empty: name a step of the run (flowctl show %s lists them)", args[0])
 			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			l := newStepLogger(a.printer(), c.Describe)
-			l.final = historyOutput(c.Temporal(), a.payloads)
-			return l.logs(cmd.Context(), args[0], args[1], follow, interval)
+			// A stream: the logger hands the printer each event.
+			return a.run(cmd, args, nil, func(x call) (view, error) {
+				l := newStepLogger(a.printer(), x.c.Describe)
+				l.final = historyOutput(x.c.Temporal(), a.payloads)
+				return view{}, l.logs(x.ctx, x.args[0], x.args[1], follow, interval)
+			})
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the step until it ends")

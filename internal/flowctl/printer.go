@@ -45,18 +45,18 @@ func (a *app) printer() printer { return printer{format: a.output, out: a.stdout
 // print writes v with the app's printer.
 func (a *app) print(v view) error { return a.printer().print(v) }
 
-// print writes v in p's format, then returns v.err.
+// print writes v in p's format, then returns v.err. A view with neither value nor text
+// prints nothing (the command wrote its output itself: history's raw JSON).
 func (p printer) print(v view) error {
 	var err error
-	switch p.format {
-	case formatJSON:
+	switch {
+	case v.value == nil && v.text == nil:
+	case p.format == formatJSON:
 		err = printJSON(p.out, emptyIfNil(v.value))
-	case formatJSONL:
+	case p.format == formatJSONL:
 		err = printJSONL(p.out, v.value)
-	default:
-		if v.text != nil {
-			err = v.text(p.out)
-		}
+	case v.text != nil:
+		err = v.text(p.out)
 	}
 	if err != nil {
 		return err

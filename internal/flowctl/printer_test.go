@@ -99,8 +99,14 @@ func TestPrinterReturnsTheViewErrorAfterPrinting(t *testing.T) {
 		assert.NotEmpty(t, out, f)
 		assert.Equal(t, failed, err, f)
 	}
-	_, err := printed(t, formatTable, view{value: 1})
-	assert.NoError(t, err, "no text: nothing printed")
+	out, err := printed(t, formatTable, view{value: 1})
+	assert.NoError(t, err)
+	assert.Empty(t, out, "no text: nothing printed")
+	for _, f := range formats {
+		out, err := printed(t, f, view{})
+		assert.NoError(t, err)
+		assert.Empty(t, out, "an empty view prints nothing")
+	}
 }
 
 func TestPrinterEventsAndNotes(t *testing.T) {

@@ -154,15 +154,14 @@ func (a *app) watchCommand() *cobra.Command {
 			if interval <= 0 {
 				return usageErr("--interval %s: want a positive duration, e.g. 500ms", interval)
 			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			w := newWatcher(a.printer(), c.Describe)
-			w.hint = a.hint
-			// Between reads, wait for the run's history to change (watch_follow.go).
-			w.changes = followHistory(cmd.Context(), a.tc, args[0])
-			return w.watch(cmd.Context(), args[0], interval)
+			// A stream: the watcher hands the printer each event.
+			return a.run(cmd, args, nil, func(x call) (view, error) {
+				w := newWatcher(a.printer(), x.c.Describe)
+				w.hint = a.hint
+				// Between reads, wait for the run's history to change (watch_follow.go).
+				w.changes = followHistory(x.ctx, a.tc, x.args[0])
+				return view{}, w.watch(x.ctx, x.args[0], interval)
+			})
 		},
 	}
 	cmd.Flags().DurationVar(&interval, "interval", 500*time.Millisecond, "how often to read the run")
