@@ -67,7 +67,7 @@ func (a *app) logsCommand() *cobra.Command {
 			"logs exits 0 for a running step (without -f) and a step that ended completed, skipped\n" +
 			"or allowed to fail; 5 for a step that failed, timed out, was cancelled or refused; 3\n" +
 			"when the run has no such step (with -f: once the run has ended).\n\n" +
-			"With -o json it prints one JSON object per line, with \"event\" one of line, progress\n" +
+			"With -o json (or jsonl) it prints one JSON object per line, with \"event\" one of line, progress\n" +
 			"and ended.",
 		Example: `  flowctl logs release-9669e41315 build -f
   flowctl logs release-9669e41315 build -o json | jq -r 'select(.event == "line") | .text'`,

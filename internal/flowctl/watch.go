@@ -144,7 +144,7 @@ func (a *app) watchCommand() *cobra.Command {
 			"While a shell step runs, watch prints the lines it prints under it (output lines, from\n" +
 			"the step's heartbeat: every second, the last 50 lines; stderr lines start with\n" +
 			"\"stderr| \"); flowctl logs RUN STEP -f follows one step.\n\n" +
-			"With -o json it prints one JSON object per line, with \"event\" one of step_started,\n" +
+			"With -o json (or jsonl) it prints one JSON object per line, with \"event\" one of step_started,\n" +
 			"output, step_finished, progress, waiting and ended.",
 		Example: `  flowctl watch release-9669e41315
   flowctl watch ship-2.0.0 -o json | jq -c 'select(.event == "step_finished") | .step'`,
