@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,4 +137,30 @@ func TestCheckFormat(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, `--output "yaml": want table, json or jsonl`, err.Error())
 	assert.Equal(t, ExitUsage, classify(err))
+}
+
+// TestValidateJSONL: -o jsonl prints one compact object a file, the same results as -o
+// json, with the exit code of an invalid file.
+func TestValidateJSONL(t *testing.T) {
+	t.Chdir("../../flowdef")
+	files, _ := filepath.Glob("testdata/invalid/*.yaml")
+	require.NotEmpty(t, files)
+	args := append(append([]string{"validate", "-o", "json"}, testdataRegistry...), files...)
+	code, stdout, _ := run(t, "", args...)
+	require.Equal(t, ExitUsage, code)
+	var want []fileResult
+	require.NoError(t, json.Unmarshal([]byte(stdout), &want))
+
+	args[2] = "jsonl"
+	code, stdout, stderr := run(t, "", args...)
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, "errors in")
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	require.Len(t, lines, len(files), stdout)
+	for i, l := range lines {
+		var got fileResult
+		require.NoError(t, json.Unmarshal([]byte(l), &got), l)
+		assert.Equal(t, want[i], got)
+		assert.NotContains(t, l, "\n  ", "compact")
+	}
 }
