@@ -154,7 +154,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVarP(&a.namespace, "namespace", "n", "", "Temporal namespace (default: the profile's, TEMPORAL_NAMESPACE, else default)")
 	pf.StringVar(&a.profile, "profile", "", "profile of the Temporal config file (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE); TLS and API keys come from it or TEMPORAL_TLS_*, TEMPORAL_API_KEY")
 	pf.StringVar(&a.taskQueue, "task-queue", envOr("TEMPORAL_TASK_QUEUE", flow.DefaultTaskQueue), "task queue of the gateflow workers (TEMPORAL_TASK_QUEUE)")
-	pf.StringVarP(&a.output, "output", "o", "table", "output format: table, json, or jsonl (compact JSON, one object a line: a list one item a line)")
+	pf.StringVarP(&a.output, "output", "o", formatTable, "output format: table, json, or jsonl (compact JSON, one object a line: a list one item a line)")
 	pf.StringVar(&a.blobURL, "blob-url", envOr(blobEnv, ""), "blob store holding the workers' big payloads ("+blobEnv+"; default: read only the in-memory dev server's when it exists)")
 	pf.StringVar(&a.keyFile, "signing-key", envOr("FLOW_SIGNING_KEY", ""), "signing key file (flowctl keys new): votes and answers are signed with it, as its owner (FLOW_SIGNING_KEY)")
 	pf.StringVar(&a.idToken, "id-token", "", "file holding a token of your identity provider (OIDC), sent as the proof of votes and answers when there is no --signing-key (FLOW_ID_TOKEN holds the token itself)")
