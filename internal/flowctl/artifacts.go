@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -45,23 +47,19 @@ func (a *app) artifactsCommand() *cobra.Command {
   flowctl artifacts get release-9669e41315 build dist/app.tar.gz --out app.tar.gz`,
 		Args:              exactArgs(1, "RUN"),
 		ValidArgsFunction: a.completeRuns,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rows, err := a.runArtifacts(cmd.Context(), args[0])
+		RunE: a.runE(nil, func(x call) (view, error) {
+			rows, err := runArtifacts(x.ctx, x.c, x.args[0])
 			if err != nil {
-				return err
+				return view{}, err
 			}
-			if a.output == "json" {
-				if rows == nil {
-					rows = []artifactRow{}
+			return view{value: rows, text: func(w io.Writer) error {
+				t := newTable(w, "STEP", "NAME", "SIZE", "SHA256")
+				for _, r := range rows {
+					t.row(r.Step, r.Name, strconv.FormatInt(r.Size, 10), r.SHA256)
 				}
-				return printJSON(a.stdout, rows)
-			}
-			t := newTable(a.stdout, "STEP", "NAME", "SIZE", "SHA256")
-			for _, r := range rows {
-				t.row(r.Step, r.Name, strconv.FormatInt(r.Size, 10), r.SHA256)
-			}
-			return t.flush()
-		},
+				return t.flush()
+			}}, nil
+		}),
 	}
 	cmd.AddCommand(a.artifactGetCommand())
 	return cmd
@@ -83,39 +81,35 @@ func (a *app) artifactGetCommand() *cobra.Command {
   flowctl artifacts get release-9669e41315 build dist/app.tar.gz --out app.tar.gz --blob-url s3://gateflow-blobs?region=eu-west-1`,
 		Args:              exactArgs(3, "RUN STEP NAME"),
 		ValidArgsFunction: a.completeRunSteps,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rows, err := a.runArtifacts(cmd.Context(), args[0])
+		RunE: a.runE(nil, func(x call) (view, error) {
+			rows, err := runArtifacts(x.ctx, x.c, x.args[0])
 			if err != nil {
-				return err
+				return view{}, err
 			}
-			row, err := pickArtifact(rows, args[0], args[1], args[2])
+			row, err := pickArtifact(rows, x.args[0], x.args[1], x.args[2])
 			if err != nil {
-				return err
+				return view{}, err
 			}
-			data, err := a.readArtifact(cmd.Context(), row)
+			data, err := a.readArtifact(x.ctx, row)
 			if err != nil {
-				return err
+				return view{}, err
 			}
 			if out == "" || out == "-" {
-				_, err = a.stdout.Write(data)
-				return err
+				_, err = a.stdout.Write(data) // the artifact itself, in every format
+				return view{}, err
 			}
 			if err := os.WriteFile(out, data, 0o644); err != nil {
-				return fmt.Errorf("artifacts get: --out: %w", err)
+				return view{}, fmt.Errorf("artifacts get: --out: %w", err)
 			}
-			return nil
-		},
+			return view{}, nil
+		}),
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the artifact to FILE instead of stdout")
 	return cmd
 }
 
 // runArtifacts lists the artifacts of a run's steps, oldest step first.
-func (a *app) runArtifacts(ctx context.Context, run string) ([]artifactRow, error) {
-	c, err := a.client(ctx)
-	if err != nil {
-		return nil, err
-	}
+func runArtifacts(ctx context.Context, c *flowclient.Client, run string) ([]artifactRow, error) {
 	d, err := c.Describe(ctx, run)
 	if err != nil {
 		return nil, err

@@ -3,11 +3,13 @@ package flowctl
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -71,145 +73,165 @@ func (a *app) auditCommand() *cobra.Command {
 			"client gave Temporal. Each proof is verified again, offline, against the keys the run pinned\n" +
 			"when it started. Decisions the Validators refused never entered history and are not listed.",
 		Args: exactArgs(1, "RUN"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client(cmd.Context())
+		RunE: a.runE(nil, func(x call) (view, error) {
+			entries, err := a.audit(x.ctx, x.c.Temporal(), x.args[0])
 			if err != nil {
-				return err
-			}
-			entries, err := a.audit(cmd.Context(), c.Temporal(), args[0])
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				if entries == nil {
-					entries = []auditEntry{}
-				}
-				return printJSON(a.stdout, entries)
+				return view{}, err
 			}
 			if len(entries) == 0 {
-				fmt.Fprintf(a.stdout, "No decisions in the history of %s.\n", args[0])
-				return nil
+				return view{value: entries, text: say("No decisions in the history of %s.\n", x.args[0])}, nil
 			}
-			t := newTable(a.stdout, "AT", "DECISION", "BY", "CLIENT", "VIA", "VERIFIED", "OUTCOME")
-			for _, e := range entries {
-				v := e.Verified
-				switch {
-				case e.Proof != nil && e.Proof.Unbound:
-					v += " " + e.Proof.KeyID + " (not bound to a run)"
-				case e.Proof != nil:
-					v += " " + e.Proof.KeyID
-				case e.Reason != "":
-					v += ": " + e.Reason
-				}
-				client := e.ClientIdentity
-				if e.Principal != "" {
-					client += " (principal " + e.Principal + ")"
-				}
-				t.row(e.At.Local().Format("2006-01-02 15:04:05"), string(e.Kind)+" "+e.Target, e.By, client, e.Via, v, e.Outcome)
-			}
-			return t.flush()
-		},
+			return view{value: entries, text: func(w io.Writer) error { return auditTable(w, entries) }}, nil
+		}),
 	}
+}
+
+// auditTable writes the decisions for people.
+func auditTable(w io.Writer, entries []auditEntry) error {
+	t := newTable(w, "AT", "DECISION", "BY", "CLIENT", "VIA", "VERIFIED", "OUTCOME")
+	for _, e := range entries {
+		v := e.Verified
+		switch {
+		case e.Proof != nil && e.Proof.Unbound:
+			v += " " + e.Proof.KeyID + " (not bound to a run)"
+		case e.Proof != nil:
+			v += " " + e.Proof.KeyID
+		case e.Reason != "":
+			v += ": " + e.Reason
+		}
+		client := e.ClientIdentity
+		if e.Principal != "" {
+			client += " (principal " + e.Principal + ")"
+		}
+		t.row(e.At.Local().Format("2006-01-02 15:04:05"), string(e.Kind)+" "+e.Target, e.By, client, e.Via, v, e.Outcome)
+	}
+	return t.flush()
 }
 
 // audit reads the decisions of run id from its history.
 func (a *app) audit(ctx context.Context, tc client.Client, id string) ([]auditEntry, error) {
-	var (
-		out     []auditEntry
-		policy  *auth.Policy
-		pinNext bool
-		byID    = map[string]int{} // update ID → entry
-		bind    runBinding
-		ns      = a.namespace
-		dc      = converter.GetDefaultDataConverter()
-	)
-	decode := func(p *commonpb.Payloads, what string, v any) error {
-		if len(p.GetPayloads()) == 0 {
-			return fmt.Errorf("%s has no payload", what)
-		}
-		pl, err := a.payloads.resolve(p.GetPayloads()[0], what)
-		if err != nil {
-			return err
-		}
-		return dc.FromPayload(pl, v)
-	}
+	r := &auditReader{payloads: a.payloads, run: id, ns: a.namespace, byID: map[string]int{},
+		dc: converter.GetDefaultDataConverter()}
 	it := tc.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
 			return nil, fmt.Errorf("read the history of %s: %w", id, err)
 		}
-		at := e.GetEventTime().AsTime()
-		switch e.GetEventType() {
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-			a := e.GetWorkflowExecutionStartedEventAttributes()
-			bind.firstRun = a.GetFirstExecutionRunId()
-			if bind.firstRun == "" {
-				bind.firstRun = a.GetOriginalExecutionRunId()
-			}
-		case enumspb.EVENT_TYPE_MARKER_RECORDED:
-			m := e.GetMarkerRecordedEventAttributes()
-			switch {
-			case m.GetMarkerName() == "Version" && markerString(m.GetDetails()["change-id"]) == "gateflow.auth.run":
-				bind.bound = true
-			case m.GetMarkerName() == "Version" && markerString(m.GetDetails()["change-id"]) == "gateflow.auth":
-				pinNext = true
-			case m.GetMarkerName() == "SideEffect" && pinNext:
-				pinNext = false
-				var p auth.Policy
-				if err := decode(m.GetDetails()["data"], "the pinned decision policy", &p); err != nil {
-					return nil, err
-				}
-				policy = &p
-			}
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
-			req := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest()
-			entry, ok := a.auditDecision(req.GetInput().GetName(), func(v any) error {
-				return decode(req.GetInput().GetArgs(), "update "+req.GetInput().GetName(), v)
-			}, ns, id)
-			if !ok {
-				continue
-			}
-			entry.At, entry.Via, entry.ClientIdentity, entry.Outcome = at, "update", req.GetMeta().GetIdentity(), "accepted"
-			verifyEntry(&entry, policy, bind, at)
-			byID[req.GetMeta().GetUpdateId()] = len(out)
-			out = append(out, entry)
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
-			c := e.GetWorkflowExecutionUpdateCompletedEventAttributes()
-			if i, ok := byID[c.GetMeta().GetUpdateId()]; ok {
-				if f := c.GetOutcome().GetFailure(); f != nil {
-					out[i].Outcome, out[i].Error = "failed", f.GetMessage()
-				}
-			}
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
-			s := e.GetWorkflowExecutionSignaledEventAttributes()
-			if s.GetSignalName() != protocol.SignalApproval {
-				continue
-			}
-			var v approval.Vote
-			entry := auditEntry{Kind: auth.KindVote}
-			if err := decode(s.GetInput(), "signal "+s.GetSignalName(), &v); err != nil {
-				entry.malformed = err
-			} else {
-				entry = voteEntry(v, ns, id)
-			}
-			entry.At, entry.Via, entry.ClientIdentity, entry.Outcome = at, "signal", s.GetIdentity(), "sent"
-			entry.Principal = e.GetPrincipal().GetName()
-			if policy != nil && policy.Required {
-				entry.Outcome = "refused"
-			}
-			verifyEntry(&entry, policy, bind, at)
-			out = append(out, entry)
+		if err := r.event(e); err != nil {
+			return nil, err
 		}
 	}
-	return out, nil
+	return r.out, nil
+}
+
+// auditReader reads the decisions of a run from its history, event by event.
+type auditReader struct {
+	payloads payloadReader
+	dc       converter.DataConverter
+	run, ns  string
+
+	out     []auditEntry
+	policy  *auth.Policy   // the decision policy the run pinned
+	pinNext bool           // the next SideEffect marker is the pinned policy
+	byID    map[string]int // update ID → entry
+	bind    runBinding
+}
+
+// decode reads the first payload of p (what names it in errors) into v.
+func (r *auditReader) decode(p *commonpb.Payloads, what string, v any) error {
+	if len(p.GetPayloads()) == 0 {
+		return fmt.Errorf("%s has no payload", what)
+	}
+	pl, err := r.payloads.resolve(p.GetPayloads()[0], what)
+	if err != nil {
+		return err
+	}
+	return r.dc.FromPayload(pl, v)
+}
+
+// event reads one history event.
+func (r *auditReader) event(e *historypb.HistoryEvent) error {
+	at := e.GetEventTime().AsTime()
+	switch e.GetEventType() {
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+		attrs := e.GetWorkflowExecutionStartedEventAttributes()
+		r.bind.firstRun = attrs.GetFirstExecutionRunId()
+		if r.bind.firstRun == "" {
+			r.bind.firstRun = attrs.GetOriginalExecutionRunId()
+		}
+	case enumspb.EVENT_TYPE_MARKER_RECORDED:
+		return r.marker(e.GetMarkerRecordedEventAttributes())
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+		req := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest()
+		entry, ok := auditDecision(req.GetInput().GetName(), func(v any) error {
+			return r.decode(req.GetInput().GetArgs(), "update "+req.GetInput().GetName(), v)
+		}, r.ns, r.run)
+		if !ok {
+			return nil
+		}
+		entry.At, entry.Via, entry.ClientIdentity, entry.Outcome = at, "update", req.GetMeta().GetIdentity(), "accepted"
+		verifyEntry(&entry, r.policy, r.bind, at)
+		r.byID[req.GetMeta().GetUpdateId()] = len(r.out)
+		r.out = append(r.out, entry)
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED:
+		c := e.GetWorkflowExecutionUpdateCompletedEventAttributes()
+		if i, ok := r.byID[c.GetMeta().GetUpdateId()]; ok {
+			if f := c.GetOutcome().GetFailure(); f != nil {
+				r.out[i].Outcome, r.out[i].Error = "failed", f.GetMessage()
+			}
+		}
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+		r.signaled(e, at)
+	}
+	return nil
+}
+
+// marker reads the markers that bind decisions to the run and pin its decision policy.
+func (r *auditReader) marker(m *historypb.MarkerRecordedEventAttributes) error {
+	switch {
+	case m.GetMarkerName() == "Version" && markerString(m.GetDetails()["change-id"]) == "gateflow.auth.run":
+		r.bind.bound = true
+	case m.GetMarkerName() == "Version" && markerString(m.GetDetails()["change-id"]) == "gateflow.auth":
+		r.pinNext = true
+	case m.GetMarkerName() == "SideEffect" && r.pinNext:
+		r.pinNext = false
+		var p auth.Policy
+		if err := r.decode(m.GetDetails()["data"], "the pinned decision policy", &p); err != nil {
+			return err
+		}
+		r.policy = &p
+	}
+	return nil
+}
+
+// signaled reads a vote sent as a Signal.
+func (r *auditReader) signaled(e *historypb.HistoryEvent, at time.Time) {
+	s := e.GetWorkflowExecutionSignaledEventAttributes()
+	if s.GetSignalName() != protocol.SignalApproval {
+		return
+	}
+	var v approval.Vote
+	entry := auditEntry{Kind: auth.KindVote}
+	if err := r.decode(s.GetInput(), "signal "+s.GetSignalName(), &v); err != nil {
+		entry.malformed = err
+	} else {
+		entry = voteEntry(v, r.ns, r.run)
+	}
+	entry.At, entry.Via, entry.ClientIdentity, entry.Outcome = at, "signal", s.GetIdentity(), "sent"
+	entry.Principal = e.GetPrincipal().GetName()
+	if r.policy != nil && r.policy.Required {
+		entry.Outcome = "refused"
+	}
+	verifyEntry(&entry, r.policy, r.bind, at)
+	r.out = append(r.out, entry)
 }
 
 // auditDecision decodes a decision Update; ok is false for Updates that are not decisions.
 // A payload that does not decode (strictly: one a run accepted before payloads were
 // decoded strictly, such as {"by":"mallory","By":"alice"}) is an entry claiming no one,
 // invalid with why.
-func (a *app) auditDecision(name string, decode func(any) error, ns, run string) (auditEntry, bool) {
+func auditDecision(name string, decode func(any) error, ns, run string) (auditEntry, bool) {
 	var (
 		e   auditEntry
 		err error

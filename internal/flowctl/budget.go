@@ -2,6 +2,7 @@ package flowctl
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/gateflow/gateflow/runs"
 	"github.com/shopspring/decimal"
@@ -18,37 +19,35 @@ func (a *app) budgetCommand() *cobra.Command {
 		Use:   "budget",
 		Short: "Show the month's spend per workflow and overall, with or without quotas",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client(cmd.Context())
+		RunE: a.runE(nil, func(x call) (view, error) {
+			lines, err := x.c.MonthlySpend(x.ctx, month)
 			if err != nil {
-				return err
+				return view{}, err
 			}
-			lines, err := c.MonthlySpend(cmd.Context(), month)
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, lines)
-			}
-			t := newTable(a.stdout, "SCOPE", "MONTH", "SPENT", "RESERVED", "QUOTA", "LEFT", "NEW RUNS")
-			for _, l := range lines {
-				quota, left, state := "no quota", "-", "allowed"
-				if l.QuotaUSD != nil {
-					quota = budget.FormatUSD(*l.QuotaUSD)
-					rest, _ := l.LeftUSD()
-					left = budget.FormatUSD(rest)
-					if l.Exhausted {
-						state = "refused"
-					}
-				}
-				t.row(l.Scope.Describe(), l.Month, budget.FormatUSD(l.SpentUSD), budget.FormatUSD(l.ReservedUSD), quota, left, state)
-			}
-			return t.flush()
-		},
+			return view{value: lines, text: func(w io.Writer) error { return spendTable(w, lines) }}, nil
+		}),
 	}
 	cmd.Flags().StringVar(&month, "month", "", "the month, e.g. 2026-11 (default: this UTC month)")
 	cmd.AddCommand(a.budgetRaiseCommand())
 	return cmd
+}
+
+// spendTable writes the month's spend for people.
+func spendTable(w io.Writer, lines []runs.SpendLine) error {
+	t := newTable(w, "SCOPE", "MONTH", "SPENT", "RESERVED", "QUOTA", "LEFT", "NEW RUNS")
+	for _, l := range lines {
+		quota, left, state := "no quota", "-", "allowed"
+		if l.QuotaUSD != nil {
+			quota = budget.FormatUSD(*l.QuotaUSD)
+			rest, _ := l.LeftUSD()
+			left = budget.FormatUSD(rest)
+			if l.Exhausted {
+				state = "refused"
+			}
+		}
+		t.row(l.Scope.Describe(), l.Month, budget.FormatUSD(l.SpentUSD), budget.FormatUSD(l.ReservedUSD), quota, left, state)
+	}
+	return t.flush()
 }
 
 func (a *app) budgetRaiseCommand() *cobra.Command {
@@ -62,23 +61,13 @@ func (a *app) budgetRaiseCommand() *cobra.Command {
 			if err != nil || to == "" {
 				return usageErr("--to %q: want an amount in USD, e.g. 5.00", to)
 			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			by, err := a.who(as)
-			if err != nil {
-				return err
-			}
-			cp, err := c.RaiseBudget(cmd.Context(), flowclient.BudgetRequest{Run: args[0], To: amount, By: by})
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, cp)
-			}
-			fmt.Fprintf(a.stdout, "Run %s now has a cap of %s (%s).\n", args[0], budget.FormatUSD(cp.Amount), a.asWho(by))
-			return nil
+			return a.run(cmd, args, &as, func(x call) (view, error) {
+				cp, err := x.c.RaiseBudget(x.ctx, flowclient.BudgetRequest{Run: x.args[0], To: amount, By: x.by})
+				if err != nil {
+					return view{}, err
+				}
+				return view{value: cp, text: say("Run %s now has a cap of %s (%s).\n", x.args[0], budget.FormatUSD(cp.Amount), a.asWho(x.by))}, nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the new cap in USD")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/gateflow/gateflow/runs"
@@ -21,24 +22,13 @@ func (a *app) cancelCommand() *cobra.Command {
 		Use:   "cancel RUN [--reason TEXT]",
 		Short: "Cancel a run and its children; its OnError steps run",
 		Args:  exactArgs(1, "RUN"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
+		RunE: a.runE(&as, func(x call) (view, error) {
+			if err := x.c.Cancel(x.ctx, flowclient.CancelRequest{Run: x.args[0], Reason: reason, By: x.by}); err != nil {
+				return view{}, err
 			}
-			by, err := a.who(as)
-			if err != nil {
-				return err
-			}
-			if err := c.Cancel(cmd.Context(), flowclient.CancelRequest{Run: args[0], Reason: reason, By: by}); err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, map[string]string{"run": args[0], "status": "cancel requested", "reason": reason})
-			}
-			fmt.Fprintf(a.stdout, "Cancel requested for run %s (%s).\n", args[0], a.asWho(by))
-			return nil
-		},
+			return view{value: map[string]string{"run": x.args[0], "status": "cancel requested", "reason": reason},
+				text: say("Cancel requested for run %s (%s).\n", x.args[0], a.asWho(x.by))}, nil
+		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, kept with the run")
 	cmd.Flags().StringVar(&as, "as", "", "who cancels (default: FLOW_USER, else the OS user)")
@@ -59,40 +49,40 @@ func (a *app) planCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			d, err := c.Plan(cmd.Context(), args[0], raw)
-			if err != nil {
-				return err
-			}
-			if d.State == nil {
-				return fmt.Errorf("plan of %s: %s", args[0], d.StateError)
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, d.State.Steps)
-			}
-			if d.Status != runs.StatusCompleted {
-				fmt.Fprintf(a.stdout, "The plan stopped early: %s\n\n", display.OneLine(d.Error))
-			}
-			t := newTable(a.stdout, "#", "STEP", "KIND", "WOULD")
-			for i, s := range d.State.Steps {
-				name := s.Name
-				if s.Group != "" {
-					name = s.Group + "/" + name
+			return a.run(cmd, args, nil, func(x call) (view, error) {
+				d, err := x.c.Plan(x.ctx, x.args[0], raw)
+				if err != nil {
+					return view{}, err
 				}
-				detail := s.Output
-				if s.Error != "" {
-					detail = "refused: " + s.Error
+				if d.State == nil {
+					return view{}, fmt.Errorf("plan of %s: %s", x.args[0], d.StateError)
 				}
-				t.row(fmt.Sprint(i+1), name, string(s.Kind), strings.TrimSpace(detail))
-			}
-			return t.flush()
+				return view{value: d.State.Steps, text: func(w io.Writer) error { return planTable(w, d) }}, nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&input, "input", "i", "", "input as JSON, or @file (@- for standard input)")
 	return cmd
+}
+
+// planTable writes a plan's steps for people.
+func planTable(w io.Writer, d *runs.Description) error {
+	if d.Status != runs.StatusCompleted {
+		fmt.Fprintf(w, "The plan stopped early: %s\n\n", display.OneLine(d.Error))
+	}
+	t := newTable(w, "#", "STEP", "KIND", "WOULD")
+	for i, s := range d.State.Steps {
+		name := s.Name
+		if s.Group != "" {
+			name = s.Group + "/" + name
+		}
+		detail := s.Output
+		if s.Error != "" {
+			detail = "refused: " + s.Error
+		}
+		t.row(fmt.Sprint(i+1), name, string(s.Kind), strings.TrimSpace(detail))
+	}
+	return t.flush()
 }
 
 // pauseHelp explains how pause and resume tell a workflow type from a run.
@@ -113,32 +103,7 @@ func (a *app) pauseCommands() []*cobra.Command {
 			"and starts no new step, child or sleep until `flowctl resume RUN` (its gates keep\n" +
 			"waiting, and their deadlines keep running).\n\n" + pauseHelp,
 		Args: exactArgs(1, "WORKFLOW or RUN"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			by, err := a.who(as)
-			if err != nil {
-				return err
-			}
-			isType, err := workflowOrRun(cmd.Context(), c, args[0], pauseRun)
-			if err != nil {
-				return err
-			}
-			if !isType {
-				err := c.PauseRun(cmd.Context(), flowclient.PauseRequest{Run: args[0], Reason: reason, By: by})
-				if err != nil {
-					return notARun(cmd.Context(), c, args[0], pauseRun, err)
-				}
-				return a.printRunPause(args[0], true, reason,
-					fmt.Sprintf("Run %s is paused: it finishes the steps in flight and starts no new one until `flowctl resume %s`.", args[0], args[0]))
-			}
-			if err := c.Pause(cmd.Context(), flowclient.PauseRequest{Workflow: args[0], Reason: reason, By: by}); err != nil {
-				return err
-			}
-			return a.printPaused(cmd, c, fmt.Sprintf("New runs of %s wait in pending until `flowctl resume %s`.", args[0], args[0]))
-		},
+		RunE: a.runE(&as, func(x call) (view, error) { return a.pauseOrResume(x, true, pauseRun, reason) }),
 	}
 	pause.Flags().StringVar(&reason, "reason", "", "why, shown with the paused workflows or the paused run")
 	pause.Flags().StringVar(&as, "as", "", "who pauses (default: FLOW_USER, else the OS user)")
@@ -149,34 +114,50 @@ func (a *app) pauseCommands() []*cobra.Command {
 		Long: "With a workflow type, release its held runs and let new ones start. With a run ID,\n" +
 			"let the paused run go on where it stopped.\n\n" + pauseHelp,
 		Args: exactArgs(1, "WORKFLOW or RUN"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			by, err := a.who(as)
-			if err != nil {
-				return err
-			}
-			isType, err := workflowOrRun(cmd.Context(), c, args[0], resumeRun)
-			if err != nil {
-				return err
-			}
-			if !isType {
-				if err := c.ResumeRun(cmd.Context(), flowclient.PauseRequest{Run: args[0], By: by}); err != nil {
-					return notARun(cmd.Context(), c, args[0], resumeRun, err)
-				}
-				return a.printRunPause(args[0], false, "", fmt.Sprintf("Run %s goes on.", args[0]))
-			}
-			if err := c.Resume(cmd.Context(), flowclient.PauseRequest{Workflow: args[0], By: by}); err != nil {
-				return err
-			}
-			return a.printPaused(cmd, c, fmt.Sprintf("Runs of %s go on.", args[0]))
-		},
+		RunE: a.runE(&as, func(x call) (view, error) { return a.pauseOrResume(x, false, resumeRun, "") }),
 	}
 	resume.Flags().StringVar(&as, "as", "", "who resumes (default: FLOW_USER, else the OS user)")
 	resume.Flags().BoolVar(&resumeRun, "run", false, "the argument is a run ID, even if a workflow type has that name")
 	return []*cobra.Command{pause, resume}
+}
+
+// pauseOrResume pauses (pause) or resumes the workflow type or the run x.args[0] names
+// (a run with forceRun).
+func (a *app) pauseOrResume(x call, pause bool, forceRun bool, reason string) (view, error) {
+	arg := x.args[0]
+	isType, err := workflowOrRun(x.ctx, x.c, arg, forceRun)
+	if err != nil {
+		return view{}, err
+	}
+	if !isType {
+		do, msg := x.c.ResumeRun, fmt.Sprintf("Run %s goes on.", arg)
+		if pause {
+			do, msg = x.c.PauseRun, fmt.Sprintf("Run %s is paused: it finishes the steps in flight and starts no new one until `flowctl resume %s`.", arg, arg)
+		}
+		if err := do(x.ctx, flowclient.PauseRequest{Run: arg, Reason: reason, By: x.by}); err != nil {
+			return view{}, notARun(x.ctx, x.c, arg, forceRun, err)
+		}
+		out := map[string]any{"run": arg, "paused": pause}
+		if reason != "" {
+			out["reason"] = reason
+		}
+		return view{value: out, text: say("%s\n", msg)}, nil
+	}
+	do, msg := x.c.Resume, fmt.Sprintf("Runs of %s go on.", arg)
+	if pause {
+		do, msg = x.c.Pause, fmt.Sprintf("New runs of %s wait in pending until `flowctl resume %s`.", arg, arg)
+	}
+	if err := do(x.ctx, flowclient.PauseRequest{Workflow: arg, Reason: reason, By: x.by}); err != nil {
+		return view{}, err
+	}
+	list, err := x.c.Paused(x.ctx)
+	if err != nil {
+		return view{}, err
+	}
+	if list == nil {
+		list = []runs.PausedType{}
+	}
+	return view{value: map[string]any{"paused": list}, text: say("%s\n", msg)}, nil
 }
 
 // workflowOrRun reports whether arg names a workflow type of the catalog (which wins over
@@ -213,31 +194,4 @@ func notARun(ctx context.Context, c *flowclient.Client, arg string, forceRun boo
 		known = strings.Join(cat.Names(), ", ")
 	}
 	return usageErr("%s is neither a workflow on task queue %s (known: %s) nor a run", arg, c.TaskQueue(), known)
-}
-
-func (a *app) printRunPause(run string, paused bool, reason, msg string) error {
-	if a.output == "json" {
-		out := map[string]any{"run": run, "paused": paused}
-		if reason != "" {
-			out["reason"] = reason
-		}
-		return printJSON(a.stdout, out)
-	}
-	fmt.Fprintln(a.stdout, msg)
-	return nil
-}
-
-func (a *app) printPaused(cmd *cobra.Command, c *flowclient.Client, msg string) error {
-	list, err := c.Paused(cmd.Context())
-	if err != nil {
-		return err
-	}
-	if a.output == "json" {
-		if list == nil {
-			list = []runs.PausedType{}
-		}
-		return printJSON(a.stdout, map[string]any{"paused": list})
-	}
-	fmt.Fprintln(a.stdout, msg)
-	return nil
 }

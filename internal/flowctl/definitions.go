@@ -3,6 +3,7 @@ package flowctl
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -61,8 +62,7 @@ func (a *app) validateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			results := validateFiles(args, base, o.dir)
-			return a.printValidation(results)
+			return a.print(validationView(validateFiles(args, base, o.dir)))
 		},
 	}
 	f := cmd.Flags()
@@ -143,9 +143,22 @@ func validateFile(file string, reg flowdef.Registry) fileResult {
 	return r
 }
 
-// printValidation prints the results (every error of every file, one per line, or JSON)
-// and fails with ExitUsage when a file is invalid.
-func (a *app) printValidation(results []fileResult) error {
+// validationView is the results (for people, every error of every file, one per line); it
+// fails with ExitUsage when a file is invalid.
+func validationView(results []fileResult) view {
+	v := view{value: results, text: func(w io.Writer) error {
+		for _, r := range results {
+			if r.Valid {
+				fmt.Fprintf(w, "%s: valid (hash %s)\n", r.File, r.Hash)
+				continue
+			}
+			for _, e := range r.Errors {
+				fmt.Fprintln(w, flowdef.Error{Pos: flowdef.Pos{File: e.File, Line: e.Line, Col: e.Col},
+					Message: e.Message, Hint: e.Hint}.String())
+			}
+		}
+		return nil
+	}}
 	invalid, count := 0, 0
 	for _, r := range results {
 		if !r.Valid {
@@ -153,27 +166,11 @@ func (a *app) printValidation(results []fileResult) error {
 			count += len(r.Errors)
 		}
 	}
-	if a.output == "json" {
-		if err := printJSON(a.stdout, results); err != nil {
-			return err
-		}
-	} else {
-		for _, r := range results {
-			if r.Valid {
-				fmt.Fprintf(a.stdout, "%s: valid (hash %s)\n", r.File, r.Hash)
-				continue
-			}
-			for _, e := range r.Errors {
-				fmt.Fprintln(a.stdout, flowdef.Error{Pos: flowdef.Pos{File: e.File, Line: e.Line, Col: e.Col},
-					Message: e.Message, Hint: e.Hint}.String())
-			}
-		}
+	if invalid > 0 {
+		v.err = &exitError{code: ExitUsage, err: fmt.Errorf("%s in %d of %d %s", plural(count, "error"), invalid,
+			len(results), pluralWord(len(results), "file"))}
 	}
-	if invalid == 0 {
-		return nil
-	}
-	return &exitError{code: ExitUsage, err: fmt.Errorf("%s in %d of %d %s", plural(count, "error"), invalid,
-		len(results), pluralWord(len(results), "file"))}
+	return v
 }
 
 func (a *app) flowsCommand() *cobra.Command {
@@ -184,40 +181,34 @@ func (a *app) flowsCommand() *cobra.Command {
 			"and serve, from its catalog: name, version, content hash and where the worker loaded\n" +
 			"each from. Go flows are listed by `flowctl workflows`.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client(cmd.Context())
+		RunE: a.runE(nil, func(x call) (view, error) {
+			cat, err := x.c.Workflows(x.ctx)
 			if err != nil {
-				return err
+				return view{}, err
 			}
-			cat, err := c.Workflows(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.printDefinitions(cat)
-		},
+			return definitionsView(cat), nil
+		}),
 	}
 }
 
-// printDefinitions lists the catalog's entries of kind yaml, as a table or JSON.
-func (a *app) printDefinitions(cat *flowclient.Catalog) error {
+// definitionsView lists the catalog's entries of kind yaml.
+func definitionsView(cat *flowclient.Catalog) view {
 	defs := []flow.WorkflowInfo{}
 	for _, w := range cat.Workflows {
 		if w.Kind == protocol.KindYAMLFlow {
 			defs = append(defs, w)
 		}
 	}
-	if a.output == "json" {
-		return printJSON(a.stdout, defs)
-	}
 	if len(defs) == 0 {
-		fmt.Fprintln(a.stdout, "No definitions served.")
-		return nil
+		return view{value: defs, text: say("No definitions served.\n")}
 	}
-	t := newTable(a.stdout, "NAME", "VERSION", "HASH", "SOURCE", "PUBLISHED BY")
-	for _, d := range defs {
-		t.row(d.Name, orDash(d.Version), orDash(shortHash(d.Hash)), orDash(d.Source), orDash(d.PublishedBy))
-	}
-	return t.flush()
+	return view{value: defs, text: func(w io.Writer) error {
+		t := newTable(w, "NAME", "VERSION", "HASH", "SOURCE", "PUBLISHED BY")
+		for _, d := range defs {
+			t.row(d.Name, orDash(d.Version), orDash(shortHash(d.Hash)), orDash(d.Source), orDash(d.PublishedBy))
+		}
+		return t.flush()
+	}}
 }
 
 // shortHash is the first 12 hex digits of a content hash, enough to tell versions apart.

@@ -141,14 +141,14 @@ func TestPrintDefinitions(t *testing.T) {
 		{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "43dbc39447700475a49f", Source: "flows/review.yaml", PublishedBy: "w1"},
 		{Name: "old"}, // an older worker's Go flow
 	}}
-	require.NoError(t, a.printDefinitions(cat))
+	require.NoError(t, a.print(definitionsView(cat)))
 	assert.Regexp(t, `(?m)^NAME\s+VERSION\s+HASH\s+SOURCE\s+PUBLISHED BY$`, out.String())
 	assert.Regexp(t, `(?m)^code-review\s+3\s+43dbc3944770\s+flows/review.yaml\s+w1$`, out.String())
 	assert.NotContains(t, out.String(), "hello")
 
 	out.Reset()
 	a.output = "json"
-	require.NoError(t, a.printDefinitions(cat))
+	require.NoError(t, a.print(definitionsView(cat)))
 	var got []flow.WorkflowInfo
 	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
 	require.Len(t, got, 1)
@@ -156,11 +156,11 @@ func TestPrintDefinitions(t *testing.T) {
 
 	out.Reset()
 	cat.Workflows = cat.Workflows[:1]
-	require.NoError(t, a.printDefinitions(cat))
+	require.NoError(t, a.print(definitionsView(cat)))
 	assert.Equal(t, "[]\n", out.String())
 	out.Reset()
 	a.output = "table"
-	require.NoError(t, a.printDefinitions(cat))
+	require.NoError(t, a.print(definitionsView(cat)))
 	assert.Equal(t, "No definitions served.\n", out.String())
 }
 

@@ -77,7 +77,7 @@ func TestExecuteUsageErrors(t *testing.T) {
 		{"unknown command", "", []string{"frobnicate"}, `flowctl: unknown command "frobnicate" for "flowctl"`},
 		{"unknown flag", "", []string{"list", "--bogus"}, "flowctl: unknown flag: --bogus"},
 		{"bad flag value", "", []string{"list", "--limit", "many"}, `invalid argument "many" for "--limit"`},
-		{"bad output", "", []string{"-o", "yaml", "workflows"}, `flowctl: --output "yaml": want table or json`},
+		{"bad output", "", []string{"-o", "yaml", "workflows"}, `flowctl: --output "yaml": want table, json or jsonl`},
 		{"start without workflow", "", []string{"start"}, "flowctl: start needs WORKFLOW (got 0 arguments); see flowctl start --help"},
 		{"start a file and a workflow", "", []string{"start", "--file", "x.yaml", "hello"}, "flowctl: start --file takes no WORKFLOW argument (got hello)"},
 		{"start a file once again", "", []string{"start", "--once-again", "--file", "x.yaml"}, "--file cannot be given with it"},

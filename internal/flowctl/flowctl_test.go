@@ -213,7 +213,7 @@ func TestPrintRun(t *testing.T) {
 	}
 	var out bytes.Buffer
 	a := &app{stdout: &out, output: "table"}
-	require.NoError(t, a.printRun(context.Background(), d))
+	require.NoError(t, a.print(a.runView(context.Background(), d)))
 	text := out.String()
 	for _, want := range []string{
 		"Run       release-1\n",
@@ -233,17 +233,17 @@ func TestPrintRun(t *testing.T) {
 	assert.NotContains(t, text, "Result")
 
 	out.Reset()
-	require.NoError(t, a.printRun(context.Background(), &runs.Description{ID: "r", Status: runs.StatusRunning, StateError: "query failed:\n timeout"}))
+	require.NoError(t, a.print(a.runView(context.Background(), &runs.Description{ID: "r", Status: runs.StatusRunning, StateError: "query failed:\n timeout"})))
 	assert.Contains(t, out.String(), "Steps unavailable: query failed: timeout\n")
 
 	out.Reset()
-	require.NoError(t, a.printRun(context.Background(), &runs.Description{ID: "r", Result: json.RawMessage(`{"ok":true}`), State: &runs.State{}}))
+	require.NoError(t, a.print(a.runView(context.Background(), &runs.Description{ID: "r", Result: json.RawMessage(`{"ok":true}`), State: &runs.State{}})))
 	assert.Contains(t, out.String(), "Result    {\"ok\":true}\n")
 	assert.Contains(t, out.String(), "No steps yet.\n")
 
 	out.Reset()
 	a.output = "json"
-	require.NoError(t, a.printRun(context.Background(), d))
+	require.NoError(t, a.print(a.runView(context.Background(), d)))
 	var back runs.Description
 	require.NoError(t, json.Unmarshal(out.Bytes(), &back))
 	assert.Equal(t, "release-1", back.ID)

@@ -35,33 +35,26 @@ func (a *app) historyCommand() *cobra.Command {
   flowctl history release-9669e41315 -f testdata/histories/release.json`,
 		Args:              exactArgs(1, "RUN"),
 		ValidArgsFunction: a.completeRuns,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			b, err := c.History(cmd.Context(), args[0])
+		RunE: a.runE(nil, func(x call) (view, error) {
+			run := x.args[0]
+			b, err := x.c.History(x.ctx, run)
 			if err != nil {
 				var nf *serviceerror.NotFound
 				if errors.As(err, &nf) {
-					return &flowclient.RunNotFoundError{ID: args[0]}
+					return view{}, &flowclient.RunNotFoundError{ID: run}
 				}
-				return err
+				return view{}, err
 			}
 			if file == "" || file == "-" {
-				_, err := fmt.Fprintf(a.stdout, "%s\n", b)
-				return err
+				_, err := fmt.Fprintf(a.stdout, "%s\n", b) // the history itself, in every format
+				return view{}, err
 			}
 			if err := os.WriteFile(file, b, 0o644); err != nil {
-				return fmt.Errorf("write history of %s: %w", args[0], err)
+				return view{}, fmt.Errorf("write history of %s: %w", run, err)
 			}
-			out := historyExport{Run: args[0], File: file, Events: countEvents(b)}
-			if a.output == "json" {
-				return printJSON(a.stdout, out)
-			}
-			fmt.Fprintf(a.stdout, "Wrote the history of run %s (%d events) to %s.\n", out.Run, out.Events, out.File)
-			return nil
-		},
+			out := historyExport{Run: run, File: file, Events: countEvents(b)}
+			return view{value: out, text: say("Wrote the history of run %s (%d events) to %s.\n", out.Run, out.Events, out.File)}, nil
+		}),
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "write the history to FILE instead of standard output")
 	return cmd

@@ -3,6 +3,7 @@ package flowctl
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -46,12 +47,8 @@ func (a *app) keysCommand() *cobra.Command {
 			if err := os.WriteFile(out+".pub", append(pub, '\n'), 0o644); err != nil {
 				return fmt.Errorf("write the public key: %w", err)
 			}
-			if a.output == "json" {
-				return printJSON(a.stdout, k.Public())
-			}
-			fmt.Fprintf(a.stdout, "Key %s of %s written to %s (keep it private), its public half to %s.pub.\n", k.ID, k.Owner, out, out)
-			fmt.Fprintf(a.stdout, "Add it to the workers' directory: flowctl keys directory %s.pub ... > directory.json\n", out)
-			return nil
+			return a.print(view{value: k.Public(), text: say("Key %s of %s written to %s (keep it private), its public half to %s.pub.\n"+
+				"Add it to the workers' directory: flowctl keys directory %s.pub ... > directory.json\n", k.ID, k.Owner, out, out, out)})
 		},
 	}
 	newKey.Flags().StringVar(&owner, "owner", "", "the identity the key belongs to")
@@ -73,7 +70,8 @@ func (a *app) keysCommand() *cobra.Command {
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			return printJSON(a.stdout, d)
+			// The directory is a JSON file, in every format.
+			return a.print(view{value: d, text: func(w io.Writer) error { return printJSON(w, d) }})
 		},
 	}
 	cmd.AddCommand(newKey, dir)

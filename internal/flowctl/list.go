@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -26,71 +27,34 @@ func (a *app) listCommand() *cobra.Command {
 		Short:   "List recent runs, newest first",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if status != "" {
-				st, err := runs.ParseStatus(status)
-				if err != nil {
-					return usageErr("--status %q: %v", status, err)
-				}
-				opts.Status = st
-			}
-			if w := opts.WaitingFor; w != "" {
-				probe := w // "KIND:" is a prefix: any wait of that kind
-				if strings.HasSuffix(w, ":") {
-					probe += "x"
-				}
-				if _, err := runs.ParseWait(probe); err != nil {
-					return usageErr("--waiting-for: %v", err)
-				}
-			}
-			if page != "" {
-				tok, err := base64.RawURLEncoding.DecodeString(page)
-				if err != nil {
-					return usageErr("--page %q is not a page token from a previous list", page)
-				}
-				opts.PageToken = tok
-			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
+			if err := listOptions(&opts, status, page); err != nil {
 				return err
-			}
-			if mine {
-				opts.WaitingFor = string(runs.ForApproval) + ":" // any approval (a prefix, see ListOptions)
-			}
-			found, next, err := c.ListPage(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			if mine {
-				if found, err = a.mine(cmd, c, found); err != nil {
-					return err
-				}
-			}
-			nextPage := ""
-			if len(next) > 0 {
-				nextPage = base64.RawURLEncoding.EncodeToString(next)
 			}
 			// The next page's token goes to stderr, so stdout stays a table or a JSON array.
+			var nextPage string
 			defer func() {
 				if nextPage != "" {
 					fmt.Fprintf(a.stderr, "more: flowctl list --page %s\n", nextPage)
 				}
 			}()
-			if a.output == "json" {
-				if found == nil {
-					found = []runs.Summary{}
+			return a.run(cmd, nil, nil, func(x call) (view, error) {
+				if mine {
+					opts.WaitingFor = string(runs.ForApproval) + ":" // any approval (a prefix, see ListOptions)
 				}
-				return printJSON(a.stdout, found)
-			}
-			t := newTable(a.stdout, "RUN", "WORKFLOW", "STATUS", "STARTED", "DURATION", "BY")
-			now := time.Now()
-			for _, r := range found {
-				end := now
-				if r.CloseTime != nil {
-					end = *r.CloseTime
+				found, next, err := x.c.ListPage(x.ctx, opts)
+				if err != nil {
+					return view{}, err
 				}
-				t.row(r.ID, r.Workflow, string(r.Status), fmtTime(r.StartTime), fmtDuration(end.Sub(r.StartTime)), orDash(r.CreatedBy))
-			}
-			return t.flush()
+				if mine {
+					if found, err = a.mine(cmd, x.c, found); err != nil {
+						return view{}, err
+					}
+				}
+				if len(next) > 0 {
+					nextPage = base64.RawURLEncoding.EncodeToString(next)
+				}
+				return view{value: found, text: func(w io.Writer) error { return runsTable(w, found) }}, nil
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -103,6 +67,48 @@ func (a *app) listCommand() *cobra.Command {
 	f.StringVar(&opts.WaitingFor, "waiting-for", "", "only runs waiting for this (approval:GATE, input:NAME, signal:NAME, or approval: for any)")
 	f.BoolVar(&mine, "waiting-on-me", false, "only runs waiting for an approval I may give (I: the authenticated caller, else FLOW_USER, else the OS user)")
 	return cmd
+}
+
+// listOptions checks list's --status, --waiting-for and --page into opts.
+func listOptions(opts *flowclient.ListOptions, status, page string) error {
+	if status != "" {
+		st, err := runs.ParseStatus(status)
+		if err != nil {
+			return usageErr("--status %q: %v", status, err)
+		}
+		opts.Status = st
+	}
+	if w := opts.WaitingFor; w != "" {
+		probe := w // "KIND:" is a prefix: any wait of that kind
+		if strings.HasSuffix(w, ":") {
+			probe += "x"
+		}
+		if _, err := runs.ParseWait(probe); err != nil {
+			return usageErr("--waiting-for: %v", err)
+		}
+	}
+	if page != "" {
+		tok, err := base64.RawURLEncoding.DecodeString(page)
+		if err != nil {
+			return usageErr("--page %q is not a page token from a previous list", page)
+		}
+		opts.PageToken = tok
+	}
+	return nil
+}
+
+// runsTable writes runs for people.
+func runsTable(w io.Writer, found []runs.Summary) error {
+	t := newTable(w, "RUN", "WORKFLOW", "STATUS", "STARTED", "DURATION", "BY")
+	now := time.Now()
+	for _, r := range found {
+		end := now
+		if r.CloseTime != nil {
+			end = *r.CloseTime
+		}
+		t.row(r.ID, r.Workflow, string(r.Status), fmtTime(r.StartTime), fmtDuration(end.Sub(r.StartTime)), orDash(r.CreatedBy))
+	}
+	return t.flush()
 }
 
 // mine keeps the runs with an open gate the current user may decide and has not voted on

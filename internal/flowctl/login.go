@@ -3,6 +3,7 @@ package flowctl
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -95,20 +96,19 @@ func (a *app) saveLogin(l devauth.Login, role, link string) error {
 	if err != nil {
 		return err
 	}
-	if a.output == "json" {
-		out := map[string]any{"subject": l.Subject, "address": l.Address, "expires": l.Expires, "file": path, "dev_only": true}
-		if link != "" {
-			out["web_login_url"] = link
-		}
-		return printJSON(a.stdout, out)
-	}
-	fmt.Fprintf(a.stdout, "DEV ONLY login: flowctl now acts as %s%s on %s (token in %s, expires %s).\n",
-		l.Subject, role, l.Address, path, l.Expires.Format(time.RFC3339))
+	out := map[string]any{"subject": l.Subject, "address": l.Address, "expires": l.Expires, "file": path, "dev_only": true}
 	if link != "" {
-		fmt.Fprintf(a.stdout, "Web UI: open %s to log a browser in as %s (DEV ONLY: whoever has the link is %s until it expires).\n",
-			link, l.Subject, l.Subject)
+		out["web_login_url"] = link
 	}
-	return nil
+	return a.print(view{value: out, text: func(w io.Writer) error {
+		fmt.Fprintf(w, "DEV ONLY login: flowctl now acts as %s%s on %s (token in %s, expires %s).\n",
+			l.Subject, role, l.Address, path, l.Expires.Format(time.RFC3339))
+		if link != "" {
+			fmt.Fprintf(w, "Web UI: open %s to log a browser in as %s (DEV ONLY: whoever has the link is %s until it expires).\n",
+				link, l.Subject, l.Subject)
+		}
+		return nil
+	}})
 }
 
 // webLoginLink is the link that logs a browser in to the Web UI at base with tok (in the

@@ -67,7 +67,7 @@ func (a *app) logsCommand() *cobra.Command {
 			"logs exits 0 for a running step (without -f) and a step that ended completed, skipped\n" +
 			"or allowed to fail; 5 for a step that failed, timed out, was cancelled or refused; 3\n" +
 			"when the run has no such step (with -f: once the run has ended).\n\n" +
-			"With -o json it prints one JSON object per line, with \"event\" one of line, progress\n" +
+			"With -o json (or jsonl) it prints one JSON object per line, with \"event\" one of line, progress\n" +
 			"and ended.",
 		Example: `  flowctl logs release-9669e41315 build -f
   flowctl logs release-9669e41315 build -o json | jq -r 'select(.event == "line") | .text'`,
@@ -80,13 +80,12 @@ func (a *app) logsCommand() *cobra.Command {
 			if strings.TrimSpace(args[1]) == "" {
 				return usageErr("STEP is empty: name a step of the run (flowctl show %s lists them)", args[0])
 			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			l := newStepLogger(a.stdout, a.output == "json", c.Describe)
-			l.final = historyOutput(c.Temporal(), a.payloads)
-			return l.logs(cmd.Context(), args[0], args[1], follow, interval)
+			// A stream: the logger hands the printer each event.
+			return a.run(cmd, args, nil, func(x call) (view, error) {
+				l := newStepLogger(a.printer(), x.c.Describe)
+				l.final = historyOutput(x.c.Temporal(), a.payloads)
+				return view{}, l.logs(x.ctx, x.args[0], x.args[1], follow, interval)
+			})
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the step until it ends")
@@ -123,8 +122,7 @@ func (a *app) completeRunSteps(cmd *cobra.Command, args []string, toComplete str
 
 // stepLogger prints one step's output by polling its run's description.
 type stepLogger struct {
-	out      io.Writer
-	json     bool
+	p        printer
 	describe func(ctx context.Context, id string) (*runs.Description, error)
 	// final is the step's final output once it has ended: the record's output preview
 	// (recordOutput), or what the step's activity returned (historyOutput, through the blob
@@ -136,8 +134,8 @@ type stepLogger struct {
 	progress string
 }
 
-func newStepLogger(out io.Writer, asJSON bool, describe func(context.Context, string) (*runs.Description, error)) *stepLogger {
-	return &stepLogger{out: out, json: asJSON, describe: describe, final: recordOutput}
+func newStepLogger(p printer, describe func(context.Context, string) (*runs.Description, error)) *stepLogger {
+	return &stepLogger{p: p, describe: describe, final: recordOutput}
 }
 
 // recordOutput is the final output the step record holds: its output preview.
@@ -236,8 +234,8 @@ func findStep(steps []runs.Step, step string) (runs.Step, bool) {
 // printLive prints the lines of live not printed yet, and a progress that changed.
 func (l *stepLogger) printLive(run, step string, live activities.LiveOutput) {
 	if live.Attempt != l.attempt {
-		if l.attempt != 0 && !l.json {
-			fmt.Fprintf(l.out, "--- attempt %d\n", live.Attempt)
+		if l.attempt != 0 {
+			l.p.note("--- attempt %d\n", live.Attempt)
 		}
 		l.attempt, l.seq, l.progress = live.Attempt, 0, ""
 	}
@@ -246,20 +244,13 @@ func (l *stepLogger) printLive(run, step string, live activities.LiveOutput) {
 			continue
 		}
 		l.seq = line.Seq
-		if l.json {
-			l.emit(logsEvent{Event: logsEventLine, Run: run, Step: step, Attempt: live.Attempt, Seq: line.Seq,
-				Stream: line.Stream, Text: line.Text})
-			continue
-		}
-		fmt.Fprintln(l.out, liveText(line))
+		l.p.event(logsEvent{Event: logsEventLine, Run: run, Step: step, Attempt: live.Attempt, Seq: line.Seq,
+			Stream: line.Stream, Text: line.Text}, func(out io.Writer) { fmt.Fprintln(out, liveText(line)) })
 	}
 	if live.Progress != "" && live.Progress != l.progress {
 		l.progress = live.Progress
-		if l.json {
-			l.emit(logsEvent{Event: logsEventProgress, Run: run, Step: step, Attempt: live.Attempt, Progress: live.Progress})
-			return
-		}
-		fmt.Fprintf(l.out, "... %s\n", live.Progress)
+		l.p.event(logsEvent{Event: logsEventProgress, Run: run, Step: step, Attempt: live.Attempt, Progress: live.Progress},
+			func(out io.Writer) { fmt.Fprintf(out, "... %s\n", live.Progress) })
 	}
 }
 
@@ -278,19 +269,17 @@ func (l *stepLogger) printEnded(ctx context.Context, d *runs.Description, s runs
 	if err != nil {
 		return fmt.Errorf("logs %s %s: read the final output: %w", d.ID, s.ActivityID, err)
 	}
-	if l.json {
-		l.emit(logsEvent{Event: logsEventEnded, Run: d.ID, Step: s.ActivityID, Attempt: s.Attempt, Status: s.Status,
-			ExitCode: s.ExitCode, HTTPStatus: s.HTTPStatus, DurationMS: s.DurationMS, Output: out, Error: s.Error})
-	} else {
-		fmt.Fprintf(l.out, "--- %s %s %s after %s (attempt %d, code %s)\n", s.Label(), s.Kind, s.StatusText(),
+	l.p.event(logsEvent{Event: logsEventEnded, Run: d.ID, Step: s.ActivityID, Attempt: s.Attempt, Status: s.Status,
+		ExitCode: s.ExitCode, HTTPStatus: s.HTTPStatus, DurationMS: s.DurationMS, Output: out, Error: s.Error}, func(w io.Writer) {
+		fmt.Fprintf(w, "--- %s %s %s after %s (attempt %d, code %s)\n", s.Label(), s.Kind, s.StatusText(),
 			fmtDuration(time.Duration(s.DurationMS)*time.Millisecond), s.Attempt, s.CodeText())
 		if out != "" {
-			fmt.Fprintln(l.out, strings.TrimRight(out, "\n"))
+			fmt.Fprintln(w, strings.TrimRight(out, "\n"))
 		}
 		if s.Error != "" {
-			fmt.Fprintf(l.out, "error: %s\n", display.OneLine(s.Error))
+			fmt.Fprintf(w, "error: %s\n", display.OneLine(s.Error))
 		}
-	}
+	})
 	switch s.Status {
 	case runs.StepCompleted, runs.StepSkipped, runs.StepPlanned:
 		return nil
@@ -299,8 +288,4 @@ func (l *stepLogger) printEnded(ctx context.Context, d *runs.Description, s runs
 		return &exitError{code: ExitRunFailed, err: fmt.Errorf("step %s of run %s ended %s", s.ActivityID, d.ID, s.Status)}
 	}
 	return nil
-}
-
-func (l *stepLogger) emit(e logsEvent) {
-	emitJSON(l.out, e)
 }

@@ -51,7 +51,7 @@ func buildRuns() *fakeDescribe {
 func logsWith(t *testing.T, asJSON bool, f *fakeDescribe, step string, follow bool) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	l := newStepLogger(&out, asJSON, f.describe)
+	l := newStepLogger(testPrinter(&out, asJSON), f.describe)
 	err := l.logs(context.Background(), "hello-1", step, follow, time.Millisecond)
 	return out.String(), err
 }

@@ -1,25 +1,12 @@
 package flowctl
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 )
-
-// printJSON writes v as indented JSON, its durations as strings ("24h0m0s", see
-// jsonWithDurations).
-func printJSON(w io.Writer, v any) error {
-	out, err := jsonWithDurations(v)
-	if err != nil {
-		return fmt.Errorf("encode the output as JSON: %w", err)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
-}
 
 // table writes aligned columns.
 type table struct{ tw *tabwriter.Writer }

@@ -3,6 +3,7 @@ package flowctl
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/gateflow/gateflow/runs"
@@ -20,45 +21,41 @@ func (a *app) approvalsCommand() *cobra.Command {
 		Use:   "approvals",
 		Short: "List the approval gates waiting for people, across runs",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client(cmd.Context())
+		RunE: a.runE(nil, func(x call) (view, error) {
+			gates, err := x.c.Approvals(x.ctx)
 			if err != nil {
-				return err
+				return view{}, err
 			}
-			gates, err := c.Approvals(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				if gates == nil {
-					gates = []runs.PendingGate{}
-				}
-				return printJSON(a.stdout, gates)
-			}
-			t := newTable(a.stdout, "RUN", "GATE", "VOTES", "WHO MAY DECIDE", "VOTED", "DEADLINE", "MESSAGE")
-			unknown := 0
-			for _, g := range gates {
-				if g.Unknown != "" {
-					unknown++
-					t.row(g.Run, "?", "?", "?", "?", "?", "unknown: "+display.Preview(display.OneLine(g.Unknown), 80))
-					continue
-				}
-				deadline := "none"
-				if g.Deadline != nil {
-					deadline = fmtTime(*g.Deadline) + " (then " + orDash(g.OnTimeout) + ")"
-				}
-				t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), anyoneIfNone(g.Approvers), orDash(strings.Join(g.Voted, ", ")), deadline,
-					display.Preview(display.OneLine(g.Message), 60))
-			}
-			if err := t.flush(); err != nil {
-				return err
-			}
-			if unknown > 0 {
-				return &exitError{code: ExitError, err: fmt.Errorf("%d run(s) awaiting approval could not be read (is their worker running?)", unknown)}
-			}
-			return nil
-		},
+			return view{value: gates, text: func(w io.Writer) error { return approvalsTable(w, gates) }}, nil
+		}),
 	}
+}
+
+// approvalsTable writes the waiting gates for people; a gate that could not be read is
+// listed, and fails the command (exit 1).
+func approvalsTable(w io.Writer, gates []runs.PendingGate) error {
+	t := newTable(w, "RUN", "GATE", "VOTES", "WHO MAY DECIDE", "VOTED", "DEADLINE", "MESSAGE")
+	unknown := 0
+	for _, g := range gates {
+		if g.Unknown != "" {
+			unknown++
+			t.row(g.Run, "?", "?", "?", "?", "?", "unknown: "+display.Preview(display.OneLine(g.Unknown), 80))
+			continue
+		}
+		deadline := "none"
+		if g.Deadline != nil {
+			deadline = fmtTime(*g.Deadline) + " (then " + orDash(g.OnTimeout) + ")"
+		}
+		t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), anyoneIfNone(g.Approvers), orDash(strings.Join(g.Voted, ", ")), deadline,
+			display.Preview(display.OneLine(g.Message), 60))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if unknown > 0 {
+		return &exitError{code: ExitError, err: fmt.Errorf("%d run(s) awaiting approval could not be read (is their worker running?)", unknown)}
+	}
+	return nil
 }
 
 // voteCommand builds approve, reject and request-changes.
@@ -72,32 +69,13 @@ func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cob
 			if kind == approval.RequestChanges && strings.TrimSpace(comment) == "" {
 				return usageErr("request-changes needs --comment saying what to change")
 			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			by, err := a.who(as)
-			if err != nil {
-				return err
-			}
-			res, err := c.Vote(cmd.Context(), args[0], approval.Vote{Gate: args[1], Kind: kind, By: by, Comment: comment})
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, res)
-			}
-			switch res.Status {
-			case approval.VoteQueued:
-				fmt.Fprintf(a.stdout, "Vote kept: run %s has not reached a gate %s yet; it counts when a gate of that name opens, if you may decide it (%s). flowctl show lists kept votes.\n", args[0], args[1], a.asWho(by))
-			case approval.VoteOpen:
-				fmt.Fprintf(a.stdout, "Counted: gate %s has %d of %d approvals (%s).\n", res.Gate, res.Approvals, res.Required, a.asWho(by))
-			case approval.VoteDuplicate:
-				fmt.Fprintf(a.stdout, "Already counted: gate %s has %d of %d approvals (%s).\n", res.Gate, res.Approvals, res.Required, a.asWho(by))
-			default:
-				fmt.Fprintf(a.stdout, "Gate %s is now %s (%s).\n", res.Gate, res.Status, a.asWho(by))
-			}
-			return nil
+			return a.run(cmd, args, &as, func(x call) (view, error) {
+				res, err := x.c.Vote(x.ctx, x.args[0], approval.Vote{Gate: x.args[1], Kind: kind, By: x.by, Comment: comment})
+				if err != nil {
+					return view{}, err
+				}
+				return view{value: res, text: a.voteText(x, res)}, nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&as, "as", "", "who votes (default: FLOW_USER, else the OS user)")
@@ -106,6 +84,19 @@ func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cob
 		cmd.Flags().StringVar(&comment, "reason", "", "why it is rejected (the same as --comment)")
 	}
 	return cmd
+}
+
+// voteText says what became of a vote.
+func (a *app) voteText(x call, res approval.VoteResult) func(io.Writer) error {
+	switch res.Status {
+	case approval.VoteQueued:
+		return say("Vote kept: run %s has not reached a gate %s yet; it counts when a gate of that name opens, if you may decide it (%s). flowctl show lists kept votes.\n", x.args[0], x.args[1], a.asWho(x.by))
+	case approval.VoteOpen:
+		return say("Counted: gate %s has %d of %d approvals (%s).\n", res.Gate, res.Approvals, res.Required, a.asWho(x.by))
+	case approval.VoteDuplicate:
+		return say("Already counted: gate %s has %d of %d approvals (%s).\n", res.Gate, res.Approvals, res.Required, a.asWho(x.by))
+	}
+	return say("Gate %s is now %s (%s).\n", res.Gate, res.Status, a.asWho(x.by))
 }
 
 func (a *app) inputCommand() *cobra.Command {
@@ -119,23 +110,13 @@ func (a *app) inputCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			by, err := a.who(as)
-			if err != nil {
-				return err
-			}
-			ans, err := c.Answer(cmd.Context(), flowclient.AnswerRequest{Run: args[0], Name: args[1], Data: raw, By: by})
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, ans)
-			}
-			fmt.Fprintf(a.stdout, "Answer to %s accepted by run %s (%s).\n", args[1], args[0], a.asWho(by))
-			return nil
+			return a.run(cmd, args, &as, func(x call) (view, error) {
+				ans, err := x.c.Answer(x.ctx, flowclient.AnswerRequest{Run: x.args[0], Name: x.args[1], Data: raw, By: x.by})
+				if err != nil {
+					return view{}, err
+				}
+				return view{value: ans, text: say("Answer to %s accepted by run %s (%s).\n", x.args[1], x.args[0], a.asWho(x.by))}, nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&as, "as", "", "who answers (default: FLOW_USER, else the OS user)")
@@ -164,47 +145,9 @@ func (a *app) signalCommand() *cobra.Command {
 			if run == "" && key == "" {
 				return usageErr("signal %s needs --run RUN or --key KEY", args[0])
 			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			by, err := a.who(as)
-			if err != nil {
-				return err
-			}
-			env := signals.Envelope{Name: args[0], Key: key, ID: id, Payload: raw, Sender: by}
-			if run != "" && id != "" {
-				if got := receivedSignal(cmd.Context(), c, run, args[0], id); got != nil {
-					return a.duplicateSignal("run "+run+" has received", *got)
-				}
-			}
-			if run == "" && id != "" && key != "" {
-				if q := a.keptSignal(cmd.Context(), env); q != "" {
-					return a.duplicateSignal("the mailbox of key "+key+" on task queue "+q+" keeps", env)
-				}
-			}
-			var queues []string
-			if run == "" {
-				env, queues, err = c.SignalKey(cmd.Context(), env)
-			} else {
-				env, err = c.Signal(cmd.Context(), run, env)
-			}
-			if err != nil {
-				return err
-			}
-			e := env
-			if a.output == "json" {
-				return printJSON(a.stdout, e)
-			}
-			to := "run " + run
-			if run == "" {
-				to = "every run waiting on key " + key + " on task queue " + strings.Join(queues, ", ")
-				if len(queues) > 1 {
-					to = "every run waiting on key " + key + " on task queues " + strings.Join(queues, ", ")
-				}
-			}
-			fmt.Fprintf(a.stdout, "Signal %s (id %s) sent to %s (%s).\n", e.Name, e.ID, to, a.asWho(by))
-			return nil
+			return a.run(cmd, args, &as, func(x call) (view, error) {
+				return a.sendSignal(x, signals.Envelope{Name: x.args[0], Key: key, ID: id, Payload: raw, Sender: x.by}, run)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -214,4 +157,38 @@ func (a *app) signalCommand() *cobra.Command {
 	f.StringVar(&run, "run", "", "the run to signal (default: every run waiting on --key)")
 	f.StringVar(&id, "id", "", "the signal's ID, so a resend is delivered once (default: random)")
 	return cmd
+}
+
+// sendSignal sends env to run, or to every run waiting on its key when run is "", unless
+// it was received or kept already (a signal is delivered once per ID).
+func (a *app) sendSignal(x call, env signals.Envelope, run string) (view, error) {
+	if run != "" && env.ID != "" {
+		if got := receivedSignal(x.ctx, x.c, run, env.Name, env.ID); got != nil {
+			return duplicateSignal("run "+run+" has received", *got), nil
+		}
+	}
+	if run == "" && env.ID != "" && env.Key != "" {
+		if q := a.keptSignal(x.ctx, env); q != "" {
+			return duplicateSignal("the mailbox of key "+env.Key+" on task queue "+q+" keeps", env), nil
+		}
+	}
+	key := env.Key
+	var queues []string
+	var err error
+	if run == "" {
+		env, queues, err = x.c.SignalKey(x.ctx, env)
+	} else {
+		env, err = x.c.Signal(x.ctx, run, env)
+	}
+	if err != nil {
+		return view{}, err
+	}
+	to := "run " + run
+	if run == "" {
+		to = "every run waiting on key " + key + " on task queue " + strings.Join(queues, ", ")
+		if len(queues) > 1 {
+			to = "every run waiting on key " + key + " on task queues " + strings.Join(queues, ", ")
+		}
+	}
+	return view{value: env, text: say("Signal %s (id %s) sent to %s (%s).\n", env.Name, env.ID, to, a.asWho(x.by))}, nil
 }

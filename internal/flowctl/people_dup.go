@@ -2,7 +2,6 @@ package flowctl
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/gateflow/gateflow/flowclient"
@@ -40,17 +39,13 @@ func (a *app) keptSignal(ctx context.Context, e signals.Envelope) string {
 
 // duplicateSignal reports a signal that where (a run, or a mailbox) has already and that
 // was not sent again.
-func (a *app) duplicateSignal(where string, e signals.Envelope) error {
-	if a.output == "json" {
-		return printJSON(a.stdout, struct {
-			signals.Envelope
-			Duplicate bool `json:"duplicate"`
-		}{e, true})
-	}
+func duplicateSignal(where string, e signals.Envelope) view {
 	when := ""
 	if !e.SentAt.IsZero() {
 		when = " (sent " + e.SentAt.UTC().Format(time.RFC3339) + ")"
 	}
-	fmt.Fprintf(a.stdout, "Duplicate: %s signal %s with id %s already%s; not sent again.\n", where, e.Name, e.ID, when)
-	return nil
+	return view{value: struct {
+		signals.Envelope
+		Duplicate bool `json:"duplicate"`
+	}{e, true}, text: say("Duplicate: %s signal %s with id %s already%s; not sent again.\n", where, e.Name, e.ID, when)}
 }

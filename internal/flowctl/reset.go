@@ -1,6 +1,7 @@
 package flowctl
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -33,53 +34,13 @@ func (a *app) resetCommand() *cobra.Command {
 			"when the name is used in several branches. A step of a child run is reset in that run.",
 		Args: exactArgs(1, "RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			run := args[0]
 			if strings.TrimSpace(step) == "" {
-				return usageErr("reset needs --to-step NAME: the step to run again from (flowctl show %s lists them)", run)
+				return usageErr("reset needs --to-step NAME: the step to run again from (flowctl show %s lists them)", args[0])
 			}
-			c, by, err := a.operator(cmd, "reset", reason)
-			if err != nil {
+			if err := needReason("reset", reason); err != nil {
 				return err
 			}
-			d, err := c.Describe(cmd.Context(), run)
-			if err != nil {
-				return err
-			}
-			if d.State == nil {
-				return fmt.Errorf("reset run %s: its steps cannot be read (%s)", run, orDash(d.StateError))
-			}
-			target, err := resetStep(run, d.State.Steps, step)
-			if err != nil {
-				return err
-			}
-			events, err := a.historyEvents(cmd, run, d.RunID)
-			if err != nil {
-				return runCallError(cmd.Context(), c, "reset", run, err)
-			}
-			eventID, err := resetEventID(run, target, events)
-			if err != nil {
-				return err
-			}
-			resp, err := c.Temporal().ResetWorkflowExecution(cmd.Context(), &workflowservice.ResetWorkflowExecutionRequest{
-				Namespace:                 a.namespace,
-				WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: run, RunId: d.RunID},
-				Reason:                    reason + " (by " + by + ")",
-				WorkflowTaskFinishEventId: eventID,
-				RequestId:                 requestID(),
-				Identity:                  by,
-			})
-			if err != nil {
-				return runCallError(cmd.Context(), c, "reset", run, err)
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, map[string]any{
-					"run": run, "step": target.ActivityID, "event_id": eventID, "reason": reason,
-					"previous_run_id": d.RunID, "run_id": resp.GetRunId(),
-				})
-			}
-			fmt.Fprintf(a.stdout, "Run %s reset to before step %s (%s): new execution %s.\n  %s\n",
-				run, target.ActivityID, a.asWho(by), resp.GetRunId(), a.hint("flowctl watch "+run))
-			return nil
+			return a.run(cmd, args, asCaller(), func(x call) (view, error) { return a.reset(x, step, reason) })
 		},
 	}
 	cmd.Flags().StringVar(&step, "to-step", "", "the step to run again from (its name, or its activity ID)")
@@ -87,9 +48,49 @@ func (a *app) resetCommand() *cobra.Command {
 	return cmd
 }
 
+// reset resets run x.args[0] to before step, as x.by for reason.
+func (a *app) reset(x call, step, reason string) (view, error) {
+	run := x.args[0]
+	d, err := x.c.Describe(x.ctx, run)
+	if err != nil {
+		return view{}, err
+	}
+	if d.State == nil {
+		return view{}, fmt.Errorf("reset run %s: its steps cannot be read (%s)", run, orDash(d.StateError))
+	}
+	target, err := resetStep(run, d.State.Steps, step)
+	if err != nil {
+		return view{}, err
+	}
+	events, err := a.historyEvents(x.ctx, run, d.RunID)
+	if err != nil {
+		return view{}, runCallError(x.ctx, x.c, "reset", run, err)
+	}
+	eventID, err := resetEventID(run, target, events)
+	if err != nil {
+		return view{}, err
+	}
+	resp, err := x.c.Temporal().ResetWorkflowExecution(x.ctx, &workflowservice.ResetWorkflowExecutionRequest{
+		Namespace:                 a.namespace,
+		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: run, RunId: d.RunID},
+		Reason:                    reason + " (by " + x.by + ")",
+		WorkflowTaskFinishEventId: eventID,
+		RequestId:                 requestID(),
+		Identity:                  x.by,
+	})
+	if err != nil {
+		return view{}, runCallError(x.ctx, x.c, "reset", run, err)
+	}
+	return view{value: map[string]any{
+		"run": run, "step": target.ActivityID, "event_id": eventID, "reason": reason,
+		"previous_run_id": d.RunID, "run_id": resp.GetRunId(),
+	}, text: say("Run %s reset to before step %s (%s): new execution %s.\n  %s\n",
+		run, target.ActivityID, a.asWho(x.by), resp.GetRunId(), a.hint("flowctl watch "+run))}, nil
+}
+
 // historyEvents is the whole history of the run's execution runID.
-func (a *app) historyEvents(cmd *cobra.Command, run, runID string) ([]*historypb.HistoryEvent, error) {
-	it := a.tc.GetWorkflowHistory(cmd.Context(), run, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+func (a *app) historyEvents(ctx context.Context, run, runID string) ([]*historypb.HistoryEvent, error) {
+	it := a.tc.GetWorkflowHistory(ctx, run, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var events []*historypb.HistoryEvent
 	for it.HasNext() {
 		ev, err := it.Next()

@@ -137,15 +137,13 @@ func (a *app) rootCommand() *cobra.Command {
 			"TEMPORAL_NAMESPACE, TEMPORAL_API_KEY and TEMPORAL_TLS_*, then the flags.\n" +
 			"--task-queue defaults to TEMPORAL_TASK_QUEUE. Against `flow-worker --dev --auth`,\n" +
 			"`flowctl login NAME` (dev only) gets a token.\n\n" +
-			"With -o json, durations are strings in Go's notation (\"24h0m0s\", \"1m30s\"), times RFC 3339;\n" +
+			"With -o json or jsonl, durations are strings in Go's notation (\"24h0m0s\", \"1m30s\"), times RFC 3339;\n" +
 			"`flowctl query` prints the Query's answer as the worker sent it.\n\n" + exitCodesHelp(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			switch a.output {
-			case "table", "json":
-			default:
-				return usageErr("--output %q: want table or json", a.output)
+			if err := checkFormat(a.output); err != nil {
+				return err
 			}
 			return checkRunArgs(cmd, args)
 		},
@@ -156,7 +154,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVarP(&a.namespace, "namespace", "n", "", "Temporal namespace (default: the profile's, TEMPORAL_NAMESPACE, else default)")
 	pf.StringVar(&a.profile, "profile", "", "profile of the Temporal config file (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE); TLS and API keys come from it or TEMPORAL_TLS_*, TEMPORAL_API_KEY")
 	pf.StringVar(&a.taskQueue, "task-queue", envOr("TEMPORAL_TASK_QUEUE", flow.DefaultTaskQueue), "task queue of the gateflow workers (TEMPORAL_TASK_QUEUE)")
-	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
+	pf.StringVarP(&a.output, "output", "o", formatTable, "output format: table, json, or jsonl (compact JSON, one object a line: a list one item a line)")
 	pf.StringVar(&a.blobURL, "blob-url", envOr(blobEnv, ""), "blob store holding the workers' big payloads ("+blobEnv+"; default: read only the in-memory dev server's when it exists)")
 	pf.StringVar(&a.keyFile, "signing-key", envOr("FLOW_SIGNING_KEY", ""), "signing key file (flowctl keys new): votes and answers are signed with it, as its owner (FLOW_SIGNING_KEY)")
 	pf.StringVar(&a.idToken, "id-token", "", "file holding a token of your identity provider (OIDC), sent as the proof of votes and answers when there is no --signing-key (FLOW_ID_TOKEN holds the token itself)")

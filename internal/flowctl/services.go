@@ -3,6 +3,7 @@ package flowctl
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -26,33 +27,28 @@ func (a *app) servicesCommand() *cobra.Command {
 			"Exit codes: 0 listed; 3 no worker of the task queue declared services; 4 the server cannot\n" +
 			"be reached; 1 another error.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			list, err := c.Services(cmd.Context())
+		RunE: a.runE(nil, func(x call) (view, error) {
+			list, err := x.c.Services(x.ctx)
 			if errors.Is(err, flow.ErrNoCatalog) {
-				return &exitError{code: ExitNotFound, err: fmt.Errorf("no worker of task queue %s declared services", c.TaskQueue())}
+				return view{}, &exitError{code: ExitNotFound, err: fmt.Errorf("no worker of task queue %s declared services", x.c.TaskQueue())}
 			}
 			if err != nil {
-				return err
+				return view{}, err
 			}
-			if a.output == "json" {
-				return printJSON(a.stdout, list)
-			}
-			t := newTable(a.stdout, "SERVICE", "WORKER", "RATE/S", "CONCURRENT", "BREAKER", "OPEN UNTIL", "FAILURES", "UPDATED")
-			for _, s := range list {
-				until := "-"
-				if s.OpenUntil != nil {
-					until = fmtTime(*s.OpenUntil)
+			return view{value: list, text: func(w io.Writer) error {
+				t := newTable(w, "SERVICE", "WORKER", "RATE/S", "CONCURRENT", "BREAKER", "OPEN UNTIL", "FAILURES", "UPDATED")
+				for _, s := range list {
+					until := "-"
+					if s.OpenUntil != nil {
+						until = fmtTime(*s.OpenUntil)
+					}
+					t.row(s.Service, s.Worker, limit(strconv.FormatFloat(s.RatePerSecond, 'g', -1, 64), s.RatePerSecond == 0),
+						limit(strconv.Itoa(s.MaxConcurrent), s.MaxConcurrent == 0), orDash(s.State), until,
+						fmt.Sprintf("%d/%d", s.Failures, s.Requests), fmtTime(s.UpdatedAt.Truncate(time.Second)))
 				}
-				t.row(s.Service, s.Worker, limit(strconv.FormatFloat(s.RatePerSecond, 'g', -1, 64), s.RatePerSecond == 0),
-					limit(strconv.Itoa(s.MaxConcurrent), s.MaxConcurrent == 0), orDash(s.State), until,
-					fmt.Sprintf("%d/%d", s.Failures, s.Requests), fmtTime(s.UpdatedAt.Truncate(time.Second)))
-			}
-			return t.flush()
-		},
+				return t.flush()
+			}}, nil
+		}),
 	}
 }
 
@@ -74,9 +70,8 @@ func stepGoing(s runs.StepStatus) bool {
 
 // emitServiceWait reports a step that failed fast on an open breaker and waits for it.
 func (w *watcher) emitServiceWait(d *runs.Description, s watchedStep) {
-	if w.json {
-		w.emit(watchEvent{Event: eventStepWaiting, Run: d.ID, Time: w.now(), Status: d.Status, Step: s.event()})
-		return
-	}
-	fmt.Fprintf(w.out, "%s  waiting   %-16s %s\n", clock(w.now()), s.path, s.Detail(100))
+	w.p.event(watchEvent{Event: eventStepWaiting, Run: d.ID, Time: w.now(), Status: d.Status, Step: s.event()},
+		func(out io.Writer) {
+			fmt.Fprintf(out, "%s  waiting   %-16s %s\n", clock(w.now()), s.path, s.Detail(100))
+		})
 }

@@ -2,6 +2,7 @@ package flowctl
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +11,24 @@ import (
 
 	"github.com/gateflow/gateflow/internal/searchattr"
 )
+
+// write says what setup did, for people.
+func (res setupResult) write(w io.Writer) error {
+	if len(res.Added) == 0 {
+		_, err := fmt.Fprintf(w, "All %d gateflow search attributes are present on namespace %s; nothing added.\n",
+			len(res.Present), res.Namespace)
+		return err
+	}
+	all := searchattr.All()
+	fmt.Fprintf(w, "Added %d search attribute(s) to namespace %s:\n", len(res.Added), res.Namespace)
+	for _, name := range res.Added {
+		fmt.Fprintf(w, "  %s (%s)\n", name, all[name])
+	}
+	if len(res.Present) > 0 {
+		fmt.Fprintf(w, "Already present: %s\n", strings.Join(res.Present, ", "))
+	}
+	return nil
+}
 
 // setupResult is what `setup -o json` prints.
 type setupResult struct {
@@ -28,34 +47,14 @@ func (a *app) setupCommand() *cobra.Command {
 			"again changes nothing. An attribute that exists with another type is an error.",
 		Example: `  flowctl setup --address temporal.internal:7233 --namespace prod`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client(cmd.Context())
+		RunE: a.runE(nil, func(x call) (view, error) {
+			added, err := searchattr.Ensure(x.ctx, x.c.Temporal().OperatorService(), a.namespace)
 			if err != nil {
-				return err
-			}
-			added, err := searchattr.Ensure(cmd.Context(), c.Temporal().OperatorService(), a.namespace)
-			if err != nil {
-				return err
+				return view{}, err
 			}
 			res := newSetupResult(a.namespace, added)
-			if a.output == "json" {
-				return printJSON(a.stdout, res)
-			}
-			if len(res.Added) == 0 {
-				fmt.Fprintf(a.stdout, "All %d gateflow search attributes are present on namespace %s; nothing added.\n",
-					len(res.Present), a.namespace)
-				return nil
-			}
-			all := searchattr.All()
-			fmt.Fprintf(a.stdout, "Added %d search attribute(s) to namespace %s:\n", len(res.Added), a.namespace)
-			for _, name := range res.Added {
-				fmt.Fprintf(a.stdout, "  %s (%s)\n", name, all[name])
-			}
-			if len(res.Present) > 0 {
-				fmt.Fprintf(a.stdout, "Already present: %s\n", strings.Join(res.Present, ", "))
-			}
-			return nil
-		},
+			return view{value: res, text: func(w io.Writer) error { return res.write(w) }}, nil
+		}),
 	}
 }
 

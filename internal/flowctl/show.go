@@ -22,26 +22,23 @@ func (a *app) showCommand() *cobra.Command {
 		Aliases: []string{"describe"},
 		Short:   "Show a run: status, steps, result",
 		Args:    exactArgs(1, "RUN"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client(cmd.Context())
+		RunE: a.runE(nil, func(x call) (view, error) {
+			d, err := x.c.Describe(x.ctx, x.args[0])
 			if err != nil {
-				return err
+				return view{}, err
 			}
-			d, err := c.Describe(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return a.printRun(cmd.Context(), d)
-		},
+			return a.runView(x.ctx, d), nil
+		}),
 	}
 }
 
-// printRun prints a run description as a summary and a step table, or JSON.
-func (a *app) printRun(ctx context.Context, d *runs.Description) error {
-	if a.output == "json" {
-		return printJSON(a.stdout, d)
-	}
-	w := a.stdout
+// runView is a run's description: for people, a summary and a step table.
+func (a *app) runView(ctx context.Context, d *runs.Description) view {
+	return view{value: d, text: func(w io.Writer) error { return a.writeRun(ctx, w, d) }}
+}
+
+// writeRun writes a run's description for people: a summary and a step table.
+func (a *app) writeRun(ctx context.Context, w io.Writer, d *runs.Description) error {
 	fmt.Fprintf(w, "Run       %s\n", d.ID)
 	fmt.Fprintf(w, "Workflow  %s\n", d.Workflow)
 	fmt.Fprintf(w, "Status    %s\n", d.Status)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,40 +34,30 @@ func (a *app) terminateCommand() *cobra.Command {
 		Short: "End a run at once, as Temporal's terminate does (no cleanup steps run; prefer cancel)",
 		Args:  exactArgs(1, "RUN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, by, err := a.operator(cmd, "terminate", reason)
-			if err != nil {
+			if err := needReason("terminate", reason); err != nil {
 				return err
 			}
-			if err := c.Temporal().TerminateWorkflow(cmd.Context(), args[0], "", reason+" (by "+by+")"); err != nil {
-				return runCallError(cmd.Context(), c, "terminate", args[0], err)
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, map[string]string{"run": args[0], "status": "terminated", "reason": reason})
-			}
-			fmt.Fprintf(a.stdout, "Run %s terminated (%s).\n", args[0], a.asWho(by))
-			return nil
+			return a.run(cmd, args, asCaller(), func(x call) (view, error) {
+				if err := x.c.Temporal().TerminateWorkflow(x.ctx, x.args[0], "", reason+" (by "+x.by+")"); err != nil {
+					return view{}, runCallError(x.ctx, x.c, "terminate", x.args[0], err)
+				}
+				return view{value: map[string]string{"run": x.args[0], "status": "terminated", "reason": reason},
+					text: say("Run %s terminated (%s).\n", x.args[0], a.asWho(x.by))}, nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, kept in the run's history")
 	return cmd
 }
 
-// operator checks the --reason of an operator action (terminate, reset) and returns the
-// client and who acts: the caller's identity, as votes have it (authenticated when
-// flowctl has a credential, typed otherwise).
-func (a *app) operator(cmd *cobra.Command, what, reason string) (*flowclient.Client, string, error) {
+// needReason checks the --reason of an operator action (terminate, reset). The action is
+// then taken as the caller (asCaller), as votes are: authenticated when flowctl has a
+// credential, typed otherwise.
+func needReason(what, reason string) error {
 	if strings.TrimSpace(reason) == "" {
-		return nil, "", usageErr("%s needs --reason saying why (kept in the run's history)", what)
+		return usageErr("%s needs --reason saying why (kept in the run's history)", what)
 	}
-	c, err := a.client(cmd.Context())
-	if err != nil {
-		return nil, "", err
-	}
-	by, err := a.who("")
-	if err != nil {
-		return nil, "", err
-	}
-	return c, by, nil
+	return nil
 }
 
 // queryCommand is `flowctl query RUN [NAME]`: a Query of the run, gateflow.state by
@@ -76,25 +67,22 @@ func (a *app) queryCommand() *cobra.Command {
 		Use:   "query RUN [NAME]",
 		Short: "Query a run (default " + protocol.QueryState + ", the run's state) and print the answer as JSON",
 		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: a.runE(nil, func(x call) (view, error) {
 			name := protocol.QueryState
-			if len(args) == 2 {
-				name = args[1]
+			if len(x.args) == 2 {
+				name = x.args[1]
 			}
-			c, err := a.client(cmd.Context())
+			v, err := x.c.Temporal().QueryWorkflow(x.ctx, x.args[0], "", name)
 			if err != nil {
-				return err
-			}
-			v, err := c.Temporal().QueryWorkflow(cmd.Context(), args[0], "", name)
-			if err != nil {
-				return runCallError(cmd.Context(), c, "query "+name, args[0], err)
+				return view{}, runCallError(x.ctx, x.c, "query "+name, x.args[0], err)
 			}
 			var raw json.RawMessage
 			if err := v.Get(&raw); err != nil {
-				return fmt.Errorf("query %s of run %s: decode the answer: %w", name, args[0], err)
+				return view{}, fmt.Errorf("query %s of run %s: decode the answer: %w", name, x.args[0], err)
 			}
-			return printJSON(a.stdout, raw)
-		},
+			// The answer is JSON, in every format.
+			return view{value: raw, text: func(w io.Writer) error { return printJSON(w, raw) }}, nil
+		}),
 	}
 }
 
@@ -105,29 +93,17 @@ func (a *app) rerunCommand() *cobra.Command {
 		Use:   "rerun RUN [--id NEW]",
 		Short: "Start a new run of a run's flow with the same input (after a failure, say)",
 		Args:  exactArgs(1, "RUN"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client(cmd.Context())
+		RunE: a.runE(asCaller(), func(x call) (view, error) {
+			name, input, err := a.startOf(x.ctx, x.args[0])
 			if err != nil {
-				return err
+				return view{}, runCallError(x.ctx, x.c, "rerun", x.args[0], err)
 			}
-			by, err := a.who("")
+			run, err := x.c.Start(x.ctx, name, input, flow.StartOptions{ID: id, CreatedBy: x.by})
 			if err != nil {
-				return err
+				return view{}, err
 			}
-			name, input, err := a.startOf(cmd.Context(), args[0])
-			if err != nil {
-				return runCallError(cmd.Context(), c, "rerun", args[0], err)
-			}
-			run, err := c.Start(cmd.Context(), name, input, flow.StartOptions{ID: id, CreatedBy: by})
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, run)
-			}
-			fmt.Fprintf(a.stdout, "Started %s run %s with the input of %s\n  flowctl show %s\n", run.Workflow, run.ID, args[0], run.ID)
-			return nil
-		},
+			return view{value: run, text: say("Started %s run %s with the input of %s\n  flowctl show %s\n", run.Workflow, run.ID, x.args[0], run.ID)}, nil
+		}),
 	}
 	cmd.Flags().StringVar(&id, "id", "", "the new run's ID (default: a new one)")
 	return cmd

@@ -144,7 +144,7 @@ func (a *app) watchCommand() *cobra.Command {
 			"While a shell step runs, watch prints the lines it prints under it (output lines, from\n" +
 			"the step's heartbeat: every second, the last 50 lines; stderr lines start with\n" +
 			"\"stderr| \"); flowctl logs RUN STEP -f follows one step.\n\n" +
-			"With -o json it prints one JSON object per line, with \"event\" one of step_started,\n" +
+			"With -o json (or jsonl) it prints one JSON object per line, with \"event\" one of step_started,\n" +
 			"output, step_finished, progress, waiting and ended.",
 		Example: `  flowctl watch release-9669e41315
   flowctl watch ship-2.0.0 -o json | jq -c 'select(.event == "step_finished") | .step'`,
@@ -154,15 +154,14 @@ func (a *app) watchCommand() *cobra.Command {
 			if interval <= 0 {
 				return usageErr("--interval %s: want a positive duration, e.g. 500ms", interval)
 			}
-			c, err := a.client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			w := newWatcher(a.stdout, a.output == "json", c.Describe)
-			w.hint = a.hint
-			// Between reads, wait for the run's history to change (watch_follow.go).
-			w.changes = followHistory(cmd.Context(), a.tc, args[0])
-			return w.watch(cmd.Context(), args[0], interval)
+			// A stream: the watcher hands the printer each event.
+			return a.run(cmd, args, nil, func(x call) (view, error) {
+				w := newWatcher(a.printer(), x.c.Describe)
+				w.hint = a.hint
+				// Between reads, wait for the run's history to change (watch_follow.go).
+				w.changes = followHistory(x.ctx, a.tc, x.args[0])
+				return view{}, w.watch(x.ctx, x.args[0], interval)
+			})
 		},
 	}
 	cmd.Flags().DurationVar(&interval, "interval", 500*time.Millisecond, "how often to read the run")
@@ -171,8 +170,7 @@ func (a *app) watchCommand() *cobra.Command {
 
 // watcher follows one run by polling its description.
 type watcher struct {
-	out      io.Writer
-	json     bool
+	p        printer
 	describe func(ctx context.Context, id string) (*runs.Description, error)
 	now      func() time.Time
 
@@ -188,8 +186,8 @@ type watcher struct {
 	last    string                     // the progress last printed
 }
 
-func newWatcher(out io.Writer, asJSON bool, describe func(context.Context, string) (*runs.Description, error)) *watcher {
-	return &watcher{out: out, json: asJSON, describe: describe, now: time.Now, seen: map[string]runs.StepStatus{},
+func newWatcher(p printer, describe func(context.Context, string) (*runs.Description, error)) *watcher {
+	return &watcher{p: p, describe: describe, now: time.Now, seen: map[string]runs.StepStatus{},
 		lines: map[string]liveMark{}, hint: func(s string) string { return s }}
 }
 
@@ -253,9 +251,7 @@ func pollRunWaiting(ctx context.Context, what string, now func() time.Time,
 func (w *watcher) update(ctx context.Context, d *runs.Description, interval time.Duration) (bool, error) {
 	if !w.started {
 		w.started = true
-		if !w.json {
-			fmt.Fprintf(w.out, "Watching %s run %s (%s), every %s.\n", d.Workflow, d.ID, d.Status, interval)
-		}
+		w.p.note("Watching %s run %s (%s), every %s.\n", d.Workflow, d.ID, d.Status, interval)
 	}
 	st := d.State
 	var steps []watchedStep
@@ -370,26 +366,20 @@ func personRequests(id string, st *runs.State, hint func(string) string) []watch
 	return out
 }
 
-func (w *watcher) emit(e watchEvent) {
-	emitJSON(w.out, e)
-}
-
 func (w *watcher) emitStep(d *runs.Description, event string, s watchedStep) {
 	at := s.StartedAt
 	if event == eventStepFinished && s.EndedAt != nil {
 		at = *s.EndedAt
 	}
-	if w.json {
-		w.emit(watchEvent{Event: event, Run: d.ID, Time: at, Status: d.Status, Step: s.event()})
-		return
-	}
-	if event == eventStepStarted {
-		fmt.Fprintf(w.out, "%s  started   %-16s %s\n", clock(at), s.path, s.Kind)
-		return
-	}
-	line := fmt.Sprintf("%s  finished  %-16s %-8s %-10s %-7s %-7s %s", clock(at), s.path, s.Kind, s.StatusText(),
-		fmtDuration(s.took), s.CostText(), s.Detail(60))
-	fmt.Fprintln(w.out, strings.TrimRight(line, " "))
+	w.p.event(watchEvent{Event: event, Run: d.ID, Time: at, Status: d.Status, Step: s.event()}, func(out io.Writer) {
+		if event == eventStepStarted {
+			fmt.Fprintf(out, "%s  started   %-16s %s\n", clock(at), s.path, s.Kind)
+			return
+		}
+		line := fmt.Sprintf("%s  finished  %-16s %-8s %-10s %-7s %-7s %s", clock(at), s.path, s.Kind, s.StatusText(),
+			fmtDuration(s.took), s.CostText(), s.Detail(60))
+		fmt.Fprintln(out, strings.TrimRight(line, " "))
+	})
 }
 
 // emitOutput prints the live lines of a running step not printed yet.
@@ -403,12 +393,11 @@ func (w *watcher) emitOutput(d *runs.Description, s watchedStep, live activities
 			continue
 		}
 		mark.seq = line.Seq
-		if w.json {
-			w.emit(watchEvent{Event: eventOutput, Run: d.ID, Time: live.At, Status: d.Status, Output: &watchOutput{
-				Step: s.path, Attempt: live.Attempt, Seq: line.Seq, Stream: line.Stream, Text: line.Text}})
-			continue
-		}
-		fmt.Fprintf(w.out, "%s  output    %-16s %s\n", clock(live.At), s.path, liveText(line))
+		w.p.event(watchEvent{Event: eventOutput, Run: d.ID, Time: live.At, Status: d.Status, Output: &watchOutput{
+			Step: s.path, Attempt: live.Attempt, Seq: line.Seq, Stream: line.Stream, Text: line.Text}},
+			func(out io.Writer) {
+				fmt.Fprintf(out, "%s  output    %-16s %s\n", clock(live.At), s.path, liveText(line))
+			})
 	}
 	w.lines[s.key] = mark
 }
@@ -433,25 +422,20 @@ func (w *watcher) emitProgress(d *runs.Description, counts stepCounts) {
 		return
 	}
 	w.last = line
-	if w.json {
-		w.emit(watchEvent{Event: eventProgress, Run: d.ID, Time: w.now(), Status: d.Status, Steps: &counts,
-			CostUSD: &cost, Waiting: waiting, StateError: stateErr})
-		return
-	}
-	fmt.Fprintf(w.out, "%s  progress  %s\n", clock(w.now()), line)
+	w.p.event(watchEvent{Event: eventProgress, Run: d.ID, Time: w.now(), Status: d.Status, Steps: &counts,
+		CostUSD: &cost, Waiting: waiting, StateError: stateErr},
+		func(out io.Writer) { fmt.Fprintf(out, "%s  progress  %s\n", clock(w.now()), line) })
 }
 
 func (w *watcher) emitWaiting(d *runs.Description, counts stepCounts, reqs []watchRequest) {
 	cost := d.State.CostUSD
-	if w.json {
-		w.emit(watchEvent{Event: eventWaiting, Run: d.ID, Time: w.now(), Status: d.Status, Steps: &counts,
-			CostUSD: &cost, Waiting: d.State.Waiting, Requests: reqs})
-		return
-	}
-	fmt.Fprintf(w.out, "%s  waiting   %s (%s)\n", clock(w.now()), strings.Join(d.State.Waiting, ", "), d.Status)
-	for _, r := range reqs {
-		fmt.Fprintf(w.out, "  %s\n    %s\n", r.Detail, r.Command)
-	}
+	w.p.event(watchEvent{Event: eventWaiting, Run: d.ID, Time: w.now(), Status: d.Status, Steps: &counts,
+		CostUSD: &cost, Waiting: d.State.Waiting, Requests: reqs}, func(out io.Writer) {
+		fmt.Fprintf(out, "%s  waiting   %s (%s)\n", clock(w.now()), strings.Join(d.State.Waiting, ", "), d.Status)
+		for _, r := range reqs {
+			fmt.Fprintf(out, "  %s\n    %s\n", r.Detail, r.Command)
+		}
+	})
 }
 
 func (w *watcher) emitEnded(d *runs.Description, counts stepCounts) {
@@ -465,23 +449,21 @@ func (w *watcher) emitEnded(d *runs.Description, counts stepCounts) {
 	if d.State != nil {
 		cost = d.State.CostUSD
 	}
-	if w.json {
-		e := watchEvent{Event: eventEnded, Run: d.ID, Time: at, Status: d.Status, Steps: &counts, CostUSD: &cost,
-			DurationMS: took.Milliseconds(), Error: d.Error}
-		if len(d.Result) > 0 && string(d.Result) != "null" {
-			e.Result = d.Result
-		}
-		w.emit(e)
-		return
-	}
-	fmt.Fprintf(w.out, "%s  ended     %s after %s, %d step(s), cost $%s\n", clock(at), d.Status, fmtDuration(took),
-		counts.Done+counts.Running, cost.StringFixed(4))
+	e := watchEvent{Event: eventEnded, Run: d.ID, Time: at, Status: d.Status, Steps: &counts, CostUSD: &cost,
+		DurationMS: took.Milliseconds(), Error: d.Error}
 	if len(d.Result) > 0 && string(d.Result) != "null" {
-		fmt.Fprintf(w.out, "  result %s\n", display.Preview(string(d.Result), 400))
+		e.Result = d.Result
 	}
-	if d.Error != "" {
-		fmt.Fprintf(w.out, "  error  %s\n", display.OneLine(d.Error))
-	}
+	w.p.event(e, func(out io.Writer) {
+		fmt.Fprintf(out, "%s  ended     %s after %s, %d step(s), cost $%s\n", clock(at), d.Status, fmtDuration(took),
+			counts.Done+counts.Running, cost.StringFixed(4))
+		if e.Result != nil {
+			fmt.Fprintf(out, "  result %s\n", display.Preview(string(d.Result), 400))
+		}
+		if d.Error != "" {
+			fmt.Fprintf(out, "  error  %s\n", display.OneLine(d.Error))
+		}
+	})
 }
 
 // clock is a time of day for watch lines.
@@ -490,19 +472,4 @@ func clock(t time.Time) string {
 		return "--:--:--"
 	}
 	return t.Local().Format("15:04:05")
-}
-
-// emitJSON writes v as one line of JSON (watch and logs -o json print a stream of events),
-// or an error event when it cannot be encoded.
-func emitJSON(out io.Writer, v any) {
-	tree, err := jsonWithDurations(v)
-	var b []byte
-	if err == nil {
-		b, err = json.Marshal(tree)
-	}
-	if err != nil {
-		fmt.Fprintf(out, `{"event":"error","error":%q}`+"\n", err.Error())
-		return
-	}
-	fmt.Fprintf(out, "%s\n", b)
 }

@@ -80,7 +80,7 @@ func (f *fakeDescribe) describe(_ context.Context, id string) (*runs.Description
 func watchWith(t *testing.T, asJSON bool, f *fakeDescribe, id string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	w := newWatcher(&out, asJSON, f.describe)
+	w := newWatcher(testPrinter(&out, asJSON), f.describe)
 	w.now = func() time.Time { return at(100) }
 	err := w.watch(context.Background(), id, time.Millisecond)
 	return out.String(), err
@@ -364,7 +364,7 @@ func TestWatchReadsAnIdleRunOnlyWhenItsHistoryChanges(t *testing.T) {
 	}}}
 	changes := make(chan struct{}, 1)
 	var out bytes.Buffer
-	w := newWatcher(&out, false, f.describe)
+	w := newWatcher(testPrinter(&out, false), f.describe)
 	w.now = func() time.Time { return at(100) }
 	w.changes = changes
 	done := make(chan error, 1)

@@ -2,6 +2,7 @@ package flowctl
 
 import (
 	"encoding/json"
+	"io"
 	"sort"
 	"strings"
 
@@ -14,24 +15,19 @@ func (a *app) workflowsCommand() *cobra.Command {
 		Aliases: []string{"wf"},
 		Short:   "List the workflows the workers of the task queue serve",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client(cmd.Context())
+		RunE: a.runE(nil, func(x call) (view, error) {
+			cat, err := x.c.Workflows(x.ctx)
 			if err != nil {
-				return err
+				return view{}, err
 			}
-			cat, err := c.Workflows(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if a.output == "json" {
-				return printJSON(a.stdout, cat)
-			}
-			t := newTable(a.stdout, "NAME", "CATEGORY", "VERSION", "INPUT", "DESCRIPTION")
-			for _, w := range cat.Workflows {
-				t.row(w.Name, orDash(w.Category), orDash(w.Version), inputFields(w.InputSchema), orDash(w.Description))
-			}
-			return t.flush()
-		},
+			return view{value: cat, text: func(w io.Writer) error {
+				t := newTable(w, "NAME", "CATEGORY", "VERSION", "INPUT", "DESCRIPTION")
+				for _, wf := range cat.Workflows {
+					t.row(wf.Name, orDash(wf.Category), orDash(wf.Version), inputFields(wf.InputSchema), orDash(wf.Description))
+				}
+				return t.flush()
+			}}, nil
+		}),
 	}
 }
 

@@ -154,7 +154,7 @@ func TestFlowctlBadInput(t *testing.T) {
 		{"unknown flag", []string{"list", "--bogus"},
 			flowctl.ExitUsage, "flowctl: unknown flag: --bogus", ""},
 		{"bad output format", []string{"list", "-o", "yaml"},
-			flowctl.ExitUsage, `flowctl: --output "yaml": want table or json`, ""},
+			flowctl.ExitUsage, `flowctl: --output "yaml": want table, json or jsonl`, ""},
 		{"unknown status", []string{"list", "--status", "done"},
 			flowctl.ExitUsage, `flowctl: --status "done": want one of pending, running`, ""},
 	}
