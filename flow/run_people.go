@@ -319,6 +319,28 @@ func canDecide(who []string, dir approval.StaticDirectory) bool {
 	return false
 }
 
+// approvedBefore is the gate name when an earlier attempt of the run (before attempt)
+// approved it: a retried run does not ask people again.
+func (p *peoplePart) approvedBefore(name string, attempt int) (*approval.Gate, bool) {
+	prev, ok := p.gates[name]
+	if ok && prev.Closed() && prev.Decision.Outcome == approval.Approved && p.gateAttempt[name] < attempt {
+		return prev, true
+	}
+	return nil, false
+}
+
+// openGate keeps the approval gate g, opened in the run's current attempt with the
+// approvers snap, shows it in the run's state and applies the votes sent before it opened.
+func (p *peoplePart) openGate(g *approval.Gate, snap approval.StaticDirectory) {
+	st := p.rt.state
+	p.gates[g.Name] = g
+	p.gateDirs[g.Name] = snap
+	p.gateAttempt[g.Name] = st.Attempt
+	st.Gates = append(st.Gates, g)
+	g.ApplyEarly(p.inbox.Take(g.Name), snap)
+	p.showKeptVotes()
+}
+
 // showKeptVotes puts the votes waiting for their gates in the run's state, so people see
 // them (flowctl show, -o json) before the gates open.
 func (p *peoplePart) showKeptVotes() {

@@ -239,18 +239,14 @@ func activityName(activity any) string {
 
 // Skip records the step name as skipped, with the reason, without running anything.
 func (c *Context) Skip(name, reason string) {
-	st := c.run.state
-	now := runNow(c.wctx)
-	i := beginStep(st, c.scope, name, runs.KindSkip, now)
+	s := c.begin(name, runs.KindSkip)
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
 		// Skip returns nothing: the refusal is recorded, and the run's next step that
 		// returns an error is refused too.
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		c.run.publish()
+		s.end(s.began, runs.StepFailed, err.Error(), "")
 		return
 	}
-	endStep(st, i, now, runs.StepSkipped, 0, "", reason, nil)
-	c.run.publish()
+	s.end(s.began, runs.StepSkipped, "", reason)
 }
 
 // onErrorStep is a cleanup step registered with OnError.
