@@ -341,6 +341,15 @@ func (p *peoplePart) openGate(g *approval.Gate, snap approval.StaticDirectory) {
 	p.showKeptVotes()
 }
 
+// openInput keeps the input request w open, shows it in the run's state, and returns
+// the function that closes it.
+func (p *peoplePart) openInput(w *inputWait) (closeInput func()) {
+	name := w.input.Name
+	p.inputs[name] = w
+	p.rt.state.Inputs = append(p.rt.state.Inputs, w.input)
+	return func() { delete(p.inputs, name) }
+}
+
 // showKeptVotes puts the votes waiting for their gates in the run's state, so people see
 // them (flowctl show, -o json) before the gates open.
 func (p *peoplePart) showKeptVotes() {
