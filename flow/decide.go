@@ -84,14 +84,9 @@ func Decide[T ~string](ctx *Context, name string, req DecisionRequest) (T, error
 
 // failDecision records the step name as a failed decision without asking anyone.
 func failDecision(ctx *Context, name string, req DecisionRequest, err error) error {
-	st := ctx.run.state
-	now := runNow(ctx.wctx)
-	i := beginStep(st, ctx.scope, name, runs.KindDecision, now)
-	st.Steps[i].Decision = &runs.Decision{Options: req.Options, AssignTo: req.AssignTo}
-	endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-	ctx.run.publish()
-	ctx.onStepFailed(i, "", false)
-	return &StepError{Step: name, Kind: runs.KindDecision, Err: err}
+	s := ctx.begin(name, runs.KindDecision)
+	s.rec().Decision = &runs.Decision{Options: req.Options, AssignTo: req.AssignTo}
+	return s.refuse(err)
 }
 
 // failDecided turns the recorded outcome of the decision step i, which ended with an

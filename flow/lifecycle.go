@@ -73,6 +73,14 @@ func (s *step) planned(detail string) bool {
 // failed calls the step error handler (OnStepError) for the failed step.
 func (s *step) failed() { s.c.onStepFailed(s.i, "", false) }
 
+// allowFailure records the failed step as an allowed failure and returns serr as the
+// *AllowedFailure the handler sees.
+func (s *step) allowFailure(serr *StepError) error {
+	s.rec().AllowedFailure = true
+	s.c.run.state.AllowedFailures++
+	return s.c.allowedFailure(serr)
+}
+
 // err is err as the step's *StepError.
 func (s *step) err(err error) *StepError { return &StepError{Step: s.name, Kind: s.kind, Err: err} }
 

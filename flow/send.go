@@ -104,9 +104,9 @@ func (c *Context) CancelRun(id, reason string) error {
 func (c *Context) message(name, summary string, start func(id string) (workflow.Future, string, error), run string) error {
 	rt, st := c.run, c.run.state
 	held := c.holdWhilePaused(false)
-	now := runNow(c.wctx)
-	i := beginStep(st, c.scope, name, runs.KindSend, now)
-	p := &pending{idx: i, call: call{name: name, kind: runs.KindSend, opts: c.options(nil), summary: summary}}
+	s := c.begin(name, runs.KindSend)
+	now := s.began
+	p := &pending{idx: s.i, call: call{name: name, kind: runs.KindSend, opts: c.options(nil), summary: summary}}
 	err := held
 	if err == nil && strings.TrimSpace(name) == "" {
 		err = errors.New("step name is empty")
@@ -120,18 +120,13 @@ func (c *Context) message(name, summary string, start func(id string) (workflow.
 	var fut workflow.Future
 	var out string
 	if err == nil {
-		fut, out, err = start(st.Steps[i].ActivityID)
+		fut, out, err = start(s.rec().ActivityID)
 	}
 	if err != nil {
-		// Refused before anything was sent, as dispatch refuses a step.
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		rt.publish()
-		c.onStepFailed(i, "", false)
-		return &StepError{Step: name, Kind: runs.KindSend, Err: err}
+		return s.refuse(err) // refused before anything was sent, as dispatch refuses a step
 	}
 	if fut == nil {
-		endStep(st, i, now, runs.StepPlanned, 0, "", summary, nil)
-		rt.publish()
+		s.end(now, runs.StepPlanned, "", summary)
 		return nil
 	}
 	rt.publish()
