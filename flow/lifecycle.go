@@ -52,10 +52,10 @@ func (s *step) fail(at time.Time, status runs.StepStatus, err error) error {
 	return s.err(err)
 }
 
-// refuse fails the step when it began (a guard or a check refused it before it acted)
-// and calls the step error handler, as a refused activity step does.
+// refuse fails the step (a guard or a check refused it before it acted) and calls the
+// step error handler, as a refused activity step does.
 func (s *step) refuse(err error) error {
-	serr := s.fail(s.began, runs.StepFailed, err)
+	serr := s.fail(s.now(), runs.StepFailed, err)
 	s.failed()
 	return serr
 }
