@@ -357,20 +357,18 @@ func resultType(activity any) reflect.Type {
 // refuseWave records every step of a wave whose money did not fit the cap as refused,
 // with the reason: none of them ran.
 func (c *Context) refuseWave(group string, steps []ParallelStep, calls []call, err error) {
-	st := c.run.state
-	now := runNow(c.wctx)
-	for i, s := range steps {
+	for i, ps := range steps {
 		kind := calls[i].kind
-		if s.branch != nil {
+		if ps.branch != nil {
 			kind = runs.KindBranch
 		}
-		j := beginStep(st, c.scope, s.name, kind, now)
-		st.Steps[j].Group = group
+		s := c.begin(ps.name, kind)
+		s.rec().Group = group
 		if calls[i].costLimit != nil && calls[i].costLimit.IsPositive() {
 			limit := *calls[i].costLimit
-			st.Steps[j].CostLimitUSD = &limit
+			s.rec().CostLimitUSD = &limit
 		}
-		endStep(st, j, now, runs.StepRefused, 0, err.Error(), "", nil)
+		s.close(s.began, runs.StepRefused, 0, err.Error(), "", nil)
 	}
 	c.run.publish()
 }

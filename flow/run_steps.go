@@ -84,8 +84,8 @@ func (c *Context) dispatch(cl call) *pending {
 		cl.invalid = err // run_pause.go: cancelled while the run was paused
 	}
 	st := c.run.state
-	now := runNow(c.wctx)
-	i := beginStep(st, c.scope, cl.name, cl.kind, now)
+	s := c.begin(cl.name, cl.kind)
+	now, i := s.began, s.i
 	st.Steps[i].Group = cl.group
 	st.Steps[i].OnError = cl.onError && !cl.always
 	st.Steps[i].Always = cl.always
@@ -100,10 +100,8 @@ func (c *Context) dispatch(cl call) *pending {
 	if err == nil && !cl.onError {
 		err = c.countStep(cl.name) // run_limits.go: the MaxSteps guard
 	}
-	if err == nil && c.run.plan {
-		endStep(st, i, now, runs.StepPlanned, 0, "", planDetail(cl), nil)
+	if err == nil && s.planned(planDetail(cl)) {
 		p.planned = true
-		c.run.publish()
 		return p
 	}
 	if err == nil && cl.opts.cache != nil {
@@ -136,9 +134,8 @@ func (c *Context) dispatch(cl call) *pending {
 		if errors.Is(err, budget.ErrExceeded) {
 			status = runs.StepRefused // its money did not fit the cap: not dispatched
 		}
-		endStep(st, i, now, status, 0, stepFailureMessage(err), "", nil) // artifacts.go
-		p.err = &StepError{Step: cl.name, Kind: cl.kind, Err: err}
-		c.run.publish()
+		s.end(now, status, stepFailureMessage(err), "") // artifacts.go
+		p.err = s.err(err)
 		c.onStepFailed(i, cl.group, cl.onError)
 		return p
 	}
@@ -197,7 +194,8 @@ func (c *Context) settleStep(p *pending, result any, describe func() outcome) er
 // step error handler (OnStepError) first.
 func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st := c.run.state
-	end := runNow(c.wctx)
+	s := c.stepAt(p.idx)
+	end := s.now()
 	name, kind := p.call.name, p.call.kind
 	key := st.Steps[p.idx].ActivityID
 	resKey := key
@@ -214,7 +212,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 			o.cost, o.tokens = decimal.Zero, runs.Tokens{}
 			st.Steps[p.idx].Cached, st.Steps[p.idx].CachedAgeMS = true, p.cachedAge.Milliseconds()
 		}
-		endStep(st, p.idx, end, runs.StepCompleted, o.attempt, "", o.output, o.exitCode)
+		s.close(end, runs.StepCompleted, o.attempt, "", o.output, o.exitCode)
 		c.stepMetric(kind, runs.StepCompleted, st.Steps[p.idx].Duration(end))
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
 		st.Steps[p.idx].Artifacts = o.artifacts
@@ -238,7 +236,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	}
 	fi := failureInfo(err)
 	status, timeout := failureStatus(err)
-	endStep(st, p.idx, end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
+	s.close(end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
 	st.Steps[p.idx].Timeout = timeout
 	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus
