@@ -95,7 +95,7 @@ func Race[T any](ctx *Context, name string, fns ...func(*Context) (T, error)) (i
 	if len(fns) == 0 {
 		return -1, zero, &StepError{Step: name, Kind: runs.KindBranch, Err: errors.New("race of no branches")}
 	}
-	if err := ctx.run.guards.checkFanOut(name, len(fns)); err != nil {
+	if err := ctx.run.setup.guards.checkFanOut(name, len(fns)); err != nil {
 		return -1, zero, &StepError{Step: name, Kind: runs.KindBranch, Err: err}
 	}
 	futures := make([]*Future[T], len(fns))

@@ -75,13 +75,13 @@ func (c *Context) planChild(s *step, flowName string, fi WorkflowInfo, o stepOpt
 	rt, st := c.run, c.run.state
 	name := s.name
 	depth := st.Depth + 1
-	if err := rt.guards.checkDepth(name, depth); err != nil {
+	if err := rt.setup.guards.checkDepth(name, depth); err != nil {
 		return childStart{}, err
 	}
-	if err := rt.guards.checkFanOut(name, rt.children.count+1); err != nil {
+	if err := rt.setup.guards.checkFanOut(name, rt.children.count+1); err != nil {
 		return childStart{}, err
 	}
-	if err := rt.guards.checkWallTime(name, st.StartedAt, s.began); err != nil {
+	if err := rt.setup.guards.checkWallTime(name, st.StartedAt, s.began); err != nil {
 		return childStart{}, err
 	}
 	queue, err := childQueue(c, o)
@@ -102,7 +102,7 @@ func (c *Context) planChild(s *step, flowName string, fi WorkflowInfo, o stepOpt
 	createdBy, _ := workflow.GetTypedSearchAttributes(c.wctx).GetKeyword(searchattr.CreatedByKey)
 	pi := parentInfo{
 		ParentID: info.WorkflowExecution.ID, ParentRunID: info.WorkflowExecution.RunID, Step: name,
-		Depth: depth, Guards: rt.guards, TreeTokens: rt.children.treeTokens(rt.state), StartedAt: st.StartedAt, CreatedBy: createdBy,
+		Depth: depth, Guards: rt.setup.guards, TreeTokens: rt.children.treeTokens(rt.state), StartedAt: st.StartedAt, CreatedBy: createdBy,
 		CapUSD: capUSD,
 	}
 	// A detached child is started on a disconnected context, so cancelling the parent does
@@ -200,7 +200,7 @@ func (c *Context) endChild(s *step, cs childStart, err error) error {
 		st.AllowedFailures++
 	}
 	rt.publish()
-	if gerr := rt.guards.checkTokens(s.name, rt.children.treeTokens(rt.state)); gerr != nil && rec.Tokens.Total() > 0 {
+	if gerr := rt.setup.guards.checkTokens(s.name, rt.children.treeTokens(rt.state)); gerr != nil && rec.Tokens.Total() > 0 {
 		return s.err(gerr)
 	}
 	return nil

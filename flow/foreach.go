@@ -67,7 +67,7 @@ func ForEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, i
 // items: the parent records the fan-out as one child step (with the items' cost and
 // tokens together), and no history grows with the number of items.
 func ForEachChild[I, O any](ctx *Context, name string, f *Flow[I, O], inputs []I, opts ForEachOptions, stepOpts ...StepOption) ([]O, error) {
-	if f != nil && f.Err() == nil && runnerFits(len(inputs), opts) && !ctx.run.plan {
+	if f != nil && f.Err() == nil && runnerFits(len(inputs), opts) && !ctx.run.setup.plan {
 		return forEachChildByRunner(ctx, name, f, inputs, opts, stepOpts)
 	}
 	item := func(c *Context, i int, in I) (O, error) {
@@ -104,7 +104,7 @@ func forEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, i
 	if len(items) == 0 {
 		return results, nil
 	}
-	if err := ctx.run.guards.checkFanOut(name, len(items)); err != nil {
+	if err := ctx.run.setup.guards.checkFanOut(name, len(items)); err != nil {
 		return nil, &StepError{Step: name, Kind: runs.KindBranch, Err: err}
 	}
 	if err := checkBranchName(name); err != nil {

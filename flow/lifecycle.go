@@ -63,7 +63,7 @@ func (s *step) refuse(err error) error {
 // planned ends the step as planned with detail when the run is a plan, and reports
 // whether it did: a planned step does not act.
 func (s *step) planned(detail string) bool {
-	if !s.c.run.plan {
+	if !s.c.run.setup.plan {
 		return false
 	}
 	s.end(s.began, runs.StepPlanned, "", detail)

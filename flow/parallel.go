@@ -144,7 +144,7 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	if len(steps) == 0 {
 		return nil, nil
 	}
-	if err := c.run.guards.checkFanOut(name, len(steps)); err != nil {
+	if err := c.run.setup.guards.checkFanOut(name, len(steps)); err != nil {
 		return nil, &StepError{Step: name, Kind: "parallel", Err: err}
 	}
 	pctx, cancel := workflow.WithCancel(c.wctx)
@@ -204,7 +204,7 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 			items = append(items, budget.Item{Key: calls[i].reserveKey, Amount: *calls[i].costLimit})
 		}
 	}
-	if len(items) > 0 && !c.run.plan {
+	if len(items) > 0 && !c.run.setup.plan {
 		if err := c.reserve(items); err != nil {
 			pc.refuseWave(name, steps, calls, err)
 			return nil, &StepError{Step: name, Kind: "parallel", Err: err}

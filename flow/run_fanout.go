@@ -85,10 +85,10 @@ type fanout struct {
 func (c *Context) planFanout(s *step, flowName string, n int, o stepOptions) (fanout, error) {
 	rt := c.run
 	fs := fanout{depth: rt.state.Depth + 1}
-	if err := rt.guards.checkDepth(s.name, fs.depth); err != nil {
+	if err := rt.setup.guards.checkDepth(s.name, fs.depth); err != nil {
 		return fs, err
 	}
-	if err := rt.guards.checkFanOut(s.name, rt.children.count+n); err != nil {
+	if err := rt.setup.guards.checkFanOut(s.name, rt.children.count+n); err != nil {
 		return fs, err
 	}
 	var err error
@@ -111,7 +111,7 @@ func (c *Context) fanoutStart(s *step, fs fanout, flowName string, fi WorkflowIn
 	info := workflow.GetInfo(c.wctx)
 	runnerID := info.WorkflowExecution.ID + "/" + fs.key
 	createdBy, _ := workflow.GetTypedSearchAttributes(c.wctx).GetKeyword(searchattr.CreatedByKey)
-	pi := parentInfo{Step: s.name, Depth: fs.depth, Guards: rt.guards, TreeTokens: rt.children.treeTokens(st),
+	pi := parentInfo{Step: s.name, Depth: fs.depth, Guards: rt.setup.guards, TreeTokens: rt.children.treeTokens(st),
 		StartedAt: st.StartedAt, CreatedBy: createdBy, CapUSD: fs.capUSD}
 	var memo map[string]any
 	b, _ := json.Marshal(pi)
@@ -208,7 +208,7 @@ func (c *Context) endFanout(s *step, res entity.FanoutResult, perr *ParallelErro
 	s.close(end, runs.StepCompleted, 1, "", detail, nil)
 	rt.publish()
 	tokens := runs.Tokens{Input: res.InputTokens, Output: res.OutputTokens}
-	if gerr := rt.guards.checkTokens(s.name, rt.children.treeTokens(rt.state)); gerr != nil && tokens.Total() > 0 {
+	if gerr := rt.setup.guards.checkTokens(s.name, rt.children.treeTokens(rt.state)); gerr != nil && tokens.Total() > 0 {
 		return s.err(gerr)
 	}
 	return nil

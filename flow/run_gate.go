@@ -102,7 +102,7 @@ func (p *peoplePart) openPolled(ctx workflow.Context, g *polledGate) {
 }
 
 // hasGateType reports whether the worker has a resolver of type t.
-func (rt *runner) hasGateType(t string) bool { return slices.Contains(rt.gateTypes, t) }
+func (rt *runner) hasGateType(t string) bool { return slices.Contains(rt.setup.gateTypes, t) }
 
 // runGate is ctx.Gate (gate.go).
 func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) {
@@ -158,14 +158,14 @@ func (c *Context) checkGate(s *step, req gates.Request) (gates.Request, error) {
 	}
 	if !rt.hasGateType(req.Type) {
 		known := "none"
-		if len(rt.gateTypes) > 0 {
-			known = strings.Join(rt.gateTypes, ", ")
+		if len(rt.setup.gateTypes) > 0 {
+			known = strings.Join(rt.setup.gateTypes, ", ")
 		}
 		return invalid("gate %s: no gate resolver of type %q on this worker (registered: %s)", name, req.Type, known)
 	}
 	rec := s.rec().Gate
 	rec.PollInterval, rec.OnTimeout = req.PollInterval, req.OnTimeout
-	if err := rt.guards.checkWallTime(name, rt.state.StartedAt, s.began); err != nil {
+	if err := rt.setup.guards.checkWallTime(name, rt.state.StartedAt, s.began); err != nil {
 		return req, err
 	}
 	return req, c.countStep(name) // run_limits.go: the MaxSteps guard

@@ -297,7 +297,7 @@ func (c *Context) clipAttempt(ctx workflow.Context, p *pending, ao *workflow.Act
 			return nil // recorded before the change: the attempt was made with the step's timeouts
 		}
 		p.notMade = true
-		return fmt.Errorf("attempt %d not made: %w", p.attempt, c.run.guards.checkWallTime(p.call.name, c.run.state.StartedAt, now))
+		return fmt.Errorf("attempt %d not made: %w", p.attempt, c.run.setup.guards.checkWallTime(p.call.name, c.run.state.StartedAt, now))
 	}
 	scheduleToClose, _ := attemptTimeout(base.ScheduleToCloseTimeout, left, limited)
 	ao.StartToCloseTimeout, ao.ScheduleToCloseTimeout = startToClose, scheduleToClose

@@ -95,7 +95,7 @@ func (c *Context) dispatch(cl call) *pending {
 		err = errors.New("step name is empty")
 	}
 	if err == nil && !cl.onError {
-		err = c.run.guards.checkWallTime(cl.name, st.StartedAt, now)
+		err = c.run.setup.guards.checkWallTime(cl.name, st.StartedAt, now)
 	}
 	if err == nil && !cl.onError {
 		err = c.countStep(cl.name) // run_limits.go: the MaxSteps guard
@@ -153,7 +153,7 @@ func (c *Context) dispatch(cl call) *pending {
 		limit := *cl.costLimit // an agent without MaxBudgetUSD has no limit to show
 		st.Steps[i].CostLimitUSD = &limit
 	}
-	if cl.costLimit == nil && c.run.lossTolerant && ownsTimeout(cl.kind) {
+	if cl.costLimit == nil && c.run.setup.lossTolerant && ownsTimeout(cl.kind) {
 		ao.RetryPolicy = lossTolerant(ao.RetryPolicy) // worker_losses.go
 	}
 	if cl.costLimit == nil || !c.dispatchPaid(p, ao) {
@@ -228,7 +228,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 			return &StepError{Step: name, Kind: kind, Err: berr}
 		}
 		if o.tokens.Total() > 0 && !p.call.onError {
-			if gerr := c.run.guards.checkTokens(name, c.run.children.treeTokens(c.run.state)); gerr != nil {
+			if gerr := c.run.setup.guards.checkTokens(name, c.run.children.treeTokens(c.run.state)); gerr != nil {
 				return &StepError{Step: name, Kind: kind, Err: gerr}
 			}
 		}

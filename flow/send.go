@@ -48,7 +48,7 @@ func (c *Context) Send(name, run, key string, payload any) error {
 			return nil, "", fmt.Errorf("send %s: give a run, or a key for the mailbox", name)
 		}
 		out := "to " + to + ": " + display.Preview(string(e.Payload), 150)
-		if c.run.plan {
+		if c.run.setup.plan {
 			return nil, out, nil
 		}
 		if run != "" {
@@ -81,7 +81,7 @@ func (c *Context) CancelRun(id, reason string) error {
 			return nil, "", errors.New("cancel: a run cannot cancel itself; return an error instead")
 		}
 		out := "cancellation of run " + id + " requested"
-		if c.run.plan {
+		if c.run.setup.plan {
 			return nil, out, nil
 		}
 		fut, set := workflow.NewFuture(c.wctx)
@@ -112,7 +112,7 @@ func (c *Context) message(name, summary string, start func(id string) (workflow.
 		err = errors.New("step name is empty")
 	}
 	if err == nil {
-		err = rt.guards.checkWallTime(name, st.StartedAt, now)
+		err = rt.setup.guards.checkWallTime(name, st.StartedAt, now)
 	}
 	if err == nil {
 		err = c.countStep(name) // run_limits.go: the MaxSteps guard

@@ -264,11 +264,11 @@ type onErrorStep struct {
 // step's failure is recorded but never replaces the run's error; its cost is charged.
 func (c *Context) OnError(name string, spec activities.Spec, opts ...StepOption) {
 	step := onErrorStep{name: name, spec: spec, opts: append(append([]StepOption(nil), c.defaults...), opts...)}
-	for i, s := range c.run.onError {
+	for i, s := range c.run.after.onError {
 		if s.name == name {
-			c.run.onError[i] = step
+			c.run.after.onError[i] = step
 			return
 		}
 	}
-	c.run.onError = append(c.run.onError, step)
+	c.run.after.onError = append(c.run.after.onError, step)
 }
