@@ -83,23 +83,13 @@ func (c *Context) dispatch(cl call) *pending {
 	if err := c.holdWhilePaused(cl.onError); err != nil && cl.invalid == nil {
 		cl.invalid = err // run_pause.go: cancelled while the run was paused
 	}
-	st := c.run.state
 	s := c.begin(cl.name, cl.kind)
-	now, i := s.began, s.i
-	st.Steps[i].Group = cl.group
-	st.Steps[i].OnError = cl.onError && !cl.always
-	st.Steps[i].Always = cl.always
-	p := &pending{idx: i, call: cl}
-	err := cl.invalid
-	if err == nil && strings.TrimSpace(cl.name) == "" {
-		err = errors.New("step name is empty")
-	}
-	if err == nil && !cl.onError {
-		err = c.run.setup.guards.checkWallTime(cl.name, st.StartedAt, now)
-	}
-	if err == nil && !cl.onError {
-		err = c.countStep(cl.name) // run_limits.go: the MaxSteps guard
-	}
+	r := s.rec()
+	r.Group = cl.group
+	r.OnError = cl.onError && !cl.always
+	r.Always = cl.always
+	p := &pending{idx: s.i, call: cl}
+	err := c.guardCall(s, cl)
 	if err == nil && s.planned(planDetail(cl)) {
 		p.planned = true
 		return p
@@ -116,42 +106,73 @@ func (c *Context) dispatch(cl call) *pending {
 		}
 	}
 	if err == nil && cl.costLimit != nil && !cl.reserved {
-		if err = c.reserve([]budget.Item{{Key: st.Steps[i].ActivityID, Amount: *cl.costLimit}}); err == nil {
+		if err = c.reserve([]budget.Item{{Key: r.ActivityID, Amount: *cl.costLimit}}); err == nil {
 			p.call.reserved = true
 		}
 	}
 	if err != nil {
-		if p.call.reserved {
-			key := st.Steps[i].ActivityID
-			if cl.reserveKey != "" {
-				key = cl.reserveKey
-			}
-			if r, ok := c.run.budget.ledger.Reservation(key); ok {
-				c.run.budget.ledger.Release(r)
-			}
-		}
-		status := runs.StepFailed
-		if errors.Is(err, budget.ErrExceeded) {
-			status = runs.StepRefused // its money did not fit the cap: not dispatched
-		}
-		s.end(now, status, stepFailureMessage(err), "") // artifacts.go
-		p.err = s.err(err)
-		c.onStepFailed(i, cl.group, cl.onError)
+		c.refuseCall(s, p, err)
 		return p
 	}
-	ao := activityOptions(st.Steps[i].ActivityID, cl.name, cl.kind, cl.opts, cl.nonRetryable)
+	c.schedule(s, p)
+	return p
+}
+
+// guardCall is why the activity step s may not run: the call is invalid, or a guard
+// (wall time, MaxSteps) refuses it. Cleanup steps pass the guards.
+func (c *Context) guardCall(s *step, cl call) error {
+	if cl.invalid != nil {
+		return cl.invalid
+	}
+	if strings.TrimSpace(cl.name) == "" {
+		return errors.New("step name is empty")
+	}
+	if cl.onError {
+		return nil
+	}
+	if err := c.run.setup.guards.checkWallTime(cl.name, c.run.state.StartedAt, s.began); err != nil {
+		return err
+	}
+	return c.countStep(cl.name) // run_limits.go: the MaxSteps guard
+}
+
+// refuseCall ends the activity step s of p refused (err) before it was dispatched, and
+// gives back the money reserved for it.
+func (c *Context) refuseCall(s *step, p *pending, err error) {
+	if p.call.reserved {
+		key := s.rec().ActivityID
+		if p.call.reserveKey != "" {
+			key = p.call.reserveKey
+		}
+		if r, ok := c.run.budget.ledger.Reservation(key); ok {
+			c.run.budget.ledger.Release(r)
+		}
+	}
+	status := runs.StepFailed
+	if errors.Is(err, budget.ErrExceeded) {
+		status = runs.StepRefused // its money did not fit the cap: not dispatched
+	}
+	s.end(s.began, status, stepFailureMessage(err), "") // artifacts.go
+	p.err = s.err(err)
+	c.onStepFailed(s.i, p.call.group, p.call.onError)
+}
+
+// schedule schedules the activity of the step s of p.
+func (c *Context) schedule(s *step, p *pending) {
+	cl, r := p.call, s.rec()
+	ao := activityOptions(r.ActivityID, cl.name, cl.kind, cl.opts, cl.nonRetryable)
 	if cl.summary != "" {
 		ao.Summary = cl.summary
 	}
 	ao.ScheduleToStartTimeout = cl.opts.queueTimeout // QueueTimeout (routing.go)
 	ao.TaskQueue = c.serviceQueue(cl)                // service.go: "" is the run's queue
-	if left, limited := c.run.wallTimeLeft(now); limited && !cl.onError && left < ao.StartToCloseTimeout {
+	if left, limited := c.run.wallTimeLeft(s.began); limited && !cl.onError && left < ao.StartToCloseTimeout {
 		ao.StartToCloseTimeout = left
 		ao.ScheduleToCloseTimeout = left
 	}
 	if cl.costLimit != nil && cl.costLimit.IsPositive() {
 		limit := *cl.costLimit // an agent without MaxBudgetUSD has no limit to show
-		st.Steps[i].CostLimitUSD = &limit
+		r.CostLimitUSD = &limit
 	}
 	if cl.costLimit == nil && c.run.setup.lossTolerant && ownsTimeout(cl.kind) {
 		ao.RetryPolicy = lossTolerant(ao.RetryPolicy) // worker_losses.go
@@ -163,7 +184,6 @@ func (c *Context) dispatch(cl call) *pending {
 	if c.run.emits(events.StepStarted) {
 		c.run.emit(c.wctx, events.StepStarted, cl.name, string(runs.StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group})
 	}
-	return p
 }
 
 // settle waits for a dispatched step, decodes its result into result and records the
