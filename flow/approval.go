@@ -18,7 +18,6 @@ import (
 // the run reached the gate are applied when it opens, against its rules.
 func (c *Context) Approval(name string, req approval.Request) (approval.Decision, error) {
 	rt := c.run
-	st := rt.state
 	s := c.begin(name, runs.KindApproval)
 	now := s.began
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
@@ -26,7 +25,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	}
 	// An approval is carried by the run, not by the attempt: a retried run does not ask
 	// people again for a gate they approved.
-	if prev, ok := rt.people.approvedBefore(name, st.Attempt); ok {
+	if prev, ok := rt.people.approvedBefore(name); ok {
 		s.end(now, runs.StepCompleted, "", describeDecision(*prev.Decision)+" (in an earlier attempt)")
 		return *prev.Decision, nil
 	}
@@ -61,7 +60,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	}
 	s.end(s.now(), status, errString(gerr), describeDecision(d))
 	if d.FailRun {
-		rt.people.failRun = gerr
+		rt.people.failRunWith(gerr)
 	}
 	return d, gerr
 }

@@ -81,7 +81,7 @@ func (c *Context) planChild(s *step, flowName string, fi WorkflowInfo, o stepOpt
 	if err := rt.setup.guards.checkFanOut(name, rt.children.count+1); err != nil {
 		return childStart{}, err
 	}
-	if err := rt.setup.guards.checkWallTime(name, st.StartedAt, s.began); err != nil {
+	if err := s.checkWallTime(); err != nil {
 		return childStart{}, err
 	}
 	queue, err := childQueue(c, o)

@@ -24,15 +24,15 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 }
 
 // askInput is Input recording a step of kind (Decide asks people through it); begun, when
-// set, gets the step's index once the step is recorded. It returns the accepted answer
+// set, gets the step once it is recorded. It returns the accepted answer
 // too (nil when there is none).
-func askInput[T any](ctx *Context, name string, kind runs.StepKind, req signals.InputRequest, begun func(int)) (T, *signals.InputAnswer, error) {
+func askInput[T any](ctx *Context, name string, kind runs.StepKind, req signals.InputRequest, begun func(*step)) (T, *signals.InputAnswer, error) {
 	var zero T
 	rt := ctx.run
 	s := ctx.begin(name, kind)
 	now := s.began
 	if begun != nil {
-		begun(s.i)
+		begun(s)
 	}
 	fail := func(status runs.StepStatus, err error) (T, *signals.InputAnswer, error) {
 		return zero, nil, s.fail(s.now(), status, err)

@@ -84,5 +84,10 @@ func (s *step) allowFailure(serr *StepError) error {
 // err is err as the step's *StepError.
 func (s *step) err(err error) *StepError { return &StepError{Step: s.name, Kind: s.kind, Err: err} }
 
+// checkWallTime is the run's wall-time guard for the step, when it began.
+func (s *step) checkWallTime() error {
+	return s.c.run.setup.guards.checkWallTime(s.name, s.c.run.state.StartedAt, s.began)
+}
+
 // now is the run's clock, for an end after the step waited.
 func (s *step) now() time.Time { return runNow(s.c.wctx) }

@@ -165,7 +165,7 @@ func (c *Context) checkGate(s *step, req gates.Request) (gates.Request, error) {
 	}
 	rec := s.rec().Gate
 	rec.PollInterval, rec.OnTimeout = req.PollInterval, req.OnTimeout
-	if err := rt.setup.guards.checkWallTime(name, rt.state.StartedAt, s.began); err != nil {
+	if err := s.checkWallTime(); err != nil {
 		return req, err
 	}
 	return req, c.countStep(name) // run_limits.go: the MaxSteps guard

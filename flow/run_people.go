@@ -319,11 +319,11 @@ func canDecide(who []string, dir approval.StaticDirectory) bool {
 	return false
 }
 
-// approvedBefore is the gate name when an earlier attempt of the run (before attempt)
-// approved it: a retried run does not ask people again.
-func (p *peoplePart) approvedBefore(name string, attempt int) (*approval.Gate, bool) {
+// approvedBefore is the gate name when an earlier attempt of the run approved it: a
+// retried run does not ask people again.
+func (p *peoplePart) approvedBefore(name string) (*approval.Gate, bool) {
 	prev, ok := p.gates[name]
-	if ok && prev.Closed() && prev.Decision.Outcome == approval.Approved && p.gateAttempt[name] < attempt {
+	if ok && prev.Closed() && prev.Decision.Outcome == approval.Approved && p.gateAttempt[name] < p.rt.state.Attempt {
 		return prev, true
 	}
 	return nil, false
@@ -339,6 +339,15 @@ func (p *peoplePart) openGate(g *approval.Gate, snap approval.StaticDirectory) {
 	st.Gates = append(st.Gates, g)
 	g.ApplyEarly(p.inbox.Take(g.Name), snap)
 	p.showKeptVotes()
+}
+
+// failRunWith makes the run fail with err, the error of a gate whose decision fails the
+// run (OnTimeout fail).
+func (p *peoplePart) failRunWith(err error) { p.failRun = err }
+
+// openSignalWait shows the signal wait w in the run's state.
+func (p *peoplePart) openSignalWait(w *signals.Wait) {
+	p.rt.state.SignalWaits = append(p.rt.state.SignalWaits, w)
 }
 
 // openInput keeps the input request w open, shows it in the run's state, and returns

@@ -130,7 +130,7 @@ func (c *Context) guardCall(s *step, cl call) error {
 	if cl.onError {
 		return nil
 	}
-	if err := c.run.setup.guards.checkWallTime(cl.name, c.run.state.StartedAt, s.began); err != nil {
+	if err := s.checkWallTime(); err != nil {
 		return err
 	}
 	return c.countStep(cl.name) // run_limits.go: the MaxSteps guard

@@ -102,17 +102,16 @@ func (c *Context) CancelRun(id, reason string) error {
 // it returns no future for a plan. run is the run the message goes to, if any, for the
 // error when it is not found or has ended.
 func (c *Context) message(name, summary string, start func(id string) (workflow.Future, string, error), run string) error {
-	rt, st := c.run, c.run.state
+	rt := c.run
 	held := c.holdWhilePaused(false)
 	s := c.begin(name, runs.KindSend)
-	now := s.began
 	p := &pending{idx: s.i, call: call{name: name, kind: runs.KindSend, opts: c.options(nil), summary: summary}}
 	err := held
 	if err == nil && strings.TrimSpace(name) == "" {
 		err = errors.New("step name is empty")
 	}
 	if err == nil {
-		err = rt.setup.guards.checkWallTime(name, st.StartedAt, now)
+		err = s.checkWallTime()
 	}
 	if err == nil {
 		err = c.countStep(name) // run_limits.go: the MaxSteps guard
@@ -126,7 +125,7 @@ func (c *Context) message(name, summary string, start func(id string) (workflow.
 		return s.refuse(err) // refused before anything was sent, as dispatch refuses a step
 	}
 	if fut == nil {
-		s.end(now, runs.StepPlanned, "", summary)
+		s.end(s.began, runs.StepPlanned, "", summary)
 		return nil
 	}
 	rt.publish()

@@ -42,7 +42,7 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 		deadline := s.began.Add(timeout)
 		sw.Deadline = &deadline
 	}
-	ctx.run.state.SignalWaits = append(ctx.run.state.SignalWaits, sw)
+	ctx.run.people.openSignalWait(sw)
 	if key != "" {
 		// Since zero: the run gets every signal the mailbox keeps for the key, also those
 		// sent before it started waiting (within the mailbox's retention).
