@@ -70,13 +70,13 @@ func awaitSignal[T any](s *step, sw *signals.Wait, wait runs.Wait, timeout time.
 	var zero T
 	ctx, rt := s.c, s.c.run
 	name, key, what := sw.Name, sw.Key, wait.String()
-	step := "signal " + strings.TrimPrefix(what, "signal:")
+	label := "signal " + strings.TrimPrefix(what, "signal:")
 	fail := func(status runs.StepStatus, err error) (T, error) {
 		return zero, s.fail(s.now(), status, err)
 	}
 	schema, err := typeschema.Compile(reflect.TypeOf(&zero).Elem())
 	if err != nil {
-		return fail(runs.StepFailed, fmt.Errorf("%s: the schema of %T: %w", step, zero, err))
+		return fail(runs.StepFailed, fmt.Errorf("%s: the schema of %T: %w", label, zero, err))
 	}
 	var out T
 	check := func(e signals.Envelope) error {
@@ -96,7 +96,7 @@ func awaitSignal[T any](s *step, sw *signals.Wait, wait runs.Wait, timeout time.
 	for {
 		e, rejected, ok := rt.people.signals.TakeValid(name, key, check)
 		for _, r := range rejected {
-			rt.people.refuse(ctx.wctx, runs.RefusedSignal, step, r.Envelope.Sender, fmt.Errorf("%s (id %s): payload refused: %s", step, r.Envelope.ID, r.Error))
+			rt.people.refuse(ctx.wctx, runs.RefusedSignal, label, r.Envelope.Sender, fmt.Errorf("%s (id %s): payload refused: %s", label, r.Envelope.ID, r.Error))
 		}
 		if ok {
 			rt.emit(ctx.wctx, events.SignalReceived, name, "", "", map[string]any{"key": key, "id": e.ID, "sender": e.Sender})
@@ -108,15 +108,15 @@ func awaitSignal[T any](s *step, sw *signals.Wait, wait runs.Wait, timeout time.
 		if sw.Deadline != nil {
 			left = sw.Deadline.Sub(runNow(ctx.wctx))
 			if left <= 0 {
-				return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", step, timeout))
+				return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", label, timeout))
 			}
 		}
-		got, err := ctx.await(left, step, func() bool { return rt.people.signals.Has(name, key) })
+		got, err := ctx.await(left, label, func() bool { return rt.people.signals.Has(name, key) })
 		if err != nil {
 			return fail(runs.StepCancelled, err)
 		}
 		if !got {
-			return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", step, timeout))
+			return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", label, timeout))
 		}
 	}
 }
