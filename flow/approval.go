@@ -18,71 +18,34 @@ import (
 // the run reached the gate are applied when it opens, against its rules.
 func (c *Context) Approval(name string, req approval.Request) (approval.Decision, error) {
 	rt := c.run
-	st := rt.state
-	now := runNow(c.wctx)
-	i := beginStep(st, c.scope, name, runs.KindApproval, now)
+	s := c.begin(name, runs.KindApproval)
+	now := s.began
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		rt.publish()
-		return approval.Decision{}, &StepError{Step: name, Kind: runs.KindApproval, Err: err}
+		return approval.Decision{}, s.fail(now, runs.StepFailed, err)
 	}
 	// An approval is carried by the run, not by the attempt: a retried run does not ask
 	// people again for a gate they approved.
-	if prev, ok := rt.people.gates[name]; ok && prev.Closed() && prev.Decision.Outcome == approval.Approved &&
-		rt.people.gateAttempt[name] < st.Attempt {
-		endStep(st, i, now, runs.StepCompleted, 0, "", describeDecision(*prev.Decision)+" (in an earlier attempt)", nil)
-		rt.publish()
+	if prev, ok := rt.people.approvedBefore(name); ok {
+		s.end(now, runs.StepCompleted, "", describeDecision(*prev.Decision)+" (in an earlier attempt)")
 		return *prev.Decision, nil
 	}
-	if rt.plan {
-		d := approval.Decision{Outcome: approval.Approved, DecidedAt: now, By: "plan"}
-		endStep(st, i, now, runs.StepPlanned, 0, "", fmt.Sprintf("approval by %s (assumed granted)", strings.Join(req.Approvers, ", ")), nil)
-		rt.publish()
-		return d, nil
+	if s.planned(fmt.Sprintf("approval by %s (assumed granted)", strings.Join(req.Approvers, ", "))) {
+		return approval.Decision{Outcome: approval.Approved, DecidedAt: now, By: "plan"}, nil
 	}
 	g, err := approval.Open(name, req, now)
 	if err != nil {
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		rt.publish()
-		return approval.Decision{}, &StepError{Step: name, Kind: runs.KindApproval, Err: err}
+		return approval.Decision{}, s.fail(now, runs.StepFailed, err)
 	}
 	snap, err := c.snapshotGroups("approval "+name, g.Request.Approvers)
 	if err != nil {
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		rt.publish()
-		return approval.Decision{}, &StepError{Step: name, Kind: runs.KindApproval, Err: err}
+		return approval.Decision{}, s.fail(now, runs.StepFailed, err)
 	}
-	rt.people.gates[name] = g
-	rt.people.gateDirs[name] = snap
-	rt.people.gateAttempt[name] = st.Attempt
-	st.Gates = append(st.Gates, g)
-	g.ApplyEarly(rt.people.inbox.Take(name), snap)
-	rt.people.showKeptVotes()
+	rt.people.openGate(g, snap)
 
 	if !g.Closed() {
-		rt.emit(c.wctx, events.ApprovalRequested, name, "", req.Message, map[string]any{
-			"approvers": g.Request.Approvers, "required": g.Request.Required, "deadline": g.Deadline,
-			"command": runs.Wait{Kind: runs.ForApproval, Name: name}.Command(c.RunID())})
-		c.gateOpened() // run_metrics.go
-		opened := runNow(c.wctx)
-		wait := runs.Wait{Kind: runs.ForApproval, Name: name}
-		c.wait(wait)
-		ok, werr := c.await(req.Timeout, "approval "+name, g.Closed)
-		c.unwait(wait)
-		outcome := "cancelled"
-		if g.Decision != nil {
-			outcome = string(g.Decision.Outcome)
-		} else if !ok && werr == nil {
-			outcome = string(approval.TimedOut)
-		}
-		c.gateClosed(outcome, runNow(c.wctx).Sub(opened))
-		if werr != nil {
-			endStep(st, i, runNow(c.wctx), runs.StepCancelled, 0, errorMessage(werr), "", nil)
-			rt.publish()
-			return approval.Decision{}, &StepError{Step: name, Kind: runs.KindApproval, Err: werr}
-		}
-		if !ok {
-			g.Expire(runNow(c.wctx))
+		if werr := c.awaitApproval(g, req); werr != nil {
+			s.end(s.now(), runs.StepCancelled, errorMessage(werr), "")
+			return approval.Decision{}, s.err(werr)
 		}
 	}
 	d := *g.Decision
@@ -95,12 +58,40 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	case gerr != nil:
 		status = runs.StepFailed
 	}
-	endStep(st, i, runNow(c.wctx), status, 0, errString(gerr), describeDecision(d), nil)
-	rt.publish()
+	s.end(s.now(), status, errString(gerr), describeDecision(d))
 	if d.FailRun {
-		rt.people.failRun = gerr
+		rt.people.failRunWith(gerr)
 	}
 	return d, gerr
+}
+
+// awaitApproval waits until people close the open gate g or its deadline passes (then
+// the gate expires); it returns the error of a cancelled wait.
+func (c *Context) awaitApproval(g *approval.Gate, req approval.Request) error {
+	name := g.Name
+	c.run.emit(c.wctx, events.ApprovalRequested, name, "", req.Message, map[string]any{
+		"approvers": g.Request.Approvers, "required": g.Request.Required, "deadline": g.Deadline,
+		"command": runs.Wait{Kind: runs.ForApproval, Name: name}.Command(c.RunID())})
+	c.gateOpened() // run_metrics.go
+	opened := runNow(c.wctx)
+	wait := runs.Wait{Kind: runs.ForApproval, Name: name}
+	c.wait(wait)
+	ok, werr := c.await(req.Timeout, "approval "+name, g.Closed)
+	c.unwait(wait)
+	outcome := "cancelled"
+	if g.Decision != nil {
+		outcome = string(g.Decision.Outcome)
+	} else if !ok && werr == nil {
+		outcome = string(approval.TimedOut)
+	}
+	c.gateClosed(outcome, runNow(c.wctx).Sub(opened))
+	if werr != nil {
+		return werr
+	}
+	if !ok {
+		g.Expire(runNow(c.wctx))
+	}
+	return nil
 }
 
 func describeDecision(d approval.Decision) string {

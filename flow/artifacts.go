@@ -23,7 +23,7 @@ import (
 // is an ErrorArtifactNotFound error, and the step is not dispatched. A plan resolves
 // nothing (its steps produced nothing).
 func (c *Context) resolveInputs(s activities.Shell) (activities.Shell, error) {
-	if len(s.Inputs) == 0 || c.run.plan {
+	if len(s.Inputs) == 0 || c.run.setup.plan {
 		return s, nil
 	}
 	st := c.run.state

@@ -47,18 +47,15 @@ func Async[T any](ctx *Context, name string, fn func(*Context) (T, error)) *Futu
 	fut, set := workflow.NewFuture(bctx)
 	f := &Future[T]{name: name, fut: fut, cancel: cancel}
 	bc := ctx.branch(bctx, name)
-	st := ctx.run.state
-	i := beginStep(st, ctx.scope, name, runs.KindBranch, runNow(ctx.wctx))
+	s := ctx.begin(name, runs.KindBranch)
 	ctx.run.publish()
 	if err := checkBranchName(name); err != nil {
-		endStep(st, i, runNow(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
-		set.SetError(&StepError{Step: name, Kind: runs.KindBranch, Err: err})
+		s.close(s.now(), runs.StepFailed, 0, err.Error(), "", nil)
+		set.SetError(s.err(err))
 		return f
 	}
 	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		endStep(st, i, runNow(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
-		ctx.run.publish()
-		set.SetError(&StepError{Step: name, Kind: runs.KindBranch, Err: err})
+		set.SetError(s.fail(s.now(), runs.StepFailed, err))
 		return f
 	}
 	workflow.Go(bctx, func(gctx workflow.Context) {
@@ -66,18 +63,18 @@ func Async[T any](ctx *Context, name string, fn func(*Context) (T, error)) *Futu
 		end := runNow(gctx)
 		switch {
 		case err == nil:
-			endStep(st, i, end, runs.StepCompleted, 0, "", "", nil)
+			s.close(end, runs.StepCompleted, 0, "", "", nil)
 			set.Set(out, nil)
 		case onlyAllowed(err):
 			// Only allowed failures (AllowFailure steps): the branch completed.
-			endStep(st, i, end, runs.StepCompleted, 0, "", "", nil)
+			s.close(end, runs.StepCompleted, 0, "", "", nil)
 			set.Set(out, err)
 		case isCancellation(err):
-			endStep(st, i, end, runs.StepCancelled, 0, errorMessage(err), "", nil)
-			set.Set(out, &StepError{Step: name, Kind: runs.KindBranch, Err: err})
+			s.close(end, runs.StepCancelled, 0, errorMessage(err), "", nil)
+			set.Set(out, s.err(err))
 		default:
-			endStep(st, i, end, runs.StepFailed, 0, errorMessage(err), "", nil)
-			set.Set(out, &StepError{Step: name, Kind: runs.KindBranch, Err: err})
+			s.close(end, runs.StepFailed, 0, errorMessage(err), "", nil)
+			set.Set(out, s.err(err))
 		}
 		ctx.run.publish()
 	})
@@ -98,7 +95,7 @@ func Race[T any](ctx *Context, name string, fns ...func(*Context) (T, error)) (i
 	if len(fns) == 0 {
 		return -1, zero, &StepError{Step: name, Kind: runs.KindBranch, Err: errors.New("race of no branches")}
 	}
-	if err := ctx.run.guards.checkFanOut(name, len(fns)); err != nil {
+	if err := ctx.run.setup.guards.checkFanOut(name, len(fns)); err != nil {
 		return -1, zero, &StepError{Step: name, Kind: runs.KindBranch, Err: err}
 	}
 	futures := make([]*Future[T], len(fns))

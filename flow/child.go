@@ -29,126 +29,150 @@ import (
 // worker polls its tagged queue) fails the step at once instead of waiting for a worker.
 func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...StepOption) (O, error) {
 	var out O
-	rt := ctx.run
-	st := rt.state
 	held := ctx.holdWhilePaused(false) // run_pause.go: no new child while the run is paused
-	now := runNow(ctx.wctx)
-	i := beginStep(st, ctx.scope, name, runs.KindChild, now)
-	fail := func(err error) (O, error) {
-		endStep(st, i, runNow(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
-		rt.publish()
-		ctx.onStepFailed(i, "", false)
-		return out, &StepError{Step: name, Kind: runs.KindChild, Err: err}
-	}
+	s := ctx.begin(name, runs.KindChild)
 	switch {
 	case held != nil:
-		return fail(held)
+		return out, s.refuse(held)
 	case f == nil || f.Err() != nil:
-		return fail(fmt.Errorf("child flow: %v", f.Err()))
+		return out, s.refuse(fmt.Errorf("child flow: %v", f.Err()))
 	case name == "":
-		return fail(errors.New("step name is empty"))
+		return out, s.refuse(errors.New("step name is empty"))
 	}
 	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		return fail(err)
+		return out, s.refuse(err)
 	}
-	if rt.plan {
-		endStep(st, i, now, runs.StepPlanned, 0, "", "child run of "+f.Name(), nil)
-		rt.publish()
+	if s.planned("child run of " + f.Name()) {
 		return out, nil
 	}
-	depth := st.Depth + 1
-	if err := rt.guards.checkDepth(name, depth); err != nil {
-		return fail(err)
-	}
-	if err := rt.guards.checkFanOut(name, rt.children.count+1); err != nil {
-		return fail(err)
-	}
-	if err := rt.guards.checkWallTime(name, st.StartedAt, now); err != nil {
-		return fail(err)
-	}
-	o := ctx.options(opts)
-	queue, err := childQueue(ctx, o)
+	cs, err := ctx.planChild(s, f.Name(), f.info, ctx.options(opts))
 	if err != nil {
-		return fail(err)
+		return out, s.refuse(err)
 	}
-	if err := ctx.checkServed(f.Name(), queue); err != nil {
-		return fail(err)
+	fut := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cs.cctx, cs.cwo), f.Name(), in)
+	var exec workflow.Execution
+	if err := fut.GetChildWorkflowExecution().Get(ctx.wctx, &exec); err == nil {
+		s.rec().Child.RunID = exec.RunID
+	}
+	err = awaitChild(ctx, fut, cs.o.detached, &out)
+	return out, ctx.endChild(s, cs, err)
+}
+
+// childStart is how a child run starts: its step options, its ID, the key and whether
+// its money was reserved, and its workflow context and options.
+type childStart struct {
+	o        stepOptions
+	id       string
+	key      string
+	reserved bool
+	cctx     workflow.Context
+	cwo      workflow.ChildWorkflowOptions
+}
+
+// planChild runs the guards of the child step s of the flow flowName and reserves its
+// money, and records the child as running: what follows starts it.
+func (c *Context) planChild(s *step, flowName string, fi WorkflowInfo, o stepOptions) (childStart, error) {
+	rt, st := c.run, c.run.state
+	name := s.name
+	depth := st.Depth + 1
+	if err := rt.setup.guards.checkDepth(name, depth); err != nil {
+		return childStart{}, err
+	}
+	if err := rt.setup.guards.checkFanOut(name, rt.children.count+1); err != nil {
+		return childStart{}, err
+	}
+	if err := s.checkWallTime(); err != nil {
+		return childStart{}, err
+	}
+	queue, err := childQueue(c, o)
+	if err != nil {
+		return childStart{}, err
+	}
+	if err := c.checkServed(flowName, queue); err != nil {
+		return childStart{}, err
 	}
 	rt.children.count++
-	key := st.Steps[i].ActivityID
-	capUSD, reserved, err := ctx.reserveChild(key, o)
-	if err != nil {
-		return fail(err)
+	cs := childStart{o: o, key: s.rec().ActivityID}
+	var capUSD string
+	if capUSD, cs.reserved, err = c.reserveChild(cs.key, o); err != nil {
+		return childStart{}, err
 	}
-	info := workflow.GetInfo(ctx.wctx)
-	childID := info.WorkflowExecution.ID + "/" + st.Steps[i].ActivityID
-	createdBy, _ := workflow.GetTypedSearchAttributes(ctx.wctx).GetKeyword(searchattr.CreatedByKey)
+	info := workflow.GetInfo(c.wctx)
+	cs.id = info.WorkflowExecution.ID + "/" + s.rec().ActivityID
+	createdBy, _ := workflow.GetTypedSearchAttributes(c.wctx).GetKeyword(searchattr.CreatedByKey)
 	pi := parentInfo{
 		ParentID: info.WorkflowExecution.ID, ParentRunID: info.WorkflowExecution.RunID, Step: name,
-		Depth: depth, Guards: rt.guards, TreeTokens: rt.children.treeTokens(rt.state), StartedAt: st.StartedAt, CreatedBy: createdBy,
+		Depth: depth, Guards: rt.setup.guards, TreeTokens: rt.children.treeTokens(rt.state), StartedAt: st.StartedAt, CreatedBy: createdBy,
 		CapUSD: capUSD,
 	}
+	// A detached child is started on a disconnected context, so cancelling the parent does
+	// not cancel it, and abandoned when the parent closes.
+	closePolicy := enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL
+	cs.cctx = c.wctx
+	if o.detached {
+		cs.cctx, _ = workflow.NewDisconnectedContext(c.wctx)
+		closePolicy = enumspb.PARENT_CLOSE_POLICY_ABANDON
+	}
+	cs.cwo = workflow.ChildWorkflowOptions{
+		WorkflowID:            cs.id,
+		ParentClosePolicy:     closePolicy,
+		WaitForCancellation:   true,
+		Memo:                  map[string]any{protocol.MemoParent: pi},
+		TypedSearchAttributes: temporal.NewSearchAttributes(childAttributes(createdBy, fi)...),
+		StaticSummary:         fmt.Sprintf("%s: child %s of %s", flowName, name, info.WorkflowExecution.ID),
+	}
+	if left, limited := rt.wallTimeLeft(s.began); limited {
+		cs.cwo.WorkflowExecutionTimeout = left
+	}
+	if o.timeout > 0 {
+		cs.cwo.WorkflowRunTimeout = o.timeout
+	}
+	if o.childTagsSet {
+		cs.cwo.TaskQueue = queue
+	}
+	s.rec().Child = &runs.Child{ID: cs.id, Workflow: flowName, Status: runs.StatusRunning}
+	rt.publish()
+	return cs, nil
+}
+
+// childAttributes are the search attributes a child run starts with: running, and the
+// parent's creator, the flow's category and version when set.
+func childAttributes(createdBy string, fi WorkflowInfo) []temporal.SearchAttributeUpdate {
 	sa := []temporal.SearchAttributeUpdate{searchattr.StatusKey.ValueSet(string(runs.StatusRunning))}
 	if createdBy != "" {
 		sa = append(sa, searchattr.CreatedByKey.ValueSet(createdBy))
 	}
-	if f.info.Category != "" {
-		sa = append(sa, searchattr.CategoryKey.ValueSet(f.info.Category))
+	if fi.Category != "" {
+		sa = append(sa, searchattr.CategoryKey.ValueSet(fi.Category))
 	}
-	if f.info.Version != "" {
-		sa = append(sa, searchattr.VersionKey.ValueSet(f.info.Version))
+	if fi.Version != "" {
+		sa = append(sa, searchattr.VersionKey.ValueSet(fi.Version))
 	}
-	// A detached child is started on a disconnected context, so cancelling the parent does
-	// not cancel it, and abandoned when the parent closes.
-	cctx, closePolicy := ctx.wctx, enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL
-	if o.detached {
-		cctx, _ = workflow.NewDisconnectedContext(ctx.wctx)
-		closePolicy = enumspb.PARENT_CLOSE_POLICY_ABANDON
-	}
-	cwo := workflow.ChildWorkflowOptions{
-		WorkflowID:            childID,
-		ParentClosePolicy:     closePolicy,
-		WaitForCancellation:   true,
-		Memo:                  map[string]any{protocol.MemoParent: pi},
-		TypedSearchAttributes: temporal.NewSearchAttributes(sa...),
-		StaticSummary:         fmt.Sprintf("%s: child %s of %s", f.Name(), name, info.WorkflowExecution.ID),
-	}
-	if left, limited := rt.wallTimeLeft(now); limited {
-		cwo.WorkflowExecutionTimeout = left
-	}
-	if o.timeout > 0 {
-		cwo.WorkflowRunTimeout = o.timeout
-	}
-	if o.childTagsSet {
-		cwo.TaskQueue = queue
-	}
-	st.Steps[i].Child = &runs.Child{ID: childID, Workflow: f.Name(), Status: runs.StatusRunning}
-	rt.publish()
+	return sa
+}
 
-	fut := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cctx, cwo), f.Name(), in)
-	var exec workflow.Execution
-	if err := fut.GetChildWorkflowExecution().Get(ctx.wctx, &exec); err == nil {
-		st.Steps[i].Child.RunID = exec.RunID
-	}
-	err = awaitChild(ctx, fut, o.detached, &out)
-	rec := st.Steps[i].Child
-	rt.children.collectReports(ctx.wctx)
+// endChild records how the child step s ended (err from its run), charges its cost and
+// tokens, and returns the error the handler sees.
+func (c *Context) endChild(s *step, cs childStart, err error) error {
+	rt, st := c.run, c.run.state
+	rec := s.rec().Child
+	rt.children.collectReports(c.wctx)
 	childCost := decimal.Zero
-	if rep, ok := rt.children.reports[childID]; ok {
+	if rep, ok := rt.children.reports[cs.id]; ok {
 		rec.Status, rec.CostUSD, rec.Tokens, rec.Steps, rec.Error = rep.Status, rep.CostUSD, rep.Tokens, rep.Steps, rep.Error
-		chargeStep(st, i, rep.CostUSD, rep.Tokens)
+		chargeStep(st, s.i, rep.CostUSD, rep.Tokens)
 		rt.children.tokens = addTokens(rt.children.tokens, rep.Tokens)
 		childCost = rep.CostUSD
 	} else if err == nil {
 		rec.Status = runs.StatusCompleted
-	} else if !o.detached || !isCancellation(err) {
+	} else if !cs.o.detached || !isCancellation(err) {
 		// (The detached child of a cancelled parent goes on: it stays running here.)
 		rec.Status = statusOf(err, 0)
 		rec.Error = errorMessage(err)
 	}
 	// The child charged the monthly ledgers itself; here its spend settles the parent's cap.
-	berr := ctx.settleCost(key, name, reserved, childCost)
-	end := runNow(ctx.wctx)
+	berr := c.settleCost(cs.key, s.name, cs.reserved, childCost)
+	end := s.now()
 	if err == nil && berr != nil {
 		err = berr
 	}
@@ -157,32 +181,29 @@ func Child[I, O any](ctx *Context, name string, f *Flow[I, O], in I, opts ...Ste
 		if isCancellation(err) {
 			status = runs.StepCancelled
 		}
-		endStep(st, i, end, status, 1, errorMessage(err), "", nil)
-		if status == runs.StepCancelled && o.detached {
-			st.Steps[i].Error = "cancelled; the detached child run " + childID + " goes on"
+		s.close(end, status, 1, errorMessage(err), "", nil)
+		if status == runs.StepCancelled && cs.o.detached {
+			s.rec().Error = "cancelled; the detached child run " + cs.id + " goes on"
 		}
-		se := &StepError{Step: name, Kind: runs.KindChild, Err: err}
-		var serr error = se
-		if status == runs.StepFailed && o.allowFailure {
-			st.Steps[i].AllowedFailure = true
-			st.AllowedFailures++
-			serr = ctx.allowedFailure(se)
+		var serr error = s.err(err)
+		if status == runs.StepFailed && cs.o.allowFailure {
+			serr = s.allowFailure(s.err(err))
 		}
 		rt.publish()
 		if status == runs.StepFailed {
-			ctx.onStepFailed(i, "", false)
+			s.failed()
 		}
-		return out, serr
+		return serr
 	}
-	endStep(st, i, end, runs.StepCompleted, 1, "", fmt.Sprintf("%s %s", rec.ID, rec.Status), nil)
+	s.close(end, runs.StepCompleted, 1, "", fmt.Sprintf("%s %s", rec.ID, rec.Status), nil)
 	if rec.Status == runs.StatusWarning {
 		st.AllowedFailures++
 	}
 	rt.publish()
-	if gerr := rt.guards.checkTokens(name, rt.children.treeTokens(rt.state)); gerr != nil && rec.Tokens.Total() > 0 {
-		return out, &StepError{Step: name, Kind: runs.KindChild, Err: gerr}
+	if gerr := rt.setup.guards.checkTokens(s.name, rt.children.treeTokens(rt.state)); gerr != nil && rec.Tokens.Total() > 0 {
+		return s.err(gerr)
 	}
-	return out, nil
+	return nil
 }
 
 // awaitChild waits for the child's result into out. A detached child was started on a

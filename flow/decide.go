@@ -84,32 +84,24 @@ func Decide[T ~string](ctx *Context, name string, req DecisionRequest) (T, error
 
 // failDecision records the step name as a failed decision without asking anyone.
 func failDecision(ctx *Context, name string, req DecisionRequest, err error) error {
-	st := ctx.run.state
-	now := runNow(ctx.wctx)
-	i := beginStep(st, ctx.scope, name, runs.KindDecision, now)
-	st.Steps[i].Decision = &runs.Decision{Options: req.Options, AssignTo: req.AssignTo}
-	endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-	ctx.run.publish()
-	ctx.onStepFailed(i, "", false)
-	return &StepError{Step: name, Kind: runs.KindDecision, Err: err}
+	s := ctx.begin(name, runs.KindDecision)
+	s.rec().Decision = &runs.Decision{Options: req.Options, AssignTo: req.AssignTo}
+	return s.refuse(err)
 }
 
-// failDecided turns the recorded outcome of the decision step i, which ended with an
+// failDecided turns the recorded outcome of the decision step s, which ended with an
 // answer that is not a choice, into a failure; allow makes it an allowed failure
 // (AllowFailure on the context).
-func (c *Context) failDecided(i int, err error, allow bool) error {
-	st := c.run.state
-	r := &st.Steps[i]
+func (c *Context) failDecided(s *step, err error, allow bool) error {
+	r := s.rec()
 	r.Status, r.Error = runs.StepFailed, err.Error()
 	serr := &StepError{Step: r.Name, Kind: runs.KindDecision, Err: err}
 	var out error = serr
 	if allow {
-		r.AllowedFailure = true
-		st.AllowedFailures++
-		out = c.allowedFailure(serr)
+		out = s.allowFailure(serr)
 	}
 	c.run.publish()
-	c.onStepFailed(i, "", false)
+	s.failed()
 	return out
 }
 
@@ -137,9 +129,9 @@ func decideByAgent(ctx *Context, name string, req DecisionRequest) (decisionAnsw
 		return o
 	}
 	p := ctx.dispatch(cl)
-	st := ctx.run.state
+	s := ctx.stepAt(p.idx)
 	rec := &runs.Decision{Options: req.Options}
-	st.Steps[p.idx].Decision = rec
+	s.rec().Decision = rec
 	err := ctx.settle(p, &res, describe)
 	if err != nil || p.planned {
 		return decisionAnswer{}, err
@@ -147,7 +139,7 @@ func decideByAgent(ctx *Context, name string, req DecisionRequest) (decisionAnsw
 	if readErr != nil {
 		// The schema keeps the choice among the options; an answer that passed it and is
 		// still not one (a mocked step, a provider that ignores the schema) fails the step.
-		return decisionAnswer{}, ctx.failDecided(p.idx, fmt.Errorf("decision %s: %w", name, readErr), cl.opts.allowFailure)
+		return decisionAnswer{}, ctx.failDecided(s, fmt.Errorf("decision %s: %w", name, readErr), cl.opts.allowFailure)
 	}
 	rec.Choice, rec.Reason, rec.By = d.Choice, d.Reason, agentDecider+res.Model
 	ctx.run.publish()
@@ -160,24 +152,23 @@ func decideByPeople(ctx *Context, name string, req DecisionRequest) (decisionAns
 		return decisionAnswer{}, failDecision(ctx, name, req, fmt.Errorf("decision %s: %w", name, err))
 	}
 	in := signals.InputRequest{Prompt: decisionPeoplePrompt(req), Schema: schema, Assignees: req.AssignTo, Timeout: req.Timeout}
-	idx := -1
+	var s *step
 	rec := &runs.Decision{Options: req.Options, AssignTo: req.AssignTo}
-	raw, ans, err := askInput[json.RawMessage](ctx, name, runs.KindDecision, in, func(i int) {
-		idx = i
-		ctx.run.state.Steps[i].Decision = rec
+	raw, ans, err := askInput[json.RawMessage](ctx, name, runs.KindDecision, in, func(begun *step) {
+		s = begun
+		s.rec().Decision = rec
 	})
 	if err != nil || ans == nil {
 		return decisionAnswer{}, err // a plan, or no answer (already recorded)
 	}
-	st := ctx.run.state
 	d, derr := readDecision(raw, req.Options)
 	if derr != nil {
 		// The Validator refused such answers already (the request's schema); this keeps the
 		// step honest if one got through.
-		return decisionAnswer{}, ctx.failDecided(idx, fmt.Errorf("decision %s: %w", name, derr), false)
+		return decisionAnswer{}, ctx.failDecided(s, fmt.Errorf("decision %s: %w", name, derr), false)
 	}
 	rec.Choice, rec.Reason, rec.By = d.Choice, d.Reason, ans.By
-	st.Steps[idx].Output = decisionSummary(d, ans.By)
+	s.rec().Output = decisionSummary(d, ans.By)
 	ctx.run.publish()
 	return d, nil
 }

@@ -67,7 +67,7 @@ func ForEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, i
 // items: the parent records the fan-out as one child step (with the items' cost and
 // tokens together), and no history grows with the number of items.
 func ForEachChild[I, O any](ctx *Context, name string, f *Flow[I, O], inputs []I, opts ForEachOptions, stepOpts ...StepOption) ([]O, error) {
-	if f != nil && f.Err() == nil && runnerFits(len(inputs), opts) && !ctx.run.plan {
+	if f != nil && f.Err() == nil && runnerFits(len(inputs), opts) && !ctx.run.setup.plan {
 		return forEachChildByRunner(ctx, name, f, inputs, opts, stepOpts)
 	}
 	item := func(c *Context, i int, in I) (O, error) {
@@ -104,7 +104,7 @@ func forEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, i
 	if len(items) == 0 {
 		return results, nil
 	}
-	if err := ctx.run.guards.checkFanOut(name, len(items)); err != nil {
+	if err := ctx.run.setup.guards.checkFanOut(name, len(items)); err != nil {
 		return nil, &StepError{Step: name, Kind: runs.KindBranch, Err: err}
 	}
 	if err := checkBranchName(name); err != nil {
@@ -115,138 +115,167 @@ func forEach[T, O any](ctx *Context, name string, items []T, fn func(*Context, i
 	}
 	fctx, cancel := workflow.WithCancel(ctx.wctx)
 	defer cancel()
-	group := ctx.branch(fctx, name)
-	width := opts.MaxParallel
-	if width <= 0 || width > len(items) {
-		width = len(items)
+	fo := &fanOut{opts: opts, n: len(items), group: ctx.branch(fctx, name), sel: workflow.NewSelector(fctx), cancel: cancel,
+		state: make([]itemState, len(items)), perr: &ParallelError{Group: name, what: "foreach"}}
+	launch := func(i int, n string) workflow.Future {
+		if perItem {
+			return Async(fo.group, n, func(c *Context) (O, error) { return fn(c, i, items[i]) }).fut
+		}
+		f, set := workflow.NewFuture(fctx)
+		workflow.Go(fctx, func(gctx workflow.Context) {
+			out, err := fn(fo.group.withWorkflow(gctx), i, items[i])
+			set.Set(out, err)
+		})
+		return f
 	}
-	state := make([]itemState, len(items))
-	perr := &ParallelError{Group: name, what: "foreach"}
-	running, halted := 0, false
-	ordered := opts.Ordered || opts.OnItemFail == SkipDependents
-	ready := func(i int) bool {
-		if !ordered || opts.DependsOn == nil {
-			return true
-		}
-		for _, d := range opts.DependsOn(i) {
-			if d >= 0 && d < len(items) && d != i && state[d] != itemDone && state[d] != itemFailed && state[d] != itemSkipped && state[d] != itemCancelled {
-				return false
-			}
-		}
+	fo.run(fctx, launch, func(i int, f workflow.Future) error { return f.Get(ctx.wctx, &results[i]) })
+	if err := fo.err(); err != nil {
+		return results, err
+	}
+	return results, nil
+}
+
+// fanOut schedules the items of a ForEach: which may start (MaxParallel, Ordered,
+// DependsOn), which are skipped, and what a failed item does to the others.
+type fanOut struct {
+	opts    ForEachOptions
+	n       int
+	group   *Context
+	sel     workflow.Selector
+	cancel  workflow.CancelFunc
+	state   []itemState
+	perr    *ParallelError
+	running int
+	halted  bool
+}
+
+// ready reports whether item i may start: unordered, or the items it depends on ended.
+func (fo *fanOut) ready(i int) bool {
+	if !(fo.opts.Ordered || fo.opts.OnItemFail == SkipDependents) || fo.opts.DependsOn == nil {
 		return true
 	}
-	// failedDep reports whether item i depends, directly or through others, on a failed
-	// (or skipped) item.
-	var failedDep func(i int, seen map[int]bool) bool
-	failedDep = func(i int, seen map[int]bool) bool {
-		if opts.DependsOn == nil || seen[i] {
+	for _, d := range fo.opts.DependsOn(i) {
+		if d >= 0 && d < fo.n && d != i && fo.state[d] != itemDone && fo.state[d] != itemFailed && fo.state[d] != itemSkipped && fo.state[d] != itemCancelled {
 			return false
 		}
-		seen[i] = true
-		for _, d := range opts.DependsOn(i) {
-			if d < 0 || d >= len(items) || d == i {
-				continue
-			}
-			if state[d] == itemFailed || state[d] == itemSkipped || failedDep(d, seen) {
-				return true
-			}
-		}
+	}
+	return true
+}
+
+// failedDep reports whether item i depends, directly or through others, on a failed (or
+// skipped) item.
+func (fo *fanOut) failedDep(i int, seen map[int]bool) bool {
+	if fo.opts.DependsOn == nil || seen[i] {
 		return false
 	}
-	skip := func(i int) {
-		state[i] = itemSkipped
-		n := itemName(opts, i)
-		perr.Skipped = append(perr.Skipped, n)
-		group.Skip(n, "an item it depends on failed")
-	}
-	sel := workflow.NewSelector(fctx)
-	start := func(i int) {
-		state[i] = itemRunning
-		running++
-		n := itemName(opts, i)
-		var fut workflow.Future
-		if perItem {
-			f := Async(group, n, func(c *Context) (O, error) { return fn(c, i, items[i]) })
-			fut = f.fut
-		} else {
-			f, set := workflow.NewFuture(fctx)
-			workflow.Go(fctx, func(gctx workflow.Context) {
-				out, err := fn(group.withWorkflow(gctx), i, items[i])
-				set.Set(out, err)
-			})
-			fut = f
+	seen[i] = true
+	for _, d := range fo.opts.DependsOn(i) {
+		if d < 0 || d >= fo.n || d == i {
+			continue
 		}
-		sel.AddFuture(fut, func(f workflow.Future) {
-			running--
-			err := f.Get(ctx.wctx, &results[i])
-			switch {
-			case err == nil || onlyAllowed(err): // an allowed failure does not fail the item
-				state[i] = itemDone
-			case isCancellation(err) && (halted || perr.First != nil):
-				state[i] = itemCancelled
-				perr.Cancelled = append(perr.Cancelled, n)
-			default:
-				state[i] = itemFailed
-				perr.Failed = append(perr.Failed, n)
-				if perr.First == nil {
-					perr.First = err
-				}
-				if opts.OnItemFail == Halt {
-					halted = true
-					cancel()
-				}
+		if fo.state[d] == itemFailed || fo.state[d] == itemSkipped || fo.failedDep(d, seen) {
+			return true
+		}
+	}
+	return false
+}
+
+// skip records item i as skipped.
+func (fo *fanOut) skip(i int) {
+	fo.state[i] = itemSkipped
+	n := itemName(fo.opts, i)
+	fo.perr.Skipped = append(fo.perr.Skipped, n)
+	fo.group.Skip(n, "an item it depends on failed")
+}
+
+// start starts item i (launch, given its name) and waits for it on the selector; get reads its result.
+func (fo *fanOut) start(i int, launch func(int, string) workflow.Future, get func(int, workflow.Future) error) {
+	fo.state[i] = itemRunning
+	fo.running++
+	n := itemName(fo.opts, i)
+	fo.sel.AddFuture(launch(i, n), func(f workflow.Future) {
+		fo.running--
+		err := get(i, f)
+		switch {
+		case err == nil || onlyAllowed(err): // an allowed failure does not fail the item
+			fo.state[i] = itemDone
+		case isCancellation(err) && (fo.halted || fo.perr.First != nil):
+			fo.state[i] = itemCancelled
+			fo.perr.Cancelled = append(fo.perr.Cancelled, n)
+		default:
+			fo.state[i] = itemFailed
+			fo.perr.Failed = append(fo.perr.Failed, n)
+			if fo.perr.First == nil {
+				fo.perr.First = err
 			}
-		})
+			if fo.opts.OnItemFail == Halt {
+				fo.halted = true
+				fo.cancel()
+			}
+		}
+	})
+}
+
+// run starts the items that may start, in input order, and waits for them until every
+// item ended, was skipped, or the fan-out halted.
+func (fo *fanOut) run(fctx workflow.Context, launch func(int, string) workflow.Future, get func(int, workflow.Future) error) {
+	width := fo.opts.MaxParallel
+	if width <= 0 || width > fo.n {
+		width = fo.n
 	}
 	next := 0
 	for {
-		// Start what may start, in input order.
-		for i := next; i < len(items) && running < width && !halted; i++ {
-			if state[i] != itemWaiting {
+		for i := next; i < fo.n && fo.running < width && !fo.halted; i++ {
+			if fo.state[i] != itemWaiting {
 				continue
 			}
-			if opts.OnItemFail == SkipDependents && failedDep(i, map[int]bool{}) {
-				skip(i)
+			if fo.opts.OnItemFail == SkipDependents && fo.failedDep(i, map[int]bool{}) {
+				fo.skip(i)
 				continue
 			}
-			if !ready(i) {
+			if !fo.ready(i) {
 				continue
 			}
-			start(i)
+			fo.start(i, launch, get)
 		}
-		for next < len(items) && state[next] != itemWaiting {
+		for next < fo.n && fo.state[next] != itemWaiting {
 			next++
 		}
-		if running == 0 {
-			if next >= len(items) || halted {
+		if fo.running == 0 {
+			if next >= fo.n || fo.halted {
 				break
 			}
 			// Nothing runs and nothing can start: the rest wait on items that will never end.
-			for i := next; i < len(items); i++ {
-				if state[i] == itemWaiting {
-					skip(i)
+			for i := next; i < fo.n; i++ {
+				if fo.state[i] == itemWaiting {
+					fo.skip(i)
 				}
 			}
 			break
 		}
-		sel.Select(fctx)
+		fo.sel.Select(fctx)
 	}
-	if halted {
-		for i := range items {
-			if state[i] == itemWaiting {
-				state[i] = itemCancelled
-				perr.Cancelled = append(perr.Cancelled, itemName(opts, i))
+}
+
+// err is the fan-out's *ParallelError (the items a halt left waiting are cancelled), or
+// nil when every item ran and none failed.
+func (fo *fanOut) err() error {
+	if fo.halted {
+		for i := range fo.n {
+			if fo.state[i] == itemWaiting {
+				fo.state[i] = itemCancelled
+				fo.perr.Cancelled = append(fo.perr.Cancelled, itemName(fo.opts, i))
 			}
 		}
 	}
-	if perr.First != nil {
-		return results, perr
+	if fo.perr.First != nil {
+		return fo.perr
 	}
-	if len(perr.Skipped) > 0 {
-		perr.First = fmt.Errorf("%d items skipped", len(perr.Skipped))
-		return results, perr
+	if len(fo.perr.Skipped) > 0 {
+		fo.perr.First = fmt.Errorf("%d items skipped", len(fo.perr.Skipped))
+		return fo.perr
 	}
-	return results, nil
+	return nil
 }
 
 // checkItemCycle refuses a fan-out whose items depend on each other in a cycle (Ordered

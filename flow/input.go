@@ -24,21 +24,18 @@ func Input[T any](ctx *Context, name string, req signals.InputRequest) (T, error
 }
 
 // askInput is Input recording a step of kind (Decide asks people through it); begun, when
-// set, gets the step's index once the step is recorded. It returns the accepted answer
+// set, gets the step once it is recorded. It returns the accepted answer
 // too (nil when there is none).
-func askInput[T any](ctx *Context, name string, kind runs.StepKind, req signals.InputRequest, begun func(int)) (T, *signals.InputAnswer, error) {
+func askInput[T any](ctx *Context, name string, kind runs.StepKind, req signals.InputRequest, begun func(*step)) (T, *signals.InputAnswer, error) {
 	var zero T
 	rt := ctx.run
-	st := rt.state
-	now := runNow(ctx.wctx)
-	i := beginStep(st, ctx.scope, name, kind, now)
+	s := ctx.begin(name, kind)
+	now := s.began
 	if begun != nil {
-		begun(i)
+		begun(s)
 	}
 	fail := func(status runs.StepStatus, err error) (T, *signals.InputAnswer, error) {
-		endStep(st, i, runNow(ctx.wctx), status, 0, err.Error(), "", nil)
-		rt.publish()
-		return zero, nil, &StepError{Step: name, Kind: kind, Err: err}
+		return zero, nil, s.fail(s.now(), status, err)
 	}
 	in, err := signals.NewInput(name, req, now)
 	if err != nil {
@@ -47,9 +44,7 @@ func askInput[T any](ctx *Context, name string, kind runs.StepKind, req signals.
 	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
 		return fail(runs.StepFailed, err)
 	}
-	if rt.plan {
-		endStep(st, i, now, runs.StepPlanned, 0, "", string(kind)+": "+display.Preview(oneLine(req.Prompt), 100), nil)
-		rt.publish()
+	if s.planned(string(kind) + ": " + display.Preview(oneLine(req.Prompt), 100)) {
 		return zero, nil, nil
 	}
 	members, err := ctx.snapshotGroups("input "+name, req.Assignees)
@@ -67,9 +62,7 @@ func askInput[T any](ctx *Context, name string, kind runs.StepKind, req signals.
 		var v T
 		return json.Unmarshal(orNull(raw), &v)
 	}}
-	rt.people.inputs[name] = w
-	st.Inputs = append(st.Inputs, in)
-	defer delete(rt.people.inputs, name)
+	defer rt.people.openInput(w)()
 
 	rt.emit(ctx.wctx, events.InputRequested, name, "", req.Prompt, map[string]any{
 		"assignees": req.Assignees, "schema": req.Schema,
@@ -89,8 +82,7 @@ func askInput[T any](ctx *Context, name string, kind runs.StepKind, req signals.
 		return fail(runs.StepFailed, fmt.Errorf("input %s: decode the answer: %w", name, err))
 	}
 	rt.emit(ctx.wctx, events.InputReceived, name, "", "", map[string]any{"by": in.Answer.By})
-	endStep(st, i, runNow(ctx.wctx), runs.StepCompleted, 0, "", "answered by "+in.Answer.By+": "+display.Preview(string(in.Answer.Payload), 150), nil)
-	rt.publish()
+	s.end(s.now(), runs.StepCompleted, "", "answered by "+in.Answer.By+": "+display.Preview(string(in.Answer.Payload), 150))
 	return v, in.Answer, nil
 }
 

@@ -63,7 +63,7 @@ func maxRunsGroup(name string) string { return "flow:" + name }
 // flow's, or for MaxRunsPerKey its key's (the starter's, or rendered by the run).
 func (p *permitsPart) withMaxRuns(c *Context, limits map[string]int) (map[string]int, error) {
 	info := c.run.info
-	if info.MaxRuns < 1 || c.run.plan {
+	if info.MaxRuns < 1 || c.run.setup.plan {
 		return limits, nil
 	}
 	if info.MaxRunsKey != "" {

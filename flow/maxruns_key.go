@@ -176,7 +176,7 @@ func (p *permitsPart) runKeyGroup(c *Context) (string, error) {
 	type rendered struct{ Group, Err string }
 	var r rendered
 	enc := workflow.SideEffect(c.wctx, func(workflow.Context) any {
-		raw, err := json.Marshal(c.run.input)
+		raw, err := json.Marshal(c.run.setup.input)
 		if err != nil {
 			return rendered{Err: fmt.Sprintf("concurrency key %s: encode the input: %v", info.MaxRunsKey, err)}
 		}

@@ -144,30 +144,74 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 	if len(steps) == 0 {
 		return nil, nil
 	}
-	if err := c.run.guards.checkFanOut(name, len(steps)); err != nil {
+	if err := c.run.setup.guards.checkFanOut(name, len(steps)); err != nil {
 		return nil, &StepError{Step: name, Kind: "parallel", Err: err}
 	}
 	pctx, cancel := workflow.WithCancel(c.wctx)
 	defer cancel()
 	pc := c.withWorkflow(pctx)
+	results, calls, wave := pc.parallelCalls(name, steps)
+	if err := c.reserveWave(name, steps, calls); err != nil {
+		return nil, &StepError{Step: name, Kind: "parallel", Err: err}
+	}
+	for i := range calls {
+		if steps[i].branch == nil {
+			wave[i].p = pc.dispatch(calls[i])
+		}
+	}
+	// Branches (and children) run as branches of the group.
+	futures := make([]*Future[any], len(steps))
+	inGroup := pc.branch(pctx, name) // branch records read "group/branch"
+	for i, s := range steps {
+		if s.branch != nil {
+			futures[i] = Async(inGroup, s.name, s.branch)
+		}
+	}
+	w := &parallelWait{c: c, pc: pc, steps: steps, results: results, perr: &ParallelError{Group: name}, mode: mode, cancel: cancel,
+		sel: workflow.NewSelector(c.wctx)}
+	w.addBranches(futures)
+	w.addSteps(wave)
+	if w.perr.First != nil && mode == FailFast {
+		cancel()
+	}
+	for ; w.waiting > 0; w.waiting-- {
+		w.sel.Select(c.wctx)
+	}
+	c.afterParallel(name) // the step error handler, for each failed step
+	for i := range results {
+		if results[i].Err != nil {
+			results[i].Shell, results[i].HTTP, results[i].Agent = nil, nil, nil
+		}
+	}
+	if w.perr.First != nil {
+		return results, w.perr
+	}
+	return results, nil
+}
 
+// waveStep is an activity step of a Parallel call: dispatched, where its result goes,
+// and how the result is recorded.
+type waveStep struct {
+	p        *pending
+	result   any
+	describe func() outcome
+}
+
+// parallelCalls are the results, the calls and the activity steps of a Parallel call of
+// the group name (branch steps have no call).
+func (c *Context) parallelCalls(name string, steps []ParallelStep) ([]ParallelResult, []call, []waveStep) {
 	results := make([]ParallelResult, len(steps))
 	calls := make([]call, len(steps))
-	type branch struct {
-		p        *pending
-		result   any
-		describe func() outcome
-	}
-	branches := make([]branch, len(steps))
+	wave := make([]waveStep, len(steps))
 	for i, s := range steps {
 		var cl call
-		b := branch{}
+		b := waveStep{}
 		if s.branch != nil {
 			results[i].Name, results[i].Kind = s.name, runs.KindBranch
 			continue
 		}
 		if s.spec != nil {
-			cl = pc.builtinCall(s.name, s.spec, s.opts)
+			cl = c.builtinCall(s.name, s.spec, s.opts)
 			switch cl.kind {
 			case runs.KindShell:
 				r := &activities.ShellResult{}
@@ -180,17 +224,22 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 				b.result, b.describe, results[i].Agent = r, describeAgent(r), r
 			}
 		} else {
-			cl = activityCall(pc.With(s.opts...), s.name, s.activity, s.args)
+			cl = activityCall(c.With(s.opts...), s.name, s.activity, s.args)
 			b.result = &results[i].raw
 			b.describe = describeRaw(&results[i].raw, resultType(s.activity))
 		}
 		cl.group = name
 		results[i].Name, results[i].Kind = s.name, cl.kind
 		calls[i] = cl
-		branches[i] = b
+		wave[i] = b
 	}
-	// Cost-bearing steps reserve their limits together, so a fan-out cannot overshoot the
-	// cap: all are dispatched, or none.
+	return results, calls, wave
+}
+
+// reserveWave reserves the limits of the cost-bearing steps of a Parallel call together,
+// so a fan-out cannot overshoot the cap: all are dispatched, or none (then they are
+// recorded as refused).
+func (c *Context) reserveWave(name string, steps []ParallelStep, calls []call) error {
 	var items []budget.Item
 	// Keys are unique per call: the same group may run again in a loop or a later attempt.
 	c.run.budget.waves[name]++
@@ -204,120 +253,99 @@ func (c *Context) Parallel(name string, mode ParallelMode, steps ...ParallelStep
 			items = append(items, budget.Item{Key: calls[i].reserveKey, Amount: *calls[i].costLimit})
 		}
 	}
-	if len(items) > 0 && !c.run.plan {
-		if err := c.reserve(items); err != nil {
-			pc.refuseWave(name, steps, calls, err)
-			return nil, &StepError{Step: name, Kind: "parallel", Err: err}
-		}
-		for i := range calls {
-			calls[i].reserved = calls[i].costLimit != nil
-		}
+	if len(items) == 0 || c.run.setup.plan {
+		return nil
+	}
+	if err := c.reserve(items); err != nil {
+		c.refuseWave(name, steps, calls, err)
+		return err
 	}
 	for i := range calls {
-		if steps[i].branch == nil {
-			branches[i].p = pc.dispatch(calls[i])
-		}
+		calls[i].reserved = calls[i].costLimit != nil
 	}
-	// Branches (and children) run as branches of the group.
-	futures := make([]*Future[any], len(steps))
-	inGroup := pc.branch(pctx, name) // branch records read "group/branch"
-	for i, s := range steps {
-		if s.branch != nil {
-			futures[i] = Async(inGroup, s.name, s.branch)
-		}
-	}
+	return nil
+}
 
-	perr := &ParallelError{Group: name}
-	sel := workflow.NewSelector(c.wctx)
-	waiting := 0
-	onDone := func(i int) {
-		b := branches[i]
-		err := b.p.get(c.wctx, b.result)
-		if err == nil {
-			pc.storeCache(b.p, b.result) // cache.go
-		}
-		rerr := pc.record(b.p, err, b.describe)
-		if rerr == nil {
-			return
-		}
-		results[i].Err = rerr
-		if onlyAllowed(rerr) {
-			return // allowed to fail: its siblings go on
-		}
-		if isCancellation(err) && perr.First != nil {
-			perr.Cancelled = append(perr.Cancelled, steps[i].name) // stopped by an earlier failure
-			return
-		}
-		perr.Failed = append(perr.Failed, steps[i].name)
-		if perr.First == nil {
-			perr.First = rerr
-		}
-		if mode == FailFast {
-			cancel()
-		}
+// parallelWait waits for the steps of a Parallel call and collects their failures.
+type parallelWait struct {
+	c, pc   *Context
+	steps   []ParallelStep
+	results []ParallelResult
+	perr    *ParallelError
+	mode    ParallelMode
+	cancel  workflow.CancelFunc
+	sel     workflow.Selector
+	waiting int
+}
+
+// failed records the failure err of step i; cancelled says the step was cancelled,
+// perhaps by an earlier failure. With FailFast a failure cancels the other steps.
+func (w *parallelWait) failed(i int, err error, cancelled bool) {
+	w.results[i].Err = err
+	if onlyAllowed(err) {
+		return // allowed to fail: its siblings go on
 	}
+	if cancelled && w.perr.First != nil {
+		w.perr.Cancelled = append(w.perr.Cancelled, w.steps[i].name) // stopped by an earlier failure
+		return
+	}
+	w.perr.Failed = append(w.perr.Failed, w.steps[i].name)
+	if w.perr.First == nil {
+		w.perr.First = err
+	}
+	if w.mode == FailFast {
+		w.cancel()
+	}
+}
+
+// addBranches waits for the branch steps' futures.
+func (w *parallelWait) addBranches(futures []*Future[any]) {
 	for i, f := range futures {
 		if f == nil {
 			continue
 		}
-		waiting++
-		sel.AddFuture(f.fut, func(workflow.Future) {
-			v, err := f.Get(c)
+		w.waiting++
+		w.sel.AddFuture(f.fut, func(workflow.Future) {
+			v, err := f.Get(w.c)
 			if err == nil {
-				results[i].raw, err = json.Marshal(v)
+				w.results[i].raw, err = json.Marshal(v)
 			}
-			if err == nil {
-				return
-			}
-			results[i].Err = err
-			if onlyAllowed(err) {
-				return
-			}
-			if isCancellation(err) && perr.First != nil {
-				perr.Cancelled = append(perr.Cancelled, steps[i].name)
-				return
-			}
-			perr.Failed = append(perr.Failed, steps[i].name)
-			if perr.First == nil {
-				perr.First = err
-			}
-			if mode == FailFast {
-				cancel()
+			if err != nil {
+				w.failed(i, err, isCancellation(err))
 			}
 		})
 	}
-	for i, b := range branches {
+}
+
+// addSteps waits for the dispatched activity steps; those refused before dispatch fail
+// at once.
+func (w *parallelWait) addSteps(wave []waveStep) {
+	for i, b := range wave {
 		if b.p == nil || b.p.planned {
 			continue
 		}
 		if b.p.err != nil {
-			results[i].Err = b.p.err
-			if perr.First == nil {
-				perr.First = b.p.err
+			w.results[i].Err = b.p.err
+			if w.perr.First == nil {
+				w.perr.First = b.p.err
 			}
-			perr.Failed = append(perr.Failed, steps[i].name)
+			w.perr.Failed = append(w.perr.Failed, w.steps[i].name)
 			continue
 		}
-		i := i
-		waiting++
-		sel.AddFuture(b.p.fut, func(workflow.Future) { onDone(i) })
+		w.waiting++
+		w.sel.AddFuture(b.p.fut, func(workflow.Future) { w.done(i, b) })
 	}
-	if perr.First != nil && mode == FailFast {
-		cancel()
+}
+
+// done records the finished activity step i.
+func (w *parallelWait) done(i int, b waveStep) {
+	err := b.p.get(w.c.wctx, b.result)
+	if err == nil {
+		w.pc.storeCache(b.p, b.result) // cache.go
 	}
-	for ; waiting > 0; waiting-- {
-		sel.Select(c.wctx)
+	if rerr := w.pc.record(b.p, err, b.describe); rerr != nil {
+		w.failed(i, rerr, isCancellation(err))
 	}
-	c.afterParallel(name) // the step error handler, for each failed step
-	for i := range results {
-		if results[i].Err != nil {
-			results[i].Shell, results[i].HTTP, results[i].Agent = nil, nil, nil
-		}
-	}
-	if perr.First != nil {
-		return results, perr
-	}
-	return results, nil
 }
 
 // describeRaw describes an activity step's raw result; when the activity is a function,
@@ -357,20 +385,18 @@ func resultType(activity any) reflect.Type {
 // refuseWave records every step of a wave whose money did not fit the cap as refused,
 // with the reason: none of them ran.
 func (c *Context) refuseWave(group string, steps []ParallelStep, calls []call, err error) {
-	st := c.run.state
-	now := runNow(c.wctx)
-	for i, s := range steps {
+	for i, ps := range steps {
 		kind := calls[i].kind
-		if s.branch != nil {
+		if ps.branch != nil {
 			kind = runs.KindBranch
 		}
-		j := beginStep(st, c.scope, s.name, kind, now)
-		st.Steps[j].Group = group
+		s := c.begin(ps.name, kind)
+		s.rec().Group = group
 		if calls[i].costLimit != nil && calls[i].costLimit.IsPositive() {
 			limit := *calls[i].costLimit
-			st.Steps[j].CostLimitUSD = &limit
+			s.rec().CostLimitUSD = &limit
 		}
-		endStep(st, j, now, runs.StepRefused, 0, err.Error(), "", nil)
+		s.close(s.began, runs.StepRefused, 0, err.Error(), "", nil)
 	}
 	c.run.publish()
 }

@@ -33,19 +33,16 @@ func (c *Context) QualityGate(name string, source any, q quality.Gate) (runs.Qua
 	if err := c.holdWhilePaused(false); err != nil { // run_pause.go: no new step while paused
 		return runs.Quality{}, &StepError{Step: name, Kind: runs.KindQuality, Err: err}
 	}
-	st := c.run.state
-	now := runNow(c.wctx)
-	i := beginStep(st, c.scope, name, runs.KindQuality, now)
+	s := c.begin(name, runs.KindQuality)
 	rec := runs.Quality{Threshold: q.Threshold, Field: q.Field, OnFail: string(q.OnFail)}
 	if rec.OnFail == "" {
 		rec.OnFail = string(quality.Fail)
 	}
 	fail := func(err error) (runs.Quality, error) {
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		c.run.publish()
+		serr := s.fail(s.began, runs.StepFailed, err)
 		c.run.emit(c.wctx, events.StepFailed, name, string(runs.StepFailed), err.Error(), map[string]any{"kind": runs.KindQuality})
-		c.onStepFailed(i, "", false)
-		return rec, &StepError{Step: name, Kind: runs.KindQuality, Err: err}
+		s.failed()
+		return rec, serr
 	}
 	if strings.TrimSpace(name) == "" {
 		return fail(errors.New("step name is empty"))
@@ -56,9 +53,7 @@ func (c *Context) QualityGate(name string, source any, q quality.Gate) (runs.Qua
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
 		return fail(err)
 	}
-	if c.run.plan {
-		endStep(st, i, now, runs.StepPlanned, 0, "", "quality gate: "+qualityWant(q), nil)
-		c.run.publish()
+	if s.planned("quality gate: " + qualityWant(q)) {
 		return rec, nil
 	}
 	score, field, err := qualityScore(source, q.Field)
@@ -68,28 +63,25 @@ func (c *Context) QualityGate(name string, source any, q quality.Gate) (runs.Qua
 	}
 	rec.Score = score
 	rec.Passed = score >= q.Threshold
-	st.Steps[i].Quality = &rec
+	s.rec().Quality = &rec
 	summary := fmt.Sprintf("score %s, threshold %s", formatScore(score), formatScore(q.Threshold))
 	if rec.Passed {
-		endStep(st, i, now, runs.StepCompleted, 0, "", summary+": passed", nil)
-		c.run.publish()
+		s.end(s.began, runs.StepCompleted, "", summary+": passed")
 		c.run.emit(c.wctx, events.StepCompleted, name, string(runs.StepCompleted), "",
 			map[string]any{"kind": runs.KindQuality, "score": score, "threshold": q.Threshold})
 		return rec, nil
 	}
 	msg := fmt.Sprintf("quality gate %s: %s is below the threshold %s", name, scoreName(field, score), formatScore(q.Threshold))
-	serr := &StepError{Step: name, Kind: runs.KindQuality, Err: newTypedError(msg, ErrorQualityGate, nil)}
-	endStep(st, i, now, runs.StepFailed, 0, msg, summary+": failed", nil)
+	serr := s.err(newTypedError(msg, ErrorQualityGate, nil))
+	s.close(s.began, runs.StepFailed, 0, msg, summary+": failed", nil)
 	var out error = serr
 	if rec.OnFail == string(quality.Continue) {
-		st.Steps[i].AllowedFailure = true
-		st.AllowedFailures++
-		out = c.allowedFailure(serr)
+		out = s.allowFailure(serr)
 	}
 	c.run.publish()
 	c.run.emit(c.wctx, events.StepFailed, name, string(runs.StepFailed), msg,
 		map[string]any{"kind": runs.KindQuality, "score": score, "threshold": q.Threshold, "on_fail": rec.OnFail})
-	c.onStepFailed(i, "", false)
+	s.failed()
 	return rec, out
 }
 

@@ -13,6 +13,10 @@ import (
 // afterPart is what runs after something else: the Always steps (after the run), the step
 // error handler (after a failed step) and the handler's output (kept when it returns).
 type afterPart struct {
+	// onError are the cleanup steps registered with OnError.
+	onError []onErrorStep
+	// triggers are the flows the run's end starts (run_triggers.go).
+	triggers []trigger
 	// always are the steps registered with Always.
 	always []onErrorStep
 	// onStepError is the handler set with OnStepError.

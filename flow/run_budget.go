@@ -91,7 +91,7 @@ func newBudgetPart(rt *runner, cfg runConfig, opts protocol.RunOptions) *budgetP
 	}
 	if c.Set {
 		f, _ := c.Amount.Float64()
-		rt.pendingSA = append(rt.pendingSA, searchattr.MaxCostKey.ValueSet(f))
+		rt.report.pendingSA = append(rt.report.pendingSA, searchattr.MaxCostKey.ValueSet(f))
 	}
 	return b
 }
@@ -111,7 +111,7 @@ func (b *budgetPart) register(wctx workflow.Context) error {
 			if err := b.ledger.Raise(to); err != nil {
 				return budget.Cap{}, err
 			}
-			b.rt.auth.spend(ctx, verified)
+			b.rt.control.auth.spend(ctx, verified)
 			b.capVersion++
 			f, _ := to.Float64()
 			if err := workflow.UpsertTypedSearchAttributes(ctx, searchattr.MaxCostKey.ValueSet(f)); err != nil {
@@ -141,7 +141,7 @@ func (b *budgetPart) register(wctx workflow.Context) error {
 
 // verify checks a budget raise's proof against the run's pinned policy.
 func (b *budgetPart) verify(ctx workflow.Context, r protocol.BudgetRaise) (*auth.Verified, error) {
-	return b.rt.auth.check(ctx, "budget raise by "+strings.TrimSpace(r.By), r.Proof, func(ns, run string) (auth.Decision, error) {
+	return b.rt.control.auth.check(ctx, "budget raise by "+strings.TrimSpace(r.By), r.Proof, func(ns, run string) (auth.Decision, error) {
 		return decisions.Budget(ns, run, r)
 	})
 }
@@ -290,7 +290,7 @@ func (b *budgetPart) releaseQuota(wctx workflow.Context) {
 // Runs older than quotaReserveVersion only check that the quotas are not used up.
 func (b *budgetPart) checkQuota(c *Context, cfg runConfig, opts protocol.RunOptions) error {
 	rt := b.rt
-	if opts.QuotaChecked || rt.children.parent != nil || rt.plan {
+	if opts.QuotaChecked || rt.children.parent != nil || rt.setup.plan {
 		return nil
 	}
 	if _, ok := cfg.quotas.LimitFor(budget.AllScope); !ok {

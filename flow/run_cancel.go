@@ -29,12 +29,12 @@ func (rt *runner) registerCancel(wctx workflow.Context) error {
 			if err != nil {
 				return "", err
 			}
-			rt.auth.spend(ctx, verified)
+			rt.control.auth.spend(ctx, verified)
 			rt.takeCancelReason(protocol.CancelReason{By: strings.TrimSpace(r.By), Reason: strings.TrimSpace(r.Reason)})
 			workflow.GetLogger(ctx).Info("run cancelled", "by", r.By, "reason", r.Reason)
-			rt.cancelled = true
-			if rt.cancelHandler != nil {
-				rt.cancelHandler()
+			rt.control.cancelled = true
+			if rt.control.cancelHandler != nil {
+				rt.control.cancelHandler()
 			}
 			return rt.state.Status, nil
 		},
@@ -60,8 +60,8 @@ func (rt *runner) checkCancel(r protocol.RunCancel) error {
 	switch {
 	case rt.state.Status.Terminal():
 		return fmt.Errorf("cancel: the run has ended (%s)", rt.state.Status)
-	case rt.cancelled:
-		return fmt.Errorf("cancel: the run is being cancelled already (%s)", rt.cancelReason)
+	case rt.control.cancelled:
+		return fmt.Errorf("cancel: the run is being cancelled already (%s)", rt.control.cancelReason)
 	case utf8.RuneCountInString(r.Reason) > maxCancelReason:
 		return fmt.Errorf("cancel: the reason is longer than %d characters", maxCancelReason)
 	}
@@ -70,7 +70,7 @@ func (rt *runner) checkCancel(r protocol.RunCancel) error {
 
 // verifyCancel checks a cancellation's proof and rule against the run's pinned policy.
 func (rt *runner) verifyCancel(ctx workflow.Context, r protocol.RunCancel) (*auth.Verified, error) {
-	return rt.auth.check(ctx, "cancel by "+strings.TrimSpace(r.By), r.Proof, func(ns, run string) (auth.Decision, error) {
+	return rt.control.auth.check(ctx, "cancel by "+strings.TrimSpace(r.By), r.Proof, func(ns, run string) (auth.Decision, error) {
 		return decisions.Cancel(ns, run, r)
 	})
 }

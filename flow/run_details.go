@@ -99,16 +99,48 @@ func writeWaiting(b *strings.Builder, s *runs.State, conn string) {
 	}
 	command := func(w runs.Wait) string { return withConn(w.Command(id), conn) }
 	ui := s.Auth == nil || !s.Auth.Required // signed decisions only: the UI cannot sign
-	until := func(t *time.Time) string {
-		if t == nil {
-			return "no deadline"
-		}
-		return "until " + t.UTC().Format(time.RFC3339)
-	}
 	waiting := map[string]bool{}
 	for _, w := range s.Waiting {
 		waiting[w] = true
 	}
+	var lines []string
+	lines = append(lines, approvalWaitLines(s, waiting, command, ui)...)
+	lines = append(lines, inputWaitLines(s, waiting, command, ui)...)
+	for _, w := range s.SignalWaits {
+		wait := runs.Wait{Kind: runs.ForSignal, Name: w.Name, Key: w.Key}
+		if w.Received != nil || !waiting[wait.String()] {
+			continue
+		}
+		keyDesc := ""
+		if w.Key != "" {
+			keyDesc = fmt.Sprintf(" key `%s`", w.Key)
+		}
+		lines = append(lines, fmt.Sprintf("- **Signal `%s`**%s, %s. Send: `%s`",
+			w.Name, keyDesc, untilDeadline(w.Deadline), command(wait)))
+	}
+	lines = append(lines, gateWaitLines(s, waiting, command, ui)...)
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("**Waiting for people**\n\n" + strings.Join(lines, "\n") + "\n\n")
+	switch {
+	case slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, uiLinePrefix) }):
+		b.WriteString(uiIdentityNote + "\n\n")
+	case !ui:
+		b.WriteString(uiSignedOnlyNote + "\n\n")
+	}
+}
+
+// untilDeadline is "until <time>", or "no deadline".
+func untilDeadline(t *time.Time) string {
+	if t == nil {
+		return "no deadline"
+	}
+	return "until " + t.UTC().Format(time.RFC3339)
+}
+
+// approvalWaitLines are writeWaiting's lines for the open approval gates the run waits for.
+func approvalWaitLines(s *runs.State, waiting map[string]bool, command func(runs.Wait) string, ui bool) []string {
 	var lines []string
 	for _, g := range s.Gates {
 		wait := runs.Wait{Kind: runs.ForApproval, Name: g.Name}
@@ -130,11 +162,17 @@ func writeWaiting(b *strings.Builder, s *runs.State, conn string) {
 		lines = append(lines, fmt.Sprintf("- **Approval `%s`**: %s — %d of %d approvals from %s, %s (then %s).%s "+
 			"Answer: `%s` (or `reject`, `request-changes --comment ...`)",
 			g.Name, mdEscape(display.Preview(oneLine(g.Request.Message), 200)), len(g.Approvals()), g.Request.Required, who,
-			until(g.Deadline), g.Request.OnTimeout, voted, command(wait)))
+			untilDeadline(g.Deadline), g.Request.OnTimeout, voted, command(wait)))
 		if ui {
 			lines = append(lines, uiVoteLine(g.Name, false))
 		}
 	}
+	return lines
+}
+
+// inputWaitLines are writeWaiting's lines for the open inputs the run waits for.
+func inputWaitLines(s *runs.State, waiting map[string]bool, command func(runs.Wait) string, ui bool) []string {
+	var lines []string
 	for _, in := range s.Inputs {
 		wait := runs.Wait{Kind: runs.ForInput, Name: in.Name}
 		if in.Answer != nil || !waiting[wait.String()] {
@@ -149,34 +187,12 @@ func writeWaiting(b *strings.Builder, s *runs.State, conn string) {
 			deadline = &d
 		}
 		lines = append(lines, fmt.Sprintf("- **Input `%s`**: %s — from %s, %s. Answer: `%s`",
-			in.Name, mdEscape(display.Preview(oneLine(in.Request.Prompt), 200)), who, until(deadline), command(wait)))
+			in.Name, mdEscape(display.Preview(oneLine(in.Request.Prompt), 200)), who, untilDeadline(deadline), command(wait)))
 		if ui {
 			lines = append(lines, uiAnswerLine(in.Name))
 		}
 	}
-	for _, w := range s.SignalWaits {
-		wait := runs.Wait{Kind: runs.ForSignal, Name: w.Name, Key: w.Key}
-		if w.Received != nil || !waiting[wait.String()] {
-			continue
-		}
-		keyDesc := ""
-		if w.Key != "" {
-			keyDesc = fmt.Sprintf(" key `%s`", w.Key)
-		}
-		lines = append(lines, fmt.Sprintf("- **Signal `%s`**%s, %s. Send: `%s`",
-			w.Name, keyDesc, until(w.Deadline), command(wait)))
-	}
-	lines = append(lines, gateWaitLines(s, waiting, command, ui)...)
-	if len(lines) == 0 {
-		return
-	}
-	b.WriteString("**Waiting for people**\n\n" + strings.Join(lines, "\n") + "\n\n")
-	switch {
-	case slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, uiLinePrefix) }):
-		b.WriteString(uiIdentityNote + "\n\n")
-	case !ui:
-		b.WriteString(uiSignedOnlyNote + "\n\n")
-	}
+	return lines
 }
 
 func oneLine(s string) string { return display.OneLine(s) }

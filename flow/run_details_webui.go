@@ -66,8 +66,8 @@ func (rt *runner) connFlags() string {
 	if ns := workflow.GetInfo(rt.root).Namespace; ns != "" && ns != defaultNamespace {
 		flags = append(flags, "--namespace "+ns)
 	}
-	if rt.baseQueue != "" && rt.baseQueue != DefaultTaskQueue {
-		flags = append(flags, "--task-queue "+rt.baseQueue)
+	if rt.setup.baseQueue != "" && rt.setup.baseQueue != DefaultTaskQueue {
+		flags = append(flags, "--task-queue "+rt.setup.baseQueue)
 	}
 	return strings.Join(flags, " ")
 }

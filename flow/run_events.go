@@ -78,7 +78,7 @@ func (a eventActivities) deliverBatch(ctx context.Context, batch []events.Event)
 func (rt *runner) emits(t events.Type) bool {
 	p := rt.events
 	switch {
-	case p.version == 0 || rt.plan:
+	case p.version == 0 || rt.setup.plan:
 		return false
 	case p.version == 1:
 		return t != events.StepRetrying // runs recorded with version 1 did not emit it

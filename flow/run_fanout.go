@@ -33,39 +33,15 @@ func runnerFits(n int, opts ForEachOptions) bool {
 // one step (a child run: the runner) whose cost and tokens are the items' together.
 func forEachChildByRunner[I, O any](ctx *Context, name string, f *Flow[I, O], inputs []I, opts ForEachOptions, stepOpts []StepOption) ([]O, error) {
 	results := make([]O, len(inputs))
-	rt := ctx.run
-	st := rt.state
-	now := runNow(ctx.wctx)
-	i := beginStep(st, ctx.scope, name, runs.KindChild, now)
-	fail := func(err error) ([]O, error) {
-		endStep(st, i, runNow(ctx.wctx), runs.StepFailed, 0, err.Error(), "", nil)
-		rt.publish()
-		return nil, &StepError{Step: name, Kind: runs.KindChild, Err: err}
-	}
+	s := ctx.begin(name, runs.KindChild)
+	fail := func(err error) ([]O, error) { return nil, s.fail(s.now(), runs.StepFailed, err) }
 	if err := ctx.holdWhilePaused(false); err != nil {
 		return fail(err)
 	}
 	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
 		return fail(err)
 	}
-	depth := st.Depth + 1
-	if err := rt.guards.checkDepth(name, depth); err != nil {
-		return fail(err)
-	}
-	if err := rt.guards.checkFanOut(name, rt.children.count+len(inputs)); err != nil {
-		return fail(err)
-	}
-	o := ctx.options(stepOpts)
-	queue, err := childQueue(ctx, o)
-	if err != nil {
-		return fail(err)
-	}
-	if err := ctx.checkServed(f.Name(), queue); err != nil {
-		return fail(err)
-	}
-	rt.children.count += len(inputs)
-	key := st.Steps[i].ActivityID
-	capUSD, reserved, err := ctx.reserveChild(key, o)
+	fs, err := ctx.planFanout(s, f.Name(), len(inputs), ctx.options(stepOpts))
 	if err != nil {
 		return fail(err)
 	}
@@ -78,57 +54,120 @@ func forEachChildByRunner[I, O any](ctx *Context, name string, f *Flow[I, O], in
 		}
 		raw[j], names[j] = b, itemName(opts, j)
 	}
-	info := workflow.GetInfo(ctx.wctx)
-	runnerID := info.WorkflowExecution.ID + "/" + key
-	createdBy, _ := workflow.GetTypedSearchAttributes(ctx.wctx).GetKeyword(searchattr.CreatedByKey)
-	pi := parentInfo{Step: name, Depth: depth, Guards: rt.guards, TreeTokens: rt.children.treeTokens(st),
-		StartedAt: st.StartedAt, CreatedBy: createdBy, CapUSD: capUSD}
+	in, cwo, err := ctx.fanoutStart(s, fs, f.Name(), f.info, raw, names, opts)
+	if err != nil {
+		return fail(err)
+	}
+	s.rec().Child = &runs.Child{ID: cwo.WorkflowID, Workflow: f.Name(), Status: runs.StatusRunning}
+	ctx.run.publish()
+	var res entity.FanoutResult
+	err = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx.wctx, cwo), protocol.FanoutWorkflowType, in).Get(ctx.wctx, &res)
+	berr, err := ctx.chargeFanout(s, fs, res, err)
+	if err != nil {
+		return nil, err
+	}
+	perr := fanoutErrors(name, res, names, func(j int, b json.RawMessage) error { return json.Unmarshal(b, &results[j]) })
+	return results, ctx.endFanout(s, res, perr, berr, len(inputs))
+}
+
+// fanout is a fan-out runner's start: its items' depth, queue, and the key and money
+// reserved for them.
+type fanout struct {
+	depth    int
+	queue    string
+	key      string
+	capUSD   string
+	reserved bool
+}
+
+// planFanout runs the guards of the fan-out step s of n runs of the flow flowName and
+// reserves their money.
+func (c *Context) planFanout(s *step, flowName string, n int, o stepOptions) (fanout, error) {
+	rt := c.run
+	fs := fanout{depth: rt.state.Depth + 1}
+	if err := rt.setup.guards.checkDepth(s.name, fs.depth); err != nil {
+		return fs, err
+	}
+	if err := rt.setup.guards.checkFanOut(s.name, rt.children.count+n); err != nil {
+		return fs, err
+	}
+	var err error
+	if fs.queue, err = childQueue(c, o); err != nil {
+		return fs, err
+	}
+	if err := c.checkServed(flowName, fs.queue); err != nil {
+		return fs, err
+	}
+	rt.children.count += n
+	fs.key = s.rec().ActivityID
+	fs.capUSD, fs.reserved, err = c.reserveChild(fs.key, o)
+	return fs, err
+}
+
+// fanoutStart is the fan-out runner's input and child workflow options for the items
+// raw, named names.
+func (c *Context) fanoutStart(s *step, fs fanout, flowName string, fi WorkflowInfo, raw []json.RawMessage, names []string, opts ForEachOptions) (entity.FanoutState, workflow.ChildWorkflowOptions, error) {
+	rt, st := c.run, c.run.state
+	info := workflow.GetInfo(c.wctx)
+	runnerID := info.WorkflowExecution.ID + "/" + fs.key
+	createdBy, _ := workflow.GetTypedSearchAttributes(c.wctx).GetKeyword(searchattr.CreatedByKey)
+	pi := parentInfo{Step: s.name, Depth: fs.depth, Guards: rt.setup.guards, TreeTokens: rt.children.treeTokens(st),
+		StartedAt: st.StartedAt, CreatedBy: createdBy, CapUSD: fs.capUSD}
 	var memo map[string]any
 	b, _ := json.Marshal(pi)
 	if err := json.Unmarshal(b, &memo); err != nil {
-		return fail(fmt.Errorf("encode the items' parent info: %w", err))
+		return entity.FanoutState{}, workflow.ChildWorkflowOptions{}, fmt.Errorf("encode the items' parent info: %w", err)
 	}
 	in := entity.FanoutState{
-		Flow: f.Name(), TaskQueue: queue, IDPrefix: runnerID, Names: names, Inputs: raw, ParentMemo: memo,
-		CreatedBy: createdBy, Category: f.info.Category, Version: f.info.Version,
+		Flow: flowName, TaskQueue: fs.queue, IDPrefix: runnerID, Names: names, Inputs: raw, ParentMemo: memo,
+		CreatedBy: createdBy, Category: fi.Category, Version: fi.Version,
 		MaxParallel: max(opts.MaxParallel, 1), Halt: opts.OnItemFail == Halt, PerRun: fanoutPerRun,
 	}
 	if opts.MaxParallel <= 0 {
-		in.MaxParallel = len(inputs)
+		in.MaxParallel = len(raw)
 	}
 	cwo := workflow.ChildWorkflowOptions{
 		WorkflowID:          runnerID,
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation: true,
-		StaticSummary:       fmt.Sprintf("fan-out of %d %s runs for %s", len(inputs), f.Name(), info.WorkflowExecution.ID),
+		StaticSummary:       fmt.Sprintf("fan-out of %d %s runs for %s", len(raw), flowName, info.WorkflowExecution.ID),
 	}
-	st.Steps[i].Child = &runs.Child{ID: runnerID, Workflow: f.Name(), Status: runs.StatusRunning}
-	rt.publish()
-	var res entity.FanoutResult
-	err = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx.wctx, cwo), protocol.FanoutWorkflowType, in).Get(ctx.wctx, &res)
-	rec := st.Steps[i].Child
+	return in, cwo, nil
+}
+
+// chargeFanout charges the fan-out step s the runner's cost and tokens and settles its
+// reservation (berr: the cap refused the spend). When the runner failed (err), it ends the
+// step and returns the step's error.
+func (c *Context) chargeFanout(s *step, fs fanout, res entity.FanoutResult, err error) (berr, serr error) {
+	rt, st := c.run, c.run.state
+	rec := s.rec().Child
 	tokens := runs.Tokens{Input: res.InputTokens, Output: res.OutputTokens}
 	rec.CostUSD, rec.Tokens = res.CostUSD, tokens
-	chargeStep(st, i, res.CostUSD, tokens)
+	chargeStep(st, s.i, res.CostUSD, tokens)
 	rt.children.tokens = addTokens(rt.children.tokens, tokens)
-	berr := ctx.settleCost(key, name, reserved, res.CostUSD)
-	end := runNow(ctx.wctx)
+	berr = c.settleCost(fs.key, s.name, fs.reserved, res.CostUSD)
 	if err != nil {
 		rec.Status, rec.Error = statusOf(err, 0), errorMessage(err)
 		status := runs.StepFailed
 		if isCancellation(err) {
 			status = runs.StepCancelled
 		}
-		endStep(st, i, end, status, 1, errorMessage(err), "", nil)
+		s.close(s.now(), status, 1, errorMessage(err), "", nil)
 		rt.publish()
-		return nil, &StepError{Step: name, Kind: runs.KindChild, Err: err}
+		return berr, s.err(err)
 	}
+	return berr, nil
+}
+
+// fanoutErrors is the failed and cancelled items of the fan-out group name; decode reads
+// item j's output.
+func fanoutErrors(name string, res entity.FanoutResult, names []string, decode func(j int, b json.RawMessage) error) *ParallelError {
 	perr := &ParallelError{Group: name, what: "foreach"}
-	for j := range inputs {
+	for j := range names {
 		switch e := res.Errors[j]; {
 		case e == "":
 			if len(res.Outputs[j]) > 0 {
-				if err := json.Unmarshal(res.Outputs[j], &results[j]); err != nil {
+				if err := decode(j, res.Outputs[j]); err != nil {
 					e = "decode the output: " + err.Error()
 					perr.Failed = append(perr.Failed, names[j])
 					if perr.First == nil {
@@ -145,23 +184,32 @@ func forEachChildByRunner[I, O any](ctx *Context, name string, f *Flow[I, O], in
 			}
 		}
 	}
+	return perr
+}
+
+// endFanout ends the fan-out step s of n items: failed when an item failed (perr) or the
+// cap refused the spend (berr).
+func (c *Context) endFanout(s *step, res entity.FanoutResult, perr *ParallelError, berr error, n int) error {
+	rt, rec := c.run, s.rec().Child
+	end := s.now()
 	rec.Status = runs.StatusCompleted
-	detail := fmt.Sprintf("%d of %d items completed", len(inputs)-len(perr.Failed)-len(perr.Cancelled), len(inputs))
+	detail := fmt.Sprintf("%d of %d items completed", n-len(perr.Failed)-len(perr.Cancelled), n)
 	if perr.First != nil {
 		rec.Status, rec.Error = runs.StatusFailed, perr.Error()
-		endStep(st, i, end, runs.StepFailed, 1, perr.Error(), detail, nil)
+		s.close(end, runs.StepFailed, 1, perr.Error(), detail, nil)
 		rt.publish()
-		return results, perr
+		return perr
 	}
 	if berr != nil {
-		endStep(st, i, end, runs.StepFailed, 1, berr.Error(), detail, nil)
+		s.close(end, runs.StepFailed, 1, berr.Error(), detail, nil)
 		rt.publish()
-		return results, &StepError{Step: name, Kind: runs.KindChild, Err: berr}
+		return s.err(berr)
 	}
-	endStep(st, i, end, runs.StepCompleted, 1, "", detail, nil)
+	s.close(end, runs.StepCompleted, 1, "", detail, nil)
 	rt.publish()
-	if gerr := rt.guards.checkTokens(name, rt.children.treeTokens(st)); gerr != nil && tokens.Total() > 0 {
-		return results, &StepError{Step: name, Kind: runs.KindChild, Err: gerr}
+	tokens := runs.Tokens{Input: res.InputTokens, Output: res.OutputTokens}
+	if gerr := rt.setup.guards.checkTokens(s.name, rt.children.treeTokens(rt.state)); gerr != nil && tokens.Total() > 0 {
+		return s.err(gerr)
 	}
-	return results, nil
+	return nil
 }

@@ -102,26 +102,52 @@ func (p *peoplePart) openPolled(ctx workflow.Context, g *polledGate) {
 }
 
 // hasGateType reports whether the worker has a resolver of type t.
-func (rt *runner) hasGateType(t string) bool { return slices.Contains(rt.gateTypes, t) }
+func (rt *runner) hasGateType(t string) bool { return slices.Contains(rt.setup.gateTypes, t) }
 
 // runGate is ctx.Gate (gate.go).
 func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) {
 	if err := c.holdWhilePaused(false); err != nil { // run_pause.go: no new step while paused
 		return gates.Result{}, &StepError{Step: name, Kind: runs.KindGate, Err: err}
 	}
-	rt, st := c.run, c.run.state
-	now := runNow(c.wctx)
-	i := beginStep(st, c.scope, name, runs.KindGate, now)
+	rt := c.run
+	s := c.begin(name, runs.KindGate)
 	rec := &runs.Gate{Type: strings.TrimSpace(req.Type), AllowManual: req.AllowManual}
-	st.Steps[i].Gate = rec
-	refuse := func(err error) (gates.Result, error) {
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		rt.publish()
-		return gates.Result{}, &StepError{Step: name, Kind: runs.KindGate, Err: err}
+	s.rec().Gate = rec
+	req, err := c.checkGate(s, req)
+	if err != nil {
+		return gates.Result{}, s.fail(s.began, runs.StepFailed, err)
 	}
-	invalid := func(format string, args ...any) (gates.Result, error) {
+	if s.planned(planGate(req)) {
+		return gates.Result{Outcome: gates.OutcomeApproved, By: "plan", DecidedAt: s.began}, nil
+	}
+	var deadline time.Time
+	if req.Timeout > 0 {
+		deadline = s.began.Add(req.Timeout)
+		rec.Deadline = &deadline
+	}
+	g := &polledGate{name: name, req: req, open: true}
+	rt.people.openPolled(c.wctx, g)
+	wait := runs.Wait{Kind: runs.ForGate, Name: name, Key: req.Type}
+	c.wait(wait)
+	rt.emit(c.wctx, events.StepStarted, name, string(runs.StepRunning), "", map[string]any{"kind": runs.KindGate, "type": req.Type,
+		"poll_interval": req.PollInterval.String(), "allow_manual": req.AllowManual})
+
+	res, timedOut, err := c.pollGate(s.i, g, deadline)
+	c.unwait(wait)
+	g.open = false
+	if err != nil {
+		return c.gateFailed(s, g, err)
+	}
+	return c.endGate(s, g, res, timedOut, deadline)
+}
+
+// checkGate checks the gate step s's request and runs its guards; it returns the request
+// with its defaults.
+func (c *Context) checkGate(s *step, req gates.Request) (gates.Request, error) {
+	rt, name := c.run, s.name
+	invalid := func(format string, args ...any) (gates.Request, error) {
 		msg := fmt.Sprintf(format, args...)
-		return refuse(newTypedError(msg, ErrorInvalidStep, errors.New(msg)))
+		return req, newTypedError(msg, ErrorInvalidStep, errors.New(msg))
 	}
 	if strings.TrimSpace(name) == "" {
 		return invalid("gate: the step name is empty")
@@ -132,51 +158,38 @@ func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) 
 	}
 	if !rt.hasGateType(req.Type) {
 		known := "none"
-		if len(rt.gateTypes) > 0 {
-			known = strings.Join(rt.gateTypes, ", ")
+		if len(rt.setup.gateTypes) > 0 {
+			known = strings.Join(rt.setup.gateTypes, ", ")
 		}
 		return invalid("gate %s: no gate resolver of type %q on this worker (registered: %s)", name, req.Type, known)
 	}
+	rec := s.rec().Gate
 	rec.PollInterval, rec.OnTimeout = req.PollInterval, req.OnTimeout
-	if err := rt.guards.checkWallTime(name, st.StartedAt, now); err != nil {
-		return refuse(err)
+	if err := s.checkWallTime(); err != nil {
+		return req, err
 	}
-	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		return refuse(err)
-	}
-	if rt.plan {
-		endStep(st, i, now, runs.StepPlanned, 0, "", planGate(req), nil)
-		rt.publish()
-		return gates.Result{Outcome: gates.OutcomeApproved, By: "plan", DecidedAt: now}, nil
-	}
-	var deadline time.Time
-	if req.Timeout > 0 {
-		deadline = now.Add(req.Timeout)
-		rec.Deadline = &deadline
-	}
-	g := &polledGate{name: name, req: req, open: true}
-	rt.people.openPolled(c.wctx, g)
-	wait := runs.Wait{Kind: runs.ForGate, Name: name, Key: req.Type}
-	c.wait(wait)
-	rt.emit(c.wctx, events.StepStarted, name, string(runs.StepRunning), "", map[string]any{"kind": runs.KindGate, "type": req.Type,
-		"poll_interval": req.PollInterval.String(), "allow_manual": req.AllowManual})
+	return req, c.countStep(name) // run_limits.go: the MaxSteps guard
+}
 
-	res, timedOut, err := c.pollGate(i, g, deadline)
-	c.unwait(wait)
-	g.open = false
-	end := runNow(c.wctx)
-	if err != nil {
-		status := runs.StepFailed
-		if isCancellation(err) {
-			status = runs.StepCancelled
-		}
-		g.ended = string(status)
-		endStep(st, i, end, status, 0, errorMessage(err), "", nil)
-		c.stepMetric(runs.KindGate, status, st.Steps[i].Duration(end))
-		rt.emit(c.wctx, events.StepFailed, name, string(status), errorMessage(err), map[string]any{"kind": runs.KindGate, "polls": rec.Polls})
-		rt.publish()
-		return gates.Result{Polls: rec.Polls, Message: rec.Message}, &StepError{Step: name, Kind: runs.KindGate, Err: err}
+// gateFailed ends the gate step s whose gate g could not be polled (err).
+func (c *Context) gateFailed(s *step, g *polledGate, err error) (gates.Result, error) {
+	rec, end := s.rec().Gate, s.now()
+	status := runs.StepFailed
+	if isCancellation(err) {
+		status = runs.StepCancelled
 	}
+	g.ended = string(status)
+	s.close(end, status, 0, errorMessage(err), "", nil)
+	c.stepMetric(runs.KindGate, status, s.rec().Duration(end))
+	c.run.emit(c.wctx, events.StepFailed, s.name, string(status), errorMessage(err), map[string]any{"kind": runs.KindGate, "polls": rec.Polls})
+	c.run.publish()
+	return gates.Result{Polls: rec.Polls, Message: rec.Message}, s.err(err)
+}
+
+// endGate ends the gate step s with the result res of its gate g (timedOut: its deadline
+// or MaxPolls passed first).
+func (c *Context) endGate(s *step, g *polledGate, res gates.Result, timedOut bool, deadline time.Time) (gates.Result, error) {
+	rec, end, req, name := s.rec().Gate, s.now(), g.req, s.name
 	if timedOut {
 		res = timeoutResult(req, res)
 	}
@@ -202,15 +215,15 @@ func (c *Context) runGate(name string, req gates.Request) (gates.Result, error) 
 	if timedOut && gerr != nil {
 		status = runs.StepTimedOut
 	}
-	endStep(st, i, end, status, 0, errString(gerr), res.Describe(), nil)
-	c.stepMetric(runs.KindGate, status, st.Steps[i].Duration(end))
+	s.close(end, status, 0, errString(gerr), res.Describe(), nil)
+	c.stepMetric(runs.KindGate, status, s.rec().Duration(end))
 	evt := events.StepCompleted
 	if gerr != nil {
 		evt = events.StepFailed
 	}
-	rt.emit(c.wctx, evt, name, string(status), res.Describe(), map[string]any{"kind": runs.KindGate, "type": req.Type,
+	c.run.emit(c.wctx, evt, name, string(status), res.Describe(), map[string]any{"kind": runs.KindGate, "type": req.Type,
 		"polls": res.Polls, "decision": res.Outcome, "by": res.By, "manual": res.Manual})
-	rt.publish()
+	c.run.publish()
 	return res, gerr
 }
 

@@ -46,31 +46,39 @@ type runConfig struct {
 // one concern of the run, registers its message handlers when the run starts and finishes
 // its work when the run ends (see end).
 type runner struct {
-	root workflow.Context
-	// auth is the run's pinned decision policy (run_auth.go).
-	auth  *authPart
+	root  workflow.Context
 	info  WorkflowInfo
 	state *runs.State
+	// setup is what the start and the worker set for the run.
+	setup setupPart
+	// steps counts the run's steps for the MaxSteps guard (run_limits.go).
+	steps stepsPart
+	// after: cleanup and Always steps, the step error handler, the handler's output, the
+	// flows the run's end starts (run_always.go).
+	after afterPart
+	// control: who may decide, the run's cancellation and its signal listener.
+	control controlPart
+	// report: what the run shows of itself besides its state (the Web UI details, search
+	// attributes, step metrics).
+	report reportPart
+
+	budget   *budgetPart   // run_budget.go: cap, reservations, pause and raise, quotas
+	people   *peoplePart   // run_people.go: approvals, inputs, signals
+	waits    statusPart    // run_status.go: what the run waits for, and so its status
+	children *childrenPart // run_children.go: the parent, child runs and their reports
+	events   *eventsPart   // run_events.go: deliveries to the worker's event sinks
+	permits  *permitsPart  // run_permits.go: paused workflow types and concurrency permits
+	pause    *pausePart    // run_pause.go: one run paused and resumed (the Update gateflow.pause)
+}
+
+// setupPart is what the start and the worker set for a run.
+type setupPart struct {
 	// guards are the limits in force (the flow's over the worker's, or the parent's).
 	guards Guards
 	// plan: the run is a plan; steps are recorded, not run.
 	plan bool
-	// pendingSA are search attribute updates to send with the next status upsert.
-	pendingSA []temporal.SearchAttributeUpdate
-	// onError are the cleanup steps registered with OnError.
-	onError []onErrorStep
-	// after: Always steps, the step error handler, the handler's output (run_always.go).
-	after afterPart
-	// cancelReason says who cancelled the run and why (flowctl cancel --reason), from the
-	// Signal cancelSignals.
-	cancelReason  string
-	cancelSignals workflow.ReceiveChannel
-	// listener serves the run's signal channels from one coroutine (run_signals.go).
-	listener *signalListener
-	// cancelHandler cancels the handler's context: the Update gateflow.cancel, accepted,
-	// calls it (run_cancel.go); cancelled says it did.
-	cancelHandler workflow.CancelFunc
-	cancelled     bool
+	// input is the run's input, as the handler gets it.
+	input any
 	// optionsErr is why the start options in the Memo could not be read; the run fails
 	// with it before any step.
 	optionsErr error
@@ -81,12 +89,28 @@ type runner struct {
 	baseQueue string
 	// lossTolerant: see runConfig.
 	lossTolerant bool
-	// steps counts the run's steps for the MaxSteps guard (run_limits.go).
-	steps stepsPart
-	// triggers are the flows the run's end starts (run_triggers.go).
-	triggers []trigger
-	// input is the run's input, as the handler gets it.
-	input any
+}
+
+// controlPart is who may decide for a run and how it is cancelled.
+type controlPart struct {
+	// auth is the run's pinned decision policy (run_auth.go).
+	auth *authPart
+	// cancelReason says who cancelled the run and why (flowctl cancel --reason), from the
+	// Signal cancelSignals.
+	cancelReason  string
+	cancelSignals workflow.ReceiveChannel
+	// listener serves the run's signal channels from one coroutine (run_signals.go).
+	listener *signalListener
+	// cancelHandler cancels the handler's context: the Update gateflow.cancel, accepted,
+	// calls it (run_cancel.go); cancelled says it did.
+	cancelHandler workflow.CancelFunc
+	cancelled     bool
+}
+
+// reportPart is what a run shows of itself besides its state.
+type reportPart struct {
+	// pendingSA are search attribute updates to send with the next status upsert.
+	pendingSA []temporal.SearchAttributeUpdate
 	// details keeps rendered parts of the Web UI details (run_details_rows.go); conn are
 	// the connection flags of their flowctl commands (connFlags: the run's namespace and
 	// queue do not change).
@@ -94,14 +118,6 @@ type runner struct {
 	conn    string
 	// stepTimers are the step duration timers made so far (run_metrics.go).
 	stepTimers map[stepTimerKey]client.MetricsTimer
-
-	budget   *budgetPart   // run_budget.go: cap, reservations, pause and raise, quotas
-	people   *peoplePart   // run_people.go: approvals, inputs, signals
-	waits    statusPart    // run_status.go: what the run waits for, and so its status
-	children *childrenPart // run_children.go: the parent, child runs and their reports
-	events   *eventsPart   // run_events.go: deliveries to the worker's event sinks
-	permits  *permitsPart  // run_permits.go: paused workflow types and concurrency permits
-	pause    *pausePart    // run_pause.go: one run paused and resumed (the Update gateflow.pause)
 }
 
 // runHandler is gateflow's run wrapper around a handler: it sets the run up, runs the
@@ -114,9 +130,9 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 	}
 	rt.metricsStarted(wctx) // run_metrics.go
 	hctx, cancel := workflow.WithCancel(wctx)
-	rt.cancelHandler = cancel
+	rt.control.cancelHandler = cancel
 	c := &Context{wctx: hctx, run: rt}
-	rt.input = in // maxruns_key.go: a run renders its concurrency key from it
+	rt.setup.input = in // maxruns_key.go: a run renders its concurrency key from it
 	if err := rt.preChecks(c, cfg, opts); err != nil {
 		return zero, rt.end(c, err)
 	}
@@ -152,10 +168,11 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	if info.MaxAttempts > 0 {
 		st.MaxAttempts = info.MaxAttempts
 	}
-	rt := &runner{root: wctx, info: info, state: st, guards: guards, gateTypes: cfg.gateTypes, triggers: cfg.triggers[info.Name],
-		services: cfg.services, baseQueue: cfg.baseQueue, lossTolerant: cfg.lossTolerant}
-	rt.listener = &signalListener{root: wctx}
-	rt.conn = rt.connFlags()
+	rt := &runner{root: wctx, info: info, state: st,
+		setup: setupPart{guards: guards, gateTypes: cfg.gateTypes, services: cfg.services, baseQueue: cfg.baseQueue, lossTolerant: cfg.lossTolerant},
+		after: afterPart{triggers: cfg.triggers[info.Name]}}
+	rt.control.listener = &signalListener{root: wctx}
+	rt.report.conn = rt.connFlags()
 	rt.children = &childrenPart{parent: parent, reports: map[string]runs.Child{}}
 	rt.people = newPeoplePart(rt, cfg.directory)
 	rt.events = newEventsPart(wctx, cfg.events, info.Name) // run_events.go
@@ -179,7 +196,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	if err != nil {
 		return nil, protocol.RunOptions{}, err
 	}
-	rt.auth = ap
+	rt.control.auth = ap
 	if err := rt.people.register(wctx); err != nil {
 		return nil, protocol.RunOptions{}, err
 	}
@@ -189,10 +206,10 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	}
 	opts, optsErr := readOptions(wctx)
 	if opts.Guards != nil {
-		rt.guards = rt.guards.tighten(*opts.Guards)
-		st.Guards = runs.Guards(rt.guards)
+		rt.setup.guards = rt.setup.guards.tighten(*opts.Guards)
+		st.Guards = runs.Guards(rt.setup.guards)
 	}
-	rt.plan = opts.Plan
+	rt.setup.plan = opts.Plan
 	if opts.MaxAttempts > 0 {
 		st.MaxAttempts = opts.MaxAttempts
 	}
@@ -204,7 +221,7 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 	if err := rt.registerCancel(wctx); err != nil {
 		return nil, protocol.RunOptions{}, err
 	}
-	rt.optionsErr = errors.Join(parentErr, optsErr)
+	rt.setup.optionsErr = errors.Join(parentErr, optsErr)
 	return rt, opts, nil
 }
 
@@ -212,8 +229,8 @@ func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner
 // matches the run's, the monthly quotas allow the run, its type is not paused, and it
 // holds its concurrency permits. Then the run is running.
 func (rt *runner) preChecks(c *Context, cfg runConfig, opts protocol.RunOptions) error {
-	if rt.optionsErr != nil {
-		return rt.optionsErr
+	if rt.setup.optionsErr != nil {
+		return rt.setup.optionsErr
 	}
 	if err := rt.checkVersion(); err != nil {
 		return err
@@ -326,8 +343,8 @@ func (rt *runner) end(c *Context, err error) error {
 		msg = "cancelled"
 		dctx, _ := workflow.NewDisconnectedContext(rt.root)
 		rt.drainCancelReason(dctx)
-		if rt.cancelReason != "" {
-			msg = "cancelled " + rt.cancelReason
+		if rt.control.cancelReason != "" {
+			msg = "cancelled " + rt.control.cancelReason
 		}
 	default:
 		msg = err.Error()
@@ -365,15 +382,15 @@ func (rt *runner) end(c *Context, err error) error {
 
 func (rt *runner) listenForCancelReason(wctx workflow.Context) {
 	ch := workflow.GetSignalChannelWithOptions(wctx, protocol.SignalCancel, workflow.SignalChannelOptions{Description: descCancelSignal})
-	rt.cancelSignals = ch
-	listen(rt.listener, ch, func(_ workflow.Context, r protocol.CancelReason) { rt.takeCancelReason(r) })
+	rt.control.cancelSignals = ch
+	listen(rt.control.listener, ch, func(_ workflow.Context, r protocol.CancelReason) { rt.takeCancelReason(r) })
 }
 
 // takeCancelReason keeps who cancelled the run and why.
 func (rt *runner) takeCancelReason(r protocol.CancelReason) {
-	rt.cancelReason = "by " + r.By
+	rt.control.cancelReason = "by " + r.By
 	if r.Reason != "" {
-		rt.cancelReason += ": " + r.Reason
+		rt.control.cancelReason += ": " + r.Reason
 	}
 }
 
@@ -384,7 +401,7 @@ func (rt *runner) takeCancelReason(r protocol.CancelReason) {
 // lets the other coroutines run before the run's end, as recorded histories expect. ctx must not be
 // cancelled (the run's end uses a disconnected one).
 func (rt *runner) drainCancelReason(ctx workflow.Context) {
-	if rt.cancelSignals == nil {
+	if rt.control.cancelSignals == nil {
 		return
 	}
 	ran := false
@@ -394,7 +411,7 @@ func (rt *runner) drainCancelReason(ctx workflow.Context) {
 	}
 	for {
 		var r protocol.CancelReason
-		if !rt.cancelSignals.ReceiveAsync(&r) {
+		if !rt.control.cancelSignals.ReceiveAsync(&r) {
 			return
 		}
 		rt.takeCancelReason(r)
@@ -416,7 +433,7 @@ func (rt *runner) checkVersion() error {
 	if started == "" {
 		if rt.info.Version != "" {
 			// Upserted with the first status.
-			rt.pendingSA = append(rt.pendingSA, searchattr.VersionKey.ValueSet(rt.info.Version))
+			rt.report.pendingSA = append(rt.report.pendingSA, searchattr.VersionKey.ValueSet(rt.info.Version))
 		}
 		return nil
 	}
@@ -432,9 +449,9 @@ func (rt *runner) checkVersion() error {
 
 // wallTimeLeft is the run's remaining wall time under its guard, and whether it is limited.
 func (rt *runner) wallTimeLeft(now time.Time) (time.Duration, bool) {
-	if rt.guards.MaxWallTime < 0 {
+	if rt.setup.guards.MaxWallTime < 0 {
 		return 0, false
 	}
-	left, _ := rt.guards.remaining(rt.state.StartedAt, now)
+	left, _ := rt.setup.guards.remaining(rt.state.StartedAt, now)
 	return left, true
 }

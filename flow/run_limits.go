@@ -22,7 +22,7 @@ type stepsPart struct {
 // running it (a refused step does not count). OnError and Always steps are not counted.
 func (c *Context) countStep(name string) error {
 	p := &c.run.steps
-	err := c.run.guards.checkSteps(name, p.counted+1)
+	err := c.run.setup.guards.checkSteps(name, p.counted+1)
 	if err == nil {
 		p.counted++
 		return nil

@@ -16,7 +16,7 @@ import (
 
 // metricsStarted counts the run as started and active (not a plan).
 func (rt *runner) metricsStarted(wctx workflow.Context) {
-	if rt.plan {
+	if rt.setup.plan {
 		return
 	}
 	m := workflow.GetMetricsHandler(wctx).WithTags(map[string]string{"workflow": rt.info.Name})
@@ -27,7 +27,7 @@ func (rt *runner) metricsStarted(wctx workflow.Context) {
 // metricsEnded records the end of a run: its status, duration and cost, and that it is no
 // longer active.
 func (rt *runner) metricsEnded(wctx workflow.Context, status runs.Status) {
-	if rt.plan {
+	if rt.setup.plan {
 		return
 	}
 	m := workflow.GetMetricsHandler(wctx).WithTags(map[string]string{"workflow": rt.info.Name})
@@ -46,15 +46,15 @@ func (rt *runner) metricsEnded(wctx workflow.Context, status runs.Status) {
 // what a replay records, as the handler it comes from does.
 func (c *Context) stepMetric(kind runs.StepKind, status runs.StepStatus, d time.Duration) {
 	key := stepTimerKey{kind, status}
-	t, ok := c.run.stepTimers[key]
+	t, ok := c.run.report.stepTimers[key]
 	if !ok {
 		t = workflow.GetMetricsHandler(c.wctx).WithTags(map[string]string{
 			"workflow": c.run.info.Name, "kind": string(kind), "status": string(status),
 		}).Timer(protocol.MetricStepDuration)
-		if c.run.stepTimers == nil {
-			c.run.stepTimers = map[stepTimerKey]client.MetricsTimer{}
+		if c.run.report.stepTimers == nil {
+			c.run.report.stepTimers = map[stepTimerKey]client.MetricsTimer{}
 		}
-		c.run.stepTimers[key] = t
+		c.run.report.stepTimers[key] = t
 	}
 	t.Record(d)
 }

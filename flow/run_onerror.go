@@ -13,8 +13,8 @@ import (
 // runOnError runs the registered cleanup steps once, after the run failed with cause. When
 // the run was cancelled they run on a disconnected context, so they still run.
 func (rt *runner) runOnError(c *Context, cause error) {
-	steps := rt.onError
-	rt.onError = nil
+	steps := rt.after.onError
+	rt.after.onError = nil
 	if len(steps) == 0 {
 		return
 	}

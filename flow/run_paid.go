@@ -174,52 +174,21 @@ func (p *pending) get(ctx workflow.Context, result any) error {
 // fails with the *budget.ExceededError (and the run ends budget_exceeded unless the cap
 // is raised while it is paused).
 func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.ActivityOptions, raw *json.RawMessage) error {
-	st := c.run.state
-	i := p.idx
 	id := ao.ActivityID
 	policy := ao.RetryPolicy
 	if policy == nil {
 		policy = &temporal.RetryPolicy{MaximumAttempts: DefaultStepAttempts}
 	}
-	bo := backoff.Policy{InitialInterval: policy.InitialInterval, BackoffCoefficient: policy.BackoffCoefficient,
-		MaximumInterval: policy.MaximumInterval}
 	ao.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
-	capacityBudget := stepTimeout(p.call.opts)
-	base := ao // each attempt's timeouts are these, cut to the wall time left (clipAttempt)
-	var waited time.Duration
-	// Seeded as the worker seeds Temporal's own retries (worker_jitter.go): run and step.
-	seed := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + id
-	n, losses := 0, 0
+	pa := &paidTries{id: id, ao: ao, base: ao, policy: policy, capacity: stepTimeout(p.call.opts),
+		// Seeded as the worker seeds Temporal's own retries (worker_jitter.go): run and step.
+		seed: workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + id}
+	losses := 0
 	for attempt := 1; ; attempt++ {
 		p.attempt = attempt
-		var attemptWait time.Duration
-		var err error
-		for {
-			n++
-			ao.ActivityID = paidActivityID(id, n)
-			if n > 1 {
-				if werr := c.clipAttempt(ctx, p, &ao, base); werr != nil {
-					return werr
-				}
-			}
-			*raw = nil
-			err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), p.call.activity, p.call.args...).Get(ctx, raw)
-			delay, limited := rateLimited(err)
-			if !limited {
-				break
-			}
-			if waited+delay > capacityBudget {
-				var app *temporal.ApplicationError
-				errors.As(err, &app)
-				return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-					"the provider is still rate limiting after %s of waiting (the step timeout is %s): %s",
-					waited, capacityBudget, app.Message()), app.Type(), err)
-			}
-			if werr := c.waitForCapacity(ctx, i, delay); werr != nil {
-				return werr
-			}
-			waited += delay
-			attemptWait += delay
+		err, attemptWait, stop := c.paidTry(ctx, p, pa, raw)
+		if stop != nil {
+			return stop
 		}
 		if workerLost(err) && losses < maxWorkerLosses && workflow.GetVersion(ctx, workerLossChange, workflow.DefaultVersion, 1) == 1 {
 			losses++
@@ -233,46 +202,114 @@ func (c *Context) paidAttempts(ctx workflow.Context, p *pending, ao workflow.Act
 		if err == nil || !retryablePaid(err, policy) || (policy.MaximumAttempts > 0 && attempt >= int(policy.MaximumAttempts)) {
 			return err
 		}
-		// The attempt failed and another one may be made: charge it now.
-		fi := failureInfo(err)
-		baseKey := st.Steps[i].ActivityID
-		if p.call.reserveKey != "" {
-			baseKey = p.call.reserveKey
+		baseKey, cerr := c.chargeFailedTry(p, attempt, err, attemptWait)
+		if cerr != nil {
+			return cerr
 		}
-		resKey := paidActivityID(baseKey, attempt)
-		cost, unconfirmed := c.unconfirmedCost(p, resKey, err, fi.cost)
-		chargeStep(st, i, cost, fi.tokens)
-		if unconfirmed {
-			chargeUnconfirmed(st, i, cost)
-		}
-		st.Steps[i].Attempts = append(st.Steps[i].Attempts, runs.Attempt{Attempt: attempt, CostUSD: cost,
-			Tokens: fi.tokens, Error: errorMessage(err), WaitedMS: attemptWait.Milliseconds(), Unconfirmed: unconfirmed})
-		c.chargeQuota(paidActivityID(st.Steps[i].ActivityID, attempt), cost)
-		if berr := c.settleCost(resKey, p.call.name, p.call.reserved, cost); berr != nil {
-			p.call.reserved, p.notMade = false, true
-			return fmt.Errorf("attempt %d not made: %w", attempt+1, berr)
-		}
-		p.call.reserved = false
-		c.run.publish()
-		delay := bo.Next(seed, attempt+1)
-		var app *temporal.ApplicationError
-		if errors.As(err, &app) && app.NextRetryDelay() > 0 {
-			delay = app.NextRetryDelay()
-		}
-		c.run.emit(ctx, events.StepRetrying, p.call.name, string(runs.StepRunning), errorMessage(err), retryData(attempt, delay)) // run_events_retry.go
-		if serr := workflow.NewTimerWithOptions(ctx, delay, workflow.TimerOptions{
-			Summary: fmt.Sprintf("%s: attempt %d in %s", p.call.name, attempt+1, delay.Round(time.Millisecond)),
-		}).Get(ctx, nil); serr != nil {
-			return serr
-		}
-		if p.call.costLimit != nil {
-			if rerr := c.reserve([]budget.Item{{Key: paidActivityID(baseKey, attempt+1), Amount: *p.call.costLimit}}); rerr != nil {
-				p.notMade = true
-				return fmt.Errorf("attempt %d not made: %w", attempt+1, rerr)
-			}
-			p.call.reserved = true
+		if nerr := c.nextPaidTry(ctx, p, pa, attempt, err, baseKey); nerr != nil {
+			return nerr
 		}
 	}
+}
+
+// paidTries is what the attempts of a cost-bearing step share: the step's activity ID,
+// the options of the next try and those each try's timeouts come from (base, cut to the
+// wall time left by clipAttempt), the step's retry policy, how long it may wait for
+// provider capacity, the retry jitter's seed, and how many tries and waits it made.
+type paidTries struct {
+	id       string
+	ao, base workflow.ActivityOptions
+	policy   *temporal.RetryPolicy
+	capacity time.Duration
+	seed     string
+	n        int
+	waited   time.Duration
+}
+
+// paidTry makes one attempt of the cost-bearing step p, trying again while the provider
+// is rate limiting; it returns the attempt's error and how long it waited for capacity.
+// stop is why the step ends before the attempt could be made.
+func (c *Context) paidTry(ctx workflow.Context, p *pending, pa *paidTries, raw *json.RawMessage) (err error, wait time.Duration, stop error) {
+	for {
+		pa.n++
+		pa.ao.ActivityID = paidActivityID(pa.id, pa.n)
+		if pa.n > 1 {
+			if werr := c.clipAttempt(ctx, p, &pa.ao, pa.base); werr != nil {
+				return nil, wait, werr
+			}
+		}
+		*raw = nil
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, pa.ao), p.call.activity, p.call.args...).Get(ctx, raw)
+		delay, limited := rateLimited(err)
+		if !limited {
+			return err, wait, nil
+		}
+		if pa.waited+delay > pa.capacity {
+			var app *temporal.ApplicationError
+			errors.As(err, &app)
+			return nil, wait, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"the provider is still rate limiting after %s of waiting (the step timeout is %s): %s",
+				pa.waited, pa.capacity, app.Message()), app.Type(), err)
+		}
+		if werr := c.waitForCapacity(ctx, p.idx, delay); werr != nil {
+			return nil, wait, werr
+		}
+		pa.waited += delay
+		wait += delay
+	}
+}
+
+// chargeFailedTry charges the failed attempt (err) of the step p, after which another
+// one may be made, and settles its reservation; it returns the step's reservation key.
+func (c *Context) chargeFailedTry(p *pending, attempt int, err error, wait time.Duration) (string, error) {
+	st, i := c.run.state, p.idx
+	fi := failureInfo(err)
+	baseKey := st.Steps[i].ActivityID
+	if p.call.reserveKey != "" {
+		baseKey = p.call.reserveKey
+	}
+	resKey := paidActivityID(baseKey, attempt)
+	cost, unconfirmed := c.unconfirmedCost(p, resKey, err, fi.cost)
+	chargeStep(st, i, cost, fi.tokens)
+	if unconfirmed {
+		chargeUnconfirmed(st, i, cost)
+	}
+	st.Steps[i].Attempts = append(st.Steps[i].Attempts, runs.Attempt{Attempt: attempt, CostUSD: cost,
+		Tokens: fi.tokens, Error: errorMessage(err), WaitedMS: wait.Milliseconds(), Unconfirmed: unconfirmed})
+	c.chargeQuota(paidActivityID(st.Steps[i].ActivityID, attempt), cost)
+	if berr := c.settleCost(resKey, p.call.name, p.call.reserved, cost); berr != nil {
+		p.call.reserved, p.notMade = false, true
+		return baseKey, fmt.Errorf("attempt %d not made: %w", attempt+1, berr)
+	}
+	p.call.reserved = false
+	return baseKey, nil
+}
+
+// nextPaidTry waits the retry delay after the failed attempt (err) of the step p and
+// reserves the next attempt's money.
+func (c *Context) nextPaidTry(ctx workflow.Context, p *pending, pa *paidTries, attempt int, err error, baseKey string) error {
+	c.run.publish()
+	bo := backoff.Policy{InitialInterval: pa.policy.InitialInterval, BackoffCoefficient: pa.policy.BackoffCoefficient,
+		MaximumInterval: pa.policy.MaximumInterval}
+	delay := bo.Next(pa.seed, attempt+1)
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.NextRetryDelay() > 0 {
+		delay = app.NextRetryDelay()
+	}
+	c.run.emit(ctx, events.StepRetrying, p.call.name, string(runs.StepRunning), errorMessage(err), retryData(attempt, delay)) // run_events_retry.go
+	if serr := workflow.NewTimerWithOptions(ctx, delay, workflow.TimerOptions{
+		Summary: fmt.Sprintf("%s: attempt %d in %s", p.call.name, attempt+1, delay.Round(time.Millisecond)),
+	}).Get(ctx, nil); serr != nil {
+		return serr
+	}
+	if p.call.costLimit != nil {
+		if rerr := c.reserve([]budget.Item{{Key: paidActivityID(baseKey, attempt+1), Amount: *p.call.costLimit}}); rerr != nil {
+			p.notMade = true
+			return fmt.Errorf("attempt %d not made: %w", attempt+1, rerr)
+		}
+		p.call.reserved = true
+	}
+	return nil
 }
 
 // paidWallTimeChange is the workflow.GetVersion change that stops a cost-bearing step's
@@ -297,7 +334,7 @@ func (c *Context) clipAttempt(ctx workflow.Context, p *pending, ao *workflow.Act
 			return nil // recorded before the change: the attempt was made with the step's timeouts
 		}
 		p.notMade = true
-		return fmt.Errorf("attempt %d not made: %w", p.attempt, c.run.guards.checkWallTime(p.call.name, c.run.state.StartedAt, now))
+		return fmt.Errorf("attempt %d not made: %w", p.attempt, c.run.setup.guards.checkWallTime(p.call.name, c.run.state.StartedAt, now))
 	}
 	scheduleToClose, _ := attemptTimeout(base.ScheduleToCloseTimeout, left, limited)
 	ao.StartToCloseTimeout, ao.ScheduleToCloseTimeout = startToClose, scheduleToClose

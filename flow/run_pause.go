@@ -41,7 +41,7 @@ func (p *pausePart) register(wctx workflow.Context) error {
 			if err != nil {
 				return "", err
 			}
-			p.rt.auth.spend(ctx, verified)
+			p.rt.control.auth.spend(ctx, verified)
 			return p.apply(ctx, r), nil
 		},
 		workflow.UpdateHandlerOptions{
@@ -62,7 +62,7 @@ func (p *pausePart) register(wctx workflow.Context) error {
 
 // verify checks a pause's proof against the run's pinned policy.
 func (p *pausePart) verify(ctx workflow.Context, r protocol.RunPause) (*auth.Verified, error) {
-	return p.rt.auth.check(ctx, r.Action+" by "+strings.TrimSpace(r.By), r.Proof, func(ns, run string) (auth.Decision, error) {
+	return p.rt.control.auth.check(ctx, r.Action+" by "+strings.TrimSpace(r.By), r.Proof, func(ns, run string) (auth.Decision, error) {
 		return decisions.Pause(ns, run, r)
 	})
 }
@@ -76,7 +76,7 @@ func (p *pausePart) check(r protocol.RunPause) error {
 		return fmt.Errorf("pause: action %q: want %q or %q", r.Action, protocol.ControlPause, protocol.ControlResume)
 	case st.Status.Terminal():
 		return fmt.Errorf("%s: the run has ended (%s)", r.Action, st.Status)
-	case p.rt.plan:
+	case p.rt.setup.plan:
 		return fmt.Errorf("%s: the run is a plan", r.Action)
 	case r.Action == protocol.ControlPause && p.paused != nil:
 		return fmt.Errorf("pause: the run is already paused (%s)", describePause(*p.paused))
@@ -134,7 +134,7 @@ func (p *pausePart) statusFor(s runs.Status) runs.Status {
 // wait and records nothing, so histories replay unchanged.
 func (c *Context) holdWhilePaused(onError bool) error {
 	p := c.run.pause
-	if p == nil || p.paused == nil || onError || c.run.plan {
+	if p == nil || p.paused == nil || onError || c.run.setup.plan {
 		return nil
 	}
 	c.Logger().Info("step held while the run is paused", "by", p.paused.By)

@@ -223,7 +223,7 @@ func TestPauseRunValidator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &pausePart{rt: &runner{state: &runs.State{Status: tt.status}, plan: tt.plan}, paused: tt.paused}
+			p := &pausePart{rt: &runner{state: &runs.State{Status: tt.status}, setup: setupPart{plan: tt.plan}}, paused: tt.paused}
 			err := p.check(tt.r)
 			if tt.wantErr == "" {
 				assert.NoError(t, err)

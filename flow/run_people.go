@@ -55,7 +55,7 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 		return fmt.Errorf("register update %s: %w", protocol.UpdateApproval, err)
 	}
 	// The first channel of the run's listener (run_signals.go): its coroutine is created here.
-	listen(p.rt.listener, workflow.GetSignalChannelWithOptions(wctx, protocol.SignalApproval, workflow.SignalChannelOptions{Description: descApprovalSignal}), p.voteSignal)
+	listen(p.rt.control.listener, workflow.GetSignalChannelWithOptions(wctx, protocol.SignalApproval, workflow.SignalChannelOptions{Description: descApprovalSignal}), p.voteSignal)
 	if err := p.registerInputs(wctx); err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (p *peoplePart) register(wctx workflow.Context) error {
 // voteSignal takes a vote sent as a Signal: checked and applied like the Update's, a vote
 // that cannot count is recorded as refused.
 func (p *peoplePart) voteSignal(ctx workflow.Context, v approval.Vote) {
-	if p.rt.auth.signalsRefused() {
+	if p.rt.control.auth.signalsRefused() {
 		p.refuse(ctx, runs.RefusedVote, v.Gate, v.By, fmt.Errorf("votes sent as Signals are refused: this run accepts signed decisions only, sent as the Update %s (flowctl approve --signing-key)", protocol.UpdateApproval))
 		return
 	}
@@ -125,7 +125,7 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (_ approva
 	v.Verified, v.Proof = verified, "" // the Update in history keeps the proof
 	defer func() {
 		if err == nil {
-			rt.auth.spend(ctx, verified)
+			rt.control.auth.spend(ctx, verified)
 		}
 	}()
 	v.At = runNow(ctx)
@@ -162,13 +162,13 @@ func (p *peoplePart) applyVote(ctx workflow.Context, v approval.Vote) (_ approva
 // sender put in the vote counts for nothing: only the run stamps it.
 func (p *peoplePart) verifyVote(ctx workflow.Context, v approval.Vote) (*auth.Verified, error) {
 	what := fmt.Sprintf("vote on %s by %s", strings.TrimSpace(v.Gate), strings.TrimSpace(v.By))
-	return p.rt.auth.check(ctx, what, v.Proof, func(ns, run string) (auth.Decision, error) { return decisions.Vote(ns, run, v) })
+	return p.rt.control.auth.check(ctx, what, v.Proof, func(ns, run string) (auth.Decision, error) { return decisions.Vote(ns, run, v) })
 }
 
 // verifyAnswer checks an answer's proof against the run's pinned policy.
 func (p *peoplePart) verifyAnswer(ctx workflow.Context, a protocol.InputAnswer) (*auth.Verified, error) {
 	what := fmt.Sprintf("input %s by %s", a.Name, strings.TrimSpace(a.By))
-	return p.rt.auth.check(ctx, what, a.Proof, func(ns, run string) (auth.Decision, error) { return decisions.Answer(ns, run, a) })
+	return p.rt.control.auth.check(ctx, what, a.Proof, func(ns, run string) (auth.Decision, error) { return decisions.Answer(ns, run, a) })
 }
 
 // inputWait is an open input request of a run.
@@ -201,7 +201,7 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 			if err == nil {
 				ans.Verified = verified
 				w.input.Answer.Verified = verified
-				rt.auth.spend(ctx, verified)
+				rt.control.auth.spend(ctx, verified)
 			}
 			rt.publish()
 			return ans, err
@@ -232,7 +232,7 @@ func (p *peoplePart) registerInputs(wctx workflow.Context) error {
 
 func (p *peoplePart) registerSignals(wctx workflow.Context) error {
 	rt := p.rt
-	listen(rt.listener, workflow.GetSignalChannelWithOptions(wctx, protocol.SignalName, workflow.SignalChannelOptions{Description: descSignal}), func(ctx workflow.Context, e signals.Envelope) {
+	listen(rt.control.listener, workflow.GetSignalChannelWithOptions(wctx, protocol.SignalName, workflow.SignalChannelOptions{Description: descSignal}), func(ctx workflow.Context, e signals.Envelope) {
 		if err := e.Validate(); err != nil {
 			p.refuse(ctx, runs.RefusedSignal, e.Name, e.Sender, err)
 			return
@@ -317,6 +317,46 @@ func canDecide(who []string, dir approval.StaticDirectory) bool {
 		}
 	}
 	return false
+}
+
+// approvedBefore is the gate name when an earlier attempt of the run approved it: a
+// retried run does not ask people again.
+func (p *peoplePart) approvedBefore(name string) (*approval.Gate, bool) {
+	prev, ok := p.gates[name]
+	if ok && prev.Closed() && prev.Decision.Outcome == approval.Approved && p.gateAttempt[name] < p.rt.state.Attempt {
+		return prev, true
+	}
+	return nil, false
+}
+
+// openGate keeps the approval gate g, opened in the run's current attempt with the
+// approvers snap, shows it in the run's state and applies the votes sent before it opened.
+func (p *peoplePart) openGate(g *approval.Gate, snap approval.StaticDirectory) {
+	st := p.rt.state
+	p.gates[g.Name] = g
+	p.gateDirs[g.Name] = snap
+	p.gateAttempt[g.Name] = st.Attempt
+	st.Gates = append(st.Gates, g)
+	g.ApplyEarly(p.inbox.Take(g.Name), snap)
+	p.showKeptVotes()
+}
+
+// failRunWith makes the run fail with err, the error of a gate whose decision fails the
+// run (OnTimeout fail).
+func (p *peoplePart) failRunWith(err error) { p.failRun = err }
+
+// openSignalWait shows the signal wait w in the run's state.
+func (p *peoplePart) openSignalWait(w *signals.Wait) {
+	p.rt.state.SignalWaits = append(p.rt.state.SignalWaits, w)
+}
+
+// openInput keeps the input request w open, shows it in the run's state, and returns
+// the function that closes it.
+func (p *peoplePart) openInput(w *inputWait) (closeInput func()) {
+	name := w.input.Name
+	p.inputs[name] = w
+	p.rt.state.Inputs = append(p.rt.state.Inputs, w.input)
+	return func() { delete(p.inputs, name) }
 }
 
 // showKeptVotes puts the votes waiting for their gates in the run's state, so people see

@@ -29,7 +29,7 @@ func (p *permitsPart) holdIfPaused(c *Context, opts protocol.RunOptions) error {
 	}
 	resumed := false
 	// One resume is taken; later ones stay unread, as before (run_signals.go).
-	listenOnce(rt.listener, workflow.GetSignalChannelWithOptions(c.wctx, protocol.SignalResume, workflow.SignalChannelOptions{Description: descResume}), func() { resumed = true })
+	listenOnce(rt.control.listener, workflow.GetSignalChannelWithOptions(c.wctx, protocol.SignalResume, workflow.SignalChannelOptions{Description: descResume}), func() { resumed = true })
 	// The control entity of the base queue: flowctl resume signals that one, also for a
 	// run sent to a tagged queue.
 	queue := protocol.BaseQueue(workflow.GetInfo(c.wctx).TaskQueueName)
@@ -54,7 +54,7 @@ func (p *permitsPart) acquire(c *Context, limits map[string]int) error {
 		return nil
 	}
 	granted := map[string]bool{}
-	listen(c.run.listener, workflow.GetSignalChannelWithOptions(c.wctx, protocol.SignalPermit, workflow.SignalChannelOptions{Description: descPermit}), func(_ workflow.Context, g string) { granted[g] = true })
+	listen(c.run.control.listener, workflow.GetSignalChannelWithOptions(c.wctx, protocol.SignalPermit, workflow.SignalChannelOptions{Description: descPermit}), func(_ workflow.Context, g string) { granted[g] = true })
 	groups := slices.Sorted(maps.Keys(limits))
 	p.groups = groups
 	actx := workflow.WithActivityOptions(c.wctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second,

@@ -114,9 +114,9 @@ func (c *Context) unwait(w runs.Wait) {
 // all their open waits (statusPart.choose), or legacy when it is terminal.
 func (c *Context) setStatus(legacy runs.Status) {
 	legacy = c.run.pause.statusFor(legacy) // run_pause.go: a paused run stays paused until resumed
-	s, waiting := c.run.waits.choose(c.wctx, legacy, c.run.plan)
+	s, waiting := c.run.waits.choose(c.wctx, legacy, c.run.setup.plan)
 	c.run.state.Status = s
-	if c.run.plan {
+	if c.run.setup.plan {
 		return // a plan is not a run: no FlowStatus, so lists leave it out
 	}
 	sa := workflow.GetTypedSearchAttributes(c.wctx)
@@ -138,8 +138,8 @@ func (c *Context) setStatus(legacy runs.Status) {
 	if len(updates) == 0 {
 		return
 	}
-	updates = append(updates, c.run.pendingSA...)
-	c.run.pendingSA = nil
+	updates = append(updates, c.run.report.pendingSA...)
+	c.run.report.pendingSA = nil
 	if err := workflow.UpsertTypedSearchAttributes(c.wctx, updates...); err != nil {
 		c.Logger().Warn("upsert search attributes", "status", s, "error", err)
 	}
@@ -158,5 +158,5 @@ func waitingUpdate(sa temporal.SearchAttributes, want []string) (temporal.Search
 }
 
 func (rt *runner) publish() {
-	workflow.SetCurrentDetails(rt.root, renderDetails(rt.state, runNow(rt.root), rt.conn, &rt.details))
+	workflow.SetCurrentDetails(rt.root, renderDetails(rt.state, runNow(rt.root), rt.report.conn, &rt.report.details))
 }

@@ -83,27 +83,15 @@ func (c *Context) dispatch(cl call) *pending {
 	if err := c.holdWhilePaused(cl.onError); err != nil && cl.invalid == nil {
 		cl.invalid = err // run_pause.go: cancelled while the run was paused
 	}
-	st := c.run.state
-	now := runNow(c.wctx)
-	i := beginStep(st, c.scope, cl.name, cl.kind, now)
-	st.Steps[i].Group = cl.group
-	st.Steps[i].OnError = cl.onError && !cl.always
-	st.Steps[i].Always = cl.always
-	p := &pending{idx: i, call: cl}
-	err := cl.invalid
-	if err == nil && strings.TrimSpace(cl.name) == "" {
-		err = errors.New("step name is empty")
-	}
-	if err == nil && !cl.onError {
-		err = c.run.guards.checkWallTime(cl.name, st.StartedAt, now)
-	}
-	if err == nil && !cl.onError {
-		err = c.countStep(cl.name) // run_limits.go: the MaxSteps guard
-	}
-	if err == nil && c.run.plan {
-		endStep(st, i, now, runs.StepPlanned, 0, "", planDetail(cl), nil)
+	s := c.begin(cl.name, cl.kind)
+	r := s.rec()
+	r.Group = cl.group
+	r.OnError = cl.onError && !cl.always
+	r.Always = cl.always
+	p := &pending{idx: s.i, call: cl}
+	err := c.guardCall(s, cl)
+	if err == nil && s.planned(planDetail(cl)) {
 		p.planned = true
-		c.run.publish()
 		return p
 	}
 	if err == nil && cl.opts.cache != nil {
@@ -118,45 +106,75 @@ func (c *Context) dispatch(cl call) *pending {
 		}
 	}
 	if err == nil && cl.costLimit != nil && !cl.reserved {
-		if err = c.reserve([]budget.Item{{Key: st.Steps[i].ActivityID, Amount: *cl.costLimit}}); err == nil {
+		if err = c.reserve([]budget.Item{{Key: r.ActivityID, Amount: *cl.costLimit}}); err == nil {
 			p.call.reserved = true
 		}
 	}
 	if err != nil {
-		if p.call.reserved {
-			key := st.Steps[i].ActivityID
-			if cl.reserveKey != "" {
-				key = cl.reserveKey
-			}
-			if r, ok := c.run.budget.ledger.Reservation(key); ok {
-				c.run.budget.ledger.Release(r)
-			}
-		}
-		status := runs.StepFailed
-		if errors.Is(err, budget.ErrExceeded) {
-			status = runs.StepRefused // its money did not fit the cap: not dispatched
-		}
-		endStep(st, i, now, status, 0, stepFailureMessage(err), "", nil) // artifacts.go
-		p.err = &StepError{Step: cl.name, Kind: cl.kind, Err: err}
-		c.run.publish()
-		c.onStepFailed(i, cl.group, cl.onError)
+		c.refuseCall(s, p, err)
 		return p
 	}
-	ao := activityOptions(st.Steps[i].ActivityID, cl.name, cl.kind, cl.opts, cl.nonRetryable)
+	c.schedule(s, p)
+	return p
+}
+
+// guardCall is why the activity step s may not run: the call is invalid, or a guard
+// (wall time, MaxSteps) refuses it. Cleanup steps pass the guards.
+func (c *Context) guardCall(s *step, cl call) error {
+	if cl.invalid != nil {
+		return cl.invalid
+	}
+	if strings.TrimSpace(cl.name) == "" {
+		return errors.New("step name is empty")
+	}
+	if cl.onError {
+		return nil
+	}
+	if err := s.checkWallTime(); err != nil {
+		return err
+	}
+	return c.countStep(cl.name) // run_limits.go: the MaxSteps guard
+}
+
+// refuseCall ends the activity step s of p refused (err) before it was dispatched, and
+// gives back the money reserved for it.
+func (c *Context) refuseCall(s *step, p *pending, err error) {
+	if p.call.reserved {
+		key := s.rec().ActivityID
+		if p.call.reserveKey != "" {
+			key = p.call.reserveKey
+		}
+		if r, ok := c.run.budget.ledger.Reservation(key); ok {
+			c.run.budget.ledger.Release(r)
+		}
+	}
+	status := runs.StepFailed
+	if errors.Is(err, budget.ErrExceeded) {
+		status = runs.StepRefused // its money did not fit the cap: not dispatched
+	}
+	s.end(s.began, status, stepFailureMessage(err), "") // artifacts.go
+	p.err = s.err(err)
+	c.onStepFailed(s.i, p.call.group, p.call.onError)
+}
+
+// schedule schedules the activity of the step s of p.
+func (c *Context) schedule(s *step, p *pending) {
+	cl, r := p.call, s.rec()
+	ao := activityOptions(r.ActivityID, cl.name, cl.kind, cl.opts, cl.nonRetryable)
 	if cl.summary != "" {
 		ao.Summary = cl.summary
 	}
 	ao.ScheduleToStartTimeout = cl.opts.queueTimeout // QueueTimeout (routing.go)
 	ao.TaskQueue = c.serviceQueue(cl)                // service.go: "" is the run's queue
-	if left, limited := c.run.wallTimeLeft(now); limited && !cl.onError && left < ao.StartToCloseTimeout {
+	if left, limited := c.run.wallTimeLeft(s.began); limited && !cl.onError && left < ao.StartToCloseTimeout {
 		ao.StartToCloseTimeout = left
 		ao.ScheduleToCloseTimeout = left
 	}
 	if cl.costLimit != nil && cl.costLimit.IsPositive() {
 		limit := *cl.costLimit // an agent without MaxBudgetUSD has no limit to show
-		st.Steps[i].CostLimitUSD = &limit
+		r.CostLimitUSD = &limit
 	}
-	if cl.costLimit == nil && c.run.lossTolerant && ownsTimeout(cl.kind) {
+	if cl.costLimit == nil && c.run.setup.lossTolerant && ownsTimeout(cl.kind) {
 		ao.RetryPolicy = lossTolerant(ao.RetryPolicy) // worker_losses.go
 	}
 	if cl.costLimit == nil || !c.dispatchPaid(p, ao) {
@@ -166,7 +184,6 @@ func (c *Context) dispatch(cl call) *pending {
 	if c.run.emits(events.StepStarted) {
 		c.run.emit(c.wctx, events.StepStarted, cl.name, string(runs.StepRunning), "", map[string]any{"kind": cl.kind, "group": cl.group})
 	}
-	return p
 }
 
 // settle waits for a dispatched step, decodes its result into result and records the
@@ -197,7 +214,8 @@ func (c *Context) settleStep(p *pending, result any, describe func() outcome) er
 // step error handler (OnStepError) first.
 func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	st := c.run.state
-	end := runNow(c.wctx)
+	s := c.stepAt(p.idx)
+	end := s.now()
 	name, kind := p.call.name, p.call.kind
 	key := st.Steps[p.idx].ActivityID
 	resKey := key
@@ -214,7 +232,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 			o.cost, o.tokens = decimal.Zero, runs.Tokens{}
 			st.Steps[p.idx].Cached, st.Steps[p.idx].CachedAgeMS = true, p.cachedAge.Milliseconds()
 		}
-		endStep(st, p.idx, end, runs.StepCompleted, o.attempt, "", o.output, o.exitCode)
+		s.close(end, runs.StepCompleted, o.attempt, "", o.output, o.exitCode)
 		c.stepMetric(kind, runs.StepCompleted, st.Steps[p.idx].Duration(end))
 		st.Steps[p.idx].HTTPStatus = o.httpStatus
 		st.Steps[p.idx].Artifacts = o.artifacts
@@ -230,7 +248,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 			return &StepError{Step: name, Kind: kind, Err: berr}
 		}
 		if o.tokens.Total() > 0 && !p.call.onError {
-			if gerr := c.run.guards.checkTokens(name, c.run.children.treeTokens(c.run.state)); gerr != nil {
+			if gerr := c.run.setup.guards.checkTokens(name, c.run.children.treeTokens(c.run.state)); gerr != nil {
 				return &StepError{Step: name, Kind: kind, Err: gerr}
 			}
 		}
@@ -238,7 +256,7 @@ func (c *Context) record(p *pending, err error, describe func() outcome) error {
 	}
 	fi := failureInfo(err)
 	status, timeout := failureStatus(err)
-	endStep(st, p.idx, end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
+	s.close(end, status, fi.attempt, errorMessage(err), "", fi.exitCode)
 	st.Steps[p.idx].Timeout = timeout
 	c.stepMetric(kind, status, st.Steps[p.idx].Duration(end))
 	st.Steps[p.idx].HTTPStatus = fi.httpStatus

@@ -23,7 +23,7 @@ const triggersVersion = "gateflow.triggers"
 // or a replay never starts a second run. A start that fails (an output the flow's input
 // type refuses, a server that stays unreachable) is logged; the run keeps its outcome.
 func (rt *runner) startTriggered(wctx workflow.Context, status runs.Status) {
-	if rt.plan || len(rt.triggers) == 0 {
+	if rt.setup.plan || len(rt.after.triggers) == 0 {
 		return
 	}
 	end, ok := runEndOf(status)
@@ -31,7 +31,7 @@ func (rt *runner) startTriggered(wctx workflow.Context, status runs.Status) {
 		return
 	}
 	var targets []trigger
-	for _, t := range rt.triggers {
+	for _, t := range rt.after.triggers {
 		if slices.Contains(t.when, end) {
 			targets = append(targets, t)
 		}

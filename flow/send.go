@@ -48,7 +48,7 @@ func (c *Context) Send(name, run, key string, payload any) error {
 			return nil, "", fmt.Errorf("send %s: give a run, or a key for the mailbox", name)
 		}
 		out := "to " + to + ": " + display.Preview(string(e.Payload), 150)
-		if c.run.plan {
+		if c.run.setup.plan {
 			return nil, out, nil
 		}
 		if run != "" {
@@ -81,7 +81,7 @@ func (c *Context) CancelRun(id, reason string) error {
 			return nil, "", errors.New("cancel: a run cannot cancel itself; return an error instead")
 		}
 		out := "cancellation of run " + id + " requested"
-		if c.run.plan {
+		if c.run.setup.plan {
 			return nil, out, nil
 		}
 		fut, set := workflow.NewFuture(c.wctx)
@@ -102,17 +102,16 @@ func (c *Context) CancelRun(id, reason string) error {
 // it returns no future for a plan. run is the run the message goes to, if any, for the
 // error when it is not found or has ended.
 func (c *Context) message(name, summary string, start func(id string) (workflow.Future, string, error), run string) error {
-	rt, st := c.run, c.run.state
+	rt := c.run
 	held := c.holdWhilePaused(false)
-	now := runNow(c.wctx)
-	i := beginStep(st, c.scope, name, runs.KindSend, now)
-	p := &pending{idx: i, call: call{name: name, kind: runs.KindSend, opts: c.options(nil), summary: summary}}
+	s := c.begin(name, runs.KindSend)
+	p := &pending{idx: s.i, call: call{name: name, kind: runs.KindSend, opts: c.options(nil), summary: summary}}
 	err := held
 	if err == nil && strings.TrimSpace(name) == "" {
 		err = errors.New("step name is empty")
 	}
 	if err == nil {
-		err = rt.guards.checkWallTime(name, st.StartedAt, now)
+		err = s.checkWallTime()
 	}
 	if err == nil {
 		err = c.countStep(name) // run_limits.go: the MaxSteps guard
@@ -120,18 +119,13 @@ func (c *Context) message(name, summary string, start func(id string) (workflow.
 	var fut workflow.Future
 	var out string
 	if err == nil {
-		fut, out, err = start(st.Steps[i].ActivityID)
+		fut, out, err = start(s.rec().ActivityID)
 	}
 	if err != nil {
-		// Refused before anything was sent, as dispatch refuses a step.
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		rt.publish()
-		c.onStepFailed(i, "", false)
-		return &StepError{Step: name, Kind: runs.KindSend, Err: err}
+		return s.refuse(err) // refused before anything was sent, as dispatch refuses a step
 	}
 	if fut == nil {
-		endStep(st, i, now, runs.StepPlanned, 0, "", summary, nil)
-		rt.publish()
+		s.end(s.began, runs.StepPlanned, "", summary)
 		return nil
 	}
 	rt.publish()

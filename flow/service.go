@@ -76,16 +76,16 @@ func serviceNames(defs []service.Def) []string {
 // service the worker does not declare is an error.
 func (rt *runner) stepService(cl call) (string, error) {
 	if name := cl.opts.service; name != "" {
-		if !slices.Contains(rt.services, name) {
+		if !slices.Contains(rt.setup.services, name) {
 			known := "none"
-			if len(rt.services) > 0 {
-				known = strings.Join(rt.services, ", ")
+			if len(rt.setup.services) > 0 {
+				known = strings.Join(rt.setup.services, ", ")
 			}
 			return "", fmt.Errorf("step %s: service %q is not declared on this worker (WorkerOptions.Services: %s)", cl.name, name, known)
 		}
 		return name, nil
 	}
-	if len(rt.services) == 0 || len(cl.args) == 0 {
+	if len(rt.setup.services) == 0 || len(cl.args) == 0 {
 		return "", nil
 	}
 	var candidates []string
@@ -102,7 +102,7 @@ func (rt *runner) stepService(cl call) (string, error) {
 		candidates = []string{p}
 	}
 	for _, n := range candidates {
-		if n != "" && slices.Contains(rt.services, n) {
+		if n != "" && slices.Contains(rt.setup.services, n) {
 			return n, nil
 		}
 	}
@@ -121,5 +121,5 @@ func (c *Context) serviceQueue(cl call) string {
 	if err != nil || name == "" {
 		return ""
 	}
-	return protocol.ServiceQueue(c.run.baseQueue, name)
+	return protocol.ServiceQueue(c.run.setup.baseQueue, name)
 }

@@ -56,7 +56,7 @@ func TestCheckServicesReportsEveryMistake(t *testing.T) {
 }
 
 func TestStepServiceRule(t *testing.T) {
-	rt := &runner{services: []string{"127.0.0.1:8080", "api.github.com", "openai", "tools"}}
+	rt := &runner{setup: setupPart{services: []string{"127.0.0.1:8080", "api.github.com", "openai", "tools"}}}
 	tests := []struct {
 		name    string
 		cl      call

@@ -25,54 +25,58 @@ import (
 // the run's queue, which keeps them for runs that start waiting later. A timeout of 0 waits without a limit.
 func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T, error) {
 	var zero T
-	rt := ctx.run
-	st := rt.state
-	now := runNow(ctx.wctx)
 	wait := runs.Wait{Kind: runs.ForSignal, Name: name, Key: key}
 	what := wait.String()
-	step := "signal " + strings.TrimPrefix(what, "signal:")
-	i := beginStep(st, ctx.scope, name, runs.KindSignal, now)
-	fail := func(status runs.StepStatus, err error) (T, error) {
-		endStep(st, i, runNow(ctx.wctx), status, 0, err.Error(), "", nil)
-		rt.publish()
-		return zero, &StepError{Step: name, Kind: runs.KindSignal, Err: err}
-	}
+	s := ctx.begin(name, runs.KindSignal)
 	if err := signals.ValidateName(name); err != nil {
-		return fail(runs.StepFailed, err)
+		return zero, s.fail(s.now(), runs.StepFailed, err)
 	}
 	if err := ctx.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		return fail(runs.StepFailed, err)
+		return zero, s.fail(s.now(), runs.StepFailed, err)
 	}
-	if rt.plan {
-		endStep(st, i, now, runs.StepPlanned, 0, "", "wait for "+what, nil)
-		rt.publish()
+	if s.planned("wait for " + what) {
 		return zero, nil
 	}
-	sw := &signals.Wait{Name: name, Key: key, Since: now}
-	var deadline time.Time
+	sw := &signals.Wait{Name: name, Key: key, Since: s.began}
 	if timeout > 0 {
-		deadline = now.Add(timeout)
+		deadline := s.began.Add(timeout)
 		sw.Deadline = &deadline
 	}
-	st.SignalWaits = append(st.SignalWaits, sw)
+	ctx.run.people.openSignalWait(sw)
 	if key != "" {
 		// Since zero: the run gets every signal the mailbox keeps for the key, also those
 		// sent before it started waiting (within the mailbox's retention).
 		if err := ctx.mailbox(protocol.MailboxSubscribeActivity, name, key, time.Time{}); err != nil {
-			return fail(runs.StepFailed, fmt.Errorf("subscribe to %s: %w", what, err))
+			return zero, s.fail(s.now(), runs.StepFailed, fmt.Errorf("subscribe to %s: %w", what, err))
 		}
-		defer func() {
-			// Also when the wait was cancelled: leave the mailbox on a disconnected context.
-			dctx, _ := workflow.NewDisconnectedContext(ctx.wctx)
-			if err := ctx.withWorkflow(dctx).mailbox(protocol.MailboxUnsubscribeActivity, name, key, time.Time{}); err != nil {
-				// The mailbox drops a subscriber whose run is gone when it next delivers.
-				ctx.Logger().Warn("leave the mailbox", "signal", what, "error", err)
-			}
-		}()
+		defer ctx.leaveMailbox(name, key, what)
+	}
+	return awaitSignal[T](s, sw, wait, timeout)
+}
+
+// leaveMailbox unsubscribes the run from the keyed signal name, also when the wait was
+// cancelled: on a disconnected context.
+func (c *Context) leaveMailbox(name, key, what string) {
+	dctx, _ := workflow.NewDisconnectedContext(c.wctx)
+	if err := c.withWorkflow(dctx).mailbox(protocol.MailboxUnsubscribeActivity, name, key, time.Time{}); err != nil {
+		// The mailbox drops a subscriber whose run is gone when it next delivers.
+		c.Logger().Warn("leave the mailbox", "signal", what, "error", err)
+	}
+}
+
+// awaitSignal is WaitSignal's wait for the signal sw, as the step s: a payload that does
+// not fit T is refused and the wait goes on, until sw's deadline if it has one.
+func awaitSignal[T any](s *step, sw *signals.Wait, wait runs.Wait, timeout time.Duration) (T, error) {
+	var zero T
+	ctx, rt := s.c, s.c.run
+	name, key, what := sw.Name, sw.Key, wait.String()
+	label := "signal " + strings.TrimPrefix(what, "signal:")
+	fail := func(status runs.StepStatus, err error) (T, error) {
+		return zero, s.fail(s.now(), status, err)
 	}
 	schema, err := typeschema.Compile(reflect.TypeOf(&zero).Elem())
 	if err != nil {
-		return fail(runs.StepFailed, fmt.Errorf("%s: the schema of %T: %w", step, zero, err))
+		return fail(runs.StepFailed, fmt.Errorf("%s: the schema of %T: %w", label, zero, err))
 	}
 	var out T
 	check := func(e signals.Envelope) error {
@@ -92,29 +96,27 @@ func WaitSignal[T any](ctx *Context, name, key string, timeout time.Duration) (T
 	for {
 		e, rejected, ok := rt.people.signals.TakeValid(name, key, check)
 		for _, r := range rejected {
-			rt.people.refuse(ctx.wctx, runs.RefusedSignal, step, r.Envelope.Sender, fmt.Errorf("%s (id %s): payload refused: %s", step, r.Envelope.ID, r.Error))
+			rt.people.refuse(ctx.wctx, runs.RefusedSignal, label, r.Envelope.Sender, fmt.Errorf("%s (id %s): payload refused: %s", label, r.Envelope.ID, r.Error))
 		}
 		if ok {
 			rt.emit(ctx.wctx, events.SignalReceived, name, "", "", map[string]any{"key": key, "id": e.ID, "sender": e.Sender})
 			sw.Received = &e
-			endStep(st, i, runNow(ctx.wctx), runs.StepCompleted, 0, "",
-				fmt.Sprintf("from %s: %s", e.Sender, display.Preview(string(e.Payload), 150)), nil)
-			rt.publish()
+			s.end(s.now(), runs.StepCompleted, "", fmt.Sprintf("from %s: %s", e.Sender, display.Preview(string(e.Payload), 150)))
 			return out, nil
 		}
 		left := time.Duration(0)
-		if !deadline.IsZero() {
-			left = deadline.Sub(runNow(ctx.wctx))
+		if sw.Deadline != nil {
+			left = sw.Deadline.Sub(runNow(ctx.wctx))
 			if left <= 0 {
-				return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", step, timeout))
+				return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", label, timeout))
 			}
 		}
-		got, err := ctx.await(left, step, func() bool { return rt.people.signals.Has(name, key) })
+		got, err := ctx.await(left, label, func() bool { return rt.people.signals.Has(name, key) })
 		if err != nil {
 			return fail(runs.StepCancelled, err)
 		}
 		if !got {
-			return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", step, timeout))
+			return fail(runs.StepFailed, fmt.Errorf("%s: nothing arrived within %s", label, timeout))
 		}
 	}
 }

@@ -239,18 +239,14 @@ func activityName(activity any) string {
 
 // Skip records the step name as skipped, with the reason, without running anything.
 func (c *Context) Skip(name, reason string) {
-	st := c.run.state
-	now := runNow(c.wctx)
-	i := beginStep(st, c.scope, name, runs.KindSkip, now)
+	s := c.begin(name, runs.KindSkip)
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
 		// Skip returns nothing: the refusal is recorded, and the run's next step that
 		// returns an error is refused too.
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		c.run.publish()
+		s.end(s.began, runs.StepFailed, err.Error(), "")
 		return
 	}
-	endStep(st, i, now, runs.StepSkipped, 0, "", reason, nil)
-	c.run.publish()
+	s.end(s.began, runs.StepSkipped, "", reason)
 }
 
 // onErrorStep is a cleanup step registered with OnError.
@@ -268,11 +264,11 @@ type onErrorStep struct {
 // step's failure is recorded but never replaces the run's error; its cost is charged.
 func (c *Context) OnError(name string, spec activities.Spec, opts ...StepOption) {
 	step := onErrorStep{name: name, spec: spec, opts: append(append([]StepOption(nil), c.defaults...), opts...)}
-	for i, s := range c.run.onError {
+	for i, s := range c.run.after.onError {
 		if s.name == name {
-			c.run.onError[i] = step
+			c.run.after.onError[i] = step
 			return
 		}
 	}
-	c.run.onError = append(c.run.onError, step)
+	c.run.after.onError = append(c.run.after.onError, step)
 }

@@ -16,23 +16,14 @@ func (c *Context) Sleep(name string, d time.Duration) error {
 	if err := c.holdWhilePaused(false); err != nil { // run_pause.go: no new sleep while paused
 		return &StepError{Step: name, Kind: runs.KindSleep, Err: err}
 	}
-	st := c.run.state
-	now := runNow(c.wctx)
-	i := beginStep(st, c.scope, name, runs.KindSleep, now)
+	s := c.begin(name, runs.KindSleep)
 	if d < 0 {
-		err := fmt.Errorf("sleep %s is negative", d)
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		c.run.publish()
-		return &StepError{Step: name, Kind: runs.KindSleep, Err: err}
+		return s.fail(s.began, runs.StepFailed, fmt.Errorf("sleep %s is negative", d))
 	}
 	if err := c.countStep(name); err != nil { // run_limits.go: the MaxSteps guard
-		endStep(st, i, now, runs.StepFailed, 0, err.Error(), "", nil)
-		c.run.publish()
-		return &StepError{Step: name, Kind: runs.KindSleep, Err: err}
+		return s.fail(s.began, runs.StepFailed, err)
 	}
-	if c.run.plan {
-		endStep(st, i, now, runs.StepPlanned, 0, "", "sleep "+d.String(), nil)
-		c.run.publish()
+	if s.planned("sleep " + d.String()) {
 		return nil
 	}
 	c.run.waits.now.sleep(1)
@@ -40,13 +31,11 @@ func (c *Context) Sleep(name string, d time.Duration) error {
 	c.run.publish()
 	err := workflow.NewTimerWithOptions(c.wctx, d, workflow.TimerOptions{Summary: name}).Get(c.wctx, nil)
 	c.run.waits.now.sleep(-1)
-	end := runNow(c.wctx)
 	if err != nil {
-		endStep(st, i, end, runs.StepCancelled, 0, errorMessage(err), "", nil)
-		c.run.publish()
-		return &StepError{Step: name, Kind: runs.KindSleep, Err: err}
+		s.end(s.now(), runs.StepCancelled, errorMessage(err), "")
+		return s.err(err)
 	}
-	endStep(st, i, end, runs.StepCompleted, 0, "", "slept "+d.String(), nil)
+	s.close(s.now(), runs.StepCompleted, 0, "", "slept "+d.String(), nil)
 	c.setStatus(runs.StatusRunning) // legacy; newer runs: what the other branches wait for
 	c.run.publish()
 	return nil
