@@ -13,8 +13,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/internal/startplan"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -282,8 +284,8 @@ func checkChildServed(ctx context.Context, q servedQuery) (servedAnswer, error) 
 }
 
 func childServed(ctx context.Context, tc client.Client, q servedQuery) (servedAnswer, error) {
-	cat, err := readCatalog(ctx, tc, q.CatalogQueue)
-	if errors.Is(err, ErrNoCatalog) {
+	cat, err := startplan.ReadCatalog(ctx, tc, q.CatalogQueue)
+	if errors.Is(err, core.ErrNoCatalog) {
 		return servedAnswer{}, nil
 	}
 	if err != nil {

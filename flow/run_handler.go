@@ -10,6 +10,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -49,7 +50,7 @@ type runner struct {
 	root workflow.Context
 	// auth is the run's pinned decision policy (run_auth.go).
 	auth  *authPart
-	info  WorkflowInfo
+	info  core.WorkflowInfo
 	state *runs.State
 	// guards are the limits in force (the flow's over the worker's, or the parent's).
 	guards Guards
@@ -106,7 +107,7 @@ type runner struct {
 
 // runHandler is gateflow's run wrapper around a handler: it sets the run up, runs the
 // checks that come before any step, runs the handler's attempts and records the end.
-func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfig, handler handler[I, O], in I) (O, error) {
+func runHandler[I, O any](wctx workflow.Context, info core.WorkflowInfo, cfg runConfig, handler handler[I, O], in I) (O, error) {
 	var zero O
 	rt, opts, err := newRunner(wctx, info, cfg)
 	if err != nil {
@@ -128,9 +129,9 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 // newRunner builds the run's state and parts and registers the run's message handlers
 // (the state Query, people's Updates and Signals, the pause Update, the budget Update, the
 // cancel reason).
-func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner, protocol.RunOptions, error) {
+func newRunner(wctx workflow.Context, info core.WorkflowInfo, cfg runConfig) (*runner, protocol.RunOptions, error) {
 	parent, parentErr := readParent(wctx)
-	guards := info.Guards.resolve(cfg.guards)
+	guards := Guards(info.Guards).resolve(cfg.guards)
 	if parent != nil {
 		// The parent's limits; a limit its worker did not know yet (zero) is the child's own.
 		guards = parent.Guards.resolve(guards)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/testsuite"
@@ -16,7 +17,7 @@ import (
 var (
 	tsSource = flow.Define("ts.source", func(*flow.Context, struct{}) (string, error) { return "out", nil })
 	tsTarget = flow.Define("ts.target", func(_ *flow.Context, in string) (string, error) { return in, nil },
-		flow.OnRunOf("ts.source", flow.WhenCompleted))
+		flow.OnRunOf("ts.source", core.WhenCompleted))
 )
 
 // A flow whose end triggers another runs in the test environment: the trigger's start

@@ -6,11 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/spf13/cobra"
-
-	"github.com/gateflow/gateflow/flow"
 )
 
 func (a *app) servicesCommand() *cobra.Command {
@@ -32,7 +31,7 @@ func (a *app) servicesCommand() *cobra.Command {
 				return err
 			}
 			list, err := c.Services(cmd.Context())
-			if errors.Is(err, flow.ErrNoCatalog) {
+			if errors.Is(err, core.ErrNoCatalog) {
 				return &exitError{code: ExitNotFound, err: fmt.Errorf("no worker of task queue %s declared services", c.TaskQueue())}
 			}
 			if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gateflow/gateflow/budget"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef/interp"
 )
@@ -75,7 +75,7 @@ func (a *app) startCommand() *cobra.Command {
 			if createdBy, err = a.who(createdBy); err != nil {
 				return err
 			}
-			so := flow.StartOptions{ID: id, CreatedBy: createdBy, BudgetPause: pause, IdempotencyKey: key,
+			so := core.StartOptions{ID: id, CreatedBy: createdBy, BudgetPause: pause, IdempotencyKey: key,
 				Priority: priority, Delay: delay, MaxAttempts: attempts, WorkerTags: tags, ConcurrencyKey: concKey}
 			for _, l := range limits {
 				g, n, ok := strings.Cut(l, "=")

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -118,7 +118,7 @@ func (a *app) rerunCommand() *cobra.Command {
 			if err != nil {
 				return runCallError(cmd.Context(), c, "rerun", args[0], err)
 			}
-			run, err := c.Start(cmd.Context(), name, input, flow.StartOptions{ID: id, CreatedBy: by})
+			run, err := c.Start(cmd.Context(), name, input, core.StartOptions{ID: id, CreatedBy: by})
 			if err != nil {
 				return err
 			}
