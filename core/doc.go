@@ -14,7 +14,9 @@
 //     UnknownWorkflowError, ErrNoCatalog, ErrNotValidated);
 //   - the services' state the workers publish (ServiceStatus, ServiceBreakerState).
 //
-// It holds data and its documentation, not behaviour: starts are planned by both sides
-// through an internal package. It imports no Temporal package and neither flow nor
-// flowclient, so a client program does not link the run wrapper.
+// It holds data, its documentation and a few accessors (Catalog.Lookup, Names,
+// Registry), not behaviour: starts are planned by both sides through an internal
+// package. It imports neither flow nor flowclient, so a client program does not link the
+// run wrapper, nor any Temporal package of its own (only schedule.Info, the type of
+// WorkflowInfo.Schedules, brings Temporal's API enums).
 package core
