@@ -69,34 +69,9 @@ func (p *Plan) Options() client.StartWorkflowOptions {
 // starts (once, triggered) share. plan makes the start a plan (flowclient.Client.Plan):
 // the run's handler runs with every step stubbed.
 func New(cat *core.Catalog, st Starter, name string, input any, opts core.StartOptions, plan bool, now time.Time) (*Plan, error) {
-	info, ok := cat.Lookup(name)
-	if !ok {
-		return nil, &core.UnknownWorkflowError{Name: name, TaskQueue: st.TaskQueue, Known: cat.Names()}
-	}
-	if info.Removed != "" {
-		return nil, &core.UnknownWorkflowError{Name: name, TaskQueue: st.TaskQueue, Removed: info.Removed}
-	}
-	raw, err := EncodeInput(input)
+	info, raw, opts, err := admit(cat, st, name, input, opts, now)
 	if err != nil {
-		return nil, &core.InputError{Workflow: name, Err: err}
-	}
-	if err := CheckInput(info.InputSchema, raw); err != nil {
-		return nil, &core.InputError{Workflow: name, Err: err}
-	}
-	if err := ValidateStart(opts, now); err != nil {
-		return nil, &core.InputError{Workflow: name, Err: err}
-	}
-	opts, err = WithFlowDefaults(info, opts)
-	if err != nil {
-		return nil, &core.InputError{Workflow: name, Err: err}
-	}
-	if opts.BudgetPolicy != "" {
-		if _, err := budget.ParsePolicy(string(opts.BudgetPolicy)); err != nil {
-			return nil, &core.InputError{Workflow: name, Err: err}
-		}
-	}
-	if err := validateRunID(opts.ID); err != nil {
-		return nil, &core.InputError{Workflow: name, Err: err}
+		return nil, err
 	}
 	p := &Plan{Name: name, ID: opts.ID, Input: raw, Now: now}
 	if opts.IdempotencyKey != "" {
@@ -105,6 +80,49 @@ func New(cat *core.Catalog, st Starter, name string, input any, opts core.StartO
 	if p.ID == "" {
 		p.ID = NewRunID(name)
 	}
+	if err := p.setRunOptions(info, opts, plan); err != nil {
+		return nil, &core.InputError{Workflow: name, Err: err}
+	}
+	p.setStartOptions(info, st, opts, plan)
+	return p, nil
+}
+
+// admit is the checks of a start, in their documented order: the flow is served, the
+// input fits its schema, the options are valid, with the flow's defaults too. It returns
+// the flow's entry, the input as compact JSON and the options with the flow's defaults.
+func admit(cat *core.Catalog, st Starter, name string, input any, opts core.StartOptions, now time.Time) (core.WorkflowInfo, json.RawMessage, core.StartOptions, error) {
+	info, ok := cat.Lookup(name)
+	if !ok {
+		return info, nil, opts, &core.UnknownWorkflowError{Name: name, TaskQueue: st.TaskQueue, Known: cat.Names()}
+	}
+	if info.Removed != "" {
+		return info, nil, opts, &core.UnknownWorkflowError{Name: name, TaskQueue: st.TaskQueue, Removed: info.Removed}
+	}
+	raw, err := EncodeInput(input)
+	if err == nil {
+		err = CheckInput(info.InputSchema, raw)
+	}
+	if err == nil {
+		err = ValidateStart(opts, now)
+	}
+	if err == nil {
+		opts, err = WithFlowDefaults(info, opts)
+	}
+	if err == nil && opts.BudgetPolicy != "" {
+		_, err = budget.ParsePolicy(string(opts.BudgetPolicy))
+	}
+	if err == nil {
+		err = validateRunID(opts.ID)
+	}
+	if err != nil {
+		return info, nil, opts, &core.InputError{Workflow: name, Err: err}
+	}
+	return info, raw, opts, nil
+}
+
+// setRunOptions fills the options the run wrapper reads (its memo): budget, attempts,
+// labels, guards, concurrency groups (the start's and its MaxRuns key's) and the cap.
+func (p *Plan) setRunOptions(info core.WorkflowInfo, opts core.StartOptions, plan bool) error {
 	p.RunOpts = protocol.RunOptions{BudgetPolicy: opts.BudgetPolicy, BudgetPause: opts.BudgetPause, QuotaChecked: true,
 		MaxAttempts: opts.MaxAttempts, Labels: opts.Labels, Plan: plan}
 	if g := opts.Guards; g != nil && *g != (runs.Guards{}) {
@@ -121,8 +139,9 @@ func New(cat *core.Catalog, st Starter, name string, input any, opts core.StartO
 			p.RunOpts.Concurrency[p.Exclusive] = 1
 		}
 	}
-	if p.MaxRunsGroup, err = StartGroup(info, raw); err != nil {
-		return nil, &core.InputError{Workflow: name, Err: err}
+	var err error
+	if p.MaxRunsGroup, err = StartGroup(info, p.Input); err != nil {
+		return err
 	}
 	if info.MaxRunsKey != "" && p.MaxRunsGroup != "" && !plan {
 		// The run acquires its key's group as the start gives it (maxruns_key.go).
@@ -134,13 +153,19 @@ func New(cat *core.Catalog, st Starter, name string, input any, opts core.StartO
 	if opts.MaxCostUSD != nil {
 		p.RunOpts.MaxCostUSD = opts.MaxCostUSD.String()
 	}
+	return nil
+}
+
+// setStartOptions fills what Temporal is asked for: the status, the search attributes
+// and the workflow's start options.
+func (p *Plan) setStartOptions(info core.WorkflowInfo, st Starter, opts core.StartOptions, plan bool) {
 	createdBy := opts.CreatedBy
 	if createdBy == "" {
 		createdBy = st.Identity
 	}
 	delay := opts.Delay
 	if !opts.StartAt.IsZero() {
-		delay = max(opts.StartAt.Sub(now), 0)
+		delay = max(opts.StartAt.Sub(p.Now), 0)
 	}
 	p.Status = runs.StatusRunning
 	if delay > 0 {
@@ -167,7 +192,7 @@ func New(cat *core.Catalog, st Starter, name string, input any, opts core.StartO
 	if d, err := budget.ParseUSD(capStr); capStr != "" && err == nil {
 		p.SA = append(p.SA, searchattr.MaxCostKey.ValueSet(budget.Float64(d)))
 	}
-	summary := name
+	summary := p.Name
 	if info.Description != "" {
 		summary += ": " + info.Description
 	}
@@ -184,5 +209,4 @@ func New(cat *core.Catalog, st Starter, name string, input any, opts core.StartO
 		StartDelay:               delay,
 		Priority:                 temporal.Priority{PriorityKey: priority},
 	}
-	return p, nil
 }
