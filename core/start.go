@@ -67,3 +67,17 @@ const (
 	MaxLabels      = 20
 	MaxRunAttempts = 100
 )
+
+// Run identifies a started run: what flowclient.Client.Start returns, and what a worker's
+// own start (a triggered or once start, flow.OnRunOf, flow.Once) records as the result of
+// its start activity.
+type Run struct {
+	ID       string `json:"id"`
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	// Existing is set when a start found the run its ID or idempotency key names.
+	Existing bool `json:"existing,omitempty"`
+	// Held is set when the flow's workflow type is paused: the run waits in pending until
+	// the type is resumed (flowclient.Client.Resume, flowctl resume).
+	Held bool `json:"held,omitempty"`
+}

@@ -70,7 +70,7 @@ func (rt *runner) startTriggered(wctx workflow.Context, status runs.Status) {
 		}))
 	}
 	for i, f := range futures {
-		var run startedRun
+		var run core.Run
 		if err := f.Get(wctx, &run); err != nil {
 			log.Warn("start the triggered flow", "flow", names[i], "error", err)
 			continue

@@ -44,9 +44,9 @@ func TestTriggerInputDecidesAndMaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newUnitEnv(t, runConfig{triggers: triggersOf(flows)}, flows...)
 			starts := &callLog[protocol.TriggerStart]{}
-			env.RegisterActivityWithOptions(func(_ context.Context, req protocol.TriggerStart) (*startedRun, error) {
+			env.RegisterActivityWithOptions(func(_ context.Context, req protocol.TriggerStart) (*core.Run, error) {
 				starts.add(req)
-				return &startedRun{ID: req.ID, RunID: "r", Workflow: req.Flow}, nil
+				return &core.Run{ID: req.ID, RunID: "r", Workflow: req.Flow}, nil
 			}, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
 			env.ExecuteWorkflow(startsSource.Name(), failIn{Fail: tc.fail})
 			require.True(t, env.IsWorkflowCompleted())

@@ -20,12 +20,6 @@ import (
 // its breakers changes state, keyed by service and worker identity, so the entity holds
 // the latest state every worker reported. flowclient.Client.Services reads it from the entity's Memo.
 
-// serviceEntry is a core.ServiceStatus as the entity keeps it (its key is Name).
-type serviceEntry struct {
-	Name string `json:"name"`
-	core.ServiceStatus
-}
-
 // servicesPart publishes the worker's services' state: at Start, and after each change
 // of a breaker's state (coalesced, by one goroutine).
 type servicesPart struct {
@@ -100,7 +94,7 @@ func (w *Worker) publishServices(ctx context.Context) error {
 		if b, ok := byName[d.Name]; ok {
 			st = b.status(now)
 		}
-		e := serviceEntry{Name: d.Name + "@" + id, ServiceStatus: core.ServiceStatus{ServiceBreakerState: st, Worker: id,
+		e := protocol.ServiceEntry{Name: d.Name + "@" + id, ServiceStatus: core.ServiceStatus{ServiceBreakerState: st, Worker: id,
 			RatePerSecond: d.Options.RatePerSecond, MaxConcurrent: d.Options.MaxConcurrent}}
 		b, err := json.Marshal(e)
 		if err != nil {

@@ -116,13 +116,13 @@ func TestRunEndStartsTheTriggeredFlowsOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newUnitEnv(t, cfg, flows...)
 			starts := &callLog[protocol.TriggerStart]{}
-			env.RegisterActivityWithOptions(func(_ context.Context, req protocol.TriggerStart) (*startedRun, error) {
+			env.RegisterActivityWithOptions(func(_ context.Context, req protocol.TriggerStart) (*core.Run, error) {
 				starts.add(req)
 				if req.Flow == "unit/starts-both" {
 					// A refused start is logged; the run keeps its outcome.
 					return nil, temporal.NewNonRetryableApplicationError("refused", errorTriggerRefused, nil)
 				}
-				return &startedRun{ID: req.ID, RunID: "r", Workflow: req.Flow}, nil
+				return &core.Run{ID: req.ID, RunID: "r", Workflow: req.Flow}, nil
 			}, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "src-1"})
 			env.ExecuteWorkflow(startsSource.Name(), failIn{Fail: tc.fail})

@@ -48,7 +48,7 @@ func (w *Worker) ensureOnce(ctx context.Context, flows []Definition) error {
 // triggerStartActivity is the activity protocol.TriggerStartActivity: it starts the triggered
 // run req describes, once (see OnRunOf), and returns it. A start the catalog refuses is
 // not retried.
-func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*startedRun, error) {
+func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*core.Run, error) {
 	tc := activity.GetClient(ctx)
 	if tc == nil {
 		// A test environment without a server: there is nothing to start (testsuite
@@ -74,7 +74,7 @@ func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*star
 // plans it (the catalog's checks, the flow's start defaults, the options memo) but without
 // reserving the monthly quotas (the run checks them itself), unless a run with that ID
 // exists, running or closed: then it returns that run, with Existing set when it knows.
-func startUnique(ctx context.Context, tc client.Client, cat *core.Catalog, queue, name, id string, input json.RawMessage, createdBy string) (*startedRun, error) {
+func startUnique(ctx context.Context, tc client.Client, cat *core.Catalog, queue, name, id string, input json.RawMessage, createdBy string) (*core.Run, error) {
 	p, err := startplan.New(cat, startplan.Starter{TaskQueue: queue, Identity: createdBy}, name, input,
 		core.StartOptions{ID: id, CreatedBy: createdBy}, false, time.Now())
 	if err != nil {
@@ -89,19 +89,9 @@ func startUnique(ctx context.Context, tc client.Client, cat *core.Catalog, queue
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
-			return &startedRun{ID: id, RunID: started.RunId, Workflow: name, Existing: true}, nil
+			return &core.Run{ID: id, RunID: started.RunId, Workflow: name, Existing: true}, nil
 		}
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	return &startedRun{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
-}
-
-// startedRun is a run a worker started (a triggered or once start), as the trigger
-// activity returns it: the JSON of flowclient.Run.
-type startedRun struct {
-	ID       string `json:"id"`
-	RunID    string `json:"run_id"`
-	Workflow string `json:"workflow"`
-	// Existing is set when a run with the ID existed.
-	Existing bool `json:"existing,omitempty"`
+	return &core.Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
 }

@@ -30,7 +30,7 @@ Start checks, before anything starts, that a worker of the task queue serves the
 the input against the flow's input type and the options (*core.InputError), the monthly quotas
 (*budget.QuotaError), a held concurrency key and an ID in use (*RunExistsError), and the
 flow's MaxRuns (*MaxRunsError). With an IdempotencyKey a second start returns the first run
-(Run.Existing). Plan runs a flow with every step stubbed and returns the steps it would run.
+(core.Run.Existing). Plan runs a flow with every step stubbed and returns the steps it would run.
 SignalStart starts a flow by its signal (flow.OnSignal), RestartOnce starts a once flow
 (flow.Once) again.
 
@@ -71,7 +71,7 @@ signal to the runs waiting on its key on every task queue and says which queues 
 RaiseBudget raises a run's money cap (a run paused in budget_paused goes on); MonthlySpend
 lists the month's spend per workflow. PauseRun pauses one run (it finishes the steps in
 flight and starts no new one until ResumeRun); Pause holds new runs of a workflow type in
-pending until Resume (Paused lists the paused types; Run.Held says a start was held).
+pending until Resume (Paused lists the paused types; core.Run.Held says a start was held).
 Cancel cancels a run with a reason its state keeps.
 
 # Schedules, services, catalog
@@ -116,3 +116,4 @@ refused Update leaves no trace in the run's history. A vote sent as a Signal can
 refused that way: the run records the refusal in runs.State.Refused instead.
 */
 package flowclient
+

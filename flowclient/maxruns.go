@@ -59,7 +59,7 @@ func (c *Client) admitMaxRuns(ctx context.Context, info core.WorkflowInfo, group
 
 // replaceRuns cancels the runs a replacing start displaces, with the reason "replaced by
 // RUN". A run that ended meanwhile is left alone.
-func (c *Client) replaceRuns(ctx context.Context, run *Run, victims []string) error {
+func (c *Client) replaceRuns(ctx context.Context, run *core.Run, victims []string) error {
 	var errs []error
 	for _, v := range victims {
 		err := c.Cancel(ctx, CancelRequest{Run: v, Reason: "replaced by " + run.ID})

@@ -38,7 +38,7 @@ func (c *Client) Services(ctx context.Context) ([]core.ServiceStatus, error) {
 	}
 	out := make([]core.ServiceStatus, 0, len(cat.Workflows))
 	for _, raw := range cat.Workflows {
-		var e serviceEntry
+		var e protocol.ServiceEntry
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return nil, fmt.Errorf("read the services of %s: entry %s: %w", c.opts.TaskQueue, string(raw), err)
 		}
@@ -51,10 +51,4 @@ func (c *Client) Services(ctx context.Context) ([]core.ServiceStatus, error) {
 		return out[i].Worker < out[j].Worker
 	})
 	return out, nil
-}
-
-// serviceEntry is a core.ServiceStatus as the services entity keeps it (its key is Name).
-type serviceEntry struct {
-	Name string `json:"name"`
-	core.ServiceStatus
 }

@@ -16,18 +16,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 )
 
-// Run identifies a started run.
-type Run struct {
-	ID       string `json:"id"`
-	RunID    string `json:"run_id"`
-	Workflow string `json:"workflow"`
-	// Existing is set when a start with an idempotency key found the key's run.
-	Existing bool `json:"existing,omitempty"`
-	// Held is set when the flow's workflow type is paused: the run waits in pending until
-	// the type is resumed (Client.Resume, flowctl resume).
-	Held bool `json:"held,omitempty"`
-}
-
 // Start validates the input and the options and starts a run of the flow name. Checks
 // happen in this order, each with one clear error, and a refused start starts nothing:
 // the workflow name, that a worker serves it (*core.UnknownWorkflowError, core.ErrNoCatalog), the
@@ -52,16 +40,16 @@ type Run struct {
 // in use, a held concurrency key) releases it.
 //
 // With an IdempotencyKey a second start with the same key returns the existing run, with
-// Run.Existing set, instead of starting another.
+// core.Run.Existing set, instead of starting another.
 //
 // input is the run's input: a value to encode as JSON, or JSON itself as json.RawMessage
 // or []byte. nil means no input (the handler gets its input type's zero value).
-func (c *Client) Start(ctx context.Context, name string, input any, opts core.StartOptions) (run *Run, err error) {
+func (c *Client) Start(ctx context.Context, name string, input any, opts core.StartOptions) (run *core.Run, err error) {
 	return c.start(ctx, name, input, opts, false)
 }
 
 // start is Start, or with plan a plan of the run (Plan).
-func (c *Client) start(ctx context.Context, name string, input any, opts core.StartOptions, plan bool) (run *Run, err error) {
+func (c *Client) start(ctx context.Context, name string, input any, opts core.StartOptions, plan bool) (run *core.Run, err error) {
 	if err := startplan.ValidateName(name); err != nil {
 		return nil, &core.InputError{Workflow: "start", Err: err}
 	}
@@ -155,7 +143,7 @@ func (c *Client) claimKey(ctx context.Context, p *startplan.Plan, key string) (b
 
 // execute starts the planned run. A start whose ID a live run has is refused, unless it
 // carries an idempotency key, which returns the existing run.
-func (c *Client) execute(ctx context.Context, p *startplan.Plan, opts core.StartOptions) (*Run, error) {
+func (c *Client) execute(ctx context.Context, p *startplan.Plan, opts core.StartOptions) (*core.Run, error) {
 	we, err := c.tc.ExecuteWorkflow(ctx, p.Options(), p.Name, p.Input)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
@@ -172,7 +160,7 @@ func (c *Client) execute(ctx context.Context, p *startplan.Plan, opts core.Start
 		}
 		return nil, fmt.Errorf("start %s: %w", p.Name, err)
 	}
-	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: p.Name}, nil
+	return &core.Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: p.Name}, nil
 }
 
 // tooBig reports the server's (or the transport's) refusal of a request over its size
@@ -206,18 +194,18 @@ func sizeMessage(err error) string {
 }
 
 // existing returns the run with ID id, if there is one.
-func (c *Client) existing(ctx context.Context, id, name string) (*Run, bool) {
+func (c *Client) existing(ctx context.Context, id, name string) (*core.Run, bool) {
 	resp, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return nil, false
 	}
 	e := resp.GetWorkflowExecutionInfo().GetExecution()
-	return &Run{ID: e.GetWorkflowId(), RunID: e.GetRunId(), Workflow: name, Existing: true}, true
+	return &core.Run{ID: e.GetWorkflowId(), RunID: e.GetRunId(), Workflow: name, Existing: true}, true
 }
 
 // FlowRun is a started run of a flow whose output is O (see StartFlow).
 type FlowRun[O any] struct {
-	*Run
+	*core.Run
 	c *Client
 }
 

@@ -22,7 +22,7 @@ import (
 // Client.Start makes it (the same checks, the monthly quotas reserved), with the ID reuse
 // that Temporal allows by default (ALLOW_DUPLICATE). A flow without a once start is
 // refused with an *core.InputError.
-func (c *Client) RestartOnce(ctx context.Context, name string) (*Run, error) {
+func (c *Client) RestartOnce(ctx context.Context, name string) (*core.Run, error) {
 	if err := startplan.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("restart once: %w", err)
 	}
@@ -52,7 +52,7 @@ func (c *Client) RestartOnce(ctx context.Context, name string) (*Run, error) {
 // against the flow's input type (*core.InputError). A key starts one run: once it ended, a
 // signal start with the same key is refused with a *RunExistsError. The run checks the
 // monthly quotas itself; a paused flow's run is held in pending, as Client.Start holds it.
-func (c *Client) SignalStart(ctx context.Context, name string, e signals.Envelope) (*Run, error) {
+func (c *Client) SignalStart(ctx context.Context, name string, e signals.Envelope) (*core.Run, error) {
 	e, err := c.envelope(e)
 	if err != nil {
 		return nil, err
@@ -99,5 +99,5 @@ func (c *Client) SignalStart(ctx context.Context, name string, e signals.Envelop
 		}
 		return nil, fmt.Errorf("signal start %s: %w", name, err)
 	}
-	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
+	return &core.Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
 }

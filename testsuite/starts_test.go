@@ -10,7 +10,6 @@ import (
 
 	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
-	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/testsuite"
 )
 
@@ -33,7 +32,7 @@ func TestTriggeredStartsInTheTestEnvironment(t *testing.T) {
 
 	env = testsuite.NewEnv(t)
 	env.Register(tsSource, tsTarget)
-	env.MockActivity("gateflow.trigger.start", flowclient.Run{ID: "ts.target/triggered-by/x/y", Workflow: "ts.target"}, nil)
+	env.MockActivity("gateflow.trigger.start", core.Run{ID: "ts.target/triggered-by/x/y", Workflow: "ts.target"}, nil)
 	r = env.Run("ts.source", struct{}{})
 	require.NoError(t, r.Err)
 	assert.Equal(t, 1, env.Calls("trigger:ts.target"))

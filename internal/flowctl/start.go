@@ -16,7 +16,6 @@ import (
 
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/core"
-	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef/interp"
 )
 
@@ -116,7 +115,7 @@ func (a *app) startCommand() *cobra.Command {
 				}
 				so.BudgetPolicy = p
 			}
-			var run *flowclient.Run
+			var run *core.Run
 			switch {
 			case file != "" && onceAgain:
 				return usageErr("--once-again cannot be given with --file")

@@ -18,7 +18,7 @@ import (
 
 // startFile validates the definition file against the task queue's registry and starts
 // it on the generic definition flow with raw (a JSON object, or nothing) as its inputs.
-func (a *app) startFile(ctx context.Context, c *flowclient.Client, file string, raw json.RawMessage, so core.StartOptions) (*flowclient.Run, error) {
+func (a *app) startFile(ctx context.Context, c *flowclient.Client, file string, raw json.RawMessage, so core.StartOptions) (*core.Run, error) {
 	base, err := c.Registry(ctx)
 	if err != nil {
 		if errors.Is(err, core.ErrNoCatalog) {

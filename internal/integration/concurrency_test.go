@@ -85,7 +85,7 @@ func TestConcurrentStartsWithOneExclusiveKeyStartOneRun(t *testing.T) {
 	c := shared.client
 	const n = 10
 	var wg sync.WaitGroup
-	started := make([]*flowclient.Run, n)
+	started := make([]*core.Run, n)
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
@@ -93,7 +93,7 @@ func TestConcurrentStartsWithOneExclusiveKeyStartOneRun(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	var winner *flowclient.Run
+	var winner *core.Run
 	for i := range n {
 		if errs[i] == nil {
 			if winner != nil {
@@ -112,7 +112,7 @@ func TestConcurrentStartsWithOneExclusiveKeyStartOneRun(t *testing.T) {
 	}
 	eventually(t, c, winner.ID, "holds the key and waits", waitingFor("approval:gate"))
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, winner.ID, "", "done"))
-	var next *flowclient.Run
+	var next *core.Run
 	var err error
 	require.Eventually(t, func() bool {
 		next, err = c.Start(ctx, "hello", nil, core.StartOptions{ConcurrencyKey: "race-key"})

@@ -90,7 +90,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(`{"name":"File"}`), 0o600))
 	r = flowctlRun(t, "", "start", "hello", "--input", "@"+file, "--id", "ctl-file", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var run flowclient.Run
+	var run core.Run
 	require.NoError(t, flowctl.DecodeJSON([]byte(r.stdout), &run))
 	assert.Equal(t, "ctl-file", run.ID)
 	_, err := shared.client.Wait(ctxT(t, time.Minute), "ctl-file")

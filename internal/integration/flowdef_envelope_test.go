@@ -141,7 +141,7 @@ func startKeyed(t *testing.T, queue, name, repo string) (string, result) {
 	if r.code != 0 {
 		return "", r
 	}
-	var started flowclient.Run
+	var started core.Run
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &started), r.stdout)
 	return started.ID, r
 }

@@ -110,7 +110,7 @@ func stepRecords(d *runs.Description, name string) []runs.Step {
 
 func runCodeReviewExample(t *testing.T, c *flowclient.Client) {
 	ctx := ctxT(t, 2*time.Minute)
-	start := func(files ...string) *flowclient.Run {
+	start := func(files ...string) *core.Run {
 		run, err := c.Start(ctx, "code-review", map[string]any{"repo": "gateflow", "pr": 42, "files": files}, core.StartOptions{})
 		require.NoError(t, err)
 		eventually(t, c, run.ID, "waits for the human approval", waitingFor("approval:human_ok"))
@@ -175,7 +175,7 @@ func runCodeReviewExample(t *testing.T, c *flowclient.Client) {
 
 func runIncidentExample(t *testing.T, c *flowclient.Client) {
 	ctx := ctxT(t, 2*time.Minute)
-	start := func(alert string) *flowclient.Run {
+	start := func(alert string) *core.Run {
 		run, err := c.Start(ctx, "incident", map[string]any{"alert": map[string]any{"name": alert, "host": "db-1"}, "service": "db"}, core.StartOptions{})
 		require.NoError(t, err)
 		return run

@@ -143,7 +143,7 @@ func TestFlowdefIncident(t *testing.T) {
 		{Match: "noise", Text: `{"severity": "low", "summary": "noise"}`},
 	}, buildInterp(t, def))
 	ctx := ctxT(t, 2*time.Minute)
-	start := func(alert string) *flowclient.Run {
+	start := func(alert string) *core.Run {
 		run, err := c.Start(ctx, "it-incident", map[string]any{
 			"alert": map[string]any{"name": alert}, "service": "api", "page_url": srv.URL + "/page",
 		}, core.StartOptions{})

@@ -41,7 +41,7 @@ func TestMaxStepsRefusesTheStepPastTheLimit(t *testing.T) {
 }
 
 // gatedRun starts name and waits until it waits for its approval.
-func gatedRun(t *testing.T, name string) *flowclient.Run {
+func gatedRun(t *testing.T, name string) *core.Run {
 	t.Helper()
 	run, err := shared.client.Start(ctxT(t, 10*time.Second), name, nil, core.StartOptions{})
 	require.NoError(t, err)

@@ -66,7 +66,7 @@ func TestQuotaConcurrentStartsAdmitOneAndReleaseTheRest(t *testing.T) {
 
 	var (
 		wg    sync.WaitGroup
-		found [2]*flowclient.Run
+		found [2]*core.Run
 		errs  [2]error
 	)
 	for i := range found {

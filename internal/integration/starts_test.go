@@ -176,7 +176,7 @@ func TestSignalStartStartsOneRunPerKeyAndDeliversThePayload(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	sfx := "-" + strconv.FormatInt(time.Now().UnixNano(), 36) // keys start one run ever
-	send := func(order, item string) (*flowclient.Run, error) {
+	send := func(order, item string) (*core.Run, error) {
 		order += sfx
 		b, err := json.Marshal(testflows.OrderPlaced{Order: order, Item: item})
 		require.NoError(t, err)

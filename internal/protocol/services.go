@@ -9,6 +9,7 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/runs"
 	"github.com/gateflow/gateflow/signals"
 )
@@ -23,6 +24,14 @@ type ServiceWait struct {
 	Service      string `json:"service"`
 	State        string `json:"state"`
 	RetryAfterMS int64  `json:"retry_after_ms"`
+}
+
+// ServiceEntry is a service's state as one worker reported it, as the services entity
+// (ServicesID) keeps it: one entry per service and worker, keyed by Name
+// ("service@worker").
+type ServiceEntry struct {
+	Name string `json:"name"`
+	core.ServiceStatus
 }
 
 // MarkWaitingService marks the running steps of st whose activity waits for its next
