@@ -116,4 +116,3 @@ refused Update leaves no trace in the run's history. A vote sent as a Signal can
 refused that way: the run records the refusal in runs.State.Refused instead.
 */
 package flowclient
-
