@@ -80,10 +80,11 @@ var Extensions = []string{".yaml", ".yml", ".json"}
 
 // Dir loads every definition file of dir (Extensions) and adds each to w as a flow, with
 // the generic definition flow (EnsureDefinitionFlow). Call it before w.Start. Each file is
-// checked with flowdef.Check against w.Registry() plus the other definitions of dir (for
-// `call:`); when one is invalid nothing is added and the error carries every problem of
-// every file, one per line. Definitions are published in the catalog with kind yaml, their
-// hash and their file as source.
+// checked with flowdef.Check against what w registered (flowdef.NewStaticRegistry of
+// w.Registry()) plus the other definitions of dir (for `call:`); when one is invalid
+// nothing is added and the error carries every problem of every file, one per line.
+// Definitions are published in the catalog with kind yaml, their hash and their file as
+// source.
 func Dir(w *flow.Worker, dir string, opts Options) (*Loader, error) {
 	if w == nil {
 		return nil, errors.New("serve: worker is nil")
