@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -292,7 +294,7 @@ func agentComplete(ctx context.Context, p llm.Provider, req llm.Request) (llm.Re
 		case <-ctx.Done():
 			return llm.Response{}, ctx.Err()
 		case <-tick.C:
-			heartbeat(ctx, LiveOutput{Attempt: attempt, At: time.Now(), Progress: fmt.Sprintf(
+			heartbeat(ctx, artifacts.LiveOutput{Attempt: attempt, At: time.Now(), Progress: fmt.Sprintf(
 				"waiting for provider %s (model %s), %s", p.Name(), req.Model, time.Since(start).Round(time.Second))})
 		}
 	}

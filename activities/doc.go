@@ -8,7 +8,7 @@
 //
 // Long steps heartbeat, so a crashed worker is noticed within the step's heartbeat timeout
 // and the step is retried elsewhere; a cancelled step kills its whole process group. The
-// heartbeat carries a LiveOutput: the last lines of a shell step's stdout and stderr, an
+// heartbeat carries an artifacts.LiveOutput: the last lines of a shell step's stdout and stderr, an
 // agent step's progress, which flowclient.Client.Describe returns in runs.Description.Live (and
 // flowctl watch and flowctl logs print).
 //

@@ -47,7 +47,7 @@ type StepIdentity struct {
 //
 // Temporal retries of the step (its attempts) keep the key: they are the same call made
 // again. Everything that runs the step anew gets a new key: a run attempt
-// (flow.StartOptions.MaxAttempts) re-runs the handler in the same execution, and its steps
+// (core.StartOptions.MaxAttempts) re-runs the handler in the same execution, and its steps
 // have activity IDs of their own ("build#2"); a Goto or a loop that uses a step name again
 // does too; a child run has a workflow ID of its own; a reset, a Temporal workflow retry or
 // a continue-as-new is a new execution (run ID), whose activity IDs start over. A flow that

@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"bytes"
 	"context"
 	"strings"
@@ -24,37 +26,10 @@ const LiveLineBytes = 1 << 10
 // first.
 const LiveTailBytes = 16 << 10
 
-// LiveOutput is the heartbeat detail of a running shell or agent step: the tail of its
-// output (shell) or what it is doing (agent). It is bounded: at most LiveTailLines lines of
-// at most LiveLineBytes each, LiveTailBytes in all.
-type LiveOutput struct {
-	// Attempt is the attempt that sent it (1 for the first).
-	Attempt int `json:"attempt"`
-	// Lines are the last complete lines the attempt printed, stdout and stderr in the
-	// order they came, oldest first.
-	Lines []LiveLine `json:"lines,omitempty"`
-	// Progress says what a step without output lines is doing, e.g. an agent step's
-	// "waiting for provider anthropic (model claude-x), 12s".
-	Progress string `json:"progress,omitempty"`
-	// At is when the worker sent it.
-	At time.Time `json:"at"`
-}
-
-// LiveLine is one line of a running step's output.
-type LiveLine struct {
-	// Seq numbers the attempt's lines from 1, so a reader of successive heartbeats prints
-	// only the lines it has not seen.
-	Seq int64 `json:"seq"`
-	// Stream is "stdout" or "stderr".
-	Stream string `json:"stream"`
-	// Text is the line without its line break, valid UTF-8.
-	Text string `json:"text"`
-}
-
 // liveTail keeps the last lines written to a command's stdout and stderr.
 type liveTail struct {
 	mu      sync.Mutex
-	lines   []LiveLine
+	lines   []artifacts.LiveLine
 	bytes   int // of the lines' text
 	seq     int64
 	partial map[string][]byte
@@ -106,7 +81,7 @@ func (t *liveTail) add(stream string, p []byte) {
 func (t *liveTail) push(stream, text string) {
 	t.seq++
 	text = strings.ToValidUTF8(strings.TrimSuffix(text, "\r"), "\uFFFD")
-	t.lines = append(t.lines, LiveLine{Seq: t.seq, Stream: stream, Text: text})
+	t.lines = append(t.lines, artifacts.LiveLine{Seq: t.seq, Stream: stream, Text: text})
 	t.bytes += len(text)
 	drop := 0
 	for len(t.lines)-drop > LiveTailLines || (t.bytes > LiveTailBytes && len(t.lines)-drop > 1) {
@@ -119,14 +94,14 @@ func (t *liveTail) push(stream, text string) {
 }
 
 // snapshot is the tail as a heartbeat detail.
-func (t *liveTail) snapshot(attempt int) LiveOutput {
+func (t *liveTail) snapshot(attempt int) artifacts.LiveOutput {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return LiveOutput{Attempt: attempt, Lines: append([]LiveLine(nil), t.lines...), At: time.Now()}
+	return artifacts.LiveOutput{Attempt: attempt, Lines: append([]artifacts.LiveLine(nil), t.lines...), At: time.Now()}
 }
 
 // heartbeat records live as the activity's heartbeat detail (nothing outside an activity).
-func heartbeat(ctx context.Context, live LiveOutput) {
+func heartbeat(ctx context.Context, live artifacts.LiveOutput) {
 	if activity.IsActivity(ctx) {
 		activity.RecordHeartbeat(ctx, live)
 	}

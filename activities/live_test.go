@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"io"
 	"log/slog"
 	"net/http"
@@ -129,7 +131,7 @@ func TestLiveTail(t *testing.T) {
 	_, _ = io.WriteString(out, "o\n\xff\n")
 	snap := tail.snapshot(2)
 	assert.Equal(t, 2, snap.Attempt)
-	assert.Equal(t, []LiveLine{
+	assert.Equal(t, []artifacts.LiveLine{
 		{Seq: 1, Stream: "stdout", Text: "one"},
 		{Seq: 2, Stream: "stderr", Text: "oops"},
 		{Seq: 3, Stream: "stdout", Text: "two"},
@@ -162,9 +164,9 @@ func TestLiveTail(t *testing.T) {
 func TestRunShellHeartbeatsLiveOutput(t *testing.T) {
 	env := activityEnv(t)
 	var mu sync.Mutex
-	var beats []LiveOutput
+	var beats []artifacts.LiveOutput
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) {
-		var lo LiveOutput
+		var lo artifacts.LiveOutput
 		if d.HasValues() && d.Get(&lo) == nil {
 			mu.Lock()
 			beats = append(beats, lo)
@@ -179,8 +181,8 @@ func TestRunShellHeartbeatsLiveOutput(t *testing.T) {
 	// stdout and stderr are separate pipes: which line the worker reads first is not fixed.
 	lines := beats[0].Lines
 	require.Len(t, lines, 2, "%v", lines)
-	assert.ElementsMatch(t, []LiveLine{{Stream: "stdout", Text: "first"}, {Stream: "stderr", Text: "warn"}},
-		[]LiveLine{{Stream: lines[0].Stream, Text: lines[0].Text}, {Stream: lines[1].Stream, Text: lines[1].Text}})
+	assert.ElementsMatch(t, []artifacts.LiveLine{{Stream: "stdout", Text: "first"}, {Stream: "stderr", Text: "warn"}},
+		[]artifacts.LiveLine{{Stream: lines[0].Stream, Text: lines[0].Text}, {Stream: lines[1].Stream, Text: lines[1].Text}})
 	assert.Equal(t, []int64{1, 2}, []int64{int64(lines[0].Seq), int64(lines[1].Seq)}, "lines are numbered in the order read")
 	assert.Equal(t, 1, beats[0].Attempt)
 }
@@ -193,9 +195,9 @@ func TestRunAgentHeartbeatsProgress(t *testing.T) {
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivityWithOptions(a.RunAgent, activity.RegisterOptions{Name: AgentActivity})
 	var mu sync.Mutex
-	var beats []LiveOutput
+	var beats []artifacts.LiveOutput
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) {
-		var lo LiveOutput
+		var lo artifacts.LiveOutput
 		if d.HasValues() && d.Get(&lo) == nil {
 			mu.Lock()
 			beats = append(beats, lo)

@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"bytes"
 	"context"
 	"errors"
@@ -119,7 +121,7 @@ type ShellResult struct {
 	// Attempt is the activity attempt that produced this result (1 for the first).
 	Attempt int `json:"attempt"`
 	// Artifacts are the files of Shell.Outputs, as stored in the blob store.
-	Artifacts []Artifact `json:"artifacts,omitempty"`
+	Artifacts []artifacts.Artifact `json:"artifacts,omitempty"`
 }
 
 // ShellFailure is the detail attached to a failed shell step's error.
@@ -128,7 +130,7 @@ type ShellFailure struct {
 	StderrTail string `json:"stderr_tail"`
 	Attempt    int    `json:"attempt"`
 	// Artifacts are the outputs a failed step could still collect (best effort).
-	Artifacts []Artifact `json:"artifacts,omitempty"`
+	Artifacts []artifacts.Artifact `json:"artifacts,omitempty"`
 }
 
 // runShell runs the command of a shell step (RunShell, shell_artifacts.go, adds the
@@ -173,7 +175,7 @@ func runShell(ctx context.Context, in Shell) (ShellResult, error) {
 		return ShellResult{Attempt: attempt}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("shell: start %q: %v", in.Command, err), ShellStartErrorType, err)
 	}
-	waitErr := waitHeartbeating(ctx, hbctx, cmd, func() LiveOutput { return live.snapshot(attempt) })
+	waitErr := waitHeartbeating(ctx, hbctx, cmd, func() artifacts.LiveOutput { return live.snapshot(attempt) })
 	res := ShellResult{ExitCode: cmd.ProcessState.ExitCode(), Duration: time.Since(start), Attempt: attempt}
 	streams.fill(&res)
 	if ctxErr := ctx.Err(); ctxErr != nil {
@@ -205,7 +207,7 @@ func runShell(ctx context.Context, in Shell) (ShellResult, error) {
 
 // waitHeartbeating waits for cmd while heartbeating the live output on hbctx every second
 // (inside an activity) and kills the whole process group when ctx is done.
-func waitHeartbeating(ctx, hbctx context.Context, cmd *exec.Cmd, live func() LiveOutput) error {
+func waitHeartbeating(ctx, hbctx context.Context, cmd *exec.Cmd, live func() artifacts.LiveOutput) error {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	tick := time.NewTicker(time.Second)

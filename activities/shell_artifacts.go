@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -57,17 +59,6 @@ type ArtifactInput struct {
 	// Key is the artifact's blob key. The run fills it in when it dispatches the step (it is
 	// in the step's input in history); a step given a Key uses it as is.
 	Key string `json:"key,omitempty"`
-}
-
-// Artifact is one file a step produced, as stored in the blob store.
-type Artifact struct {
-	// Name is the file's path relative to the step's work directory, with slashes.
-	Name string `json:"name"`
-	// Key is the blob key it is stored under.
-	Key string `json:"key"`
-	// Size is its length in bytes; SHA256 the hex digest of its content.
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
 }
 
 // ArtifactStore keeps artifact contents by key; the worker's blob store is one.
@@ -146,7 +137,7 @@ func (a *artifactRun) transfer(ctx context.Context, what string, fn func() error
 	if !activity.IsActivity(ctx) {
 		return fn()
 	}
-	beat := func() { heartbeat(ctx, LiveOutput{Attempt: a.attempt, Progress: what, At: time.Now()}) }
+	beat := func() { heartbeat(ctx, artifacts.LiveOutput{Attempt: a.attempt, Progress: what, At: time.Now()}) }
 	beat()
 	done := make(chan error, 1)
 	go func() { done <- fn() }()
@@ -231,12 +222,12 @@ func isNotFound(err error) bool {
 // collect uploads the declared outputs. For a step that succeeded, a pattern that matches
 // no file or an upload that fails is an error; for one that failed it is best effort (what
 // can be collected is, and the rest is left out).
-func (a *artifactRun) collect(ctx context.Context, patterns []string, succeeded bool) ([]Artifact, error) {
+func (a *artifactRun) collect(ctx context.Context, patterns []string, succeeded bool) ([]artifacts.Artifact, error) {
 	names, err := collectOutputs(a.dir, patterns)
 	if err != nil && succeeded {
 		return nil, temporal.NewNonRetryableApplicationError("shell: outputs: "+err.Error(), ArtifactErrorType, nil)
 	}
-	var out []Artifact
+	var out []artifacts.Artifact
 	for _, name := range names {
 		art, err := a.upload(ctx, name)
 		if err != nil {
@@ -250,27 +241,27 @@ func (a *artifactRun) collect(ctx context.Context, patterns []string, succeeded 
 	return out, nil
 }
 
-func (a *artifactRun) upload(ctx context.Context, name string) (Artifact, error) {
+func (a *artifactRun) upload(ctx context.Context, name string) (artifacts.Artifact, error) {
 	p := filepath.Join(a.dir, filepath.FromSlash(name))
 	st, err := os.Stat(p)
 	if err != nil {
-		return Artifact{}, fmt.Errorf("shell: output %s: %w", name, err)
+		return artifacts.Artifact{}, fmt.Errorf("shell: output %s: %w", name, err)
 	}
 	if st.Size() > MaxArtifactBytes {
-		return Artifact{}, temporal.NewNonRetryableApplicationError(
+		return artifacts.Artifact{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("shell: output %s is %d bytes, over the %d bytes an artifact may have", name, st.Size(), MaxArtifactBytes),
 			ArtifactErrorType, nil)
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return Artifact{}, fmt.Errorf("shell: output %s: %w", name, err)
+		return artifacts.Artifact{}, fmt.Errorf("shell: output %s: %w", name, err)
 	}
 	key := a.prefix + "/" + name
 	if err := a.transfer(ctx, "uploading output "+name, func() error { return a.store.Put(ctx, key, data) }); err != nil {
-		return Artifact{}, fmt.Errorf("shell: output %s: %w", name, err)
+		return artifacts.Artifact{}, fmt.Errorf("shell: output %s: %w", name, err)
 	}
 	sum := sha256.Sum256(data)
-	return Artifact{Name: name, Key: key, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}, nil
+	return artifacts.Artifact{Name: name, Key: key, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}, nil
 }
 
 // cleanup removes a temporary work directory.
@@ -439,7 +430,7 @@ func RunShell(ctx context.Context, in Shell) (ShellResult, error) {
 }
 
 // withFailureArtifacts adds what a failed step collected to its ShellFailure details.
-func withFailureArtifacts(err error, arts []Artifact) error {
+func withFailureArtifacts(err error, arts []artifacts.Artifact) error {
 	var app *temporal.ApplicationError
 	if len(arts) == 0 || !errors.As(err, &app) || !app.HasDetails() {
 		return err

@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -143,7 +145,7 @@ func TestRunShellArtifactsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	sum := sha256.Sum256([]byte("hello\n"))
 	key := "artifacts/local/local/shell/1/dist/app.txt"
-	assert.Equal(t, []Artifact{{Name: "dist/app.txt", Key: key, Size: 6, SHA256: hex.EncodeToString(sum[:])}}, res.Artifacts)
+	assert.Equal(t, []artifacts.Artifact{{Name: "dist/app.txt", Key: key, Size: 6, SHA256: hex.EncodeToString(sum[:])}}, res.Artifacts)
 	assert.Equal(t, []string{key}, store.keys())
 
 	// The next step gets it in its own (temporary) work directory, under a path of its own.
@@ -243,7 +245,7 @@ func TestArtifactTransfersHeartbeat(t *testing.T) {
 	var mu sync.Mutex
 	var progress []string
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) {
-		var lo LiveOutput
+		var lo artifacts.LiveOutput
 		if d.HasValues() && d.Get(&lo) == nil && lo.Progress != "" {
 			mu.Lock()
 			progress = append(progress, lo.Progress)

@@ -30,7 +30,7 @@ func TestExampleDefinitionsValidate(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	w := devWorker()
-	reg := w.Registry()
+	reg := flowdef.NewStaticRegistry(w.Registry())
 	reg.Dir = "flows"
 	for _, f := range files {
 		data, err := os.ReadFile(f)

@@ -1,6 +1,8 @@
 package flow
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +47,7 @@ func (c *Context) resolveInputs(s activities.Shell) (activities.Shell, error) {
 
 // lookupArtifact finds artifact name of step in steps (a run's records, oldest first): the
 // last record of runAttempt whose name or activity ID is step and that holds the artifact.
-func lookupArtifact(steps []runs.Step, runAttempt int, step, name string) (activities.Artifact, error) {
+func lookupArtifact(steps []runs.Step, runAttempt int, step, name string) (artifacts.Artifact, error) {
 	var closest *runs.Step
 	for i := len(steps) - 1; i >= 0; i-- {
 		r := &steps[i]
@@ -73,7 +75,7 @@ func lookupArtifact(steps []runs.Step, runAttempt int, step, name string) (activ
 		}
 		why = fmt.Sprintf("no earlier step %q produced it (the closest, %s, is %s and produced %s)", step, closest.ActivityID, closest.Status, made)
 	}
-	return activities.Artifact{}, newTypedError(fmt.Sprintf("artifact %q of step %q not found: %s", name, step, why), ErrorArtifactNotFound, nil)
+	return artifacts.Artifact{}, newTypedError(fmt.Sprintf("artifact %q of step %q not found: %s", name, step, why), ErrorArtifactNotFound, nil)
 }
 
 // stepFailureMessage is what a step refused before dispatch records as its error: an

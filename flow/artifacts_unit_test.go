@@ -1,6 +1,8 @@
 package flow
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,12 +14,12 @@ import (
 )
 
 func TestLookupArtifactClosestEarlierProducerOfTheAttempt(t *testing.T) {
-	art := func(name, key string) activities.Artifact { return activities.Artifact{Name: name, Key: key} }
+	art := func(name, key string) artifacts.Artifact { return artifacts.Artifact{Name: name, Key: key} }
 	steps := []runs.Step{
-		{Name: "build", ActivityID: "build", RunAttempt: 1, Status: runs.StepCompleted, Artifacts: []activities.Artifact{art("app", "k1")}},
-		{Name: "build", ActivityID: "build#2", RunAttempt: 2, Status: runs.StepCompleted, Artifacts: []activities.Artifact{art("app", "k2"), art("log", "k2log")}},
+		{Name: "build", ActivityID: "build", RunAttempt: 1, Status: runs.StepCompleted, Artifacts: []artifacts.Artifact{art("app", "k1")}},
+		{Name: "build", ActivityID: "build#2", RunAttempt: 2, Status: runs.StepCompleted, Artifacts: []artifacts.Artifact{art("app", "k2"), art("log", "k2log")}},
 		{Name: "test", ActivityID: "test#2", RunAttempt: 2, Status: runs.StepCompleted},
-		{Name: "build", ActivityID: "build#3", RunAttempt: 2, Status: runs.StepCompleted, Artifacts: []activities.Artifact{art("app", "k3")}},
+		{Name: "build", ActivityID: "build#3", RunAttempt: 2, Status: runs.StepCompleted, Artifacts: []artifacts.Artifact{art("app", "k3")}},
 		{Name: "build", ActivityID: "review/build", Branch: "review", RunAttempt: 2, Status: runs.StepFailed},
 	}
 	tests := []struct {
@@ -73,7 +75,7 @@ func TestShellInputsResolvedFromTheRunAndMissingOnesNotDispatched(t *testing.T) 
 	env := newUnitEnv(t, runConfig{}, f)
 	calls := mockShell(env, func(s activities.Shell) (activities.ShellResult, error) {
 		if len(s.Outputs) > 0 {
-			return activities.ShellResult{Attempt: 1, Artifacts: []activities.Artifact{{Name: "dist/app", Key: "artifacts/k/dist/app", Size: 3}}}, nil
+			return activities.ShellResult{Attempt: 1, Artifacts: []artifacts.Artifact{{Name: "dist/app", Key: "artifacts/k/dist/app", Size: 3}}}, nil
 		}
 		return activities.ShellResult{Stdout: "ran", Attempt: 1}, nil
 	})
@@ -86,7 +88,7 @@ func TestShellInputsResolvedFromTheRunAndMissingOnesNotDispatched(t *testing.T) 
 	assert.Equal(t, []activities.ArtifactInput{{Step: "build", Name: "dist/app", Path: "app", Key: "artifacts/k/dist/app"}}, all[1].Inputs)
 
 	st := queryState(t, env)
-	assert.Equal(t, []activities.Artifact{{Name: "dist/app", Key: "artifacts/k/dist/app", Size: 3}}, stepByName(t, st, "build").Artifacts)
+	assert.Equal(t, []artifacts.Artifact{{Name: "dist/app", Key: "artifacts/k/dist/app", Size: 3}}, stepByName(t, st, "build").Artifacts)
 	miss := stepByName(t, st, "missing")
 	assert.Equal(t, runs.StepFailed, miss.Status)
 	assert.Equal(t, `artifact "dist/other" of step "build" not found: no earlier step "build" produced it (the closest, build, is completed and produced dist/app)`, miss.Error)
@@ -102,11 +104,11 @@ func TestFailedShellStepArtifactsAreRecordedAndUsable(t *testing.T) {
 		return res.Stdout, err
 	})
 	env := newUnitEnv(t, runConfig{}, f)
-	report := activities.Artifact{Name: "report.xml", Key: "artifacts/k/report.xml", Size: 9}
+	report := artifacts.Artifact{Name: "report.xml", Key: "artifacts/k/report.xml", Size: 9}
 	calls := mockShell(env, func(s activities.Shell) (activities.ShellResult, error) {
 		if len(s.Outputs) > 0 {
 			return activities.ShellResult{}, temporal.NewApplicationError("exit code 2", activities.ShellExitErrorType,
-				activities.ShellFailure{ExitCode: 2, Attempt: 1, Artifacts: []activities.Artifact{report}})
+				activities.ShellFailure{ExitCode: 2, Attempt: 1, Artifacts: []artifacts.Artifact{report}})
 		}
 		return activities.ShellResult{Stdout: "read", Attempt: 1}, nil
 	})
@@ -115,7 +117,7 @@ func TestFailedShellStepArtifactsAreRecordedAndUsable(t *testing.T) {
 	st := queryState(t, env)
 	failed := stepByName(t, st, "test")
 	assert.Equal(t, runs.StepFailed, failed.Status)
-	assert.Equal(t, []activities.Artifact{report}, failed.Artifacts)
+	assert.Equal(t, []artifacts.Artifact{report}, failed.Artifacts)
 	all := calls.all()
 	require.Len(t, all, 2)
 	assert.Equal(t, report.Key, all[1].Inputs[0].Key)

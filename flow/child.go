@@ -12,12 +12,15 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 
-	"github.com/gateflow/gateflow/budget"
-	"github.com/gateflow/gateflow/internal/protocol"
-	"github.com/gateflow/gateflow/internal/searchattr"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
+	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/internal/startplan"
 )
 
 // Child runs the defined flow f as a child run (a Temporal child workflow) for the step
@@ -71,7 +74,7 @@ type childStart struct {
 
 // planChild runs the guards of the child step s of the flow flowName and reserves its
 // money, and records the child as running: what follows starts it.
-func (c *Context) planChild(s *step, flowName string, fi WorkflowInfo, o stepOptions) (childStart, error) {
+func (c *Context) planChild(s *step, flowName string, fi core.WorkflowInfo, o stepOptions) (childStart, error) {
 	rt, st := c.run, c.run.state
 	name := s.name
 	depth := st.Depth + 1
@@ -137,7 +140,7 @@ func (c *Context) planChild(s *step, flowName string, fi WorkflowInfo, o stepOpt
 
 // childAttributes are the search attributes a child run starts with: running, and the
 // parent's creator, the flow's category and version when set.
-func childAttributes(createdBy string, fi WorkflowInfo) []temporal.SearchAttributeUpdate {
+func childAttributes(createdBy string, fi core.WorkflowInfo) []temporal.SearchAttributeUpdate {
 	sa := []temporal.SearchAttributeUpdate{searchattr.StatusKey.ValueSet(string(runs.StatusRunning))}
 	if createdBy != "" {
 		sa = append(sa, searchattr.CreatedByKey.ValueSet(createdBy))
@@ -303,8 +306,8 @@ func checkChildServed(ctx context.Context, q servedQuery) (servedAnswer, error) 
 }
 
 func childServed(ctx context.Context, tc client.Client, q servedQuery) (servedAnswer, error) {
-	cat, err := readCatalog(ctx, tc, q.CatalogQueue)
-	if errors.Is(err, ErrNoCatalog) {
+	cat, err := startplan.ReadCatalog(ctx, tc, q.CatalogQueue)
+	if errors.Is(err, core.ErrNoCatalog) {
 		return servedAnswer{}, nil
 	}
 	if err != nil {

@@ -3,6 +3,8 @@ package flow
 import (
 	"encoding/json"
 	"errors"
+	"github.com/gateflow/gateflow/core"
+	"github.com/gateflow/gateflow/internal/startplan"
 )
 
 // ChildByName runs the flow registered as workflowName as a child run for the step name,
@@ -13,8 +15,8 @@ import (
 // JSON (nil for a Detached child, which is not waited for). A name no worker of the
 // child's queue serves fails the step at once, as with Child.
 func (c *Context) ChildByName(name, workflowName string, in any, opts ...StepOption) (json.RawMessage, error) {
-	f := &Flow[any, json.RawMessage]{info: WorkflowInfo{Name: workflowName}}
-	if err := validateName(workflowName); err != nil {
+	f := &Flow[any, json.RawMessage]{info: core.WorkflowInfo{Name: workflowName}}
+	if err := startplan.ValidateName(workflowName); err != nil {
 		f.err = err
 	} else if workflowName == "" {
 		f.err = errors.New("child flow name is empty")

@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -251,7 +252,7 @@ func TestChildTagsPickTheChildsQueue(t *testing.T) {
 // catalogClient answers the catalog's DescribeWorkflowExecution and DescribeTaskQueue.
 type catalogClient struct {
 	client.Client
-	catalog *catalog // nil: no catalog
+	catalog *core.Catalog // nil: no catalog
 	pollers int
 }
 
@@ -276,7 +277,7 @@ func (c *catalogClient) DescribeTaskQueue(context.Context, string, enumspb.TaskQ
 }
 
 func TestChildServedReadsTheCatalogAndThePollers(t *testing.T) {
-	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "release"}}}
+	cat := &core.Catalog{TaskQueue: "q", Workflows: []core.WorkflowInfo{{Name: "release"}}}
 	tests := []struct {
 		name    string
 		tc      *catalogClient
@@ -301,7 +302,7 @@ func TestChildServedReadsTheCatalogAndThePollers(t *testing.T) {
 	}
 	_, err := childServed(context.Background(), &catalogClient{}, servedQuery{Workflow: "x", CatalogQueue: "q", Pollers: true})
 	require.NoError(t, err, "no catalog: the pollers are not asked")
-	assert.False(t, errors.Is(err, ErrNoCatalog))
+	assert.False(t, errors.Is(err, core.ErrNoCatalog))
 }
 
 func TestDetachedChildInABranchIsStartedAndLeft(t *testing.T) {

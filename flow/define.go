@@ -1,19 +1,18 @@
 package flow
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"reflect"
-	"regexp"
 	"slices"
 	"time"
 
-	"github.com/gateflow/gateflow/schedule"
-
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
+	"github.com/gateflow/gateflow/internal/startplan"
 	"github.com/gateflow/gateflow/internal/typeschema"
+	"github.com/gateflow/gateflow/runs"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -27,7 +26,7 @@ type Definition interface {
 	// Name is the Temporal workflow type.
 	Name() string
 	// Info is the flow's catalog entry.
-	Info() WorkflowInfo
+	Info() core.WorkflowInfo
 	// Err reports a definition that cannot be served (bad name, nil handler, bad option).
 	Err() error
 	// workflow returns the Temporal workflow function; workflowWith adds a worker's
@@ -41,34 +40,34 @@ type Definition interface {
 
 // Flow is a defined flow with input I and output O.
 type Flow[I, O any] struct {
-	info    WorkflowInfo
+	info    core.WorkflowInfo
 	handler handler[I, O]
 	err     error
 }
 
 // Option configures a flow at Define.
-type Option func(*WorkflowInfo) error
+type Option func(*core.WorkflowInfo) error
 
 // Description is a one-line explanation shown by `flowctl workflows` and in the Web UI.
 func Description(text string) Option {
-	return func(i *WorkflowInfo) error { i.Description = text; return nil }
+	return func(i *core.WorkflowInfo) error { i.Description = text; return nil }
 }
 
 // Category groups flows, e.g. "delivery/web"; it is stored in the FlowCategory search
 // attribute of every run.
 func Category(name string) Option {
-	return func(i *WorkflowInfo) error { i.Category = name; return nil }
+	return func(i *core.WorkflowInfo) error { i.Category = name; return nil }
 }
 
 // Version is the handler's version, recorded at the start of each run (FlowVersion).
 func Version(v string) Option {
-	return func(i *WorkflowInfo) error { i.Version = v; return nil }
+	return func(i *core.WorkflowInfo) error { i.Version = v; return nil }
 }
 
 // MaxCostUSD is the flow's default money cap for a run, used when the start options give
 // none. It must not be negative.
 func MaxCostUSD(d decimal.Decimal) Option {
-	return func(i *WorkflowInfo) error {
+	return func(i *core.WorkflowInfo) error {
 		if d.IsNegative() {
 			return fmt.Errorf("max cost %s is negative", d)
 		}
@@ -83,7 +82,7 @@ func MaxCostUSD(d decimal.Decimal) Option {
 // the start; the cost already spent stays on the run. Cancelled runs, guard refusals and
 // errors wrapped with Permanent are not attempted again.
 func MaxAttempts(n int) Option {
-	return func(i *WorkflowInfo) error {
+	return func(i *core.WorkflowInfo) error {
 		if n < 1 {
 			return fmt.Errorf("max attempts %d: want at least 1", n)
 		}
@@ -95,11 +94,11 @@ func MaxAttempts(n int) Option {
 // WithGuards sets the flow's execution limits (see Guards); zero fields are left to the
 // worker's defaults.
 func WithGuards(g Guards) Option {
-	return func(i *WorkflowInfo) error {
+	return func(i *core.WorkflowInfo) error {
 		if g.MaxChildDepth < -1 || g.MaxFanOut < -1 || g.MaxTokens < -1 || g.MaxWallTime < -1 || g.MaxSteps < -1 {
 			return fmt.Errorf("guards: use -1 for no limit, not other negative values")
 		}
-		i.Guards = g
+		i.Guards = runs.Guards(g)
 		return nil
 	}
 }
@@ -109,7 +108,7 @@ func WithGuards(g Guards) Option {
 // budget_paused, up to pause — 0 means DefaultBudgetPause — for a higher cap). Start options
 // override it.
 func OnBudgetExceeded(policy budget.Policy, pause time.Duration) Option {
-	return func(i *WorkflowInfo) error {
+	return func(i *core.WorkflowInfo) error {
 		p, err := budget.ParsePolicy(string(policy))
 		if err != nil {
 			return err
@@ -129,15 +128,15 @@ func OnBudgetExceeded(policy budget.Policy, pause time.Duration) Option {
 // start's when it gives one. Only these three fields may be set; they are checked as
 // start options are. Given twice, the last wins.
 //
-//	flow.Define("train", train, flow.StartDefaults(flow.StartOptions{
+//	flow.Define("train", train, flow.StartDefaults(core.StartOptions{
 //		Priority: 2, Labels: map[string]string{"team": "ml"}, WorkerTags: []string{"gpu"}}))
-func StartDefaults(o StartOptions) Option {
-	return func(i *WorkflowInfo) error {
-		d := StartOptions{Priority: o.Priority, Labels: o.Labels, WorkerTags: o.WorkerTags}
+func StartDefaults(o core.StartOptions) Option {
+	return func(i *core.WorkflowInfo) error {
+		d := core.StartOptions{Priority: o.Priority, Labels: o.Labels, WorkerTags: o.WorkerTags}
 		if !reflect.DeepEqual(o, d) {
 			return errors.New("start defaults: only Priority, Labels and WorkerTags can be given")
 		}
-		if err := validateStart(d, time.Time{}); err != nil {
+		if err := startplan.ValidateStart(d, time.Time{}); err != nil {
 			return fmt.Errorf("start defaults: %w", err)
 		}
 		i.Priority = o.Priority
@@ -150,17 +149,6 @@ func StartDefaults(o StartOptions) Option {
 	}
 }
 
-var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-/]{0,199}$`)
-
-// validateName reports whether name can be a flow name (a Temporal workflow type): 1–200
-// letters, digits and "_.-/", starting with a letter or digit.
-func validateName(name string) error {
-	if !namePattern.MatchString(name) {
-		return fmt.Errorf("flow name %q: want 1-200 letters, digits or _.-/ starting with a letter or digit", name)
-	}
-	return nil
-}
-
 // Define defines a flow. The name is the Temporal workflow type. Mistakes (a bad name, a
 // nil handler, a bad option) are kept and reported by Err, by NewWorker's Start and by
 // the worker binary, rather than panicking at package initialisation.
@@ -168,7 +156,7 @@ func Define[I, O any](name string, handler func(ctx *Context, in I) (O, error), 
 	var in I
 	var out O
 	f := &Flow[I, O]{
-		info: WorkflowInfo{
+		info: core.WorkflowInfo{
 			Name:        name,
 			InputType:   typeName(reflect.TypeOf(&in).Elem()),
 			OutputType:  typeName(reflect.TypeOf(&out).Elem()),
@@ -177,7 +165,7 @@ func Define[I, O any](name string, handler func(ctx *Context, in I) (O, error), 
 		handler: handler,
 	}
 	var errs []error
-	if err := validateName(name); err != nil {
+	if err := startplan.ValidateName(name); err != nil {
 		errs = append(errs, err)
 	}
 	if handler == nil {
@@ -206,9 +194,9 @@ func (f *Flow[I, O]) Name() string {
 }
 
 // Info is the flow's catalog entry.
-func (f *Flow[I, O]) Info() WorkflowInfo {
+func (f *Flow[I, O]) Info() core.WorkflowInfo {
 	if f == nil {
-		return WorkflowInfo{}
+		return core.WorkflowInfo{}
 	}
 	return f.info
 }
@@ -220,6 +208,11 @@ func (f *Flow[I, O]) Err() error {
 	}
 	return f.err
 }
+
+// Types returns the zero values of the flow's input and output types: it lets generic
+// code that only knows the flow as a value (flowclient.StartFlow, which takes any
+// flowclient.TypedFlow) infer them.
+func (f *Flow[I, O]) Types() (in I, out O) { return in, out }
 
 func (f *Flow[I, O]) workflowWith(cfg runConfig) any {
 	return func(wctx workflow.Context, in I) (O, error) {
@@ -238,75 +231,4 @@ func typeName(t reflect.Type) string {
 		return t.PkgPath() + "." + t.Name()
 	}
 	return t.String()
-}
-
-// WorkflowInfo is a flow's catalog entry.
-type WorkflowInfo struct {
-	Name string `json:"name"`
-	// Kind is "go" for a flow defined in Go, "yaml" for a declarative
-	// definition; empty in entries of older workers (Go flows).
-	Kind string `json:"kind,omitempty"`
-	// Hash is the content hash of a declarative definition (flowdef.Hash) and Source
-	// where the worker loaded it from; both empty for Go flows.
-	Hash   string `json:"hash,omitempty"`
-	Source string `json:"source,omitempty"`
-	// Removed, when set, says why new runs of the flow are refused: a declarative
-	// definition whose file was removed (runs in progress go on). flowclient.Client.Start refuses it
-	// with an *UnknownWorkflowError.
-	Removed     string `json:"removed,omitempty"`
-	Description string `json:"description,omitempty"`
-	Category    string `json:"category,omitempty"`
-	Version     string `json:"version,omitempty"`
-	// MaxCostUSD is the flow's default money cap, as a decimal string; empty for none.
-	MaxCostUSD string `json:"max_cost_usd,omitempty"`
-	// MaxAttempts is how many times a failed run is attempted (see MaxAttempts); 0 leaves it
-	// to the worker.
-	MaxAttempts int `json:"max_attempts,omitempty"`
-	// BudgetPolicy is what a run does when its cap would be exceeded: "stop" (default) or
-	// "pause" (wait up to BudgetPause for a higher cap).
-	BudgetPolicy budget.Policy `json:"budget_policy,omitempty"`
-	BudgetPause  time.Duration `json:"budget_pause,omitempty"`
-	// MonthlyQuotaUSD is the worker's monthly quota for the flow, if any;
-	// OverallQuotaUSD the worker's overall monthly quota (the same on every entry).
-	MonthlyQuotaUSD string `json:"monthly_quota_usd,omitempty"`
-	OverallQuotaUSD string `json:"overall_quota_usd,omitempty"`
-	// WorkerMaxCostUSD is the worker's default money cap (WorkerOptions.MaxCostUSD), if
-	// any: a Client resolves a run's cap from it to reserve it against the monthly quotas.
-	WorkerMaxCostUSD string `json:"worker_max_cost_usd,omitempty"`
-	// QuotaReservations is set by workers whose monthly ledgers take reservations (the
-	// Update gateflow.ledger.reserve); a Client facing older workers only checks that the
-	// quotas are not used up.
-	QuotaReservations bool `json:"quota_reservations,omitempty"`
-	// Schedules are the flow's schedules (see Schedule).
-	Schedules []schedule.Info `json:"schedules,omitempty"`
-	// Once, Triggers and SignalStarts are the flow's starts besides manual and scheduled
-	// ones (see Once, OnRunOf, OnSignal).
-	Once         *OnceInfo     `json:"once,omitempty"`
-	Triggers     []TriggerInfo `json:"triggers,omitempty"`
-	SignalStarts []string      `json:"signal_starts,omitempty"`
-	// GateTypes are the polled gate types the flow uses (UsesGates): a worker without a
-	// resolver for one of them refuses to start.
-	GateTypes []string `json:"gate_types,omitempty"`
-	// Priority, Labels and WorkerTags are the flow's start defaults (see StartDefaults):
-	// 0, none and none without them.
-	Priority   int               `json:"priority,omitempty"`
-	Labels     map[string]string `json:"labels,omitempty"`
-	WorkerTags []string          `json:"worker_tags,omitempty"`
-	// MaxRuns is the most live runs of the flow (see MaxRuns), 0 for no limit; OnOverflow
-	// is what a start past it does.
-	MaxRuns    int      `json:"max_runs,omitempty"`
-	OnOverflow Overflow `json:"on_overflow,omitempty"`
-	// MaxRunsKey is the key template of MaxRunsPerKey: MaxRuns then counts the live runs
-	// per key. Empty: MaxRuns counts all the flow's runs.
-	MaxRunsKey string `json:"max_runs_key,omitempty"`
-	// Guards are the flow's own limits; zero fields are left to the worker.
-	Guards     Guards `json:"guards"`
-	InputType  string `json:"input_type"`
-	OutputType string `json:"output_type"`
-	// InputSchema is the JSON Schema of the input type, as encoding/json decodes it:
-	// clients check a start's input against it before anything starts.
-	InputSchema json.RawMessage `json:"input_schema,omitempty"`
-	// PublishedBy is the identity of the worker that last published the entry.
-	PublishedBy string    `json:"published_by,omitempty"`
-	PublishedAt time.Time `json:"published_at"`
 }

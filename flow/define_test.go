@@ -15,8 +15,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
 	"github.com/gateflow/gateflow/internal/typeschema"
 )
 
@@ -54,7 +56,7 @@ func TestValidateName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := validateName(tt.name)
+			err := startplan.ValidateName(tt.name)
 			if tt.ok {
 				assert.NoError(t, err)
 			} else {
@@ -72,7 +74,7 @@ func TestDefineInfo(t *testing.T) {
 	require.NoError(t, f.Err())
 	assert.Equal(t, "delivery/release", f.Name())
 	info := f.Info()
-	assert.Equal(t, WorkflowInfo{
+	assert.Equal(t, core.WorkflowInfo{
 		Name:        "delivery/release",
 		Description: "Build and ship",
 		Category:    "delivery/web",
@@ -113,7 +115,7 @@ func TestDefineTypeNames(t *testing.T) {
 }
 
 func TestDefineKeepsErrors(t *testing.T) {
-	failing := func(*WorkflowInfo) error { return errors.New("option broke") }
+	failing := func(*core.WorkflowInfo) error { return errors.New("option broke") }
 	tests := []struct {
 		name     string
 		flowName string
@@ -219,14 +221,14 @@ func TestPreview(t *testing.T) {
 }
 
 func TestCatalogLookupAndNames(t *testing.T) {
-	c := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "alpha", Version: "1"}, {Name: "mid", Version: "2"}}}
+	c := &core.Catalog{TaskQueue: "q", Workflows: []core.WorkflowInfo{{Name: "alpha", Version: "1"}, {Name: "mid", Version: "2"}}}
 	assert.Equal(t, []string{"alpha", "mid"}, c.Names())
 	mid, ok := c.Lookup("mid")
 	require.True(t, ok)
 	assert.Equal(t, "2", mid.Version)
 	_, ok = c.Lookup("nope")
 	assert.False(t, ok)
-	var empty catalog
+	var empty core.Catalog
 	assert.Equal(t, []string{}, empty.Names())
 }
 
@@ -237,7 +239,7 @@ type badDef struct {
 }
 
 func (d badDef) Name() string                    { return d.name }
-func (d badDef) Info() WorkflowInfo              { return WorkflowInfo{Name: d.name} }
+func (d badDef) Info() core.WorkflowInfo         { return core.WorkflowInfo{Name: d.name} }
 func (d badDef) Err() error                      { return d.err }
 func (d badDef) workflow() any                   { return nil }
 func (d badDef) workflowWith(runConfig) any      { return nil }
@@ -284,7 +286,7 @@ func TestWorkerValidate(t *testing.T) {
 
 func TestNewWorkerDefaults(t *testing.T) {
 	w := NewWorker(nil, WorkerOptions{}, Define("a", someHandler), Define("b", someHandler))
-	assert.Equal(t, DefaultTaskQueue, w.TaskQueue())
+	assert.Equal(t, core.DefaultTaskQueue, w.TaskQueue())
 	assert.Equal(t, 30*time.Second, w.opts.StopTimeout)
 	infos := w.Flows()
 	require.Len(t, infos, 2)

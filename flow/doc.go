@@ -29,7 +29,7 @@ Worker.Validate and by the worker binary. Options set the flow's description and
 wrongly), its default money cap, run attempts (MaxAttempts), guards (WithGuards: child
 depth, fan-out, tokens, wall time and MaxSteps, the most steps a run records, its own
 steps, default 10,000; the step past a limit is refused with a *GuardError), at most n
-live runs (MaxRuns with OverflowQueue, OverflowRefuse or OverflowReplace: a run waits in
+live runs (MaxRuns with core.OverflowQueue, core.OverflowRefuse or core.OverflowReplace: a run waits in
 pending for "permit:flow:NAME", a start is refused with a *flowclient.MaxRunsError, or the oldest
 live run is cancelled "replaced by RUN"; MaxRunsPerKey counts them per key of the input,
 group "flow:NAME:KEY"), budget policy (OnBudgetExceeded) and how runs
@@ -52,7 +52,7 @@ as its options say:
     the workflow ID "once:<flow>@<queue>" and Temporal's REJECT_DUPLICATE reuse and
     USE_EXISTING conflict policies, so workers starting together start it once and an
     ended run is not started again; flowclient.Client.RestartOnce starts it again when asked.
-  - OnRunOf(other, WhenCompleted, WhenFailed): a run of other that ends so starts the flow
+  - OnRunOf(other, core.WhenCompleted, core.WhenFailed): a run of other that ends so starts the flow
     with its output as input. The ended run's wrapper does it last, through an activity,
     with the workflow ID "<flow>/triggered-by/<run ID>/<Temporal run ID>", so a retry or a
     replay never starts it twice. Both flows must be on the same worker. TriggerInput adds
@@ -63,7 +63,7 @@ as its options say:
 
 Every such start is planned as flowclient.Client.Start plans it (the input checked against the
 flow's input type, the flow's start defaults, the start options in the Memo); the runs
-check the monthly quotas themselves. The catalog (WorkflowInfo, flowclient.Catalog) lists a
+check the monthly quotas themselves. The catalog (core.WorkflowInfo, core.Catalog) lists a
 flow's starts.
 
 # Steps
@@ -237,8 +237,8 @@ with typed errors of package flowclient (*InputError, *UnknownWorkflowError,
 
 	w := flow.NewWorker(temporalClient, flow.WorkerOptions{TaskQueue: "gateflow"}, examples.All()...)
 	c := flowclient.New(temporalClient, flowclient.Options{TaskQueue: "gateflow"})
-	run, err := c.Start(ctx, "release", input, flow.StartOptions{IdempotencyKey: "v1.2.3"})
-	typed, err := flowclient.StartFlow(ctx, c, Release, ReleaseInput{...}, flow.StartOptions{})
+	run, err := c.Start(ctx, "release", input, core.StartOptions{IdempotencyKey: "v1.2.3"})
+	typed, err := flowclient.StartFlow(ctx, c, Release, ReleaseInput{...}, core.StartOptions{})
 
 A Worker serves flows and gateflow's built-in activities on a task queue and publishes
 their catalog, so clients list them and refuse unknown names and ill-shaped input before
@@ -273,8 +273,9 @@ wait.go, errors.go, state.go, guards.go, schedule.go), the run wrapper that
 turns a handler into a workflow (run_*.go: run_handler.go is the table of contents, one
 part per concern in run_budget.go, run_people.go, run_gate.go, run_children.go, run_events.go and
 run_permits.go), the worker (worker.go, register.go, worker_gates.go, worker_schedules.go)
-and the start planning it shares with package flowclient (start.go, startplan.go,
-catalog.go, link.go: internal/flowlink hands them to the client). The entity workflows (catalog, ledger, mailbox, semaphore, control) live in
-internal/entity, the wire names and payloads in internal/protocol.
+and the worker's own starts (worker_starts.go, planned by internal/startplan as the client
+plans its starts). What flow and flowclient both speak (catalog entries, start options,
+their errors) is package core; the entity workflows (catalog, ledger, mailbox, semaphore,
+control) live in internal/entity, the wire names and payloads in internal/protocol.
 */
 package flow

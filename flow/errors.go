@@ -88,14 +88,6 @@ func (e *StepError) Unwrap() error { return e.Err }
 var (
 	// ErrGuard is matched by every guard refusal (a *GuardError).
 	ErrGuard = errors.New("guard limit reached")
-	// ErrNotValidated is matched by a decision (vote, answer, budget raise, pause) the
-	// client sent but whose run did not answer in time, typically because its worker is
-	// down: the Temporal server keeps it (in memory: a restart of the server drops it), and
-	// the run checks it (and counts it if it is valid) when a worker is back. It is neither
-	// accepted nor refused yet.
-	ErrNotValidated = errors.New("submitted, not yet validated")
-	// ErrNoCatalog is returned when no worker has published a catalog on the task queue.
-	ErrNoCatalog = errors.New("no worker has published a catalog on this task queue (is flow-worker running with the same --task-queue?)")
 )
 
 // isBudgetExceeded reports a budget refusal or crossing, here or in a child run.
@@ -145,7 +137,7 @@ const (
 	ErrorGoto ErrorType = "GotoError"
 	// ErrorServiceUnavailable fails a step fast while its service's circuit breaker is
 	// open; retryable, its next retry waits out the open time (see package service).
-	ErrorServiceUnavailable ErrorType = "gateflow.ServiceUnavailable"
+	ErrorServiceUnavailable ErrorType = protocol.ErrorServiceUnavailable
 	// ErrorNoCacheStore fails a step with Cache on a worker without a blob store
 	// (WorkerOptions.BlobURL); not retried.
 	ErrorNoCacheStore ErrorType = "gateflow.NoCacheStore"

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/gates"
 )
 
@@ -53,7 +54,7 @@ func plural(n int) string {
 // (Worker.Validate names the flow, the type and the types it has) instead of the gate
 // failing when a run reaches it. A blank type is an error of the definition.
 func UsesGates(types ...string) Option {
-	return func(i *WorkflowInfo) error {
+	return func(i *core.WorkflowInfo) error {
 		for _, t := range types {
 			if strings.TrimSpace(t) == "" {
 				return errors.New("uses gates: a gate type is blank")

@@ -38,7 +38,7 @@ func (g Guards) resolve(fallback Guards) Guards {
 }
 
 // tighten is g with each limit of t that is set (positive) and stricter than g's: a
-// start's guards (StartOptions.Guards). A limit g does not have (-1) takes t's.
+// start's guards (core.StartOptions.Guards). A limit g does not have (-1) takes t's.
 func (g Guards) tighten(t protocol.GuardLimits) Guards {
 	pick := func(v, l int64) int64 {
 		if l > 0 && (v < 0 || v == 0 || l < v) {

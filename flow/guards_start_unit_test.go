@@ -8,8 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/internal/flowlink"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
+	"github.com/gateflow/gateflow/runs"
 )
 
 func TestGuardsTighten(t *testing.T) {
@@ -33,18 +35,18 @@ func TestGuardsTighten(t *testing.T) {
 }
 
 func TestPlanStartGuards(t *testing.T) {
-	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "plain"}}}
+	cat := &core.Catalog{TaskQueue: "q", Workflows: []core.WorkflowInfo{{Name: "plain"}}}
 	now := time.Now()
-	p, err := planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: 3, MaxWallTime: time.Minute}}, now)
+	p, err := startplan.New(cat, startplan.Starter{TaskQueue: "q"}, "plain", nil, core.StartOptions{Guards: &runs.Guards{MaxSteps: 3, MaxWallTime: time.Minute}}, false, now)
 	require.NoError(t, err)
 	assert.Equal(t, &protocol.GuardLimits{MaxSteps: 3, MaxWallTime: time.Minute}, p.RunOpts.Guards)
 
-	p, err = planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{}}, now)
+	p, err = startplan.New(cat, startplan.Starter{TaskQueue: "q"}, "plain", nil, core.StartOptions{Guards: &runs.Guards{}}, false, now)
 	require.NoError(t, err)
 	assert.Nil(t, p.RunOpts.Guards, "no limit set: nothing to carry")
 
-	_, err = planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{Guards: &Guards{MaxSteps: -1}}, now)
-	var ierr *flowlink.InputError
+	_, err = startplan.New(cat, startplan.Starter{TaskQueue: "q"}, "plain", nil, core.StartOptions{Guards: &runs.Guards{MaxSteps: -1}}, false, now)
+	var ierr *core.InputError
 	require.ErrorAs(t, err, &ierr)
 	assert.Contains(t, err.Error(), "guards: a start may only tighten them")
 }

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -112,12 +113,12 @@ func TestMaxStepsDoesNotRefuseRunsRecordedBeforeTheGuard(t *testing.T) {
 
 func TestMaxRunsOption(t *testing.T) {
 	h := func(*Context, none) (none, error) { return none{}, nil }
-	f := Define("unit/max-runs", h, MaxRuns(2, OverflowReplace))
+	f := Define("unit/max-runs", h, MaxRuns(2, core.OverflowReplace))
 	require.NoError(t, f.Err())
 	assert.Equal(t, 2, f.Info().MaxRuns)
-	assert.Equal(t, OverflowReplace, f.Info().OnOverflow)
-	assert.Equal(t, OverflowQueue, Define("unit/max-runs", h, MaxRuns(1, "")).Info().OnOverflow, "queue by default")
-	assert.EqualError(t, Define("unit/max-runs", h, MaxRuns(0, OverflowQueue)).Err(), "define unit/max-runs: max runs 0: want at least 1")
+	assert.Equal(t, core.OverflowReplace, f.Info().OnOverflow)
+	assert.Equal(t, core.OverflowQueue, Define("unit/max-runs", h, MaxRuns(1, "")).Info().OnOverflow, "queue by default")
+	assert.EqualError(t, Define("unit/max-runs", h, MaxRuns(0, core.OverflowQueue)).Err(), "define unit/max-runs: max runs 0: want at least 1")
 	assert.EqualError(t, Define("unit/max-runs", h, MaxRuns(1, "drop")).Err(),
 		`define unit/max-runs: max runs: on overflow "drop": want queue, refuse or replace`)
 	assert.Zero(t, Define("unit/max-runs", h).Info().MaxRuns)
@@ -130,7 +131,7 @@ func TestMaxRunsRunAcquiresTheFlowsPermit(t *testing.T) {
 	f := Define("unit/max-runs-run", func(ctx *Context, _ none) (none, error) {
 		_, err := ctx.Shell("work", activities.Shell{Command: "work"})
 		return none{}, err
-	}, MaxRuns(2, OverflowRefuse))
+	}, MaxRuns(2, core.OverflowRefuse))
 	for _, old := range []bool{false, true} {
 		env := newUnitEnv(t, runConfig{}, f)
 		if old {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/runs"
-	"github.com/gateflow/gateflow/signals"
 )
 
 // Limits on what a run keeps of the messages it refuses. A refusal is recorded without
@@ -48,15 +47,6 @@ func clipText(s string, max int) string {
 		cut--
 	}
 	return s[:cut] + suffix
-}
-
-// checkAnswerSize is the client's check of an answer before it is sent: no input request
-// accepts more than signals.MaxAnswerBytesLimit (the run checks the request's own limit).
-func checkAnswerSize(data []byte) error {
-	if n := len(data); n > signals.MaxAnswerBytesLimit {
-		return fmt.Errorf("the answer is %d bytes of JSON; the limit is %d (signals.MaxAnswerBytesLimit; a request may set a lower max_answer_bytes)", n, signals.MaxAnswerBytesLimit)
-	}
-	return nil
 }
 
 // checkDecider refuses a decider identity (the by of a budget raise or a pause) longer

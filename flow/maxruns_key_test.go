@@ -13,8 +13,9 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/internal/flowlink"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
 )
 
 // TestRenderRunsKey: the key a MaxRunsPerKey template gives for an input, and each input
@@ -38,7 +39,7 @@ func TestRenderRunsKey(t *testing.T) {
 		{name: "not JSON", tpl: "{repo}", input: `{`, wantErr: "the input is not JSON"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := renderRunsKey(tc.tpl, json.RawMessage(tc.input))
+			got, err := startplan.RenderRunsKey(tc.tpl, json.RawMessage(tc.input))
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -53,12 +54,12 @@ func TestRenderRunsKey(t *testing.T) {
 // TestMaxRunsPerKeyOption: what Define accepts and records, and each refusal.
 func TestMaxRunsPerKeyOption(t *testing.T) {
 	h := func(*Context, struct{}) (string, error) { return "", nil }
-	f := Define("keyed", h, MaxRunsPerKey("{repo}", 2, OverflowReplace))
+	f := Define("keyed", h, MaxRunsPerKey("{repo}", 2, core.OverflowReplace))
 	require.NoError(t, f.Err())
 	assert.Equal(t, 2, f.Info().MaxRuns)
-	assert.Equal(t, OverflowReplace, f.Info().OnOverflow)
+	assert.Equal(t, core.OverflowReplace, f.Info().OnOverflow)
 	assert.Equal(t, "{repo}", f.Info().MaxRunsKey)
-	f = Define("keyed", h, MaxRunsPerKey("{repo}", 2, ""), MaxRuns(1, OverflowRefuse))
+	f = Define("keyed", h, MaxRunsPerKey("{repo}", 2, ""), MaxRuns(1, core.OverflowRefuse))
 	require.NoError(t, f.Err())
 	assert.Empty(t, f.Info().MaxRunsKey, "the last of MaxRuns and MaxRunsPerKey wins")
 
@@ -69,12 +70,12 @@ func TestMaxRunsPerKeyOption(t *testing.T) {
 		{"bad path", "{a..b}", `"{a..b}" is not a reference`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := Define("keyed", h, MaxRunsPerKey(tc.key, 1, OverflowQueue))
+			f := Define("keyed", h, MaxRunsPerKey(tc.key, 1, core.OverflowQueue))
 			require.Error(t, f.Err())
 			assert.Contains(t, f.Err().Error(), tc.want)
 		})
 	}
-	f = Define("keyed", h, MaxRunsPerKey("{repo}", 0, OverflowQueue))
+	f = Define("keyed", h, MaxRunsPerKey("{repo}", 0, core.OverflowQueue))
 	require.Error(t, f.Err())
 	assert.Contains(t, f.Err().Error(), "max runs 0: want at least 1")
 }
@@ -82,27 +83,27 @@ func TestMaxRunsPerKeyOption(t *testing.T) {
 // TestPlanStartKeyedMaxRuns: a start renders the key, hands its group to the run and
 // refuses an input that gives no key; a plan acquires nothing.
 func TestPlanStartKeyedMaxRuns(t *testing.T) {
-	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{
-		{Name: "keyed", MaxRuns: 1, OnOverflow: OverflowRefuse, MaxRunsKey: "repo-{repo}"},
+	cat := &core.Catalog{TaskQueue: "q", Workflows: []core.WorkflowInfo{
+		{Name: "keyed", MaxRuns: 1, OnOverflow: core.OverflowRefuse, MaxRunsKey: "repo-{repo}"},
 		{Name: "plain", MaxRuns: 1},
 	}}
 	now := time.Now()
-	p, err := planStart(cat, clientOptions{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, StartOptions{}, now)
+	p, err := startplan.New(cat, startplan.Starter{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, core.StartOptions{}, false, now)
 	require.NoError(t, err)
 	assert.Equal(t, "flow:keyed:repo-web", p.MaxRunsGroup)
 	assert.Equal(t, map[string]int{"flow:keyed:repo-web": 1}, p.RunOpts.Concurrency)
 
-	p, err = planStart(cat, clientOptions{TaskQueue: "q"}, "plain", nil, StartOptions{}, now)
+	p, err = startplan.New(cat, startplan.Starter{TaskQueue: "q"}, "plain", nil, core.StartOptions{}, false, now)
 	require.NoError(t, err)
 	assert.Equal(t, "flow:plain", p.MaxRunsGroup)
 	assert.Empty(t, p.RunOpts.Concurrency, "the run adds its flow's group itself")
 
-	_, err = planStart(cat, clientOptions{TaskQueue: "q"}, "keyed", map[string]any{"org": "acme"}, StartOptions{}, now)
-	var ierr *flowlink.InputError
+	_, err = startplan.New(cat, startplan.Starter{TaskQueue: "q"}, "keyed", map[string]any{"org": "acme"}, core.StartOptions{}, false, now)
+	var ierr *core.InputError
 	require.ErrorAs(t, err, &ierr)
 	assert.Contains(t, err.Error(), "bad input for keyed: concurrency key repo-{repo}: the input has no field repo")
 
-	p, err = planStart(cat, clientOptions{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, StartOptions{plan: true}, now)
+	p, err = startplan.New(cat, startplan.Starter{TaskQueue: "q"}, "keyed", map[string]any{"repo": "web"}, core.StartOptions{}, true, now)
 	require.NoError(t, err)
 	assert.Empty(t, p.RunOpts.Concurrency)
 }
@@ -114,7 +115,7 @@ func TestMaxRunsPerKeyRunAcquiresItsKeysPermit(t *testing.T) {
 	f := Define("unit/keyed", func(ctx *Context, in map[string]any) (none, error) {
 		_, err := ctx.Shell("work", activities.Shell{Command: "work"})
 		return none{}, err
-	}, MaxRunsPerKey("repo-{repo}", 2, OverflowQueue))
+	}, MaxRunsPerKey("repo-{repo}", 2, core.OverflowQueue))
 	for _, tc := range []struct {
 		name    string
 		memo    map[string]int

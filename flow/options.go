@@ -70,7 +70,7 @@ func CostLimit(usd decimal.Decimal) StepOption {
 func Detached() StepOption { return func(o *stepOptions) { o.detached = true } }
 
 // ChildTags sends a Child step's run to the workers that have all of tags (see
-// WorkerOptions.Tags and StartOptions.WorkerTags) instead of its parent's queue; with no
+// WorkerOptions.Tags and core.StartOptions.WorkerTags) instead of its parent's queue; with no
 // tags, to any worker of the task queue. Tags are checked as start tags are: a bad tag, or
 // more than a worker can have, fails the step. Other steps ignore it.
 func ChildTags(tags ...string) StepOption {
@@ -79,8 +79,6 @@ func ChildTags(tags ...string) StepOption {
 
 // Defaults and limits.
 const (
-	// DefaultTaskQueue is the task queue workers and clients use when none is given.
-	DefaultTaskQueue = "gateflow"
 	// DefaultStepTimeout bounds one attempt of a step without StepTimeout.
 	DefaultStepTimeout = time.Hour
 	// DefaultHeartbeatTimeout is a step's heartbeat timeout without HeartbeatTimeout.
@@ -90,14 +88,6 @@ const (
 	DefaultStepAttempts = 3
 	// DefaultBudgetPause is how long a run with the pause policy waits for a higher cap.
 	DefaultBudgetPause = 24 * time.Hour
-	// MinPriority (highest), MaxPriority (lowest) and DefaultPriority bound
-	// StartOptions.Priority, Temporal's priority key.
-	MinPriority     = 1
-	MaxPriority     = 5
-	DefaultPriority = 3
-	// MaxLabels is the most labels a run has; MaxRunAttempts the most run attempts.
-	MaxLabels      = 20
-	MaxRunAttempts = 100
 	// DefaultMaxVisits is how often ctx.Label runs its body without MaxVisits (the first
 	// visit included); MaxLabelVisits is the most MaxVisits may allow, and MaxRunReentries
 	// the most re-entries of labels one run may make in all.

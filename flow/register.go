@@ -6,6 +6,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -57,7 +58,7 @@ func runConfigOf(opts WorkerOptions, flows []Definition) (runConfig, error) {
 	cfg.gateTypes = gateActs.types
 	cfg.services, cfg.baseQueue = serviceNames(opts.Services), opts.TaskQueue // service.go
 	if cfg.baseQueue == "" {
-		cfg.baseQueue = DefaultTaskQueue
+		cfg.baseQueue = core.DefaultTaskQueue
 	}
 	return cfg, nil
 }
@@ -80,7 +81,7 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	agents := &activities.AgentActivities{Router: llm.NewRouter(providers), Prices: prices}
 	queue := opts.TaskQueue
 	if queue == "" {
-		queue = DefaultTaskQueue
+		queue = core.DefaultTaskQueue
 	}
 	entity.RegisterActivities(r, queue, opts.Quotas.LimitFor)
 	sinks := eventActivities{sinks: opts.EventSinks}

@@ -19,11 +19,12 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/entity"
-	"github.com/gateflow/gateflow/internal/flowlink"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
 )
 
 func countFiles(context.Context, string) (int, error) { return 0, nil }
@@ -40,7 +41,9 @@ func registryWorker() *Worker {
 }
 
 func TestWorkerRegistryListsWhatWasRegistered(t *testing.T) {
-	r := registryWorker().Registry()
+	info := registryWorker().Registry()
+	assert.Equal(t, []string{"countFiles", "post-comment"}, info.Actions, "the built-in actions are not listed")
+	r := flowdef.NewStaticRegistry(info)
 	assert.Equal(t, []string{"shell", "http", "agent", "countFiles", "post-comment"}, r.Actions)
 	assert.False(t, r.HasFallbackAction(), "no fallback action registered")
 	assert.Equal(t, []string{"tickets"}, r.ItemProviders)
@@ -95,7 +98,7 @@ func (s *memoServer) DescribeWorkflowExecution(_ context.Context, id, _ string) 
 func TestWorkerWithAFallbackActionAcceptsEveryActionName(t *testing.T) {
 	w := registryWorker()
 	w.RegisterFallbackAction(func(context.Context, activities.ActionCall) (any, error) { return nil, nil })
-	r := w.Registry()
+	r := flowdef.NewStaticRegistry(w.Registry())
 	assert.True(t, r.HasFallbackAction())
 	assert.NotContains(t, r.Actions, protocol.FallbackActionActivity, "the fallback is not an action name")
 	_, err := flowdef.Check("any.yaml", []byte("name: any\nsteps:\n  - {id: a, uses: anything-at-all}\n"), r)
@@ -103,7 +106,7 @@ func TestWorkerWithAFallbackActionAcceptsEveryActionName(t *testing.T) {
 
 	reg, err := w.registryEntry("w1", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	require.NoError(t, err)
-	var e registryEntry
+	var e startplan.RegistryEntry
 	require.NoError(t, json.Unmarshal(reg, &e))
 	assert.True(t, e.Registry.Fallback, "clients learn it from the catalog")
 }
@@ -117,7 +120,7 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 		require.NoError(t, err)
 		raw = append(raw, b)
 	}
-	yaml, err := json.Marshal(WorkflowInfo{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"})
+	yaml, err := json.Marshal(core.WorkflowInfo{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"})
 	require.NoError(t, err)
 	reg, err := w.registryEntry("w1", now)
 	require.NoError(t, err)
@@ -125,20 +128,20 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 	st.Merge(append(raw, yaml, reg), now)
 
 	srv := &memoServer{queue: "reg", state: st}
-	cat, err := readCatalog(context.Background(), srv, "reg")
+	cat, err := startplan.ReadCatalog(context.Background(), srv, "reg")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"code-review", "notify-team"}, cat.Names(), "the registry entry is not a flow")
 	require.NotNil(t, cat.Workers)
-	assert.Equal(t, flowlink.RegistryInfo{Actions: []string{"countFiles", "post-comment"}, ItemProviders: []string{"tickets"},
+	assert.Equal(t, core.RegistryInfo{Actions: []string{"countFiles", "post-comment"}, ItemProviders: []string{"tickets"},
 		GateTypes: []string{"ci-status", "jira"}, Services: []string{}, PublishedBy: "w1", PublishedAt: now}, *cat.Workers)
-	assert.False(t, flowlink.StaticRegistry(cat.Workers, cat.Names()).HasService("github"), "the worker declared no services: none is known")
+	assert.False(t, flowdef.NewStaticRegistry(cat.Registry()).HasService("github"), "the worker declared no services: none is known")
 	got, _ := cat.Lookup("code-review")
-	assert.Equal(t, WorkflowInfo{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"}, got)
+	assert.Equal(t, core.WorkflowInfo{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"}, got)
 
-	again, err := readCatalog(context.Background(), srv, "reg")
+	again, err := startplan.ReadCatalog(context.Background(), srv, "reg")
 	require.NoError(t, err)
-	r := flowlink.StaticRegistry(again.Workers, again.Names())
-	want := w.Registry()
+	r := flowdef.NewStaticRegistry(again.Registry())
+	want := flowdef.NewStaticRegistry(w.Registry())
 	assert.Equal(t, want.Actions, r.Actions)
 	assert.Equal(t, want.ItemProviders, r.ItemProviders)
 	assert.Equal(t, want.GateTypes, r.GateTypes)

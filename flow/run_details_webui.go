@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -66,7 +67,7 @@ func (rt *runner) connFlags() string {
 	if ns := workflow.GetInfo(rt.root).Namespace; ns != "" && ns != defaultNamespace {
 		flags = append(flags, "--namespace "+ns)
 	}
-	if rt.setup.baseQueue != "" && rt.setup.baseQueue != DefaultTaskQueue {
+	if rt.setup.baseQueue != "" && rt.setup.baseQueue != core.DefaultTaskQueue {
 		flags = append(flags, "--task-queue "+rt.setup.baseQueue)
 	}
 	return strings.Join(flags, " ")

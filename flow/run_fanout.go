@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/runs"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -106,7 +107,7 @@ func (c *Context) planFanout(s *step, flowName string, n int, o stepOptions) (fa
 
 // fanoutStart is the fan-out runner's input and child workflow options for the items
 // raw, named names.
-func (c *Context) fanoutStart(s *step, fs fanout, flowName string, fi WorkflowInfo, raw []json.RawMessage, names []string, opts ForEachOptions) (entity.FanoutState, workflow.ChildWorkflowOptions, error) {
+func (c *Context) fanoutStart(s *step, fs fanout, flowName string, fi core.WorkflowInfo, raw []json.RawMessage, names []string, opts ForEachOptions) (entity.FanoutState, workflow.ChildWorkflowOptions, error) {
 	rt, st := c.run, c.run.state
 	info := workflow.GetInfo(c.wctx)
 	runnerID := info.WorkflowExecution.ID + "/" + fs.key

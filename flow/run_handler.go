@@ -6,7 +6,13 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/runs"
+
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
@@ -14,10 +20,6 @@ import (
 	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
-	"github.com/shopspring/decimal"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 )
 
 // runConfig is what a worker adds to every flow it serves.
@@ -47,7 +49,7 @@ type runConfig struct {
 // its work when the run ends (see end).
 type runner struct {
 	root  workflow.Context
-	info  WorkflowInfo
+	info  core.WorkflowInfo
 	state *runs.State
 	// setup is what the start and the worker set for the run.
 	setup setupPart
@@ -122,7 +124,7 @@ type reportPart struct {
 
 // runHandler is gateflow's run wrapper around a handler: it sets the run up, runs the
 // checks that come before any step, runs the handler's attempts and records the end.
-func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfig, handler handler[I, O], in I) (O, error) {
+func runHandler[I, O any](wctx workflow.Context, info core.WorkflowInfo, cfg runConfig, handler handler[I, O], in I) (O, error) {
 	var zero O
 	rt, opts, err := newRunner(wctx, info, cfg)
 	if err != nil {
@@ -144,9 +146,9 @@ func runHandler[I, O any](wctx workflow.Context, info WorkflowInfo, cfg runConfi
 // newRunner builds the run's state and parts and registers the run's message handlers
 // (the state Query, people's Updates and Signals, the pause Update, the budget Update, the
 // cancel reason).
-func newRunner(wctx workflow.Context, info WorkflowInfo, cfg runConfig) (*runner, protocol.RunOptions, error) {
+func newRunner(wctx workflow.Context, info core.WorkflowInfo, cfg runConfig) (*runner, protocol.RunOptions, error) {
 	parent, parentErr := readParent(wctx)
-	guards := info.Guards.resolve(cfg.guards)
+	guards := Guards(info.Guards).resolve(cfg.guards)
 	if parent != nil {
 		// The parent's limits; a limit its worker did not know yet (zero) is the child's own.
 		guards = parent.Guards.resolve(guards)

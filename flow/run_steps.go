@@ -1,6 +1,8 @@
 package flow
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"errors"
 	"fmt"
 	"strings"
@@ -68,7 +70,7 @@ type outcome struct {
 	httpStatus int
 	cost       decimal.Decimal
 	tokens     runs.Tokens
-	artifacts  []activities.Artifact
+	artifacts  []artifacts.Artifact
 }
 
 // dispatch records the step as running and schedules its activity, or records it as
@@ -331,7 +333,7 @@ type failure struct {
 	httpStatus int
 	cost       decimal.Decimal
 	tokens     runs.Tokens
-	artifacts  []activities.Artifact
+	artifacts  []artifacts.Artifact
 }
 
 type failureDetailsJSON struct {
@@ -342,7 +344,7 @@ type failureDetailsJSON struct {
 	Usage    llm.Usage       `json:"usage"`
 	TimedOut bool            `json:"timed_out"`
 	// Artifacts: what a failed shell step collected (activities.ShellFailure).
-	Artifacts []activities.Artifact `json:"artifacts"`
+	Artifacts []artifacts.Artifact `json:"artifacts"`
 }
 
 func failureInfo(err error) failure {

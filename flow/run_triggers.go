@@ -8,7 +8,9 @@ import (
 
 	"github.com/gateflow/gateflow/runs"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -68,7 +70,7 @@ func (rt *runner) startTriggered(wctx workflow.Context, status runs.Status) {
 		}))
 	}
 	for i, f := range futures {
-		var run startedRun
+		var run core.Run
 		if err := f.Get(wctx, &run); err != nil {
 			log.Warn("start the triggered flow", "flow", names[i], "error", err)
 			continue
@@ -91,7 +93,7 @@ type mappedTrigger struct {
 // triggerInput is the input the trigger t starts its flow with, and whether it starts it:
 // the output as it is, or what t's TriggerInput answers, recorded once (a SideEffect) so
 // a replay uses the answer, not the function as it is then.
-func (rt *runner) triggerInput(wctx workflow.Context, t trigger, end RunEnd, output json.RawMessage) (json.RawMessage, bool) {
+func (rt *runner) triggerInput(wctx workflow.Context, t trigger, end core.RunEnd, output json.RawMessage) (json.RawMessage, bool) {
 	if t.mapInput == nil {
 		return output, true
 	}
@@ -117,7 +119,7 @@ func (rt *runner) triggerInput(wctx workflow.Context, t trigger, end RunEnd, out
 }
 
 // callTriggerMap calls fn and encodes its answer; a panic of fn is its error.
-func callTriggerMap(fn triggerMap, end RunEnd, output json.RawMessage) (m mappedTrigger) {
+func callTriggerMap(fn core.TriggerMap, end core.RunEnd, output json.RawMessage) (m mappedTrigger) {
 	defer func() {
 		if r := recover(); r != nil {
 			m = mappedTrigger{Err: fmt.Sprintf("trigger input panicked: %v", r)}
@@ -130,7 +132,7 @@ func callTriggerMap(fn triggerMap, end RunEnd, output json.RawMessage) (m mapped
 	case !start:
 		return mappedTrigger{}
 	}
-	b, err := encodeInput(input)
+	b, err := startplan.EncodeInput(input)
 	if err != nil {
 		return mappedTrigger{Err: fmt.Sprintf("trigger input: %v", err)}
 	}

@@ -6,18 +6,9 @@ import (
 
 	"github.com/gateflow/gateflow/schedule"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/cronspec"
-	"github.com/gateflow/gateflow/internal/protocol"
 )
-
-// temporalScheduleID is the Temporal Schedule ID of the flow's n-th schedule s on queue:
-// named by s.ID when it has one, else by n.
-func temporalScheduleID(flow string, n int, s schedule.Info, queue string) string {
-	if s.ID != "" {
-		return "gateflow-schedule/" + flow + "/" + s.ID + "@" + queue
-	}
-	return protocol.ScheduleID(flow, n, queue)
-}
 
 // Schedule runs the flow on a schedule: spec is a cron expression ("*/15 * * * *") or
 // "@every 10m". An invalid expression is refused at Define (see Flow.Err). The worker that
@@ -25,7 +16,7 @@ func temporalScheduleID(flow string, n int, s schedule.Info, queue string) strin
 // starts, named by its position among the flow's schedules or by its schedule.ID;
 // scheduled runs reserve their cap against the monthly quotas before any step.
 func Schedule(spec string, opts ...schedule.Option) Option {
-	return func(i *WorkflowInfo) error {
+	return func(i *core.WorkflowInfo) error {
 		if _, err := cronspec.Parse(spec); err != nil {
 			return fmt.Errorf("schedule %q: %v", spec, err)
 		}

@@ -188,9 +188,9 @@ func TestServiceBreakerTripsFailsFastAndProbes(t *testing.T) {
 	assert.Greater(t, app.NextRetryDelay(), 100*time.Millisecond)
 	assert.LessOrEqual(t, app.NextRetryDelay(), 220*time.Millisecond)
 	assert.Contains(t, app.Message(), "service api: circuit breaker open, not called")
-	var sw serviceWait
+	var sw protocol.ServiceWait
 	require.NoError(t, app.Details(&sw))
-	assert.Equal(t, serviceWait{Service: "api", State: "open", RetryAfterMS: app.NextRetryDelay().Milliseconds()}, sw)
+	assert.Equal(t, protocol.ServiceWait{Service: "api", State: "open", RetryAfterMS: app.NextRetryDelay().Milliseconds()}, sw)
 	assert.Equal(t, 4, next.calls, "the fast failure did not call the service")
 
 	time.Sleep(app.NextRetryDelay())
@@ -220,7 +220,7 @@ func TestServiceBreakerRatioTrip(t *testing.T) {
 }
 
 func TestMarkWaitingService(t *testing.T) {
-	details, err := converter.GetDefaultDataConverter().ToPayloads(serviceWait{Service: "api", State: "open", RetryAfterMS: 500})
+	details, err := converter.GetDefaultDataConverter().ToPayloads(protocol.ServiceWait{Service: "api", State: "open", RetryAfterMS: 500})
 	require.NoError(t, err)
 	next := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	pending := []*workflowpb.PendingActivityInfo{{
@@ -237,11 +237,11 @@ func TestMarkWaitingService(t *testing.T) {
 		{Name: "b", ActivityID: "s2", Status: runs.StepRunning},
 		{Name: "c", ActivityID: "s10", Status: runs.StepRunning},
 	}}
-	markWaitingService(st, pending)
+	protocol.MarkWaitingService(st, pending)
 	assert.Equal(t, runs.StepWaitingService, st.Steps[0].Status)
 	assert.Equal(t, "waiting for service api (circuit breaker open), next attempt at 2026-01-02T03:04:05Z", st.Steps[0].Error)
 	assert.Equal(t, runs.StepRunning, st.Steps[1].Status, "another failure is not a wait for the service")
 	assert.Equal(t, runs.StepRunning, st.Steps[2].Status)
 	assert.True(t, strings.HasPrefix(protocol.ServiceQueue("q", "x"), "q/svc/"))
-	markWaitingService(nil, pending) // no state: nothing to mark
+	protocol.MarkWaitingService(nil, pending) // no state: nothing to mark
 }

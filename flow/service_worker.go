@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -156,7 +157,7 @@ func (a *breakerActivity) ExecuteActivity(ctx context.Context, in *interceptor.E
 		return nil, temporal.NewApplicationErrorWithOptions(
 			fmt.Sprintf("service %s: circuit breaker %s, not called; next attempt in %s", b.name, after, delay.Round(time.Millisecond)),
 			string(ErrorServiceUnavailable), temporal.ApplicationErrorOptions{
-				NextRetryDelay: delay, Details: []any{serviceWait{Service: b.name, State: after.String(), RetryAfterMS: delay.Milliseconds()}},
+				NextRetryDelay: delay, Details: []any{protocol.ServiceWait{Service: b.name, State: after.String(), RetryAfterMS: delay.Milliseconds()}},
 			})
 	}
 	b.report(after, false)
@@ -164,13 +165,6 @@ func (a *breakerActivity) ExecuteActivity(ctx context.Context, in *interceptor.E
 		b.changed(b)
 	}
 	return res, err
-}
-
-// serviceWait is the detail of an ErrorServiceUnavailable error.
-type serviceWait struct {
-	Service      string `json:"service"`
-	State        string `json:"state"`
-	RetryAfterMS int64  `json:"retry_after_ms"`
 }
 
 // retryDelay is how long a step refused in state waits: the rest of the open time, or
@@ -215,10 +209,10 @@ func (b *serviceBreaker) report(state gobreaker.State, fastFailure bool) {
 }
 
 // status is the breaker's state now.
-func (b *serviceBreaker) status(now time.Time) breakerState {
+func (b *serviceBreaker) status(now time.Time) core.ServiceBreakerState {
 	s := b.cb.State()
 	c := b.cb.Counts()
-	st := breakerState{Service: b.name, State: s.String(), ConsecutiveFailures: c.ConsecutiveFailures,
+	st := core.ServiceBreakerState{Service: b.name, State: s.String(), ConsecutiveFailures: c.ConsecutiveFailures,
 		Requests: c.Requests, Failures: c.TotalFailures, UpdatedAt: now.UTC()}
 	if s == gobreaker.StateOpen {
 		b.mu.Lock()

@@ -6,53 +6,21 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gateflow/gateflow/core"
+	"github.com/gateflow/gateflow/internal/startplan"
 	"github.com/gateflow/gateflow/runs"
 )
 
-// RunEnd is how a run ended, as a trigger (OnRunOf) sees it.
-type RunEnd string
-
-// The run ends a trigger can wait for.
-const (
-	// WhenCompleted is a run that completed: status completed, or warning (it completed
-	// with allowed failures).
-	WhenCompleted RunEnd = "completed"
-	// WhenFailed is a run that failed: status failed, budget_exceeded or rejected. A
-	// cancelled run triggers nothing.
-	WhenFailed RunEnd = "failed"
-)
-
-// runEndOf is the RunEnd of a run that ended with status, if triggers see it.
-func runEndOf(s runs.Status) (RunEnd, bool) {
+// runEndOf is the core.RunEnd of a run that ended with status, if triggers see it.
+func runEndOf(s runs.Status) (core.RunEnd, bool) {
 	switch s {
 	case runs.StatusCompleted, runs.StatusWarning:
-		return WhenCompleted, true
+		return core.WhenCompleted, true
 	case runs.StatusFailed, runs.StatusBudgetExceeded, runs.StatusRejected:
-		return WhenFailed, true
+		return core.WhenFailed, true
 	}
 	return "", false
 }
-
-// OnceInfo is a flow's once start (see Once).
-type OnceInfo struct {
-	// Input is the run's input (JSON).
-	Input json.RawMessage `json:"input,omitempty"`
-}
-
-// TriggerInfo is one trigger of a flow (see OnRunOf): a run of Flow that ends one of the
-// When ways starts the flow.
-type TriggerInfo struct {
-	Flow string   `json:"flow"`
-	When []RunEnd `json:"when"`
-	// Mapped says the trigger has a condition or an input mapping (TriggerInput).
-	Mapped bool `json:"mapped,omitempty"`
-	// mapInput is the TriggerInput function (the worker's own flows only).
-	mapInput triggerMap
-}
-
-// triggerMap decides, from how a run of the watched flow ended and its output, whether a
-// trigger starts its flow, and with which input (see TriggerInput).
-type triggerMap func(end RunEnd, output json.RawMessage) (input any, start bool, err error)
 
 // Once starts the flow once, with input (encoded as JSON): every worker that serves the
 // flow ensures, when it starts, that a run with the workflow ID "once:<flow>@<queue>"
@@ -65,7 +33,7 @@ type triggerMap func(end RunEnd, output json.RawMessage) (input any, start bool,
 // them itself before any step. An input the flow's input type does not accept, or Once
 // given twice, is an error of Define.
 func Once(input any) Option {
-	return func(i *WorkflowInfo) error {
+	return func(i *core.WorkflowInfo) error {
 		if i.Once != nil {
 			return errors.New("once: given twice")
 		}
@@ -73,16 +41,16 @@ func Once(input any) Option {
 		if err != nil {
 			return fmt.Errorf("once input: %w", err)
 		}
-		if err := checkInput(i.InputSchema, b); err != nil {
+		if err := startplan.CheckInput(i.InputSchema, b); err != nil {
 			return fmt.Errorf("once input: %w", err)
 		}
-		i.Once = &OnceInfo{Input: b}
+		i.Once = &core.OnceInfo{Input: b}
 		return nil
 	}
 }
 
 // OnRunOf starts the flow when a run of the flow other ends one of the when ways
-// (WhenCompleted, WhenFailed), with that run's output (its JSON; for a failed run, what
+// (core.WhenCompleted, core.WhenFailed), with that run's output (its JSON; for a failed run, what
 // the handler returned with its error) as input. The ended run's wrapper starts it, as
 // the last thing it does, through an activity, with the workflow ID
 // "<flow>/triggered-by/<run's workflow ID>/<run ID>": a retried activity or a replayed run
@@ -95,28 +63,28 @@ func Once(input any) Option {
 // Both flows must be served by the same worker: a worker serving a flow triggered by one
 // it does not serve refuses to start. A flow cannot trigger itself, and other must be a
 // flow name.
-func OnRunOf(other string, when ...RunEnd) Option {
-	return func(i *WorkflowInfo) error {
-		if err := validateName(other); err != nil {
+func OnRunOf(other string, when ...core.RunEnd) Option {
+	return func(i *core.WorkflowInfo) error {
+		if err := startplan.ValidateName(other); err != nil {
 			return fmt.Errorf("on run of: %w", err)
 		}
 		if other == i.Name {
 			return fmt.Errorf("on run of %s: a flow cannot trigger itself", other)
 		}
 		if len(when) == 0 {
-			return fmt.Errorf("on run of %s: give WhenCompleted, WhenFailed or both", other)
+			return fmt.Errorf("on run of %s: give core.WhenCompleted, core.WhenFailed or both", other)
 		}
-		t := TriggerInfo{Flow: other}
+		t := core.TriggerInfo{Flow: other}
 		for _, w := range when {
-			if w != WhenCompleted && w != WhenFailed {
-				return fmt.Errorf("on run of %s: outcome %q: want %q or %q", other, w, WhenCompleted, WhenFailed)
+			if w != core.WhenCompleted && w != core.WhenFailed {
+				return fmt.Errorf("on run of %s: outcome %q: want %q or %q", other, w, core.WhenCompleted, core.WhenFailed)
 			}
 			if !slices.Contains(t.When, w) {
 				t.When = append(t.When, w)
 			}
 		}
 		slices.Sort(t.When)
-		if slices.ContainsFunc(i.Triggers, func(x TriggerInfo) bool { return x.Flow == other }) {
+		if slices.ContainsFunc(i.Triggers, func(x core.TriggerInfo) bool { return x.Flow == other }) {
 			return fmt.Errorf("on run of %s: given twice", other)
 		}
 		i.Triggers = append(i.Triggers, t)
@@ -139,19 +107,19 @@ func OnRunOf(other string, when ...RunEnd) Option {
 // The worker running the ended run must serve the flow, as for any trigger (see OnRunOf):
 // a worker serving both computes it with its own version of fn. An error of fn starts
 // nothing; the ended run logs it and keeps its outcome.
-func TriggerInput(other string, fn func(end RunEnd, output json.RawMessage) (input any, start bool, err error)) Option {
-	return func(i *WorkflowInfo) error {
+func TriggerInput(other string, fn func(end core.RunEnd, output json.RawMessage) (input any, start bool, err error)) Option {
+	return func(i *core.WorkflowInfo) error {
 		if fn == nil {
 			return fmt.Errorf("trigger input for %s: the function is nil", other)
 		}
-		k := slices.IndexFunc(i.Triggers, func(x TriggerInfo) bool { return x.Flow == other })
+		k := slices.IndexFunc(i.Triggers, func(x core.TriggerInfo) bool { return x.Flow == other })
 		if k < 0 {
 			return fmt.Errorf("trigger input for %s: give OnRunOf(%q, ...) before it", other, other)
 		}
-		if i.Triggers[k].mapInput != nil {
+		if i.Triggers[k].Map != nil {
 			return fmt.Errorf("trigger input for %s: given twice", other)
 		}
-		i.Triggers[k].Mapped, i.Triggers[k].mapInput = true, fn
+		i.Triggers[k].Mapped, i.Triggers[k].Map = true, fn
 		return nil
 	}
 }
@@ -165,8 +133,8 @@ func TriggerInput(other string, fn func(end RunEnd, output json.RawMessage) (inp
 // *RunExistsError. The run has the flow's start defaults and checks the monthly quotas
 // itself.
 func OnSignal(name string) Option {
-	return func(i *WorkflowInfo) error {
-		if err := validateName(name); err != nil {
+	return func(i *core.WorkflowInfo) error {
+		if err := startplan.ValidateName(name); err != nil {
 			return fmt.Errorf("on signal: signal name %q: want 1-200 letters, digits or _.-/ starting with a letter or digit", name)
 		}
 		if slices.Contains(i.SignalStarts, name) {
@@ -180,9 +148,9 @@ func OnSignal(name string) Option {
 // trigger is one flow a worker starts when a run of another flow ends.
 type trigger struct {
 	flow string
-	when []RunEnd
+	when []core.RunEnd
 	// mapInput is the flow's TriggerInput for this trigger, if any.
-	mapInput triggerMap
+	mapInput core.TriggerMap
 }
 
 // triggersOf maps each flow name to the flows of flows it triggers (OnRunOf), in flows'
@@ -194,7 +162,7 @@ func triggersOf(flows []Definition) map[string][]trigger {
 			continue
 		}
 		for _, t := range f.Info().Triggers {
-			out[t.Flow] = append(out[t.Flow], trigger{flow: f.Name(), when: t.When, mapInput: t.mapInput})
+			out[t.Flow] = append(out[t.Flow], trigger{flow: f.Name(), when: t.When, mapInput: t.Map})
 		}
 	}
 	return out

@@ -15,7 +15,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
 )
 
 type startsOut struct {
@@ -30,11 +32,11 @@ var (
 		return startsOut{Value: "all"}, nil
 	})
 	startsOnDone = Define("unit/starts-done", func(_ *Context, in startsOut) (string, error) { return in.Value, nil },
-		OnRunOf("unit/starts-source", WhenCompleted))
+		OnRunOf("unit/starts-source", core.WhenCompleted))
 	startsOnFail = Define("unit/starts-fail", func(_ *Context, in startsOut) (string, error) { return in.Value, nil },
-		OnRunOf("unit/starts-source", WhenFailed))
+		OnRunOf("unit/starts-source", core.WhenFailed))
 	startsOnBoth = Define("unit/starts-both", func(_ *Context, in startsOut) (string, error) { return in.Value, nil },
-		OnRunOf("unit/starts-source", WhenFailed, WhenCompleted, WhenFailed))
+		OnRunOf("unit/starts-source", core.WhenFailed, core.WhenCompleted, core.WhenFailed))
 )
 
 func TestStartOptionsAreValidatedAtDefine(t *testing.T) {
@@ -48,13 +50,13 @@ func TestStartOptionsAreValidatedAtDefine(t *testing.T) {
 		{"once twice", []Option{Once(nil), Once(nil)}, "once: given twice"},
 		{"once input not JSON", []Option{Once(func() {})}, "once input"},
 		{"once input of another type", []Option{Once("text")}, "once input: payload does not match the schema"},
-		{"trigger", []Option{OnRunOf("other", WhenCompleted, WhenFailed)}, ""},
-		{"trigger without outcome", []Option{OnRunOf("other")}, "give WhenCompleted, WhenFailed or both"},
+		{"trigger", []Option{OnRunOf("other", core.WhenCompleted, core.WhenFailed)}, ""},
+		{"trigger without outcome", []Option{OnRunOf("other")}, "give core.WhenCompleted, core.WhenFailed or both"},
 		{"unknown outcome", []Option{OnRunOf("other", "cancelled")}, `outcome "cancelled"`},
-		{"triggering itself", []Option{OnRunOf("unit/opts", WhenCompleted)}, "cannot trigger itself"},
-		{"empty flow name", []Option{OnRunOf("", WhenCompleted)}, `flow name ""`},
-		{"bad flow name", []Option{OnRunOf("no spaces", WhenCompleted)}, `flow name "no spaces"`},
-		{"trigger twice", []Option{OnRunOf("other", WhenCompleted), OnRunOf("other", WhenFailed)}, "given twice"},
+		{"triggering itself", []Option{OnRunOf("unit/opts", core.WhenCompleted)}, "cannot trigger itself"},
+		{"empty flow name", []Option{OnRunOf("", core.WhenCompleted)}, `flow name ""`},
+		{"bad flow name", []Option{OnRunOf("no spaces", core.WhenCompleted)}, `flow name "no spaces"`},
+		{"trigger twice", []Option{OnRunOf("other", core.WhenCompleted), OnRunOf("other", core.WhenFailed)}, "given twice"},
 		{"signal", []Option{OnSignal("order-placed"), OnSignal("order-cancelled")}, ""},
 		{"empty signal name", []Option{OnSignal("")}, `signal name ""`},
 		{"signal twice", []Option{OnSignal("s"), OnSignal("s")}, "on signal s: given twice"},
@@ -70,18 +72,18 @@ func TestStartOptionsAreValidatedAtDefine(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-	info := Define("unit/opts", noop, Once(map[string]int{"n": 1}), OnRunOf("other", WhenFailed, WhenCompleted), OnSignal("s")).Info()
+	info := Define("unit/opts", noop, Once(map[string]int{"n": 1}), OnRunOf("other", core.WhenFailed, core.WhenCompleted), OnSignal("s")).Info()
 	assert.JSONEq(t, `{"n":1}`, string(info.Once.Input))
-	assert.Equal(t, []TriggerInfo{{Flow: "other", When: []RunEnd{WhenCompleted, WhenFailed}}}, info.Triggers)
+	assert.Equal(t, []core.TriggerInfo{{Flow: "other", When: []core.RunEnd{core.WhenCompleted, core.WhenFailed}}}, info.Triggers)
 	assert.Equal(t, []string{"s"}, info.SignalStarts)
 }
 
 func TestTriggersAreLookedUpByFlowAndCheckedByTheWorker(t *testing.T) {
 	got := triggersOf([]Definition{startsSource, startsOnDone, startsOnFail, startsOnBoth})
 	assert.Equal(t, map[string][]trigger{"unit/starts-source": {
-		{flow: "unit/starts-done", when: []RunEnd{WhenCompleted}},
-		{flow: "unit/starts-fail", when: []RunEnd{WhenFailed}},
-		{flow: "unit/starts-both", when: []RunEnd{WhenCompleted, WhenFailed}},
+		{flow: "unit/starts-done", when: []core.RunEnd{core.WhenCompleted}},
+		{flow: "unit/starts-fail", when: []core.RunEnd{core.WhenFailed}},
+		{flow: "unit/starts-both", when: []core.RunEnd{core.WhenCompleted, core.WhenFailed}},
 	}}, got)
 
 	err := NewWorker(nil, WorkerOptions{}, startsOnDone).Validate()
@@ -89,8 +91,8 @@ func TestTriggersAreLookedUpByFlowAndCheckedByTheWorker(t *testing.T) {
 	assert.Contains(t, err.Error(), "flow unit/starts-done is started by runs of unit/starts-source, which this worker does not serve")
 	require.NoError(t, NewWorker(nil, WorkerOptions{}, startsSource, startsOnDone).Validate())
 
-	for s, want := range map[runs.Status]RunEnd{runs.StatusCompleted: WhenCompleted, runs.StatusWarning: WhenCompleted,
-		runs.StatusFailed: WhenFailed, runs.StatusBudgetExceeded: WhenFailed, runs.StatusRejected: WhenFailed} {
+	for s, want := range map[runs.Status]core.RunEnd{runs.StatusCompleted: core.WhenCompleted, runs.StatusWarning: core.WhenCompleted,
+		runs.StatusFailed: core.WhenFailed, runs.StatusBudgetExceeded: core.WhenFailed, runs.StatusRejected: core.WhenFailed} {
 		got, ok := runEndOf(s)
 		assert.True(t, ok, s)
 		assert.Equal(t, want, got, s)
@@ -114,13 +116,13 @@ func TestRunEndStartsTheTriggeredFlowsOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newUnitEnv(t, cfg, flows...)
 			starts := &callLog[protocol.TriggerStart]{}
-			env.RegisterActivityWithOptions(func(_ context.Context, req protocol.TriggerStart) (*startedRun, error) {
+			env.RegisterActivityWithOptions(func(_ context.Context, req protocol.TriggerStart) (*core.Run, error) {
 				starts.add(req)
 				if req.Flow == "unit/starts-both" {
 					// A refused start is logged; the run keeps its outcome.
 					return nil, temporal.NewNonRetryableApplicationError("refused", errorTriggerRefused, nil)
 				}
-				return &startedRun{ID: req.ID, RunID: "r", Workflow: req.Flow}, nil
+				return &core.Run{ID: req.ID, RunID: "r", Workflow: req.Flow}, nil
 			}, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
 			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "src-1"})
 			env.ExecuteWorkflow(startsSource.Name(), failIn{Fail: tc.fail})
@@ -167,7 +169,7 @@ func TestStartIDsAreDeterministicAndSafe(t *testing.T) {
 	assert.Equal(t, spaced, protocol.SignalStartID("f", "order", "key with spaces"))
 	assert.NotEqual(t, spaced, protocol.SignalStartID("f", "order", "key with  spaces"))
 	for _, id := range []string{protocol.OnceID("a", "q"), protocol.TriggeredID("a", "x", "y"), spaced} {
-		require.NoError(t, validateStart(StartOptions{ID: id}, time.Now()), id)
+		require.NoError(t, startplan.ValidateStart(core.StartOptions{ID: id}, time.Now()), id)
 	}
 	raw, err := json.Marshal(protocol.TriggerStart{Flow: "f"})
 	require.NoError(t, err)

@@ -18,11 +18,13 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -33,7 +35,7 @@ import (
 
 // WorkerOptions configure a Worker.
 type WorkerOptions struct {
-	// TaskQueue is the Temporal task queue to serve. Default DefaultTaskQueue.
+	// TaskQueue is the Temporal task queue to serve. Default core.DefaultTaskQueue.
 	TaskQueue string
 	// Identity names the worker in Temporal and in the catalog. Default: the SDK's
 	// (pid@host).
@@ -135,7 +137,7 @@ type registration struct {
 // definitions (see Define) are reported by Start.
 func NewWorker(c client.Client, opts WorkerOptions, flows ...Definition) *Worker {
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = DefaultTaskQueue
+		opts.TaskQueue = core.DefaultTaskQueue
 	}
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = 30 * time.Second
@@ -167,9 +169,9 @@ func (w *Worker) Publish(ctx context.Context) error {
 func (w *Worker) TaskQueue() string { return w.opts.TaskQueue }
 
 // Flows lists the catalog entries of the worker's flows.
-func (w *Worker) Flows() []WorkflowInfo {
+func (w *Worker) Flows() []core.WorkflowInfo {
 	flows := w.flowList()
-	out := make([]WorkflowInfo, 0, len(flows))
+	out := make([]core.WorkflowInfo, 0, len(flows))
 	for _, f := range flows {
 		info := f.Info()
 		if info.Kind == "" {
@@ -364,7 +366,7 @@ func (w *Worker) publish(ctx context.Context) error {
 		return err
 	}
 	for {
-		cat, err := readCatalog(ctx, w.client, w.opts.TaskQueue)
+		cat, err := startplan.ReadCatalog(ctx, w.client, w.opts.TaskQueue)
 		if err == nil && catalogHas(cat, entries) && cat.Workers != nil && !cat.Workers.PublishedAt.Before(now) {
 			return nil
 		}
@@ -376,7 +378,7 @@ func (w *Worker) publish(ctx context.Context) error {
 	}
 }
 
-func catalogHas(cat *catalog, entries []WorkflowInfo) bool {
+func catalogHas(cat *core.Catalog, entries []core.WorkflowInfo) bool {
 	for _, e := range entries {
 		got, ok := cat.Lookup(e.Name)
 		if !ok || got.PublishedAt.Before(e.PublishedAt) {

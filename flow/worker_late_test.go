@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -63,7 +64,7 @@ func TestLateFlowRunsLikeRegistered(t *testing.T) {
 	st := queryState(t, env)
 	assert.Equal(t, runs.StatusCompleted, st.Status)
 	assert.Equal(t, "7", st.Version)
-	assert.Contains(t, w.Registry().GoFlows, stepsFlow.Name())
+	assert.Contains(t, w.Registry().Flows, stepsFlow.Name())
 }
 
 // A type no flow of the worker has panics, so the SDK fails the workflow task (retried),
@@ -91,8 +92,8 @@ func TestAddFlowsAfterStartChecks(t *testing.T) {
 		"twice":      {[]Definition{Define("a", someHandler), Define("a", someHandler)}, "flow a is defined twice"},
 		"nil":        {[]Definition{nil}, "flow 0 is nil"},
 		"reserved":   {[]Definition{badDef{name: protocol.RegistryEntryName}}, "reserved"},
-		"trigger":    {[]Definition{Define("b", someHandler, OnRunOf("test/steps", WhenCompleted))}, "flow b is started by runs of test/steps (a trigger)"},
-		"no trigger": {[]Definition{Define("c", someHandler, OnRunOf("missing", WhenCompleted))}, "which this worker does not serve"},
+		"trigger":    {[]Definition{Define("b", someHandler, OnRunOf("test/steps", core.WhenCompleted))}, "flow b is started by runs of test/steps (a trigger)"},
+		"no trigger": {[]Definition{Define("c", someHandler, OnRunOf("missing", core.WhenCompleted))}, "which this worker does not serve"},
 		"gate type":  {[]Definition{Define("d", someHandler, UsesGates("nope"))}, `gate type "nope"`},
 	} {
 		t.Run(name, func(t *testing.T) {

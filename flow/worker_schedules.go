@@ -10,9 +10,11 @@ import (
 
 	"github.com/gateflow/gateflow/runs"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/display"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
+	"github.com/gateflow/gateflow/internal/startplan"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -24,7 +26,7 @@ func (w *Worker) ensureSchedules(ctx context.Context, flows []Definition) error 
 	for _, f := range flows {
 		info := f.Info()
 		for n, s := range info.Schedules {
-			id := temporalScheduleID(info.Name, n, s, w.opts.TaskQueue)
+			id := protocol.FlowScheduleID(info.Name, n, s.ID, w.opts.TaskQueue)
 			opts, err := scheduleOptions(id, info, s, w.opts.TaskQueue)
 			if err != nil {
 				return err
@@ -58,7 +60,7 @@ func (w *Worker) ensureSchedules(ctx context.Context, flows []Definition) error 
 	return nil
 }
 
-func scheduleOptions(id string, info WorkflowInfo, s schedule.Info, queue string) (client.ScheduleOptions, error) {
+func scheduleOptions(id string, info core.WorkflowInfo, s schedule.Info, queue string) (client.ScheduleOptions, error) {
 	overlap, err := s.Overlap.Temporal()
 	if err != nil {
 		return client.ScheduleOptions{}, err
@@ -78,13 +80,13 @@ func scheduleOptions(id string, info WorkflowInfo, s schedule.Info, queue string
 		sa = append(sa, searchattr.VersionKey.ValueSet(info.Version))
 	}
 	// The flow's start defaults apply to scheduled runs as to started ones.
-	def, err := withFlowDefaults(info, StartOptions{})
+	def, err := startplan.WithFlowDefaults(info, core.StartOptions{})
 	if err != nil {
 		return client.ScheduleOptions{}, fmt.Errorf("schedule of %s: %w", info.Name, err)
 	}
 	sa = append(sa, searchattr.PriorityKey.ValueSet(int64(def.Priority)))
 	if len(def.Labels) > 0 {
-		sa = append(sa, searchattr.LabelsKey.ValueSet(labelList(def.Labels)))
+		sa = append(sa, searchattr.LabelsKey.ValueSet(startplan.LabelList(def.Labels)))
 	}
 	queue = protocol.TaggedQueue(queue, def.WorkerTags)
 	return client.ScheduleOptions{

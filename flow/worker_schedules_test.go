@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/searchattr"
 )
@@ -16,7 +17,7 @@ import (
 // TestScheduledRunsGetTheFlowsStartDefaults: a flow's default priority, labels and worker
 // tags apply to its scheduled runs as to the runs a client starts.
 func TestScheduledRunsGetTheFlowsStartDefaults(t *testing.T) {
-	info := WorkflowInfo{Name: "nightly", Category: "ops", Priority: 2, Labels: map[string]string{"team": "web"}, WorkerTags: []string{"gpu"}}
+	info := core.WorkflowInfo{Name: "nightly", Category: "ops", Priority: 2, Labels: map[string]string{"team": "web"}, WorkerTags: []string{"gpu"}}
 	o, err := scheduleOptions("sched-1", info, schedule.Info{Spec: "@every 1h"}, "q")
 	require.NoError(t, err)
 	a, ok := o.Action.(*client.ScheduleWorkflowAction)
@@ -29,11 +30,11 @@ func TestScheduledRunsGetTheFlowsStartDefaults(t *testing.T) {
 	assert.Equal(t, int64(2), p)
 	assert.Equal(t, protocol.RunOptions{Labels: map[string]string{"team": "web"}}, a.Memo[protocol.MemoOptions])
 
-	plain, err := scheduleOptions("sched-2", WorkflowInfo{Name: "plain"}, schedule.Info{Spec: "@every 1h"}, "q")
+	plain, err := scheduleOptions("sched-2", core.WorkflowInfo{Name: "plain"}, schedule.Info{Spec: "@every 1h"}, "q")
 	require.NoError(t, err)
 	pa := plain.Action.(*client.ScheduleWorkflowAction)
 	assert.Equal(t, "q", pa.TaskQueue)
-	assert.Equal(t, DefaultPriority, pa.Priority.PriorityKey)
+	assert.Equal(t, core.DefaultPriority, pa.Priority.PriorityKey)
 }
 
 // TestScheduleIDs: a schedule with an ID is named by it, one without by its position; an
@@ -44,8 +45,8 @@ func TestScheduleIDs(t *testing.T) {
 	require.NoError(t, f.Err())
 	s := f.Info().Schedules
 	require.Len(t, s, 2)
-	assert.Equal(t, "gateflow-schedule/ids/0@q", temporalScheduleID("ids", 0, s[0], "q"))
-	assert.Equal(t, "gateflow-schedule/ids/nightly@q", temporalScheduleID("ids", 1, s[1], "q"))
+	assert.Equal(t, "gateflow-schedule/ids/0@q", protocol.FlowScheduleID("ids", 0, s[0].ID, "q"))
+	assert.Equal(t, "gateflow-schedule/ids/nightly@q", protocol.FlowScheduleID("ids", 1, s[1].ID, "q"))
 
 	for _, tc := range []struct {
 		name string

@@ -13,8 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/gateflow/gateflow/internal/flowlink"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
 )
 
 // errorTriggerRefused is the application error type of a triggered start the catalog
@@ -24,7 +25,7 @@ const errorTriggerRefused = "TriggerRefused"
 // ensureOnce starts the once start (Once) of each of flows (the worker's) that has one,
 // unless a run with its ID exists, running or closed.
 func (w *Worker) ensureOnce(ctx context.Context, flows []Definition) error {
-	var cat *catalog
+	var cat *core.Catalog
 	for _, f := range flows {
 		info := f.Info()
 		if info.Once == nil {
@@ -32,7 +33,7 @@ func (w *Worker) ensureOnce(ctx context.Context, flows []Definition) error {
 		}
 		if cat == nil {
 			var err error
-			if cat, err = readCatalog(ctx, w.client, w.opts.TaskQueue); err != nil {
+			if cat, err = startplan.ReadCatalog(ctx, w.client, w.opts.TaskQueue); err != nil {
 				return fmt.Errorf("once start of %s: %w", info.Name, err)
 			}
 		}
@@ -47,7 +48,7 @@ func (w *Worker) ensureOnce(ctx context.Context, flows []Definition) error {
 // triggerStartActivity is the activity protocol.TriggerStartActivity: it starts the triggered
 // run req describes, once (see OnRunOf), and returns it. A start the catalog refuses is
 // not retried.
-func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*startedRun, error) {
+func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*core.Run, error) {
 	tc := activity.GetClient(ctx)
 	if tc == nil {
 		// A test environment without a server: there is nothing to start (testsuite
@@ -55,13 +56,13 @@ func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*star
 		return nil, temporal.NewNonRetryableApplicationError("start "+req.Flow+": no Temporal client (a test environment)", errorTriggerRefused, nil)
 	}
 	queue := protocol.BaseQueue(activity.GetInfo(ctx).TaskQueue)
-	cat, err := readCatalog(ctx, tc, queue)
+	cat, err := startplan.ReadCatalog(ctx, tc, queue)
 	if err != nil {
 		return nil, err
 	}
 	run, err := startUnique(ctx, tc, cat, queue, req.Flow, req.ID, req.Input, "trigger")
-	var ierr *flowlink.InputError
-	var uerr *flowlink.UnknownWorkflowError
+	var ierr *core.InputError
+	var uerr *core.UnknownWorkflowError
 	if errors.As(err, &ierr) || errors.As(err, &uerr) {
 		msg := fmt.Sprintf("start %s, triggered by run %s of %s (%s): %v", req.Flow, req.ByID, req.ByFlow, req.Outcome, err)
 		return nil, temporal.NewNonRetryableApplicationError(msg, errorTriggerRefused, nil)
@@ -73,9 +74,9 @@ func triggerStartActivity(ctx context.Context, req protocol.TriggerStart) (*star
 // plans it (the catalog's checks, the flow's start defaults, the options memo) but without
 // reserving the monthly quotas (the run checks them itself), unless a run with that ID
 // exists, running or closed: then it returns that run, with Existing set when it knows.
-func startUnique(ctx context.Context, tc client.Client, cat *catalog, queue, name, id string, input json.RawMessage, createdBy string) (*startedRun, error) {
-	p, err := planStart(cat, clientOptions{TaskQueue: queue, Identity: createdBy}, name, input,
-		StartOptions{ID: id, CreatedBy: createdBy}, time.Now())
+func startUnique(ctx context.Context, tc client.Client, cat *core.Catalog, queue, name, id string, input json.RawMessage, createdBy string) (*core.Run, error) {
+	p, err := startplan.New(cat, startplan.Starter{TaskQueue: queue, Identity: createdBy}, name, input,
+		core.StartOptions{ID: id, CreatedBy: createdBy}, false, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -88,19 +89,9 @@ func startUnique(ctx context.Context, tc client.Client, cat *catalog, queue, nam
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
-			return &startedRun{ID: id, RunID: started.RunId, Workflow: name, Existing: true}, nil
+			return &core.Run{ID: id, RunID: started.RunId, Workflow: name, Existing: true}, nil
 		}
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	return &startedRun{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
-}
-
-// startedRun is a run a worker started (a triggered or once start), as the trigger
-// activity returns it: the JSON of flowclient.Run.
-type startedRun struct {
-	ID       string `json:"id"`
-	RunID    string `json:"run_id"`
-	Workflow string `json:"workflow"`
-	// Existing is set when a run with the ID existed.
-	Existing bool `json:"existing,omitempty"`
+	return &core.Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: name}, nil
 }

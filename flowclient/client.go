@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gateflow/gateflow/flow"
-
 	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/connect"
+	"github.com/gateflow/gateflow/internal/startplan"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
@@ -17,9 +17,9 @@ import (
 // Options configure a Client.
 type Options struct {
 	// TaskQueue is where runs are started and whose catalog is read. Default
-	// flow.DefaultTaskQueue.
+	// core.DefaultTaskQueue.
 	TaskQueue string
-	// Identity is recorded as the creator of runs started without flow.StartOptions.CreatedBy.
+	// Identity is recorded as the creator of runs started without core.StartOptions.CreatedBy.
 	// Default: FLOW_USER, else the OS user (the key's owner when Key is set).
 	Identity string
 	// Key signs the decisions the client sends (votes and answers), for runs whose worker
@@ -36,7 +36,7 @@ type Options struct {
 	Namespace string
 	// DecisionTimeout bounds how long a decision (Vote, Answer, RaiseBudget, PauseRun,
 	// Cancel) waits for the run's answer; past it the decision is submitted but not yet
-	// validated (a *PendingError, matching flow.ErrNotValidated), or, when the server holds
+	// validated (a *PendingError, matching core.ErrNotValidated), or, when the server holds
 	// no trace of it, a *NotDeliveredError. Default 30 seconds.
 	DecisionTimeout time.Duration
 	// PageSize is how many runs one request of a listing reads from the server (Approvals
@@ -57,7 +57,7 @@ type Client struct {
 // New wraps a Temporal client in a Client.
 func New(c client.Client, opts Options) *Client {
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = flow.DefaultTaskQueue
+		opts.TaskQueue = core.DefaultTaskQueue
 	}
 	if opts.Identity == "" {
 		opts.Identity = connect.CurrentUser()
@@ -133,4 +133,9 @@ func (c *Client) who(by string) string {
 		return c.opts.Identity
 	}
 	return by
+}
+
+// starter is who plans the client's starts (startplan.New): its task queue and identity.
+func (c *Client) starter() startplan.Starter {
+	return startplan.Starter{TaskQueue: c.opts.TaskQueue, Identity: c.opts.Identity}
 }

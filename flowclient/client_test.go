@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gateflow/gateflow/flow"
-
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
@@ -17,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/searchattr"
 )
 
@@ -137,9 +136,9 @@ func TestClientErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&UnknownWorkflowError{Name: "x", TaskQueue: "q"}, `unknown workflow "x" on task queue q (known: none)`},
-		{&UnknownWorkflowError{Name: "x", TaskQueue: "q", Known: []string{"a", "b"}}, `unknown workflow "x" on task queue q (known: a, b)`},
-		{&InputError{Workflow: "w", Err: errors.New("input.a: want a string, got a number")}, "bad input for w: input.a: want a string, got a number"},
+		{&core.UnknownWorkflowError{Name: "x", TaskQueue: "q"}, `unknown workflow "x" on task queue q (known: none)`},
+		{&core.UnknownWorkflowError{Name: "x", TaskQueue: "q", Known: []string{"a", "b"}}, `unknown workflow "x" on task queue q (known: a, b)`},
+		{&core.InputError{Workflow: "w", Err: errors.New("input.a: want a string, got a number")}, "bad input for w: input.a: want a string, got a number"},
 		{&RunExistsError{ID: "r1", RunID: "abc"}, "run r1 already exists and is still running"},
 		{&RunNotFoundError{ID: "r2"}, "run r2 not found"},
 	}
@@ -147,7 +146,7 @@ func TestClientErrors(t *testing.T) {
 		assert.Equal(t, tt.want, tt.err.Error())
 	}
 	cause := errors.New("cause")
-	assert.ErrorIs(t, &InputError{Workflow: "w", Err: cause}, cause)
+	assert.ErrorIs(t, &core.InputError{Workflow: "w", Err: cause}, cause)
 }
 
 func TestRunError(t *testing.T) {
@@ -163,7 +162,7 @@ func TestRunError(t *testing.T) {
 func TestCurrentUserAndClientDefaults(t *testing.T) {
 	t.Setenv("FLOW_USER", "  alice ")
 	c := New(nil, Options{})
-	assert.Equal(t, flow.DefaultTaskQueue, c.TaskQueue())
+	assert.Equal(t, core.DefaultTaskQueue, c.TaskQueue())
 	assert.Equal(t, "alice", c.opts.Identity)
 	assert.Nil(t, c.Temporal())
 

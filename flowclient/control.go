@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gateflow/gateflow/flow"
-
 	"github.com/gateflow/gateflow/runs"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
 )
 
 // CancelRequest asks Client.Cancel to cancel a run.
@@ -63,7 +63,7 @@ func (c *Client) Cancel(ctx context.Context, r CancelRequest) error {
 // state lists the steps in order with their kinds, options and the money they would
 // reserve. Branches that depend on step results follow the zero values.
 func (c *Client) Plan(ctx context.Context, name string, input any) (*runs.Description, error) {
-	run, err := c.start(ctx, name, input, flow.StartOptions{ID: "plan-" + newRunID(name)}, true)
+	run, err := c.start(ctx, name, input, core.StartOptions{ID: "plan-" + startplan.NewRunID(name)}, true)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
@@ -112,14 +112,14 @@ func (c *Client) Resume(ctx context.Context, r PauseRequest) error {
 
 func (c *Client) control(ctx context.Context, signal string, r PauseRequest) error {
 	if r.Run != "" {
-		return &InputError{Workflow: signal + " " + r.Workflow, Err: errors.New("give a workflow type or a run, not both (PauseRun and ResumeRun take a run)")}
+		return &core.InputError{Workflow: signal + " " + r.Workflow, Err: errors.New("give a workflow type or a run, not both (PauseRun and ResumeRun take a run)")}
 	}
 	cat, err := c.Workflows(ctx)
 	if err != nil {
 		return err
 	}
 	if _, ok := cat.Lookup(r.Workflow); !ok {
-		return &UnknownWorkflowError{Name: r.Workflow, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
+		return &core.UnknownWorkflowError{Name: r.Workflow, TaskQueue: c.opts.TaskQueue, Known: cat.Names()}
 	}
 	r.By = c.who(r.By)
 	m := protocol.ControlMessage{Workflow: r.Workflow, By: r.By, Reason: r.Reason}

@@ -12,7 +12,7 @@ client (go.temporal.io/sdk/client); flowctl is built on it.
 	c := flowclient.New(tc, flowclient.Options{TaskQueue: "gateflow"})
 
 Options name the task queue whose catalog the client reads (default
-flow.DefaultTaskQueue), the identity recorded on runs and decisions (default FLOW_USER,
+core.DefaultTaskQueue), the identity recorded on runs and decisions (default FLOW_USER,
 else the OS user), and how decisions are proven: Key signs them (auth.Key), IdentityToken
 sends an OIDC token instead, for runs whose worker verifies them (flow.WorkerOptions.Auth).
 Clients and workers of a namespace that keep big payloads in a blob store dial their
@@ -21,16 +21,16 @@ Temporal clients with WithPayloadStore.
 # Starting runs
 
 	run, err := c.Start(ctx, "release", ReleaseInput{Version: "v1.2.3"},
-		flow.StartOptions{IdempotencyKey: "v1.2.3", Labels: map[string]string{"team": "web"}})
-	typed, err := flowclient.StartFlow(ctx, c, Release, ReleaseInput{...}, flow.StartOptions{})
+		core.StartOptions{IdempotencyKey: "v1.2.3", Labels: map[string]string{"team": "web"}})
+	typed, err := flowclient.StartFlow(ctx, c, Release, ReleaseInput{...}, core.StartOptions{})
 	out, err := typed.Result(ctx)
 
 Start checks, before anything starts, that a worker of the task queue serves the flow
-(Workflows reads the catalog the workers publish; *UnknownWorkflowError, flow.ErrNoCatalog),
-the input against the flow's input type and the options (*InputError), the monthly quotas
+(Workflows reads the catalog the workers publish; *core.UnknownWorkflowError, core.ErrNoCatalog),
+the input against the flow's input type and the options (*core.InputError), the monthly quotas
 (*budget.QuotaError), a held concurrency key and an ID in use (*RunExistsError), and the
 flow's MaxRuns (*MaxRunsError). With an IdempotencyKey a second start returns the first run
-(Run.Existing). Plan runs a flow with every step stubbed and returns the steps it would run.
+(core.Run.Existing). Plan runs a flow with every step stubbed and returns the steps it would run.
 SignalStart starts a flow by its signal (flow.OnSignal), RestartOnce starts a once flow
 (flow.Once) again.
 
@@ -56,7 +56,7 @@ Votes and answers are Temporal Updates: the run's Validator refuses what may not
 voter not allowed, an answer that does not fit the schema) with the reason, as a
 *RefusedError, and a refused decision leaves no trace in the run's history. A decision the
 run has not answered within Options.DecisionTimeout (its worker is down) is asked about on
-the server: a *PendingError (matching flow.ErrNotValidated) when the server holds it (it is
+the server: a *PendingError (matching core.ErrNotValidated) when the server holds it (it is
 checked, and counts if valid, when a worker is back, unless the server restarts first), a
 *NotDeliveredError when the server has no trace of it (nothing will happen). Signals are delivered once per envelope ID; SignalKey sends a keyed
 signal to the runs waiting on its key on every task queue and says which queues it went to.
@@ -71,7 +71,7 @@ signal to the runs waiting on its key on every task queue and says which queues 
 RaiseBudget raises a run's money cap (a run paused in budget_paused goes on); MonthlySpend
 lists the month's spend per workflow. PauseRun pauses one run (it finishes the steps in
 flight and starts no new one until ResumeRun); Pause holds new runs of a workflow type in
-pending until Resume (Paused lists the paused types; Run.Held says a start was held).
+pending until Resume (Paused lists the paused types; core.Run.Held says a start was held).
 Cancel cancels a run with a reason its state keeps.
 
 # Schedules, services, catalog
@@ -79,8 +79,8 @@ Cancel cancels a run with a reason its state keeps.
 Schedules lists the Temporal Schedules the workers created (flow.Schedule) and
 ControlSchedule triggers, pauses or unpauses one (TriggerSchedule, PauseSchedule,
 UnpauseSchedule). Services lists the services the workers declared (package service) with
-each worker's limits and breaker state. Workflows returns the task queue's Catalog: its
-flows (flow.WorkflowInfo) and its workers' registries (RegistryInfo), which Registry turns
+each worker's limits and breaker state. Workflows returns the task queue's core.Catalog: its
+flows (core.WorkflowInfo) and its workers' registries (core.RegistryInfo), which Registry turns
 into the flowdef.Registry declarative definitions are validated against.
 
 # Talking to runs without Go

@@ -2,8 +2,6 @@ package flowclient
 
 import (
 	"fmt"
-
-	"github.com/gateflow/gateflow/internal/flowlink"
 )
 
 // RunExistsError refuses a start whose ID belongs to a live run.
@@ -40,32 +38,3 @@ type RefusedError struct {
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("%s refused by run %s: %s", e.What, e.Run, e.Reason)
 }
-
-// UnknownWorkflowError refuses a start whose flow name no worker serves on the queue.
-type UnknownWorkflowError struct {
-	Name      string
-	TaskQueue string
-	Known     []string
-	// Removed is set when the flow is known but served no more for new runs (its
-	// flow.WorkflowInfo.Removed).
-	Removed string
-}
-
-// Error implements error.
-func (e *UnknownWorkflowError) Error() string {
-	return (*flowlink.UnknownWorkflowError)(e).Error()
-}
-
-// InputError refuses a start, or another call of the client, whose input or options are
-// not valid (the flow's input schema, an ID, a label, an answer too big...). Nothing was
-// sent.
-type InputError struct {
-	Workflow string
-	Err      error
-}
-
-// Error implements error.
-func (e *InputError) Error() string { return (*flowlink.InputError)(e).Error() }
-
-// Unwrap returns the cause.
-func (e *InputError) Unwrap() error { return e.Err }

@@ -6,7 +6,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 )
 
@@ -21,7 +21,7 @@ func ExampleNew() {
 	defer tc.Close()
 	c := flowclient.New(tc, flowclient.Options{TaskQueue: "gateflow"})
 	ctx := context.Background()
-	run, err := c.Start(ctx, "hello", map[string]string{"name": "ada"}, flow.StartOptions{IdempotencyKey: "hello-ada"})
+	run, err := c.Start(ctx, "hello", map[string]string{"name": "ada"}, core.StartOptions{IdempotencyKey: "hello-ada"})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -75,7 +75,7 @@ func (c *Client) Describe(ctx context.Context, id string) (*runs.Description, er
 	}
 	d.Status = deriveStatus(info.GetStatus(), recorded, d.State)
 	if running {
-		markWaitingService(d.State, resp.GetPendingActivities()) // service_status.go
+		protocol.MarkWaitingService(d.State, resp.GetPendingActivities())
 	}
 
 	if !running {

@@ -1,6 +1,8 @@
 package flowclient
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"regexp"
 
 	"go.temporal.io/api/workflowservice/v1"
@@ -16,8 +18,8 @@ var paidAttemptSuffix = regexp.MustCompile(`@[0-9]+$`)
 // liveOutputs reads the live output the run's running shell and agent steps heartbeat from
 // the pending activities of a description, by the step's activity ID (runs.Step.ActivityID).
 // A detail that does not decode (another kind of heartbeat) is left out.
-func liveOutputs(resp *workflowservice.DescribeWorkflowExecutionResponse) map[string]activities.LiveOutput {
-	var out map[string]activities.LiveOutput
+func liveOutputs(resp *workflowservice.DescribeWorkflowExecutionResponse) map[string]artifacts.LiveOutput {
+	var out map[string]artifacts.LiveOutput
 	dc := converter.GetDefaultDataConverter()
 	for _, pa := range resp.GetPendingActivities() {
 		typ := pa.GetActivityType().GetName()
@@ -28,7 +30,7 @@ func liveOutputs(resp *workflowservice.DescribeWorkflowExecutionResponse) map[st
 		if len(ps) == 0 {
 			continue
 		}
-		var lo activities.LiveOutput
+		var lo artifacts.LiveOutput
 		if err := dc.FromPayload(ps[0], &lo); err != nil {
 			continue
 		}
@@ -37,7 +39,7 @@ func liveOutputs(resp *workflowservice.DescribeWorkflowExecutionResponse) map[st
 			id = paidAttemptSuffix.ReplaceAllString(id, "")
 		}
 		if out == nil {
-			out = map[string]activities.LiveOutput{}
+			out = map[string]artifacts.LiveOutput{}
 		}
 		out[id] = lo
 	}

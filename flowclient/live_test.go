@@ -1,6 +1,8 @@
 package flowclient
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,8 +22,8 @@ func TestLiveOutputs(t *testing.T) {
 		require.NoError(t, err)
 		return p
 	}
-	shell := activities.LiveOutput{Attempt: 2, Lines: []activities.LiveLine{{Seq: 1, Stream: "stdout", Text: "hi"}}}
-	agent := activities.LiveOutput{Attempt: 1, Progress: "waiting for provider p (model m), 3s"}
+	shell := artifacts.LiveOutput{Attempt: 2, Lines: []artifacts.LiveLine{{Seq: 1, Stream: "stdout", Text: "hi"}}}
+	agent := artifacts.LiveOutput{Attempt: 1, Progress: "waiting for provider p (model m), 3s"}
 	resp := &workflowservice.DescribeWorkflowExecutionResponse{PendingActivities: []*workflow.PendingActivityInfo{
 		{ActivityId: "build", ActivityType: &commonpb.ActivityType{Name: activities.ShellActivity}, HeartbeatDetails: details(shell)},
 		{ActivityId: "review@3", ActivityType: &commonpb.ActivityType{Name: activities.AgentActivity}, HeartbeatDetails: details(agent)},
@@ -30,6 +32,6 @@ func TestLiveOutputs(t *testing.T) {
 		{ActivityId: "gate#poll-1", ActivityType: &commonpb.ActivityType{Name: "gateflow.gate-poll"}, HeartbeatDetails: details(shell)},
 	}}
 	got := liveOutputs(resp)
-	assert.Equal(t, map[string]activities.LiveOutput{"build": shell, "review": agent}, got)
+	assert.Equal(t, map[string]artifacts.LiveOutput{"build": shell, "review": agent}, got)
 	assert.Nil(t, liveOutputs(&workflowservice.DescribeWorkflowExecutionResponse{}))
 }

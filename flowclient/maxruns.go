@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gateflow/gateflow/flow"
-
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/startplan"
 )
 
 // MaxRunsError refuses a start because its flow has its flow.MaxRuns live runs and refuses
-// what overflows (flow.OverflowRefuse). Nothing was started.
+// what overflows (core.OverflowRefuse). Nothing was started.
 type MaxRunsError struct {
 	// Workflow is the flow, Max its MaxRuns, Live the live runs' IDs, oldest first.
 	Workflow string
@@ -36,8 +36,8 @@ func (e *MaxRunsError) Error() string {
 // group (startGroup): a refusing flow at its limit refuses with a *MaxRunsError; a
 // replacing one returns the live runs of the group to cancel once the new run has started
 // (the oldest, enough to leave room for it).
-func (c *Client) admitMaxRuns(ctx context.Context, info flow.WorkflowInfo, group string) ([]string, error) {
-	if info.MaxRuns < 1 || info.OnOverflow == flow.OverflowQueue || info.OnOverflow == "" || group == "" {
+func (c *Client) admitMaxRuns(ctx context.Context, info core.WorkflowInfo, group string) ([]string, error) {
+	if info.MaxRuns < 1 || info.OnOverflow == core.OverflowQueue || info.OnOverflow == "" || group == "" {
 		return nil, nil
 	}
 	live, err := entity.ConcurrencyRuns(ctx, c.tc, c.opts.TaskQueue, group)
@@ -47,10 +47,10 @@ func (c *Client) admitMaxRuns(ctx context.Context, info flow.WorkflowInfo, group
 	if len(live) < info.MaxRuns {
 		return nil, nil
 	}
-	if info.OnOverflow == flow.OverflowRefuse {
+	if info.OnOverflow == core.OverflowRefuse {
 		e := &MaxRunsError{Workflow: info.Name, Max: info.MaxRuns, Live: live}
 		if info.MaxRunsKey != "" {
-			e.Key = strings.TrimPrefix(group, maxRunsGroup(info.Name)+":")
+			e.Key = strings.TrimPrefix(group, startplan.MaxRunsGroup(info.Name)+":")
 		}
 		return nil, e
 	}
@@ -59,7 +59,7 @@ func (c *Client) admitMaxRuns(ctx context.Context, info flow.WorkflowInfo, group
 
 // replaceRuns cancels the runs a replacing start displaces, with the reason "replaced by
 // RUN". A run that ended meanwhile is left alone.
-func (c *Client) replaceRuns(ctx context.Context, run *Run, victims []string) error {
+func (c *Client) replaceRuns(ctx context.Context, run *core.Run, victims []string) error {
 	var errs []error
 	for _, v := range victims {
 		err := c.Cancel(ctx, CancelRequest{Run: v, Reason: "replaced by " + run.ID})

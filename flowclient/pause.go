@@ -6,6 +6,7 @@ import (
 
 	"github.com/gateflow/gateflow/runs"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -30,9 +31,9 @@ func (c *Client) ResumeRun(ctx context.Context, r PauseRequest) error {
 func (c *Client) pauseRun(ctx context.Context, action string, r PauseRequest) error {
 	switch {
 	case r.Run == "":
-		return &InputError{Workflow: action, Err: errors.New("the run ID is empty")}
+		return &core.InputError{Workflow: action, Err: errors.New("the run ID is empty")}
 	case r.Workflow != "":
-		return &InputError{Workflow: action + " " + r.Run, Err: errors.New("give a run or a workflow type, not both (Pause and Resume take a type)")}
+		return &core.InputError{Workflow: action + " " + r.Run, Err: errors.New("give a run or a workflow type, not both (Pause and Resume take a type)")}
 	}
 	msg := protocol.RunPause{Action: action, By: c.who(r.By), Reason: r.Reason}
 	d, derr := decisions.Pause(c.opts.Namespace, r.Run, msg)

@@ -12,6 +12,7 @@ import (
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/decisions"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -81,10 +82,10 @@ type AnswerRequest struct {
 func (c *Client) Answer(ctx context.Context, r AnswerRequest) (signals.InputAnswer, error) {
 	r.By = c.who(r.By)
 	if !json.Valid(r.Data) {
-		return signals.InputAnswer{}, &InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
+		return signals.InputAnswer{}, &core.InputError{Workflow: r.Name, Err: errors.New("the answer is not valid JSON")}
 	}
-	if err := checkAnswerSize(r.Data); err != nil {
-		return signals.InputAnswer{}, &InputError{Workflow: "input " + r.Name, Err: err}
+	if err := protocol.CheckAnswerSize(r.Data); err != nil {
+		return signals.InputAnswer{}, &core.InputError{Workflow: "input " + r.Name, Err: err}
 	}
 	a := protocol.InputAnswer{Name: r.Name, Data: r.Data, By: r.By}
 	d, derr := decisions.Answer(c.opts.Namespace, r.Run, a)
@@ -107,7 +108,7 @@ func (c *Client) Signal(ctx context.Context, run string, e signals.Envelope) (si
 		return e, err
 	}
 	if err := protocol.CheckRunID(run); err != nil {
-		return e, &InputError{Workflow: "signal " + e.Name, Err: err}
+		return e, &core.InputError{Workflow: "signal " + e.Name, Err: err}
 	}
 	e, err := c.envelope(e)
 	if err != nil {
@@ -132,7 +133,7 @@ func (c *Client) SignalKey(ctx context.Context, e signals.Envelope) (signals.Env
 		return e, nil, err
 	}
 	if e.Key == "" {
-		return e, nil, &InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
+		return e, nil, &core.InputError{Workflow: "signal " + e.Name, Err: errors.New("a signal needs a run (--run) or a key (--key)")}
 	}
 	queues, err := entity.PostMailboxes(ctx, c.tc, c.opts.TaskQueue, e)
 	if err != nil {
@@ -157,7 +158,7 @@ func (c *Client) envelope(e signals.Envelope) (signals.Envelope, error) {
 	}
 	e.SentAt = time.Now().UTC()
 	if err := e.Validate(); err != nil {
-		return e, &InputError{Workflow: "signal " + e.Name, Err: err}
+		return e, &core.InputError{Workflow: "signal " + e.Name, Err: err}
 	}
 	return e, nil
 }

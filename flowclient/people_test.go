@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -12,7 +13,7 @@ import (
 func TestClientRefusesAnAnswerOverTheHardLimitBeforeSending(t *testing.T) {
 	c := New(nil, Options{Identity: "carol"})
 	_, err := c.Answer(t.Context(), AnswerRequest{Run: "r", Name: "notes", Data: bigNotes(1_500_000)})
-	var ie *InputError
+	var ie *core.InputError
 	require.ErrorAs(t, err, &ie)
 	assert.ErrorContains(t, err, "the answer is 1500027 bytes of JSON; the limit is 262144")
 }

@@ -11,12 +11,12 @@ import (
 // types besides the built-in ones, and the flows they serve. Definitions the workers
 // serve (kind yaml) count as flows a `call:` may name like Go flows: their content is not
 // in the catalog, so such a call is not followed. Workers that published no registry
-// (older ones) leave only the built-ins and the flows. flow.ErrNoCatalog means no worker ever
+// (older ones) leave only the built-ins and the flows. core.ErrNoCatalog means no worker ever
 // published on the queue.
 func (c *Client) Registry(ctx context.Context) (*flowdef.StaticRegistry, error) {
 	cat, err := c.Workflows(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return cat.Registry(), nil
+	return flowdef.NewStaticRegistry(cat.Registry()), nil
 }

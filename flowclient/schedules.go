@@ -43,7 +43,7 @@ func (c *Client) Schedules(ctx context.Context) ([]ScheduleSummary, error) {
 			return ""
 		}
 		for n, s := range info.Schedules {
-			if temporalScheduleID(workflow, n, s, c.opts.TaskQueue) == id {
+			if protocol.FlowScheduleID(workflow, n, s.ID, c.opts.TaskQueue) == id {
 				return s.Spec
 			}
 		}
@@ -103,7 +103,7 @@ func (c *Client) ControlSchedule(ctx context.Context, id string, action Schedule
 		id = protocol.ScheduleID(name, 0, c.opts.TaskQueue)
 		if cat, err := c.Workflows(ctx); err == nil {
 			if info, ok := cat.Lookup(name); ok && len(info.Schedules) > 0 {
-				id = temporalScheduleID(name, 0, info.Schedules[0], c.opts.TaskQueue)
+				id = protocol.FlowScheduleID(name, 0, info.Schedules[0].ID, c.opts.TaskQueue)
 			}
 		}
 	}

@@ -7,36 +7,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gateflow/gateflow/flow"
-
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/entity"
+	"github.com/gateflow/gateflow/internal/startplan"
 	"go.temporal.io/api/serviceerror"
 )
 
-// Run identifies a started run.
-type Run struct {
-	ID       string `json:"id"`
-	RunID    string `json:"run_id"`
-	Workflow string `json:"workflow"`
-	// Existing is set when a start with an idempotency key found the key's run.
-	Existing bool `json:"existing,omitempty"`
-	// Held is set when the flow's workflow type is paused: the run waits in pending until
-	// the type is resumed (Client.Resume, flowctl resume).
-	Held bool `json:"held,omitempty"`
-}
-
 // Start validates the input and the options and starts a run of the flow name. Checks
 // happen in this order, each with one clear error, and a refused start starts nothing:
-// the workflow name, that a worker serves it (*UnknownWorkflowError, flow.ErrNoCatalog), the
-// input (*InputError), the options (*InputError: ID and idempotency key, priority, labels,
+// the workflow name, that a worker serves it (*core.UnknownWorkflowError, core.ErrNoCatalog), the
+// input (*core.InputError), the options (*core.InputError: ID and idempotency key, priority, labels,
 // worker tags, start time, max cost and budget policy, max attempts), the monthly quotas
 // (*budget.QuotaError), a held concurrency key (*RunExistsError), the flow's limit of live runs (flow.MaxRuns) when it
 // refuses what overflows (*MaxRunsError), and an ID in use (*RunExistsError).
 //
-// A flow with flow.MaxRuns and flow.OverflowReplace at its limit has its oldest live runs cancelled
+// A flow with flow.MaxRuns and core.OverflowReplace at its limit has its oldest live runs cancelled
 // ("replaced by RUN") once the new run has started; a run that could not be cancelled is
 // reported by an error returned with the started run.
 //
@@ -52,24 +40,24 @@ type Run struct {
 // in use, a held concurrency key) releases it.
 //
 // With an IdempotencyKey a second start with the same key returns the existing run, with
-// Run.Existing set, instead of starting another.
+// core.Run.Existing set, instead of starting another.
 //
 // input is the run's input: a value to encode as JSON, or JSON itself as json.RawMessage
 // or []byte. nil means no input (the handler gets its input type's zero value).
-func (c *Client) Start(ctx context.Context, name string, input any, opts flow.StartOptions) (run *Run, err error) {
+func (c *Client) Start(ctx context.Context, name string, input any, opts core.StartOptions) (run *core.Run, err error) {
 	return c.start(ctx, name, input, opts, false)
 }
 
 // start is Start, or with plan a plan of the run (Plan).
-func (c *Client) start(ctx context.Context, name string, input any, opts flow.StartOptions, plan bool) (run *Run, err error) {
-	if err := validateName(name); err != nil {
-		return nil, &InputError{Workflow: "start", Err: err}
+func (c *Client) start(ctx context.Context, name string, input any, opts core.StartOptions, plan bool) (run *core.Run, err error) {
+	if err := startplan.ValidateName(name); err != nil {
+		return nil, &core.InputError{Workflow: "start", Err: err}
 	}
 	cat, err := c.Workflows(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p, err := planStart(cat, c.opts, name, input, opts, plan, time.Now())
+	p, err := startplan.New(cat, c.starter(), name, input, opts, plan, time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +123,7 @@ func (c *Client) start(ctx context.Context, name string, input any, opts flow.St
 // starts; the others are refused with a *RunExistsError naming the holder. It reports
 // whether the claim is new (given back if the start then fails). Workers too old to claim
 // are answered with the check of the holders that they support.
-func (c *Client) claimKey(ctx context.Context, p *startPlan, key string) (bool, error) {
+func (c *Client) claimKey(ctx context.Context, p *startplan.Plan, key string) (bool, error) {
 	res, err := entity.ClaimConcurrency(ctx, c.tc, c.opts.TaskQueue, p.Exclusive, p.ID)
 	if errors.Is(err, entity.ErrClaimUnsupported) {
 		// The semaphore's state as it is now (its Query), not its Memo, which lags.
@@ -155,7 +143,7 @@ func (c *Client) claimKey(ctx context.Context, p *startPlan, key string) (bool, 
 
 // execute starts the planned run. A start whose ID a live run has is refused, unless it
 // carries an idempotency key, which returns the existing run.
-func (c *Client) execute(ctx context.Context, p *startPlan, opts flow.StartOptions) (*Run, error) {
+func (c *Client) execute(ctx context.Context, p *startplan.Plan, opts core.StartOptions) (*core.Run, error) {
 	we, err := c.tc.ExecuteWorkflow(ctx, p.Options(), p.Name, p.Input)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
@@ -168,11 +156,11 @@ func (c *Client) execute(ctx context.Context, p *startPlan, opts flow.StartOptio
 			return nil, &RunExistsError{ID: p.ID, RunID: started.RunId}
 		}
 		if tooBig(err) {
-			return nil, &InputError{Workflow: p.Name, Err: fmt.Errorf("the start is too big for the Temporal server (%s): keep big inputs in the blob store (flowctl --blob-url, flowclient.WithPayloadStore) or in files the steps read", sizeMessage(err))}
+			return nil, &core.InputError{Workflow: p.Name, Err: fmt.Errorf("the start is too big for the Temporal server (%s): keep big inputs in the blob store (flowctl --blob-url, flowclient.WithPayloadStore) or in files the steps read", sizeMessage(err))}
 		}
 		return nil, fmt.Errorf("start %s: %w", p.Name, err)
 	}
-	return &Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: p.Name}, nil
+	return &core.Run{ID: we.GetID(), RunID: we.GetRunID(), Workflow: p.Name}, nil
 }
 
 // tooBig reports the server's (or the transport's) refusal of a request over its size
@@ -206,18 +194,18 @@ func sizeMessage(err error) string {
 }
 
 // existing returns the run with ID id, if there is one.
-func (c *Client) existing(ctx context.Context, id, name string) (*Run, bool) {
+func (c *Client) existing(ctx context.Context, id, name string) (*core.Run, bool) {
 	resp, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return nil, false
 	}
 	e := resp.GetWorkflowExecutionInfo().GetExecution()
-	return &Run{ID: e.GetWorkflowId(), RunID: e.GetRunId(), Workflow: name, Existing: true}, true
+	return &core.Run{ID: e.GetWorkflowId(), RunID: e.GetRunId(), Workflow: name, Existing: true}, true
 }
 
 // FlowRun is a started run of a flow whose output is O (see StartFlow).
 type FlowRun[O any] struct {
-	*Run
+	*core.Run
 	c *Client
 }
 
@@ -232,12 +220,20 @@ func (r *FlowRun[O]) Result(ctx context.Context) (O, error) {
 	return out, nil
 }
 
+// TypedFlow is a flow known with its input type I and output type O: a *flow.Flow[I, O]
+// is one (the client does not link package flow).
+type TypedFlow[I, O any] interface {
+	Name() string
+	Err() error
+	Types() (I, O)
+}
+
 // StartFlow starts a run of f with a typed input, as Client.Start starts one by name (the
 // same checks, in the same order), and returns it with a typed Result:
 //
-//	run, err := flowclient.StartFlow(ctx, c, examples.Hello, examples.HelloInput{Name: "Ada"}, flow.StartOptions{})
+//	run, err := flowclient.StartFlow(ctx, c, examples.Hello, examples.HelloInput{Name: "Ada"}, core.StartOptions{})
 //	out, err := run.Result(ctx) // examples.HelloOutput
-func StartFlow[I, O any](ctx context.Context, c *Client, f *flow.Flow[I, O], in I, opts flow.StartOptions) (*FlowRun[O], error) {
+func StartFlow[I, O any](ctx context.Context, c *Client, f TypedFlow[I, O], in I, opts core.StartOptions) (*FlowRun[O], error) {
 	if err := f.Err(); err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gateflow/gateflow/flow"
-
 	"github.com/shopspring/decimal"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
 )
 
 // quotaHold is what a start reserved against the monthly quotas before it started the run:
@@ -27,7 +27,7 @@ type quotaHold struct {
 // startCap is the cap the run of plan p will have (the start option, then the flow's
 // default, then the worker's, see budget.ResolveCap): what its admission reserves. Zero when
 // the run has no cap.
-func startCap(info flow.WorkflowInfo, p *startPlan) decimal.Decimal {
+func startCap(info core.WorkflowInfo, p *startplan.Plan) decimal.Decimal {
 	parse := func(s string) *decimal.Decimal {
 		if s == "" {
 			return nil
@@ -58,13 +58,13 @@ func reservationKey(runID string) string {
 // per ledger, so concurrent starts cannot take a month over its quota. A run without a cap
 // is admitted while spent + reserved is below each quota and reserves nothing. The refusal
 // is a *budget.QuotaError with the ledger's figures; nil, nil when no quota applies. Against
-// workers that predate reservations (flow.WorkflowInfo.QuotaReservations unset) it only checks
+// workers that predate reservations (core.WorkflowInfo.QuotaReservations unset) it only checks
 // that spent has not reached the quotas, as those workers did.
 //
 // The reservation's deadline is budget.DefaultReservationTTL after the run's start time
 // (its delay included): the run releases it when it ends, the deadline only covers a run
 // that never ends.
-func (c *Client) reserveQuotas(ctx context.Context, cat *Catalog, p *startPlan) (*quotaHold, error) {
+func (c *Client) reserveQuotas(ctx context.Context, cat *core.Catalog, p *startplan.Plan) (*quotaHold, error) {
 	q := quotas(cat)
 	_, all := q.LimitFor(budget.AllScope)
 	_, own := q.LimitFor(budget.WorkflowScope(p.Name))

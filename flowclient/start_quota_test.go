@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gateflow/gateflow/flow"
-
 	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,7 +22,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
+	"github.com/gateflow/gateflow/internal/startplan"
 )
 
 // quotaServer fakes what Client.Start talks to under monthly quotas: the catalog, the
@@ -32,7 +32,7 @@ import (
 // the ledger workflow does) and run starts.
 type quotaServer struct {
 	client.Client
-	cat Catalog
+	cat core.Catalog
 
 	mu         sync.Mutex
 	ledgers    map[string]*budget.Quota
@@ -41,7 +41,7 @@ type quotaServer struct {
 	executeErr error
 }
 
-func newQuotaServer(cat Catalog) *quotaServer {
+func newQuotaServer(cat core.Catalog) *quotaServer {
 	return &quotaServer{cat: cat, ledgers: map[string]*budget.Quota{}}
 }
 
@@ -134,8 +134,8 @@ func (s *quotaServer) ledger(scope budget.Scope) *budget.Quota {
 	return s.ledgers[protocol.LedgerID(s.cat.TaskQueue, scope, budget.MonthOf(time.Now()))]
 }
 
-func quotaCatalog() Catalog {
-	return Catalog{TaskQueue: "q", MonthlyQuotaUSD: "10", Workflows: []flow.WorkflowInfo{
+func quotaCatalog() core.Catalog {
+	return core.Catalog{TaskQueue: "q", MonthlyQuotaUSD: "10", Workflows: []core.WorkflowInfo{
 		{Name: "paid", MaxCostUSD: "0.50", MonthlyQuotaUSD: "1.00", OverallQuotaUSD: "10", QuotaReservations: true},
 		{Name: "defaulted", WorkerMaxCostUSD: "0.30", OverallQuotaUSD: "10", QuotaReservations: true},
 		{Name: "open", OverallQuotaUSD: "10", QuotaReservations: true},
@@ -159,7 +159,7 @@ func TestStartReservesTheRunsCapAndRefusesWhatDoesNotFit(t *testing.T) {
 
 	// The flow's $0.50 cap fits twice in its $1.00 quota.
 	for _, id := range []string{"paid-1", "paid-2"} {
-		run, err := c.Start(ctx, "paid", nil, flow.StartOptions{ID: id})
+		run, err := c.Start(ctx, "paid", nil, core.StartOptions{ID: id})
 		require.NoError(t, err)
 		assert.Equal(t, id, run.ID)
 	}
@@ -175,7 +175,7 @@ func TestStartReservesTheRunsCapAndRefusesWhatDoesNotFit(t *testing.T) {
 	}
 
 	// A third is refused with both figures, and nothing starts.
-	_, err := c.Start(ctx, "paid", nil, flow.StartOptions{ID: "paid-3"})
+	_, err := c.Start(ctx, "paid", nil, core.StartOptions{ID: "paid-3"})
 	var qe *budget.QuotaError
 	require.True(t, errors.As(err, &qe), "%v", err)
 	assert.True(t, errors.Is(err, budget.ErrQuotaExhausted))
@@ -190,10 +190,10 @@ func TestStartReservesTheRunsCapAndRefusesWhatDoesNotFit(t *testing.T) {
 	// A lower cap in the start options fits what is left once a run gives some back.
 	srv.ledger(budget.WorkflowScope("paid")).ChargeReserved("r1/a", runReservation(t, srv.started[0]).Key, decimal.RequireFromString("0.10"))
 	srv.ledger(budget.WorkflowScope("paid")).Release(runReservation(t, srv.started[0]).Key)
-	_, err = c.Start(ctx, "paid", nil, flow.StartOptions{ID: "paid-4", MaxCostUSD: decp("0.40")})
+	_, err = c.Start(ctx, "paid", nil, core.StartOptions{ID: "paid-4", MaxCostUSD: decp("0.40")})
 	require.NoError(t, err)
 	assertUSD(t, "0.40", runReservation(t, srv.started[2]).Amount, "the start's cap wins over the flow's")
-	_, err = c.Start(ctx, "paid", nil, flow.StartOptions{ID: "paid-5", MaxCostUSD: decp("0.01")})
+	_, err = c.Start(ctx, "paid", nil, core.StartOptions{ID: "paid-5", MaxCostUSD: decp("0.01")})
 	assert.EqualError(t, err, "monthly quota of workflow paid: $0.10 spent + $0.90 reserved + $0.01 for this run > $1.00 in "+month)
 }
 
@@ -202,7 +202,7 @@ func TestStartReservationOfOtherCaps(t *testing.T) {
 	srv := newQuotaServer(quotaCatalog())
 	c := New(srv, Options{TaskQueue: "q", Identity: "carol"})
 
-	_, err := c.Start(ctx, "defaulted", nil, flow.StartOptions{ID: "d-1", Delay: time.Hour})
+	_, err := c.Start(ctx, "defaulted", nil, core.StartOptions{ID: "d-1", Delay: time.Hour})
 	require.NoError(t, err)
 	r := runReservation(t, srv.started[0])
 	require.NotNil(t, r)
@@ -211,20 +211,20 @@ func TestStartReservationOfOtherCaps(t *testing.T) {
 	assert.WithinDuration(t, time.Now().Add(budget.DefaultReservationTTL+time.Hour), exp, time.Minute, "the delay adds to the deadline")
 
 	// Without a cap: admitted while the quota has room, reserving nothing.
-	_, err = c.Start(ctx, "open", nil, flow.StartOptions{ID: "o-1"})
+	_, err = c.Start(ctx, "open", nil, core.StartOptions{ID: "o-1"})
 	require.NoError(t, err)
 	assert.Nil(t, runReservation(t, srv.started[1]))
 	assert.Len(t, srv.ledger(budget.AllScope).ReservationKeys(), 1)
 	srv.ledger(budget.AllScope).Charge("r/x", decimal.RequireFromString("9.70"))
-	_, err = c.Start(ctx, "open", nil, flow.StartOptions{ID: "o-2"})
+	_, err = c.Start(ctx, "open", nil, core.StartOptions{ID: "o-2"})
 	assert.EqualError(t, err, "monthly quota of all workflows is exhausted: $9.70 of $10.00 spent, $0.30 reserved in "+budget.MonthOf(time.Now()))
 	assert.Len(t, srv.started, 2)
 }
 
 func TestStartWithoutQuotasReservesNothing(t *testing.T) {
-	srv := newQuotaServer(Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "paid", MaxCostUSD: "0.50"}}})
+	srv := newQuotaServer(core.Catalog{TaskQueue: "q", Workflows: []core.WorkflowInfo{{Name: "paid", MaxCostUSD: "0.50"}}})
 	c := New(srv, Options{TaskQueue: "q", Identity: "carol"})
-	_, err := c.Start(context.Background(), "paid", nil, flow.StartOptions{ID: "p-1"})
+	_, err := c.Start(context.Background(), "paid", nil, core.StartOptions{ID: "p-1"})
 	require.NoError(t, err)
 	assert.Zero(t, srv.updates, "no ledger is asked")
 	assert.Nil(t, runReservation(t, srv.started[0]))
@@ -234,7 +234,7 @@ func TestStartRefusedAfterItsReservationReleasesIt(t *testing.T) {
 	srv := newQuotaServer(quotaCatalog())
 	srv.executeErr = serviceerror.NewWorkflowExecutionAlreadyStarted("already started", "", "other-run")
 	c := New(srv, Options{TaskQueue: "q", Identity: "carol"})
-	_, err := c.Start(context.Background(), "paid", nil, flow.StartOptions{ID: "taken"})
+	_, err := c.Start(context.Background(), "paid", nil, core.StartOptions{ID: "taken"})
 	var re *RunExistsError
 	require.True(t, errors.As(err, &re), "%v", err)
 	assert.Equal(t, 2, srv.updates, "both ledgers reserved")
@@ -243,7 +243,9 @@ func TestStartRefusedAfterItsReservationReleasesIt(t *testing.T) {
 }
 
 func TestStartCap(t *testing.T) {
-	p := func(start string) *startPlan { return &startPlan{RunOpts: protocol.RunOptions{MaxCostUSD: start}} }
+	p := func(start string) *startplan.Plan {
+		return &startplan.Plan{RunOpts: protocol.RunOptions{MaxCostUSD: start}}
+	}
 	tests := []struct {
 		name, start, flow, worker, want string
 	}{
@@ -255,7 +257,7 @@ func TestStartCap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := startCap(flow.WorkflowInfo{MaxCostUSD: tt.flow, WorkerMaxCostUSD: tt.worker}, p(tt.start))
+			got := startCap(core.WorkflowInfo{MaxCostUSD: tt.flow, WorkerMaxCostUSD: tt.worker}, p(tt.start))
 			assert.Equal(t, tt.want, got.String())
 		})
 	}
@@ -264,7 +266,7 @@ func TestStartCap(t *testing.T) {
 func TestStartAgainstWorkersFromBeforeReservationsOnlyChecks(t *testing.T) {
 	srv := newQuotaServer(quotaCatalog())
 	c := New(srv, Options{TaskQueue: "q", Identity: "carol"})
-	_, err := c.Start(context.Background(), "old", nil, flow.StartOptions{ID: "old-1"})
+	_, err := c.Start(context.Background(), "old", nil, core.StartOptions{ID: "old-1"})
 	require.NoError(t, err)
 	assert.Zero(t, srv.updates, "their ledgers know no reservation Update")
 	require.Len(t, srv.started, 1)
@@ -272,31 +274,31 @@ func TestStartAgainstWorkersFromBeforeReservationsOnlyChecks(t *testing.T) {
 }
 
 // TestStartRefusesBadNamesIDsAndOversizedStarts: a bad flow name or a run ID the Temporal
-// client cannot send are bad input (InputError) before anything is sent, and a start the
+// client cannot send are bad input (core.InputError) before anything is sent, and a start the
 // server refuses as too big is bad input that says what to do, not a raw gRPC error.
 func TestStartRefusesBadNamesIDsAndOversizedStarts(t *testing.T) {
-	srv := newQuotaServer(Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "hello"}}})
+	srv := newQuotaServer(core.Catalog{TaskQueue: "q", Workflows: []core.WorkflowInfo{{Name: "hello"}}})
 	c := New(srv, Options{TaskQueue: "q"})
-	var in *InputError
-	_, err := c.Start(t.Context(), "bad name!", nil, flow.StartOptions{})
+	var in *core.InputError
+	_, err := c.Start(t.Context(), "bad name!", nil, core.StartOptions{})
 	require.ErrorAs(t, err, &in)
 	assert.Contains(t, err.Error(), `bad input for start: flow name "bad name!"`)
 	for _, id := range []string{"x\x01y", "ünï", "tab\there", strings.Repeat("a", 1001), "   "} {
-		_, err := c.Start(t.Context(), "hello", nil, flow.StartOptions{ID: id})
+		_, err := c.Start(t.Context(), "hello", nil, core.StartOptions{ID: id})
 		require.ErrorAs(t, err, &in, "ID %q", id)
 		assert.Contains(t, err.Error(), "run ID", "ID %q", id)
 	}
 	assert.Empty(t, srv.started, "nothing was started")
 
 	srv.executeErr = status.Error(codes.ResourceExhausted, "grpc: received message after decompression larger than max 4194304")
-	_, err = c.Start(t.Context(), "hello", nil, flow.StartOptions{})
+	_, err = c.Start(t.Context(), "hello", nil, core.StartOptions{})
 	require.ErrorAs(t, err, &in)
 	assert.Contains(t, err.Error(), "the start is too big for the Temporal server (grpc: received message after decompression larger than max 4194304): keep big inputs in the blob store")
 	srv.executeErr = serviceerror.NewInvalidArgument("Blob data size exceeds limit.")
-	_, err = c.Start(t.Context(), "hello", nil, flow.StartOptions{})
+	_, err = c.Start(t.Context(), "hello", nil, core.StartOptions{})
 	require.ErrorAs(t, err, &in)
 	srv.executeErr = serviceerror.NewUnavailable("down")
-	_, err = c.Start(t.Context(), "hello", nil, flow.StartOptions{})
+	_, err = c.Start(t.Context(), "hello", nil, core.StartOptions{})
 	assert.False(t, errors.As(err, &in), "other errors stay what they are: %v", err)
 }
 

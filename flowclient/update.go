@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc/codes"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -30,7 +30,7 @@ const retryPause = 200 * time.Millisecond
 
 // PendingError is a decision (vote, answer, budget raise, pause, cancel) the run did not
 // answer within Options.DecisionTimeout, typically because its worker is down. It matches
-// flow.ErrNotValidated.
+// core.ErrNotValidated.
 //
 // Queued says the Temporal server holds it (it was admitted, not yet accepted by the run):
 // the server hands it to the run when a worker polls again, and the run then checks it and
@@ -55,11 +55,11 @@ func (e *PendingError) Error() string {
 		"and the run will check it, and count it if it is valid, when a worker comes back "+
 		"(unless the server drops it first: it keeps it in memory only, until a restart or until it unloads the run; "+
 		"`flowctl show %s` tells whether it counted)",
-		e.What, e.Run, flow.ErrNotValidated, e.Timeout, held, e.Run)
+		e.What, e.Run, core.ErrNotValidated, e.Timeout, held, e.Run)
 }
 
-// Is matches flow.ErrNotValidated.
-func (e *PendingError) Is(target error) bool { return target == flow.ErrNotValidated }
+// Is matches core.ErrNotValidated.
+func (e *PendingError) Is(target error) bool { return target == core.ErrNotValidated }
 
 // NotDeliveredError is a decision the server did not take before DecisionTimeout: it holds
 // no trace of it, so nothing happens later; sending it again is safe.
@@ -84,7 +84,7 @@ func (e *NotDeliveredError) Error() string {
 // it is comes from the error's type and from asking the server, never from the text.
 func (c *Client) update(ctx context.Context, run, what, name string, arg, out any) error {
 	if err := protocol.CheckRunID(run); err != nil {
-		return &InputError{Workflow: what, Err: err}
+		return &core.InputError{Workflow: what, Err: err}
 	}
 	id, err := updateID()
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -108,7 +108,7 @@ func TestAnUnansweredDecisionSaysWhatWillHappen(t *testing.T) {
 				case "held", "server not answering":
 					require.ErrorAs(t, err, &p)
 					assert.Equal(t, check == "held", p.Queued)
-					assert.ErrorIs(t, err, flow.ErrNotValidated)
+					assert.ErrorIs(t, err, core.ErrNotValidated)
 					queued := "the Temporal server has queued it"
 					if check != "held" {
 						queued = "the Temporal server could not tell whether it holds it, so it may be queued"
@@ -119,7 +119,7 @@ func TestAnUnansweredDecisionSaysWhatWillHappen(t *testing.T) {
 				case "not found":
 					var nd *NotDeliveredError
 					require.ErrorAs(t, err, &nd)
-					assert.NotErrorIs(t, err, flow.ErrNotValidated)
+					assert.NotErrorIs(t, err, core.ErrNotValidated)
 					assert.Contains(t, err.Error(), "not delivered")
 				default:
 					require.NoError(t, err)
@@ -146,17 +146,17 @@ func TestARefusedDecisionIsNotSentAgain(t *testing.T) {
 	require.ErrorAs(t, err, &r)
 	assert.Equal(t, "alice may not decide", r.Reason)
 	assert.Equal(t, 1, sent)
-	assert.False(t, errors.Is(err, flow.ErrNotValidated))
+	assert.False(t, errors.Is(err, core.ErrNotValidated))
 }
 
 // TestBadRunIDsAreNotSent: a decision or signal for a run ID Temporal's gRPC header
-// cannot carry (empty, blank, emoji, control characters) is an *InputError naming it, and
+// cannot carry (empty, blank, emoji, control characters) is an *core.InputError naming it, and
 // nothing is sent (the mock client has no expectations: a call would fail the test).
 func TestBadRunIDsAreNotSent(t *testing.T) {
 	c := New(&mocks.Client{}, Options{TaskQueue: "q", Identity: "alice"})
 	for _, run := range []string{"", "  ", "run-🚀", "run\x00", "a\nb"} {
 		_, err := c.Vote(context.Background(), run, approval.Vote{Gate: "go", Kind: approval.Approve})
-		var ie *InputError
+		var ie *core.InputError
 		assert.ErrorAs(t, err, &ie, "vote %q", run)
 		assert.Contains(t, err.Error(), "run ID", "vote %q", run)
 		_, err = c.Answer(context.Background(), AnswerRequest{Run: run, Name: "notes", Data: []byte(`{}`)})

@@ -2,23 +2,17 @@ package flowdef
 
 import (
 	"fmt"
+	"github.com/gateflow/gateflow/core"
 	"path/filepath"
 	"slices"
 	"sync"
 )
 
-// BuiltinActions are the step actions every worker has: shell (a command), http (a
-// request) and agent (an LLM agent turn). They pass validation whatever the Registry says.
-var BuiltinActions = []string{"shell", "http", "agent"}
-
-// BuiltinGateResolvers are the poll gate resolvers every worker has (package gates).
-var BuiltinGateResolvers = []string{"http", "command"}
-
 // Registry is what Validate checks names against: the worker's registries. The worker
 // implements it over what was registered on it, so validation and dispatch read the same
 // tables; StaticRegistry is a plain implementation for tools and tests.
 type Registry interface {
-	// HasAction reports whether a step may `uses:` this action (BuiltinActions are
+	// HasAction reports whether a step may `uses:` this action (core.BuiltinActions are
 	// accepted before asking).
 	HasAction(name string) bool
 	// HasFallbackAction reports whether a fallback action takes every unknown name; then
@@ -27,7 +21,7 @@ type Registry interface {
 	// HasItemProvider reports whether a foreach may take its items from this provider.
 	HasItemProvider(name string) bool
 	// HasGateType reports whether a poll gate may use this resolver type
-	// (BuiltinGateResolvers are accepted before asking).
+	// (core.BuiltinGateResolvers are accepted before asking).
 	HasGateType(name string) bool
 	// HasService reports whether a step may name this service (`service:`,
 	// flow.UseService): one the workers declared (flow.WorkerOptions.Services).
@@ -64,6 +58,21 @@ type StaticRegistry struct {
 
 	mu    sync.Mutex
 	cache map[string]*Definition
+}
+
+// NewStaticRegistry is the registry of what info describes (flow.Worker.Registry, or
+// the registries a catalog lists with its flows as info.Flows): the built-in actions and
+// gate resolvers and those of info, its item providers, services and flows. The zero info
+// (no worker published its registries) knows the built-ins only, and any service.
+func NewStaticRegistry(info core.RegistryInfo) *StaticRegistry {
+	return &StaticRegistry{
+		Actions:       append(slices.Clone(core.BuiltinActions), info.Actions...),
+		Fallback:      info.Fallback,
+		ItemProviders: slices.Clone(info.ItemProviders),
+		GateTypes:     append(slices.Clone(core.BuiltinGateResolvers), info.GateTypes...),
+		Services:      slices.Clone(info.Services),
+		GoFlows:       slices.Clone(info.Flows),
+	}
 }
 
 // HasAction implements Registry.

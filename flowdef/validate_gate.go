@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 )
 
 // Approval gate deadlines (gate.on_timeout), as approval.OnTimeout.
@@ -170,7 +171,7 @@ func (k *check) pollGate(g *Gate, lb string, vis []string, c ctx) {
 	switch {
 	case g.Resolver == "":
 		k.add(g.Pos, "add resolver: http, command or a registered type", "%s: poll gate needs resolver", lb)
-	case slices.Contains(BuiltinGateResolvers, g.Resolver), k.v.reg.HasGateType(g.Resolver):
+	case slices.Contains(core.BuiltinGateResolvers, g.Resolver), k.v.reg.HasGateType(g.Resolver):
 	default:
 		k.add(g.Fields.At("resolver", g.Pos), fmt.Sprintf("register a gate resolver of type %s on the worker (flow.WorkerOptions.GateResolvers)", g.Resolver), "%s: no registered gate resolver '%s'", lb, g.Resolver)
 	}

@@ -3,6 +3,7 @@ package flowdef
 import (
 	"errors"
 	"fmt"
+	"github.com/gateflow/gateflow/core"
 	"slices"
 	"strings"
 )
@@ -190,7 +191,7 @@ func (k *check) step(n *Node, vis []string, c ctx) {
 	case n.Uses == "" && n.badType["uses"]: // reported by Parse
 	case n.Uses == "":
 		k.add(p, "name an action: shell, http, agent or a registered one", "%s: empty uses", lb)
-	case slices.Contains(BuiltinActions, n.Uses), k.v.reg.HasFallbackAction(), k.v.reg.HasAction(n.Uses):
+	case slices.Contains(core.BuiltinActions, n.Uses), k.v.reg.HasFallbackAction(), k.v.reg.HasAction(n.Uses):
 	default:
 		k.add(p, fmt.Sprintf("register an action named %s on the worker (flow.Worker.RegisterActivity) or add a fallback action", n.Uses),
 			"%s: no registered action '%s'", lb, n.Uses)

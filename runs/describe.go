@@ -1,10 +1,11 @@
 package runs
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"encoding/json"
 	"time"
 
-	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/shopspring/decimal"
 )
@@ -41,7 +42,7 @@ type Description struct {
 	// Live is what the run's running shell and agent steps last heartbeat, by their
 	// Step.ActivityID: the tail of a shell step's output, an agent step's progress.
 	// Only while they run; the steps of child runs are in the children's descriptions.
-	Live map[string]activities.LiveOutput `json:"live,omitempty"`
+	Live map[string]artifacts.LiveOutput `json:"live,omitempty"`
 }
 
 // Summary is one line of List.

@@ -1,13 +1,14 @@
 package runs
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/budget"
@@ -219,7 +220,7 @@ type Step struct {
 	CachedAgeMS int64 `json:"cached_age_ms,omitempty"`
 	// Artifacts are the files a shell step left for later steps (activities.Shell.Outputs),
 	// in the blob store; a failed step lists what it could still collect.
-	Artifacts []activities.Artifact `json:"artifacts,omitempty"`
+	Artifacts []artifacts.Artifact `json:"artifacts,omitempty"`
 }
 
 // Attempt is one attempt of a cost-bearing step.

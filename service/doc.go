@@ -36,7 +36,7 @@
 // flowclient.Client.Services and `flowctl services` read.
 //
 // Limits: a service's steps go to any worker that declares the service, whatever tags a
-// run needs (flow.StartOptions.WorkerTags). Runs replay with the services of the worker that
+// run needs (core.StartOptions.WorkerTags). Runs replay with the services of the worker that
 // replays them: a worker (or a replayer, flow.RegisterWorkflows) without a service that a
 // recorded step named fails that step again, which Temporal reports as nondeterminism.
 //

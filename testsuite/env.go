@@ -217,7 +217,7 @@ func (e *Env) ResumeRun(at time.Duration, by string) *Action {
 	return e.update(at, "resume by "+by, protocol.UpdatePause, protocol.RunPause{Action: protocol.ControlResume, By: by}, nil)
 }
 
-// RunOptions adjust a Run like flow.StartOptions adjust a start.
+// RunOptions adjust a Run like core.StartOptions adjust a start.
 type RunOptions struct {
 	MaxCostUSD   string
 	BudgetPolicy budget.Policy

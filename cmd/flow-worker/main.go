@@ -51,6 +51,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef/interp"
@@ -135,7 +136,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.address, "address", "", "without --dev: the Temporal frontend (default: the profile's, TEMPORAL_ADDRESS, else localhost:7233)")
 	fs.StringVar(&cfg.namespace, "namespace", "", "the Temporal namespace (default: the profile's, TEMPORAL_NAMESPACE, else default)")
 	fs.StringVar(&cfg.profile, "profile", "", "without --dev: profile of the Temporal config file (TEMPORAL_PROFILE); TLS and API keys come from it or TEMPORAL_TLS_*, TEMPORAL_API_KEY")
-	fs.StringVar(&cfg.taskQueue, "task-queue", flow.DefaultTaskQueue, "the task queue to serve")
+	fs.StringVar(&cfg.taskQueue, "task-queue", core.DefaultTaskQueue, "the task queue to serve")
 	fs.StringVar(&cfg.serverLog, "server-log-level", "", "with --dev: show the server's own logs at this level (debug, info, warn, error)")
 	fs.DurationVar(&cfg.stopTimeout, "stop-timeout", 30*time.Second, "grace period for in-flight steps on shutdown")
 	fs.StringVar(&cfg.tags, "tags", "", "comma-separated tags this worker offers (runs started with --tag go only to workers with all their tags)")

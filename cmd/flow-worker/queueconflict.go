@@ -13,6 +13,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 )
@@ -41,7 +42,7 @@ func queueConflict(ctx context.Context, tc client.Client, queue string, served [
 		return "", nil
 	}
 	cat, err := flowclient.New(tc, flowclient.Options{TaskQueue: queue}).Workflows(ctx)
-	if errors.Is(err, flow.ErrNoCatalog) {
+	if errors.Is(err, core.ErrNoCatalog) {
 		return "", nil
 	}
 	if err != nil {

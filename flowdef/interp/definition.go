@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
+	"github.com/gateflow/gateflow/runs"
 )
 
 // DefinitionFlowName is the workflow type of DefinitionFlow: the one flow that runs any
@@ -101,25 +103,25 @@ func (in DefinitionInput) definition() (*flowdef.Definition, error) {
 // worker_tags. Schedules, triggers, once and concurrency belong to served definitions
 // only: a run started from a file is a one-off. The error names the envelope field that
 // cannot be mapped.
-func StartOptions(def *flowdef.Definition) (flow.StartOptions, error) {
+func StartOptions(def *flowdef.Definition) (core.StartOptions, error) {
 	f, err := Flow(def)
 	if err != nil {
-		return flow.StartOptions{}, err
+		return core.StartOptions{}, err
 	}
 	i := f.Info()
-	so := flow.StartOptions{Priority: i.Priority, Labels: i.Labels, WorkerTags: i.WorkerTags,
+	so := core.StartOptions{Priority: i.Priority, Labels: i.Labels, WorkerTags: i.WorkerTags,
 		BudgetPolicy: i.BudgetPolicy, BudgetPause: i.BudgetPause}
 	if i.MaxCostUSD != "" {
 		usd, err := budget.ParseUSD(i.MaxCostUSD)
 		if err != nil {
-			return flow.StartOptions{}, fmt.Errorf("%s: limits.max_cost_usd: %w", def.Fields.At("limits", def.Pos), err)
+			return core.StartOptions{}, fmt.Errorf("%s: limits.max_cost_usd: %w", def.Fields.At("limits", def.Pos), err)
 		}
 		so.MaxCostUSD = &usd
 	}
 	pos := func(v int64) int64 { return max(v, 0) } // -1 (no limit) cannot tighten
-	g := flow.Guards{MaxChildDepth: int(pos(int64(i.Guards.MaxChildDepth))), MaxFanOut: int(pos(int64(i.Guards.MaxFanOut))),
+	g := runs.Guards{MaxChildDepth: int(pos(int64(i.Guards.MaxChildDepth))), MaxFanOut: int(pos(int64(i.Guards.MaxFanOut))),
 		MaxTokens: pos(i.Guards.MaxTokens), MaxWallTime: time.Duration(pos(int64(i.Guards.MaxWallTime))), MaxSteps: int(pos(int64(i.Guards.MaxSteps)))}
-	if g != (flow.Guards{}) {
+	if g != (runs.Guards{}) {
 		so.Guards = &g
 	}
 	return so, nil

@@ -72,7 +72,7 @@ the field's position too.
     activities.Agent (prompt, system, model, default DefaultModel; provider, max_tokens,
     max_budget_usd; output_schema becomes its ResponseSchema). Any other name is the
     activity registered under it: flow.Step[json.RawMessage](ctx, id, name, with), the
-    rendered `with:` its one argument; with Registry(worker.Registry()) a name the worker
+    rendered `with:` its one argument; with Registry(flowdef.NewStaticRegistry(worker.Registry())) a name the worker
     did not register goes to its fallback action (protocol.FallbackActionActivity with a
     activities.ActionCall{Name, With}) when it has one. Unknown `with:` fields of the built-ins
     are errors.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/testsuite"
@@ -395,7 +396,7 @@ steps:
   - {id: count, uses: count-lines}
   - {id: done, finish: {output: {post: "${{ steps.post.output }}", count: "${{ steps.count.output }}"}}}
 `)
-	reg := &flowdef.StaticRegistry{Actions: append(slices.Clone(flowdef.BuiltinActions), "count-lines"), Fallback: true}
+	reg := &flowdef.StaticRegistry{Actions: append(slices.Clone(core.BuiltinActions), "count-lines"), Fallback: true}
 	env := testsuite.NewEnv(t)
 	env.Register(build(t, def, interp.Registry(reg)))
 	var calls []activities.ActionCall

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
 )
@@ -50,10 +51,10 @@ func envelopeOptions(def *flowdef.Definition) ([]flow.Option, error) {
 			if err != nil {
 				fail(c.Fields.At("key", c.Pos), "concurrency.key: %v", err)
 			} else {
-				add(c.Fields.At("key", c.Pos), "concurrency", flow.MaxRunsPerKey(key, n, flow.Overflow(c.OnOverflow)))
+				add(c.Fields.At("key", c.Pos), "concurrency", flow.MaxRunsPerKey(key, n, core.Overflow(c.OnOverflow)))
 			}
 		} else {
-			add(p, "concurrency", flow.MaxRuns(n, flow.Overflow(c.OnOverflow)))
+			add(p, "concurrency", flow.MaxRuns(n, core.Overflow(c.OnOverflow)))
 		}
 	}
 	if def.Priority != 0 || len(def.Labels) > 0 || len(def.WorkerTags) > 0 {
@@ -64,7 +65,7 @@ func envelopeOptions(def *flowdef.Definition) ([]flow.Option, error) {
 				break
 			}
 		}
-		add(p, "priority, labels and worker_tags", flow.StartDefaults(flow.StartOptions{
+		add(p, "priority, labels and worker_tags", flow.StartDefaults(core.StartOptions{
 			Priority: def.Priority, Labels: def.Labels, WorkerTags: def.WorkerTags,
 		}))
 	}
@@ -85,7 +86,7 @@ func envelopeOptions(def *flowdef.Definition) ([]flow.Option, error) {
 
 	// Try each option alone, as Define will apply them, to report its error where the
 	// field was written.
-	probe := flow.WorkflowInfo{Name: def.Name}
+	probe := core.WorkflowInfo{Name: def.Name}
 	if !def.Inputs.IsZero() {
 		if err := flow.InputSchema(def.Inputs.JSON)(&probe); err != nil {
 			fail(def.Fields.At("inputs", def.Pos), "inputs: %v", err)

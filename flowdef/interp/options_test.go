@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/budget"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/testsuite"
 )
 
-// info is the flow.WorkflowInfo of the flow built from src.
-func info(t *testing.T, src string) flow.WorkflowInfo {
+// info is the core.WorkflowInfo of the flow built from src.
+func info(t *testing.T, src string) core.WorkflowInfo {
 	t.Helper()
 	return build(t, parse(t, src)).Info()
 }
@@ -40,27 +40,27 @@ func TestEnvelopeLimits(t *testing.T) {
 name: limits
 limits: {wall_time: 1d2h, steps: 20, tokens: 1000, max_cost_usd: "2.50", budget_policy: pause, budget_pause: 90m, depth: 2, fan_out: 0}
 `+hello)
-	assert.Equal(t, flow.Guards{MaxChildDepth: 2, MaxFanOut: -1, MaxTokens: 1000, MaxWallTime: 26 * time.Hour, MaxSteps: 20}, i.Guards)
+	assert.Equal(t, runs.Guards{MaxChildDepth: 2, MaxFanOut: -1, MaxTokens: 1000, MaxWallTime: 26 * time.Hour, MaxSteps: 20}, i.Guards)
 	assert.Equal(t, "2.5", i.MaxCostUSD)
 	assert.Equal(t, budget.Pause, i.BudgetPolicy)
 	assert.Equal(t, 90*time.Minute, i.BudgetPause)
 
 	i = info(t, "name: nolimits\n"+hello)
-	assert.Equal(t, flow.Guards{}, i.Guards, "no limits: the worker's and the default guards apply")
+	assert.Equal(t, runs.Guards{}, i.Guards, "no limits: the worker's and the default guards apply")
 	assert.Empty(t, i.MaxCostUSD)
 }
 
 func TestEnvelopeConcurrency(t *testing.T) {
 	i := info(t, "name: conc\nconcurrency: {on_overflow: refuse}\n"+hello)
 	assert.Equal(t, 1, i.MaxRuns)
-	assert.Equal(t, flow.OverflowRefuse, i.OnOverflow)
+	assert.Equal(t, core.OverflowRefuse, i.OnOverflow)
 	i = info(t, "name: conc\nconcurrency: {max_runs: 3}\n"+hello)
 	assert.Equal(t, 3, i.MaxRuns)
-	assert.Equal(t, flow.OverflowQueue, i.OnOverflow)
+	assert.Equal(t, core.OverflowQueue, i.OnOverflow)
 
 	i = info(t, "name: conc\nconcurrency: {key: \"k-${{ inputs.repo }}\", on_overflow: replace}\n"+hello)
 	assert.Equal(t, 1, i.MaxRuns)
-	assert.Equal(t, flow.OverflowReplace, i.OnOverflow)
+	assert.Equal(t, core.OverflowReplace, i.OnOverflow)
 	assert.Equal(t, "k-{repo}", i.MaxRunsKey, "the key as flow.MaxRunsPerKey takes it")
 	assert.Contains(t, buildErr(t, "name: conc\nconcurrency: {key: \"k-${{ vars.repo }}\"}\n"+hello),
 		`test.yaml:2:20: concurrency.key: "k-${{ vars.repo }}": only ${{ inputs.<field> }} references are allowed`)
@@ -115,9 +115,9 @@ triggers:
   - {on: finished, flow: deploy}
   - {on: signal, signal: review-requested}
 `+hello)
-	assert.Equal(t, []flow.TriggerInfo{
-		{Flow: "build", When: []flow.RunEnd{flow.WhenCompleted, flow.WhenFailed}},
-		{Flow: "deploy", When: []flow.RunEnd{flow.WhenCompleted, flow.WhenFailed}},
+	assert.Equal(t, []core.TriggerInfo{
+		{Flow: "build", When: []core.RunEnd{core.WhenCompleted, core.WhenFailed}},
+		{Flow: "deploy", When: []core.RunEnd{core.WhenCompleted, core.WhenFailed}},
 	}, i.Triggers)
 	assert.Equal(t, []string{"review-requested"}, i.SignalStarts)
 	require.NotNil(t, i.Once)
@@ -186,12 +186,12 @@ worker_tags: [gpu]
 	assert.Equal(t, 2, so.Priority)
 	assert.Equal(t, map[string]string{"team": "web"}, so.Labels)
 	assert.Equal(t, []string{"gpu"}, so.WorkerTags)
-	assert.Equal(t, &flow.Guards{MaxWallTime: time.Hour, MaxSteps: 20, MaxFanOut: 3}, so.Guards, "tokens: 0 (no limit) cannot tighten: the worker's stays")
+	assert.Equal(t, &runs.Guards{MaxWallTime: time.Hour, MaxSteps: 20, MaxFanOut: 3}, so.Guards, "tokens: 0 (no limit) cannot tighten: the worker's stays")
 
 	def = parse(t, "name: bare\n"+hello)
 	so, err = interp.StartOptions(def)
 	require.NoError(t, err)
-	assert.Equal(t, flow.StartOptions{}, so)
+	assert.Equal(t, core.StartOptions{}, so)
 }
 
 func TestCheckInputs(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/expr"
@@ -18,7 +19,7 @@ func triggerOptions(ts []*flowdef.Trigger, fail func(flowdef.Pos, string, ...any
 	var out []envelopeOption
 	type runOf struct {
 		pos    flowdef.Pos
-		when   []flow.RunEnd
+		when   []core.RunEnd
 		ts     []*flowdef.Trigger
 		mapped bool
 	}
@@ -28,14 +29,14 @@ func triggerOptions(ts []*flowdef.Trigger, fail func(flowdef.Pos, string, ...any
 		if t == nil {
 			continue
 		}
-		var when []flow.RunEnd
+		var when []core.RunEnd
 		switch t.On {
 		case "completed":
-			when = []flow.RunEnd{flow.WhenCompleted}
+			when = []core.RunEnd{core.WhenCompleted}
 		case "failed":
-			when = []flow.RunEnd{flow.WhenFailed}
+			when = []core.RunEnd{core.WhenFailed}
 		case "finished":
-			when = []flow.RunEnd{flow.WhenCompleted, flow.WhenFailed}
+			when = []core.RunEnd{core.WhenCompleted, core.WhenFailed}
 		case "signal":
 			for _, k := range []string{"if", "input"} {
 				if t.Fields.Has(k) {
@@ -95,7 +96,7 @@ type triggerMap struct {
 // triggerRule is one trigger: the ends it matches, its compiled if (nil: always) and its
 // input (nil without one).
 type triggerRule struct {
-	when   []flow.RunEnd
+	when   []core.RunEnd
 	cond   *expr.Program
 	input  any
 	hasIn  bool
@@ -113,11 +114,11 @@ func newTriggerMap(f string, ts []*flowdef.Trigger) (*triggerMap, error) {
 		r := triggerRule{input: t.Input, hasIn: t.Fields.Has("input"), prefix: t.Fields.At("if", t.Pos).String()}
 		switch t.On {
 		case "completed":
-			r.when = []flow.RunEnd{flow.WhenCompleted}
+			r.when = []core.RunEnd{core.WhenCompleted}
 		case "failed":
-			r.when = []flow.RunEnd{flow.WhenFailed}
+			r.when = []core.RunEnd{core.WhenFailed}
 		default:
-			r.when = []flow.RunEnd{flow.WhenCompleted, flow.WhenFailed}
+			r.when = []core.RunEnd{core.WhenCompleted, core.WhenFailed}
 		}
 		if t.Fields.Has("if") {
 			if r.cond, err = env.CompileBool(flowdef.TriggerCondition(t.If)); err != nil {
@@ -160,7 +161,7 @@ func checkTemplates(env *expr.Env, v any) error {
 }
 
 // input is the flow.TriggerInput function.
-func (m *triggerMap) input(end flow.RunEnd, output json.RawMessage) (any, bool, error) {
+func (m *triggerMap) input(end core.RunEnd, output json.RawMessage) (any, bool, error) {
 	act := expr.Activation{
 		Inputs: map[string]any{},
 		Extra:  map[string]any{"output": jsonValue(output), "outcome": string(end)},

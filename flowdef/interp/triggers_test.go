@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowdef"
 )
 
@@ -38,14 +38,14 @@ steps:
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name   string
-		end    flow.RunEnd
+		end    core.RunEnd
 		output string
 		start  bool
 		input  string
 	}{
-		{"high: mapped", flow.WhenCompleted, `{"severity": "high", "id": "T-1", "n": 3}`, true, `{"ticket": "T-1", "n": 3, "note": "from build"}`},
-		{"low: no trigger holds", flow.WhenCompleted, `{"severity": "low", "id": "T-2"}`, false, ``},
-		{"failed: the output as it is", flow.WhenFailed, `{"severity": "low"}`, true, `{"severity": "low"}`},
+		{"high: mapped", core.WhenCompleted, `{"severity": "high", "id": "T-1", "n": 3}`, true, `{"ticket": "T-1", "n": 3, "note": "from build"}`},
+		{"low: no trigger holds", core.WhenCompleted, `{"severity": "low", "id": "T-2"}`, false, ``},
+		{"failed: the output as it is", core.WhenFailed, `{"severity": "low"}`, true, `{"severity": "low"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, start, err := m.input(tc.end, json.RawMessage(tc.output))
@@ -58,7 +58,7 @@ steps:
 			}
 		})
 	}
-	_, _, err = m.input(flow.WhenCompleted, json.RawMessage(`{"id": "T-3"}`))
+	_, _, err = m.input(core.WhenCompleted, json.RawMessage(`{"id": "T-3"}`))
 	require.Error(t, err, "a missing field is an evaluation error")
 	assert.Contains(t, err.Error(), `test.yaml:4:38: if: expr: evaluating "output.severity == 'high'": no such key: severity`)
 }

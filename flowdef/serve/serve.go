@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/interp"
@@ -62,13 +63,13 @@ type served struct {
 	live *interp.Live
 
 	mu      sync.RWMutex
-	info    flow.WorkflowInfo
+	info    core.WorkflowInfo
 	path    string
 	removed bool
 }
 
 // Info is the flow's catalog entry for the definition current now.
-func (s *served) Info() flow.WorkflowInfo {
+func (s *served) Info() core.WorkflowInfo {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.info
@@ -79,10 +80,11 @@ var Extensions = []string{".yaml", ".yml", ".json"}
 
 // Dir loads every definition file of dir (Extensions) and adds each to w as a flow, with
 // the generic definition flow (EnsureDefinitionFlow). Call it before w.Start. Each file is
-// checked with flowdef.Check against w.Registry() plus the other definitions of dir (for
-// `call:`); when one is invalid nothing is added and the error carries every problem of
-// every file, one per line. Definitions are published in the catalog with kind yaml, their
-// hash and their file as source.
+// checked with flowdef.Check against what w registered (flowdef.NewStaticRegistry of
+// w.Registry()) plus the other definitions of dir (for `call:`); when one is invalid
+// nothing is added and the error carries every problem of every file, one per line.
+// Definitions are published in the catalog with kind yaml, their hash and their file as
+// source.
 func Dir(w *flow.Worker, dir string, opts Options) (*Loader, error) {
 	if w == nil {
 		return nil, errors.New("serve: worker is nil")
@@ -130,10 +132,10 @@ func Dir(w *flow.Worker, dir string, opts Options) (*Loader, error) {
 // workflow type interp.DefinitionFlowName) to w unless it serves it already, so that
 // `flowctl start --file` runs on its task queue. Call it before w.Start.
 func EnsureDefinitionFlow(w *flow.Worker, opts ...interp.Option) error {
-	if slices.Contains(w.Registry().GoFlows, interp.DefinitionFlowName) {
+	if slices.Contains(w.Registry().Flows, interp.DefinitionFlowName) {
 		return nil
 	}
-	f, err := interp.DefinitionFlow(append([]interp.Option{interp.Registry(w.Registry())}, opts...)...)
+	f, err := interp.DefinitionFlow(append([]interp.Option{interp.Registry(flowdef.NewStaticRegistry(w.Registry()))}, opts...)...)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -209,18 +211,18 @@ func (l *Loader) newServed(def *flowdef.Definition, path string) (*served, error
 func (l *Loader) interpOptions(def *flowdef.Definition, path string) []interp.Option {
 	hash := def.Hash()
 	// The worker's registry first, so the loader's own options may replace it.
-	opts := append([]interp.Option{interp.Registry(l.w.Registry())}, l.opts.Interp...)
-	return append(opts, interp.FlowOptions(func(i *flow.WorkflowInfo) error {
+	opts := append([]interp.Option{interp.Registry(flowdef.NewStaticRegistry(l.w.Registry()))}, l.opts.Interp...)
+	return append(opts, interp.FlowOptions(func(i *core.WorkflowInfo) error {
 		i.Kind, i.Hash, i.Source = protocol.KindYAMLFlow, hash, path
 		return nil
 	}))
 }
 
 // infoOf is the catalog entry the flow serving def has.
-func (l *Loader) infoOf(def *flowdef.Definition, path string) (flow.WorkflowInfo, error) {
+func (l *Loader) infoOf(def *flowdef.Definition, path string) (core.WorkflowInfo, error) {
 	f, err := interp.Flow(def, l.interpOptions(def, path)...)
 	if err != nil {
-		return flow.WorkflowInfo{}, err
+		return core.WorkflowInfo{}, err
 	}
 	return f.Info(), nil
 }
@@ -270,15 +272,15 @@ func (l *Loader) check(raw map[string][]byte, others map[string]*flowdef.Definit
 		parsed[path] = def
 	}
 	base := l.w.Registry()
-	reg := &flowdef.StaticRegistry{Actions: base.Actions, Fallback: base.Fallback, ItemProviders: base.ItemProviders,
-		GateTypes: base.GateTypes, Services: base.Services, Definitions: map[string]*flowdef.Definition{}}
+	reg := flowdef.NewStaticRegistry(base)
+	reg.GoFlows, reg.Definitions = nil, map[string]*flowdef.Definition{}
 	for name, d := range others {
 		reg.Definitions[name] = d
 	}
 	for _, d := range parsed {
 		reg.Definitions[d.Name] = d
 	}
-	for _, name := range base.GoFlows {
+	for _, name := range base.Flows {
 		if _, ok := reg.Definitions[name]; !ok {
 			reg.GoFlows = append(reg.GoFlows, name)
 		}
@@ -287,7 +289,7 @@ func (l *Loader) check(raw map[string][]byte, others map[string]*flowdef.Definit
 	g := l.w.Guards()
 	for _, path := range sortedKeys(parsed) {
 		def := parsed[path]
-		if slices.Contains(base.GoFlows, def.Name) && !l.serves(def.Name) {
+		if slices.Contains(base.Flows, def.Name) && !l.serves(def.Name) {
 			errs = append(errs, fmt.Errorf("%s: definition %q has the name of a Go flow of the worker", def.Pos, def.Name))
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -61,7 +62,7 @@ func loader(t *testing.T, dir string) (*Loader, *flow.Worker, *bytes.Buffer, *in
 	return l, w, &logs, &n
 }
 
-func info(t *testing.T, w *flow.Worker, name string) flow.WorkflowInfo {
+func info(t *testing.T, w *flow.Worker, name string) core.WorkflowInfo {
 	t.Helper()
 	for _, f := range w.Flows() {
 		if f.Name == name {
@@ -69,7 +70,7 @@ func info(t *testing.T, w *flow.Worker, name string) flow.WorkflowInfo {
 		}
 	}
 	t.Fatalf("worker serves no flow %s", name)
-	return flow.WorkflowInfo{}
+	return core.WorkflowInfo{}
 }
 
 func TestDirLoads(t *testing.T) {

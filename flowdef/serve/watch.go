@@ -147,7 +147,7 @@ func (l *Loader) add(def *flowdef.Definition, path string) error {
 		return err
 	}
 	if err := l.addFlow(s); err != nil {
-		if slices.Contains(l.w.Registry().GoFlows, def.Name) {
+		if slices.Contains(l.w.Registry().Flows, def.Name) {
 			// Added, but the catalog or a start of it failed: served all the same.
 			l.flows[def.Name] = s
 		}

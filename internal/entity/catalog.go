@@ -14,7 +14,7 @@ import (
 
 // CatalogState is a task queue's catalog as the catalog entity keeps it in its Memo
 // (protocol.MemoCatalog) and passes it across continue-as-new. Entries are the flows'
-// catalog entries (flow.WorkflowInfo) as JSON: the entity needs only their names.
+// catalog entries (core.WorkflowInfo) as JSON: the entity needs only their names.
 type CatalogState struct {
 	TaskQueue string `json:"task_queue"`
 	// MonthlyQuotaUSD is the workers' overall monthly quota, if any.

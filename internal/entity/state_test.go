@@ -228,7 +228,7 @@ func TestControlZeroValue(t *testing.T) {
 	})
 }
 
-// entry is a catalog entry as flow.WorkflowInfo writes it, with the fields the tests read.
+// entry is a catalog entry as core.WorkflowInfo writes it, with the fields the tests read.
 type entry struct {
 	Name            string `json:"name"`
 	Version         string `json:"version,omitempty"`

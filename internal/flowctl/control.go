@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/display"
 )
@@ -167,14 +167,14 @@ func workflowOrRun(ctx context.Context, c *flowclient.Client, arg string, forceR
 		return false, nil
 	}
 	cat, err := c.Workflows(ctx)
-	if err != nil && !errors.Is(err, flow.ErrNoCatalog) {
+	if err != nil && !errors.Is(err, core.ErrNoCatalog) {
 		return false, err
 	}
 	return isWorkflowType(cat, arg), nil
 }
 
 // isWorkflowType reports whether cat (nil: no catalog) has a workflow named name.
-func isWorkflowType(cat *flowclient.Catalog, name string) bool {
+func isWorkflowType(cat *core.Catalog, name string) bool {
 	if cat == nil {
 		return false
 	}

@@ -5,15 +5,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/gateflow/gateflow/flow"
-	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/core"
 )
 
 func TestIsWorkflowType(t *testing.T) {
-	cat := &flowclient.Catalog{TaskQueue: "q", Workflows: []flow.WorkflowInfo{{Name: "release"}, {Name: "hello"}}}
+	cat := &core.Catalog{TaskQueue: "q", Workflows: []core.WorkflowInfo{{Name: "release"}, {Name: "hello"}}}
 	tests := []struct {
 		name string
-		cat  *flowclient.Catalog
+		cat  *core.Catalog
 		arg  string
 		want bool
 	}{

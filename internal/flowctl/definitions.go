@@ -8,8 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gateflow/gateflow/flow"
-	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -78,14 +77,14 @@ func (a *app) validateCommand() *cobra.Command {
 // validationRegistry is the registry files are checked against: the catalog's (or the
 // built-ins with --offline) and the flags'.
 func (a *app) validationRegistry(cmd *cobra.Command, o *validateOptions) (*flowdef.StaticRegistry, error) {
-	reg := (&flowclient.Catalog{}).Registry() // the built-ins
+	reg := flowdef.NewStaticRegistry(core.RegistryInfo{}) // the built-ins
 	if !o.offline {
 		c, err := a.client(cmd.Context())
 		if err != nil {
 			return nil, fmt.Errorf("%w (validate with --offline to check against the built-ins only)", err)
 		}
 		if reg, err = c.Registry(cmd.Context()); err != nil {
-			if errors.Is(err, flow.ErrNoCatalog) {
+			if errors.Is(err, core.ErrNoCatalog) {
 				return nil, fmt.Errorf("%w (validate with --offline to check against the built-ins only)", err)
 			}
 			return nil, err
@@ -192,8 +191,8 @@ func (a *app) flowsCommand() *cobra.Command {
 }
 
 // definitionsView lists the catalog's entries of kind yaml.
-func definitionsView(cat *flowclient.Catalog) view {
-	defs := []flow.WorkflowInfo{}
+func definitionsView(cat *core.Catalog) view {
+	defs := []core.WorkflowInfo{}
 	for _, w := range cat.Workflows {
 		if w.Kind == protocol.KindYAMLFlow {
 			defs = append(defs, w)

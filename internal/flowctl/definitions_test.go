@@ -14,8 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
-	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
 
@@ -136,7 +135,7 @@ func TestValidateNeedsAFileOrTheServer(t *testing.T) {
 func TestPrintDefinitions(t *testing.T) {
 	var out bytes.Buffer
 	a := &app{stdout: &out, output: "table"}
-	cat := &flowclient.Catalog{Workflows: []flow.WorkflowInfo{
+	cat := &core.Catalog{Workflows: []core.WorkflowInfo{
 		{Name: "hello", Kind: protocol.KindGoFlow},
 		{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "43dbc39447700475a49f", Source: "flows/review.yaml", PublishedBy: "w1"},
 		{Name: "old"}, // an older worker's Go flow
@@ -149,7 +148,7 @@ func TestPrintDefinitions(t *testing.T) {
 	out.Reset()
 	a.output = "json"
 	require.NoError(t, a.print(definitionsView(cat)))
-	var got []flow.WorkflowInfo
+	var got []core.WorkflowInfo
 	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
 	require.Len(t, got, 1)
 	assert.Equal(t, "code-review", got[0].Name)

@@ -21,7 +21,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/typeschema"
@@ -37,20 +37,20 @@ func TestClassify(t *testing.T) {
 		{"usage error", usageErr("bad %s", "flag"), ExitUsage},
 		{"explicit code", &exitError{code: ExitRunFailed, err: errors.New("run ended failed")}, ExitRunFailed},
 		{"wrapped explicit code", fmt.Errorf("outer: %w", &exitError{code: ExitUnreachable, err: errors.New("x")}), ExitUnreachable},
-		{"unknown workflow", &flowclient.UnknownWorkflowError{Name: "x", TaskQueue: "q"}, ExitUsage},
-		{"bad input", fmt.Errorf("start: %w", &flowclient.InputError{Workflow: "x", Err: errors.New("bad")}), ExitUsage},
+		{"unknown workflow", &core.UnknownWorkflowError{Name: "x", TaskQueue: "q"}, ExitUsage},
+		{"bad input", fmt.Errorf("start: %w", &core.InputError{Workflow: "x", Err: errors.New("bad")}), ExitUsage},
 		{"run exists", &flowclient.RunExistsError{ID: "r"}, ExitUsage},
 		{"run not found", fmt.Errorf("show: %w", &flowclient.RunNotFoundError{ID: "r"}), ExitNotFound},
 		{"server unavailable", fmt.Errorf("list runs: %w", serviceerror.NewUnavailable("connection refused")), ExitUnreachable},
 		{"deadline", fmt.Errorf("read catalog: %w", context.DeadlineExceeded), ExitUnreachable},
-		{"not validated", fmt.Errorf("vote on ship on run r: %w: the run did not answer", flow.ErrNotValidated), ExitPending},
+		{"not validated", fmt.Errorf("vote on ship on run r: %w: the run did not answer", core.ErrNotValidated), ExitPending},
 		{"queued decision", &flowclient.PendingError{Run: "r", What: "vote on ship", Timeout: time.Second, Queued: true}, ExitPending},
 		{"maybe queued decision", &flowclient.PendingError{Run: "r", What: "vote on ship", Timeout: time.Second}, ExitPending},
 		{"decision not delivered", &flowclient.NotDeliveredError{Run: "r", What: "vote on ship", Timeout: time.Second}, ExitUnreachable},
 		{"cobra unknown command", errors.New(`unknown command "nope" for "flowctl"`), ExitUsage},
 		{"cobra arg count", errors.New("accepts 1 arg(s), received 2"), ExitUsage},
 		{"cobra minimum args", errors.New("requires at least 1 arg(s), only received 0"), ExitUsage},
-		{"no catalog", fmt.Errorf("task queue q: %w", flow.ErrNoCatalog), ExitNotFound},
+		{"no catalog", fmt.Errorf("task queue q: %w", core.ErrNoCatalog), ExitNotFound},
 		{"unknown namespace", fmt.Errorf("list: %w", serviceerror.NewNamespaceNotFound("nope")), ExitNotFound},
 		{"bad run ID", fmt.Errorf("vote: %w", &protocol.NameError{What: "run ID"}), ExitUsage},
 		{"anything else", errors.New("boom"), ExitError},

@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/connect"
 )
 
@@ -22,7 +22,7 @@ func (a *app) hint(cmd string) string {
 	if a.namespace != "" && a.namespace != connect.DefaultNamespace && os.Getenv("TEMPORAL_NAMESPACE") != a.namespace {
 		flags = append(flags, "--namespace "+a.namespace)
 	}
-	if a.taskQueue != "" && a.taskQueue != flow.DefaultTaskQueue && os.Getenv("TEMPORAL_TASK_QUEUE") != a.taskQueue {
+	if a.taskQueue != "" && a.taskQueue != core.DefaultTaskQueue && os.Getenv("TEMPORAL_TASK_QUEUE") != a.taskQueue {
 		flags = append(flags, "--task-queue "+a.taskQueue)
 	}
 	if len(flags) == 0 {

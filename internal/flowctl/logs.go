@@ -1,6 +1,8 @@
 package flowctl
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/display"
 )
 
@@ -29,7 +30,7 @@ type logsEvent struct {
 	// Step is the step's ID in the run (StepRecord.ActivityID).
 	Step string `json:"step"`
 	// Attempt, Seq, Stream and Text are a live output line (line); Progress what a step
-	// without lines does (progress); both from the step's heartbeat (activities.LiveOutput).
+	// without lines does (progress); both from the step's heartbeat (artifacts.LiveOutput).
 	Attempt  int    `json:"attempt,omitempty"`
 	Seq      int64  `json:"seq,omitempty"`
 	Stream   string `json:"stream,omitempty"`
@@ -232,7 +233,7 @@ func findStep(steps []runs.Step, step string) (runs.Step, bool) {
 }
 
 // printLive prints the lines of live not printed yet, and a progress that changed.
-func (l *stepLogger) printLive(run, step string, live activities.LiveOutput) {
+func (l *stepLogger) printLive(run, step string, live artifacts.LiveOutput) {
 	if live.Attempt != l.attempt {
 		if l.attempt != 0 {
 			l.p.note("--- attempt %d\n", live.Attempt)
@@ -255,7 +256,7 @@ func (l *stepLogger) printLive(run, step string, live activities.LiveOutput) {
 }
 
 // liveText is a live line as the table output prints it: stderr lines marked.
-func liveText(line activities.LiveLine) string {
+func liveText(line artifacts.LiveLine) string {
 	if line.Stream == "stderr" {
 		return "stderr| " + line.Text
 	}

@@ -1,6 +1,8 @@
 package flowctl
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,24 +16,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flowclient"
 )
 
-func withLive(d *runs.Description, step string, live activities.LiveOutput) *runs.Description {
+func withLive(d *runs.Description, step string, live artifacts.LiveOutput) *runs.Description {
 	c := *d
-	c.Live = map[string]activities.LiveOutput{step: live}
+	c.Live = map[string]artifacts.LiveOutput{step: live}
 	return &c
 }
 
-func lines(attempt int, from int64, texts ...string) activities.LiveOutput {
-	lo := activities.LiveOutput{Attempt: attempt, At: at(10)}
+func lines(attempt int, from int64, texts ...string) artifacts.LiveOutput {
+	lo := artifacts.LiveOutput{Attempt: attempt, At: at(10)}
 	for i, t := range texts {
 		stream := "stdout"
 		if strings.HasPrefix(t, "!") {
 			stream, t = "stderr", t[1:]
 		}
-		lo.Lines = append(lo.Lines, activities.LiveLine{Seq: from + int64(i), Stream: stream, Text: t})
+		lo.Lines = append(lo.Lines, artifacts.LiveLine{Seq: from + int64(i), Stream: stream, Text: t})
 	}
 	return lo
 }
@@ -118,7 +119,7 @@ func TestLogsLiveWithoutState(t *testing.T) {
 func TestLogsAgentProgress(t *testing.T) {
 	ag := running("review", 0)
 	ag.Kind = runs.KindAgent
-	p := func(s string) activities.LiveOutput { return activities.LiveOutput{Attempt: 1, Progress: s} }
+	p := func(s string) artifacts.LiveOutput { return artifacts.LiveOutput{Attempt: 1, Progress: s} }
 	r := desc(runs.StatusRunning, ag)
 	doneAg := done("review", 0, 2000, "LGTM")
 	doneAg.Kind, doneAg.ExitCode = runs.KindAgent, nil

@@ -16,7 +16,7 @@ import (
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
 	"github.com/gateflow/gateflow/budget"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/connect"
 	"github.com/gateflow/gateflow/internal/display"
@@ -153,7 +153,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.address, "address", "", "Temporal frontend host:port (default: the profile's, TEMPORAL_ADDRESS, else localhost:7233)")
 	pf.StringVarP(&a.namespace, "namespace", "n", "", "Temporal namespace (default: the profile's, TEMPORAL_NAMESPACE, else default)")
 	pf.StringVar(&a.profile, "profile", "", "profile of the Temporal config file (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE); TLS and API keys come from it or TEMPORAL_TLS_*, TEMPORAL_API_KEY")
-	pf.StringVar(&a.taskQueue, "task-queue", envOr("TEMPORAL_TASK_QUEUE", flow.DefaultTaskQueue), "task queue of the gateflow workers (TEMPORAL_TASK_QUEUE)")
+	pf.StringVar(&a.taskQueue, "task-queue", envOr("TEMPORAL_TASK_QUEUE", core.DefaultTaskQueue), "task queue of the gateflow workers (TEMPORAL_TASK_QUEUE)")
 	pf.StringVarP(&a.output, "output", "o", formatTable, "output format: table, json, or jsonl (compact JSON, one object a line: a list one item a line)")
 	pf.StringVar(&a.blobURL, "blob-url", envOr(blobEnv, ""), "blob store holding the workers' big payloads ("+blobEnv+"; default: read only the in-memory dev server's when it exists)")
 	pf.StringVar(&a.keyFile, "signing-key", envOr("FLOW_SIGNING_KEY", ""), "signing key file (flowctl keys new): votes and answers are signed with it, as its owner (FLOW_SIGNING_KEY)")
@@ -248,8 +248,8 @@ func classify(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	var unknown *flowclient.UnknownWorkflowError
-	var input *flowclient.InputError
+	var unknown *core.UnknownWorkflowError
+	var input *core.InputError
 	var exists *flowclient.RunExistsError
 	var notFound *flowclient.RunNotFoundError
 	var refused *flowclient.RefusedError
@@ -258,11 +258,11 @@ func classify(err error) int {
 	var unavailable *serviceerror.Unavailable
 	var notDelivered *flowclient.NotDeliveredError
 	switch {
-	case errors.Is(err, flow.ErrNotValidated):
+	case errors.Is(err, core.ErrNotValidated):
 		return ExitPending
 	case errors.As(err, new(*protocol.NameError)):
 		return ExitUsage
-	case errors.As(err, new(*serviceerror.NamespaceNotFound)), errors.Is(err, flow.ErrNoCatalog):
+	case errors.As(err, new(*serviceerror.NamespaceNotFound)), errors.Is(err, core.ErrNoCatalog):
 		return ExitNotFound
 	case errors.As(err, &unknown), errors.As(err, &input), errors.As(err, &exists):
 		return ExitUsage

@@ -7,11 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/spf13/cobra"
-
-	"github.com/gateflow/gateflow/flow"
 )
 
 func (a *app) servicesCommand() *cobra.Command {
@@ -29,7 +28,7 @@ func (a *app) servicesCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: a.runE(nil, func(x call) (view, error) {
 			list, err := x.c.Services(x.ctx)
-			if errors.Is(err, flow.ErrNoCatalog) {
+			if errors.Is(err, core.ErrNoCatalog) {
 				return view{}, &exitError{code: ExitNotFound, err: fmt.Errorf("no worker of task queue %s declared services", x.c.TaskQueue())}
 			}
 			if err != nil {

@@ -9,14 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/runs"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/gateflow/gateflow/budget"
-	"github.com/gateflow/gateflow/flow"
-	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef/interp"
 )
 
@@ -111,8 +110,8 @@ func (f *startFlags) checkOnceAgain(cmd *cobra.Command) error {
 }
 
 // options are the start options the flags ask for, the run created by createdBy.
-func (f *startFlags) options(createdBy string) (flow.StartOptions, error) {
-	so := flow.StartOptions{ID: f.id, CreatedBy: createdBy, BudgetPause: f.pause, IdempotencyKey: f.key,
+func (f *startFlags) options(createdBy string) (core.StartOptions, error) {
+	so := core.StartOptions{ID: f.id, CreatedBy: createdBy, BudgetPause: f.pause, IdempotencyKey: f.key,
 		Priority: f.priority, Delay: f.delay, MaxAttempts: f.attempts, WorkerTags: f.tags, ConcurrencyKey: f.concKey}
 	for _, l := range f.limits {
 		g, n, ok := strings.Cut(l, "=")
@@ -163,7 +162,7 @@ func (a *app) start(x call, f *startFlags, raw json.RawMessage) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	var run *flowclient.Run
+	var run *core.Run
 	switch {
 	case f.file != "" && f.onceAgain:
 		return view{}, usageErr("--once-again cannot be given with --file")
@@ -193,7 +192,7 @@ func (a *app) start(x call, f *startFlags, raw json.RawMessage) (view, error) {
 }
 
 // writeStarted says a run started (or was found), for people.
-func writeStarted(w io.Writer, run *flowclient.Run) error {
+func writeStarted(w io.Writer, run *core.Run) error {
 	verb := "Started"
 	if run.Existing {
 		verb = "Found the existing"

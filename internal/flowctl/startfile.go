@@ -10,7 +10,7 @@ import (
 	"maps"
 	"path/filepath"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/interp"
@@ -18,10 +18,10 @@ import (
 
 // startFile validates the definition file against the task queue's registry and starts
 // it on the generic definition flow with raw (a JSON object, or nothing) as its inputs.
-func (a *app) startFile(ctx context.Context, c *flowclient.Client, file string, raw json.RawMessage, so flow.StartOptions) (*flowclient.Run, error) {
+func (a *app) startFile(ctx context.Context, c *flowclient.Client, file string, raw json.RawMessage, so core.StartOptions) (*core.Run, error) {
 	base, err := c.Registry(ctx)
 	if err != nil {
-		if errors.Is(err, flow.ErrNoCatalog) {
+		if errors.Is(err, core.ErrNoCatalog) {
 			return nil, fmt.Errorf("start --file: %w (no worker serves the task queue)", err)
 		}
 		return nil, fmt.Errorf("start --file: %w", err)
@@ -72,7 +72,7 @@ func (a *app) startFile(ctx context.Context, c *flowclient.Client, file string, 
 
 // withEnvelope is so with what the definition's envelope says (env, interp.StartOptions)
 // wherever so does not say otherwise: the flags given win, labels are merged.
-func withEnvelope(so, env flow.StartOptions) flow.StartOptions {
+func withEnvelope(so, env core.StartOptions) core.StartOptions {
 	if so.MaxCostUSD == nil {
 		so.MaxCostUSD = env.MaxCostUSD
 	}

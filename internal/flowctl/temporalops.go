@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -98,7 +98,7 @@ func (a *app) rerunCommand() *cobra.Command {
 			if err != nil {
 				return view{}, runCallError(x.ctx, x.c, "rerun", x.args[0], err)
 			}
-			run, err := x.c.Start(x.ctx, name, input, flow.StartOptions{ID: id, CreatedBy: x.by})
+			run, err := x.c.Start(x.ctx, name, input, core.StartOptions{ID: id, CreatedBy: x.by})
 			if err != nil {
 				return view{}, err
 			}

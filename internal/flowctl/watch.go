@@ -1,6 +1,8 @@
 package flowctl
 
 import (
+	"github.com/gateflow/gateflow/artifacts"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +17,6 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
-	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/display"
 )
@@ -107,7 +108,7 @@ func (s watchedStep) event() *watchStep {
 	}
 }
 
-// watchOutput is a line a running shell step printed (activities.LiveLine), with the step's
+// watchOutput is a line a running shell step printed (artifacts.LiveLine), with the step's
 // path and the attempt that printed it.
 type watchOutput struct {
 	Step    string `json:"step"`
@@ -383,7 +384,7 @@ func (w *watcher) emitStep(d *runs.Description, event string, s watchedStep) {
 }
 
 // emitOutput prints the live lines of a running step not printed yet.
-func (w *watcher) emitOutput(d *runs.Description, s watchedStep, live activities.LiveOutput) {
+func (w *watcher) emitOutput(d *runs.Description, s watchedStep, live artifacts.LiveOutput) {
 	mark := w.lines[s.key]
 	if mark.attempt != live.Attempt {
 		mark = liveMark{attempt: live.Attempt}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
@@ -22,7 +22,7 @@ func TestAlwaysRunsAfterACancelledRun(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	dir := t.TempDir()
 	in := testflows.AlwaysInput{Log: filepath.Join(dir, "log"), PIDFile: filepath.Join(dir, "pid")}
-	run, err := shared.client.Start(ctx, "test.always", in, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, "test.always", in, core.StartOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, err := os.Stat(in.PIDFile); return err == nil }, 20*time.Second, 20*time.Millisecond)
 	require.NoError(t, shared.tc.CancelWorkflow(ctx, run.ID, ""))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
@@ -62,7 +63,7 @@ func TestApprovalsListsEveryOpenGateOfEveryRun(t *testing.T) {
 		}
 	})
 	start := func(then string) string {
-		run, err := c.Start(ctx, gateWhile.Name(), gateWhileInput{Then: then}, flow.StartOptions{})
+		run, err := c.Start(ctx, gateWhile.Name(), gateWhileInput{Then: then}, core.StartOptions{})
 		require.NoError(t, err)
 		started = append(started, run.ID)
 		return run.ID

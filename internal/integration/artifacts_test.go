@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/activities"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/runs"
@@ -52,7 +52,7 @@ func TestArtifactMadeOnOneWorkerIsReadOnAnother(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	content := "line 1\nlíne 2 ✓ $HOME `x` 'q' \"dq\"\n\ttabbed\x01 and no newline at the end"
-	run, err := c.Start(ctx, testflows.ArtifactHandoff.Name(), testflows.ArtifactInput{Content: content}, flow.StartOptions{})
+	run, err := c.Start(ctx, testflows.ArtifactHandoff.Name(), testflows.ArtifactInput{Content: content}, core.StartOptions{})
 	require.NoError(t, err)
 	d := eventually(t, c, run.ID, "build is done and the run waits for go", waitingFor("signal:go"))
 	require.Len(t, d.State.Steps, 2) // build and the signal wait
@@ -110,7 +110,7 @@ func TestArtifactMadeOnOneWorkerIsReadOnAnother(t *testing.T) {
 	assert.Contains(t, r.stdout, `"key": "`+app.Key+`"`, "show -o json has the step's artifacts")
 
 	// An input no earlier step produced fails its step with the name, before dispatch.
-	miss, err := c.Start(ctx, testflows.ArtifactMissing.Name(), struct{}{}, flow.StartOptions{})
+	miss, err := c.Start(ctx, testflows.ArtifactMissing.Name(), struct{}{}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, miss.ID)
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
@@ -74,7 +75,7 @@ func TestSignedDecisionsRefuseForgeries(t *testing.T) {
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	ctx := ctxT(t, time.Minute)
 	start := func(id, by string) {
-		_, err := c.Start(ctx, signedFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: id, CreatedBy: by})
+		_, err := c.Start(ctx, signedFlow.Name(), json.RawMessage(`{}`), core.StartOptions{ID: id, CreatedBy: by})
 		require.NoError(t, err)
 	}
 	run, other := queue+"-run", queue+"-other"

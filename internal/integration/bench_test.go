@@ -24,7 +24,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
@@ -135,7 +135,7 @@ type benchRow struct {
 func runOne(ctx context.Context, fc *flowclient.Client, s benchSpec, k int) (id, runID string, err error) {
 	in := testflows.BenchInput{Steps: k}
 	if s.flowStart {
-		run, err := fc.Start(ctx, s.workflow, in, flow.StartOptions{})
+		run, err := fc.Start(ctx, s.workflow, in, core.StartOptions{})
 		if err != nil {
 			return "", "", fmt.Errorf("flowclient start %s: %w", s.workflow, err)
 		}

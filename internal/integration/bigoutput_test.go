@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/blob"
 	"github.com/gateflow/gateflow/internal/proc"
@@ -176,7 +176,7 @@ func TestBigShellOutputIsCompleteInFlowctlLogsAndTheHistoryStaysSmall(t *testing
 
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 	gate := filepath.Join(dir, "gate")
-	run, err := c.Start(ctx, "test-bigoutput", map[string]string{"gate": gate}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test-bigoutput", map[string]string{"gate": gate}, core.StartOptions{})
 	require.NoError(t, err)
 
 	// flowctl's environment names no store; TMPDIR hides any dev server's store.
@@ -258,7 +258,7 @@ func TestBigShellOutputIsCompleteInFlowctlLogsAndTheHistoryStaysSmall(t *testing
 	assert.True(t, strings.HasPrefix(stdout, strings.TrimSuffix(rec.Output, "…")), "the preview is the output's head: %q", rec.Output)
 
 	// A step of a child run: CHILD/STEP (the gate is open, so it ends at once).
-	parent, err := c.Start(ctx, "test-bigoutput-parent", map[string]string{"gate": gate}, flow.StartOptions{})
+	parent, err := c.Start(ctx, "test-bigoutput-parent", map[string]string{"gate": gate}, core.StartOptions{})
 	require.NoError(t, err)
 	pd, err := c.Wait(ctx, parent.ID)
 	require.NoError(t, err)

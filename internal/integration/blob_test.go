@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/blob"
@@ -72,7 +73,7 @@ func TestBigPayloadsGoToTheBlobStoreAndTheHistoryStaysSmall(t *testing.T) {
 	c := flowclient.New(tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 
 	in := strings.Repeat("Gateflow moves big payloads out of the history. ", (1<<20)/48+1)[:1<<20]
-	run, err := c.Start(ctx, "test.blob.big", in, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.blob.big", in, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)

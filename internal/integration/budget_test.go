@@ -18,6 +18,7 @@ import (
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -30,7 +31,7 @@ func usd(s string) *decimal.Decimal {
 }
 
 // runWith starts name with opts on the shared worker and waits for the end.
-func runWith(t *testing.T, name string, input any, opts flow.StartOptions) *runs.Description {
+func runWith(t *testing.T, name string, input any, opts core.StartOptions) *runs.Description {
 	t.Helper()
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := shared.client.Start(ctx, name, input, opts)
@@ -50,7 +51,7 @@ func TestBudgetBoundariesToTheCent(t *testing.T) {
 		{Name: "exact", Prompt: "cost-25c", LimitUSD: "0.25"}, // spend reaches the cap exactly: runs
 		{Name: "over", Prompt: "cost-1c", LimitUSD: "0.01"},   // one cent over: not dispatched
 	}
-	d := runWith(t, "test.spend", testflows.SpendInput{Steps: steps}, flow.StartOptions{MaxCostUSD: usd("1.00")})
+	d := runWith(t, "test.spend", testflows.SpendInput{Steps: steps}, core.StartOptions{MaxCostUSD: usd("1.00")})
 	assert.Equal(t, runs.StatusBudgetExceeded, d.Status)
 	assert.Equal(t, 4, shared.llm.scripted.Calls()-before, "the provider was never called for the refused step")
 	assert.Equal(t, "1", d.State.CostUSD.String())
@@ -72,7 +73,7 @@ func TestParallelAgentStepsReserveTogether(t *testing.T) {
 		{Name: "y", Prompt: "cost-25c", LimitUSD: "0.25"},
 		{Name: "z", Prompt: "cost-25c", LimitUSD: "0.25"},
 	}
-	d := runWith(t, "test.spend.parallel", testflows.SpendInput{Steps: steps}, flow.StartOptions{MaxCostUSD: usd("0.50")})
+	d := runWith(t, "test.spend.parallel", testflows.SpendInput{Steps: steps}, core.StartOptions{MaxCostUSD: usd("0.50")})
 	assert.Equal(t, runs.StatusBudgetExceeded, d.Status)
 	assert.Equal(t, 0, shared.llm.scripted.Calls()-before, "no step of the wave was dispatched")
 	require.Len(t, d.State.Steps, 3, "each step of the wave is recorded, as refused")
@@ -88,7 +89,7 @@ func TestChildThatWouldExceedTheParentsRemainingBudget(t *testing.T) {
 		{Name: "k1", Prompt: "cost-25c", LimitUSD: "0.25"},
 		{Name: "k2", Prompt: "cost-25c", LimitUSD: "0.25"},
 	}
-	d := runWith(t, "test.spend.parent", testflows.SpendInput{Steps: steps}, flow.StartOptions{MaxCostUSD: usd("0.60")})
+	d := runWith(t, "test.spend.parent", testflows.SpendInput{Steps: steps}, core.StartOptions{MaxCostUSD: usd("0.60")})
 	assert.Equal(t, runs.StatusBudgetExceeded, d.Status, d.Error)
 	kid := stepNamed(t, d.State.Steps, "kid")
 	require.NotNil(t, kid.Child)
@@ -103,7 +104,7 @@ func TestChildThatWouldExceedTheParentsRemainingBudget(t *testing.T) {
 
 func TestProviderOvershootIsChargedAndVisible(t *testing.T) {
 	steps := []testflows.SpendStep{{Name: "pricey", Prompt: "cost-13c", LimitUSD: "0.10"}}
-	d := runWith(t, "test.spend", testflows.SpendInput{Steps: steps}, flow.StartOptions{MaxCostUSD: usd("1.00")})
+	d := runWith(t, "test.spend", testflows.SpendInput{Steps: steps}, core.StartOptions{MaxCostUSD: usd("1.00")})
 	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, "0.13", d.State.CostUSD.String())
 	require.Len(t, d.State.Budget.Charges, 1)
@@ -118,7 +119,7 @@ func TestPausePolicyRaiseGoesOnAndDeadlineStops(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	run, err := c.Start(ctx, "test.spend", testflows.SpendInput{Steps: steps},
-		flow.StartOptions{MaxCostUSD: usd("0.30"), BudgetPolicy: budget.Pause, BudgetPause: time.Minute})
+		core.StartOptions{MaxCostUSD: usd("0.30"), BudgetPolicy: budget.Pause, BudgetPause: time.Minute})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "paused", func(d *runs.Description) bool { return d.Status == runs.StatusBudgetPaused })
 	_, err = c.RaiseBudget(ctx, flowclient.BudgetRequest{Run: run.ID, To: decimal.RequireFromString("0.20"), By: "alice"})
@@ -138,7 +139,7 @@ func TestPausePolicyRaiseGoesOnAndDeadlineStops(t *testing.T) {
 	assert.Equal(t, "0.5", d.State.CostUSD.String())
 
 	d = runWith(t, "test.spend", testflows.SpendInput{Steps: steps},
-		flow.StartOptions{MaxCostUSD: usd("0.30"), BudgetPolicy: budget.Pause, BudgetPause: 2 * time.Second})
+		core.StartOptions{MaxCostUSD: usd("0.30"), BudgetPolicy: budget.Pause, BudgetPause: 2 * time.Second})
 	assert.Equal(t, runs.StatusBudgetExceeded, d.Status, "nobody raised the cap before the deadline")
 	assert.Equal(t, "0.25", d.State.CostUSD.String())
 }
@@ -157,7 +158,7 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 	// Two runs spend $0.25 each and wait at their gates; together they exhaust the quota.
 	var found []string
 	for i := 0; i < 2; i++ {
-		r, err := c.Start(ctx, "test.spend.wait", nil, flow.StartOptions{})
+		r, err := c.Start(ctx, "test.spend.wait", nil, core.StartOptions{})
 		require.NoError(t, err)
 		found = append(found, r.ID)
 		eventually(t, c, r.ID, "spent and waiting", waitingFor("approval:go"))
@@ -191,7 +192,7 @@ func TestMonthlyQuotaRefusesNewRunsAndLetsRunningOnesFinish(t *testing.T) {
 	}
 
 	// A new run is refused, and nothing starts.
-	_, err = c.Start(ctx, "test.spend.wait", nil, flow.StartOptions{ID: "quota-refused"})
+	_, err = c.Start(ctx, "test.spend.wait", nil, core.StartOptions{ID: "quota-refused"})
 	var qe *budget.QuotaError
 	require.True(t, errors.As(err, &qe), "%v", err)
 	assert.Contains(t, err.Error(), "monthly quota of workflow test.spend.wait is exhausted: $0.50 of $0.50 spent in "+month)
@@ -229,7 +230,7 @@ func TestLedgerStaysExactWhenTheWorkerIsKilledMidRun(t *testing.T) {
 	month := budget.MonthOf(time.Now())
 	spentBefore := overallSpend(ctx, t, c, month)
 	file := filepath.Join(t.TempDir(), "log")
-	run, err := c.Start(ctx, "test.spend.sleep", testflows.FileSpend{File: file}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.spend.sleep", testflows.FileSpend{File: file}, core.StartOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return count(lines(t, file), "start") == 1 }, 30*time.Second, 20*time.Millisecond)
 	require.NoError(t, worker.Process.Signal(syscall.SIGKILL))

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/blob"
@@ -59,7 +60,7 @@ func TestCacheShellStepRunsOnceAcrossRuns(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 
 	runOnce := func() *runs.Description {
-		run, err := c.Start(ctx, cachedBuild.Name(), file, flow.StartOptions{})
+		run, err := c.Start(ctx, cachedBuild.Name(), file, core.StartOptions{})
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
@@ -119,7 +120,7 @@ steps:
 	ctx := ctxT(t, time.Minute)
 	var ids []string
 	runOnce := func(who string) runs.Step {
-		run, err := c.Start(ctx, "cache-greet", map[string]string{"who": who, "file": file}, flow.StartOptions{})
+		run, err := c.Start(ctx, "cache-greet", map[string]string{"who": who, "file": file}, core.StartOptions{})
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)

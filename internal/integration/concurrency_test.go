@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -24,7 +24,7 @@ func TestConcurrencyLimitOfTwoWithFiveRuns(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "log")
 	var ids []string
 	for i := 0; i < 5; i++ {
-		run, err := c.Start(ctx, "test.busy", testflows.FileInput{File: file}, flow.StartOptions{ConcurrencyLimits: map[string]int{"builders": 2}})
+		run, err := c.Start(ctx, "test.busy", testflows.FileInput{File: file}, core.StartOptions{ConcurrencyLimits: map[string]int{"builders": 2}})
 		require.NoError(t, err)
 		ids = append(ids, run.ID)
 	}
@@ -49,21 +49,21 @@ func TestConcurrencyLimitOfTwoWithFiveRuns(t *testing.T) {
 func TestTerminatedHolderPermitComesBackAndExclusiveKeyRefuses(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
-	holder, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{ConcurrencyKey: "deploy-prod"})
+	holder, err := c.Start(ctx, "test.earlygate", nil, core.StartOptions{ConcurrencyKey: "deploy-prod"})
 	require.NoError(t, err)
 	eventually(t, c, holder.ID, "holds the key and waits", waitingFor("approval:gate"))
 
-	_, err = c.Start(ctx, "test.earlygate", nil, flow.StartOptions{ConcurrencyKey: "deploy-prod"})
+	_, err = c.Start(ctx, "test.earlygate", nil, core.StartOptions{ConcurrencyKey: "deploy-prod"})
 	var re *flowclient.RunExistsError
 	require.True(t, errors.As(err, &re), "%v", err)
 	assert.Equal(t, "concurrency key deploy-prod is held by run "+holder.ID, err.Error())
 
 	// A group permit held by a run that is then terminated comes back.
 	file := filepath.Join(t.TempDir(), "log")
-	g1, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{ConcurrencyLimits: map[string]int{"solo": 1}})
+	g1, err := c.Start(ctx, "test.earlygate", nil, core.StartOptions{ConcurrencyLimits: map[string]int{"solo": 1}})
 	require.NoError(t, err)
 	eventually(t, c, g1.ID, "holds the permit", waitingFor("approval:gate"))
-	g2, err := c.Start(ctx, "test.busy", testflows.FileInput{File: file}, flow.StartOptions{ConcurrencyLimits: map[string]int{"solo": 1}})
+	g2, err := c.Start(ctx, "test.busy", testflows.FileInput{File: file}, core.StartOptions{ConcurrencyLimits: map[string]int{"solo": 1}})
 	require.NoError(t, err)
 	eventually(t, c, g2.ID, "waits for the permit", waitingFor("permit:solo"))
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, g1.ID, "", "stuck"))
@@ -73,7 +73,7 @@ func TestTerminatedHolderPermitComesBackAndExclusiveKeyRefuses(t *testing.T) {
 
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, holder.ID, "", "done"))
 	require.Eventually(t, func() bool {
-		_, err := c.Start(ctx, "hello", nil, flow.StartOptions{ConcurrencyKey: "deploy-prod"})
+		_, err := c.Start(ctx, "hello", nil, core.StartOptions{ConcurrencyKey: "deploy-prod"})
 		return err == nil
 	}, 20*time.Second, 200*time.Millisecond, "the key is free once its holder ended")
 }
@@ -85,15 +85,15 @@ func TestConcurrentStartsWithOneExclusiveKeyStartOneRun(t *testing.T) {
 	c := shared.client
 	const n = 10
 	var wg sync.WaitGroup
-	started := make([]*flowclient.Run, n)
+	started := make([]*core.Run, n)
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
-			started[i], errs[i] = c.Start(ctx, "test.earlygate", nil, flow.StartOptions{ConcurrencyKey: "race-key"})
+			started[i], errs[i] = c.Start(ctx, "test.earlygate", nil, core.StartOptions{ConcurrencyKey: "race-key"})
 		})
 	}
 	wg.Wait()
-	var winner *flowclient.Run
+	var winner *core.Run
 	for i := range n {
 		if errs[i] == nil {
 			if winner != nil {
@@ -112,10 +112,10 @@ func TestConcurrentStartsWithOneExclusiveKeyStartOneRun(t *testing.T) {
 	}
 	eventually(t, c, winner.ID, "holds the key and waits", waitingFor("approval:gate"))
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, winner.ID, "", "done"))
-	var next *flowclient.Run
+	var next *core.Run
 	var err error
 	require.Eventually(t, func() bool {
-		next, err = c.Start(ctx, "hello", nil, flow.StartOptions{ConcurrencyKey: "race-key"})
+		next, err = c.Start(ctx, "hello", nil, core.StartOptions{ConcurrencyKey: "race-key"})
 		return err == nil && next != nil
 	}, 20*time.Second, 200*time.Millisecond, "the key is free once its holder ended")
 	d, err := c.Wait(ctx, next.ID)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -20,7 +20,7 @@ func TestTerminatedRunListsNoWaits(t *testing.T) {
 	t.Parallel()
 	ctx := ctxT(t, time.Minute)
 	id := fmt.Sprintf("terminated-%d", time.Now().UnixNano())
-	_, err := shared.client.Start(ctx, "ship", json.RawMessage(`{"version":"7.7.7"}`), flow.StartOptions{ID: id})
+	_, err := shared.client.Start(ctx, "ship", json.RawMessage(`{"version":"7.7.7"}`), core.StartOptions{ID: id})
 	require.NoError(t, err)
 	waitStatus(t, shared.client, id, runs.StatusAwaitingInput)
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, id, "", "operator stopped it"))

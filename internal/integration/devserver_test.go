@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
@@ -65,7 +66,7 @@ func TestDevServerRunsAFlowStopsAndKeepsRunsInItsDBFile(t *testing.T) {
 
 	ctx := ctxT(t, 2*time.Minute)
 	c, stopWorker := startWorker(t, srv)
-	run, err := c.Start(ctx, "hello", examples.HelloInput{Name: "disk"}, flow.StartOptions{ID: "persisted-hello"})
+	run, err := c.Start(ctx, "hello", examples.HelloInput{Name: "disk"}, core.StartOptions{ID: "persisted-hello"})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -113,9 +114,9 @@ func TestTwoDevServersSideBySide(t *testing.T) {
 	ca, stopA := startWorker(t, a)
 	cb, stopB := startWorker(t, b)
 	t.Cleanup(func() { stopA(); stopB() }) // before the servers' own cleanups
-	ra, err := ca.Start(ctx, "hello", examples.HelloInput{Name: "a"}, flow.StartOptions{ID: "side-a"})
+	ra, err := ca.Start(ctx, "hello", examples.HelloInput{Name: "a"}, core.StartOptions{ID: "side-a"})
 	require.NoError(t, err)
-	rb, err := cb.Start(ctx, "hello", examples.HelloInput{Name: "b"}, flow.StartOptions{ID: "side-b"})
+	rb, err := cb.Start(ctx, "hello", examples.HelloInput{Name: "b"}, core.StartOptions{ID: "side-b"})
 	require.NoError(t, err)
 	da, err := ca.Wait(ctx, ra.ID)
 	require.NoError(t, err)

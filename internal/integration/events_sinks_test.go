@@ -21,6 +21,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
@@ -116,7 +117,7 @@ func sinkWorker(t *testing.T, prefix string, opts flow.WorkerOptions, flows ...f
 
 func runToEnd(t *testing.T, ctx context.Context, c *flowclient.Client, name string, in any) string {
 	t.Helper()
-	run, err := c.Start(ctx, name, in, flow.StartOptions{})
+	run, err := c.Start(ctx, name, in, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
@@ -72,7 +73,7 @@ func TestWebhookSinkGetsEachEventOnceAcrossAWorkerRestart(t *testing.T) {
 	require.NoError(t, w1.Start())
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	maxCost := decimal.RequireFromString("0.30")
-	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "8.0.0"}, flow.StartOptions{MaxCostUSD: &maxCost})
+	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "8.0.0"}, core.StartOptions{MaxCostUSD: &maxCost})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "input asked", waitingFor("input:release-notes"))
 	w1.Stop()
@@ -97,7 +98,7 @@ func TestWebhookSinkGetsEachEventOnceAcrossAWorkerRestart(t *testing.T) {
 	// A budget run for the budget events: $0.25 of $0.30 crosses 80%, the next step is refused.
 	spend, err := c.Start(ctx, "test.spend", testflows.SpendInput{Steps: []testflows.SpendStep{
 		{Name: "a", Prompt: "cost-25c", LimitUSD: "0.25"}, {Name: "b", Prompt: "cost-25c", LimitUSD: "0.25"}}},
-		flow.StartOptions{MaxCostUSD: &maxCost})
+		core.StartOptions{MaxCostUSD: &maxCost})
 	require.NoError(t, err)
 	_, err = c.Wait(ctx, spend.ID)
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
@@ -24,7 +25,7 @@ func TestForEachOfFiveWithMaxParallelTwo(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "log")
 	in := testflows.FanoutInput{File: file, Max: 2, Commands: []string{
 		"sleep 0.6; echo a", "sleep 0.2; echo b", "sleep 0.4; echo c", "echo d", "sleep 0.3; echo e"}}
-	run, err := shared.client.Start(ctx, "test.fanout", in, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, "test.fanout", in, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -59,7 +60,7 @@ func TestForEachHaltKillsTheItemsInFlight(t *testing.T) {
 	pid := filepath.Join(dir, "pid")
 	in := testflows.FanoutInput{File: filepath.Join(dir, "log"), Max: 2, Policy: flow.Halt, Commands: []string{
 		"echo $$ > " + pid + "; exec sleep 60", "sleep 1; exit 4", "echo never"}}
-	run, err := shared.client.Start(ctx, "test.fanout", in, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, "test.fanout", in, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -83,7 +84,7 @@ func TestForEachChildOfTwoThousandItems(t *testing.T) {
 		in[i] = i
 		want += 2 * i
 	}
-	run, err := shared.client.Start(ctx, "test.fanout.many", in, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, "test.fanout.many", in, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -120,7 +121,7 @@ func TestForEachChildOfTwoThousandItems(t *testing.T) {
 func TestBranchWaitsForAnApprovalWhileStepsRun(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	file := filepath.Join(t.TempDir(), "log")
-	run, err := shared.client.Start(ctx, "test.branch.gate", testflows.FileInput{File: file}, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, "test.branch.gate", testflows.FileInput{File: file}, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, shared.client, run.ID, "the steps ran while the gate is open", func(d *runs.Description) bool {
 		return len(lines(t, file)) == 2 && d.Status == runs.StatusAwaitingApproval
@@ -138,7 +139,7 @@ func TestBranchWaitsForAnApprovalWhileStepsRun(t *testing.T) {
 func TestRaceCancelsTheLoser(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	pid := filepath.Join(t.TempDir(), "pid")
-	run, err := shared.client.Start(ctx, "test.race", testflows.FileInput{File: pid}, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, "test.race", testflows.FileInput{File: pid}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -28,7 +28,7 @@ func TestFlowctlCommandsInJSON(t *testing.T) {
 	require.NotEmpty(t, lines)
 	assert.Equal(t, "all", string(lines[0].Scope))
 
-	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "6.6.6"}, flow.StartOptions{})
+	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "6.6.6"}, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "input", waitingFor("input:release-notes"))
 	r = flowctlRun(t, "", "input", run.ID, "release-notes", "--as", "carol", "--data", `{"summary":"JSON all the way","risk":"low"}`, "-o", "json")

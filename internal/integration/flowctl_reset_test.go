@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/runs"
@@ -26,7 +26,7 @@ import (
 func TestFlowctlResetToStep(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	file := filepath.Join(t.TempDir(), "lines")
-	run, err := shared.client.Start(ctx, testflows.Resettable.Name(), testflows.FileInput{File: file}, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, testflows.Resettable.Name(), testflows.FileInput{File: file}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -85,7 +85,7 @@ func TestFlowctlResetToStep(t *testing.T) {
 func TestFlowctlResetRefusals(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	file := filepath.Join(t.TempDir(), "lines")
-	run, err := shared.client.Start(ctx, testflows.Resettable.Name(), testflows.FileInput{File: file}, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, testflows.Resettable.Name(), testflows.FileInput{File: file}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestFlowctlResetRefusals(t *testing.T) {
 // gate's 24h timeout reads "24h0m0s", not nanoseconds.
 func TestFlowctlJSONDurations(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
-	run, err := shared.client.Start(ctx, "rollout", examples.RolloutInput{Version: "9.9.9", Regions: []string{"eu"}}, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, "rollout", examples.RolloutInput{Version: "9.9.9", Regions: []string{"eu"}}, core.StartOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = shared.tc.TerminateWorkflow(ctxT(t, 10*time.Second), run.ID, "", "test over") })
 	eventually(t, shared.client, run.ID, "the sign-off gate", waitingFor("approval:sign-off"))

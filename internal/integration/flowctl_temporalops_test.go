@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -34,7 +34,7 @@ func TestFlowctlTerminateQueryRerun(t *testing.T) {
 	r = flowctlRun(t, "", "rerun", "no-such-run")
 	assert.Equal(t, flowctl.ExitNotFound, r.code, r.stderr)
 
-	gate, err := shared.client.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
+	gate, err := shared.client.Start(ctx, "test.earlygate", nil, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, shared.client, gate.ID, "waits", waitingFor("approval:gate"))
 	r = flowctlRun(t, "", "query", gate.ID)

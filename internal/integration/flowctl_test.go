@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 )
@@ -57,7 +58,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 
 	r = flowctlRun(t, "", "workflows", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var cat flowclient.Catalog
+	var cat core.Catalog
 	require.NoError(t, flowctl.DecodeJSON([]byte(r.stdout), &cat))
 	info, ok := cat.Lookup("hello")
 	require.True(t, ok)
@@ -89,7 +90,7 @@ func TestFlowctlWorkflowsStartShowList(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(`{"name":"File"}`), 0o600))
 	r = flowctlRun(t, "", "start", "hello", "--input", "@"+file, "--id", "ctl-file", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var run flowclient.Run
+	var run core.Run
 	require.NoError(t, flowctl.DecodeJSON([]byte(r.stdout), &run))
 	assert.Equal(t, "ctl-file", run.ID)
 	_, err := shared.client.Wait(ctxT(t, time.Minute), "ctl-file")

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -88,7 +88,7 @@ func TestFlowctlFlows(t *testing.T) {
 
 	r = flowctlRun(t, "", "flows", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var defs []flow.WorkflowInfo
+	var defs []core.WorkflowInfo
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &defs))
 	assert.Empty(t, defs)
 

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
@@ -66,11 +67,11 @@ func TestFlowdefEnvelopeMaxRunsRefuse(t *testing.T) {
 	c := flowdefWorker(t, "flowdef-envelope-maxruns", nil, buildInterp(t, checkFlowdef(t, "gated.yaml", envelopeGated)))
 	ctx := ctxT(t, 2*time.Minute)
 
-	first, err := c.Start(ctx, "it-envelope-gated", map[string]any{}, flow.StartOptions{})
+	first, err := c.Start(ctx, "it-envelope-gated", map[string]any{}, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, first.ID, "waits for its approval", waitingFor("approval:ok"))
 
-	_, err = c.Start(ctx, "it-envelope-gated", map[string]any{}, flow.StartOptions{})
+	_, err = c.Start(ctx, "it-envelope-gated", map[string]any{}, core.StartOptions{})
 	var mr *flowclient.MaxRunsError
 	require.True(t, errors.As(err, &mr), "%v", err)
 	assert.Equal(t, []string{first.ID}, mr.Live)
@@ -91,7 +92,7 @@ func TestFlowdefEnvelopeTrigger(t *testing.T) {
 		buildInterp(t, checkFlowdef(t, "triggered.yaml", envelopeTriggered)))
 	ctx := ctxT(t, 2*time.Minute)
 
-	run, err := c.Start(ctx, "it-envelope-source", map[string]any{"value": "v1"}, flow.StartOptions{})
+	run, err := c.Start(ctx, "it-envelope-source", map[string]any{"value": "v1"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -140,7 +141,7 @@ func startKeyed(t *testing.T, queue, name, repo string) (string, result) {
 	if r.code != 0 {
 		return "", r
 	}
-	var started flowclient.Run
+	var started core.Run
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &started), r.stdout)
 	return started.ID, r
 }
@@ -197,7 +198,7 @@ func TestFlowdefEnvelopeConcurrencyKey(t *testing.T) {
 		assert.Equal(t, flowctl.ExitRefused, r.code, r.stdout+r.stderr)
 		assert.Contains(t, r.stderr, `start it-keyed-refuse: the flow allows at most 1 live runs per concurrency key (max runs, on overflow refuse) and key "web" has 1: `+a1)
 		assert.Empty(t, r.stdout, "nothing started")
-		_, err := c.Start(ctx, "it-keyed-refuse", map[string]any{"repo": "web"}, flow.StartOptions{ID: "keyed-refused-" + queue})
+		_, err := c.Start(ctx, "it-keyed-refuse", map[string]any{"repo": "web"}, core.StartOptions{ID: "keyed-refused-" + queue})
 		var mr *flowclient.MaxRunsError
 		require.ErrorAs(t, err, &mr)
 		assert.Equal(t, "web", mr.Key)
@@ -364,7 +365,7 @@ func TestFlowdefEnvelopeTriggerIfInput(t *testing.T) {
 		buildInterp(t, checkFlowdef(t, "ticket.yaml", envelopeTicket)))
 	ctx := ctxT(t, 2*time.Minute)
 
-	low, err := c.Start(ctx, "it-envelope-incident", map[string]any{"severity": "low", "id": "INC-1"}, flow.StartOptions{})
+	low, err := c.Start(ctx, "it-envelope-incident", map[string]any{"severity": "low", "id": "INC-1"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, low.ID)
 	require.NoError(t, err)
@@ -374,7 +375,7 @@ func TestFlowdefEnvelopeTriggerIfInput(t *testing.T) {
 	var nf *flowclient.RunNotFoundError
 	assert.ErrorAs(t, err, &nf, "if false: nothing started")
 
-	high, err := c.Start(ctx, "it-envelope-incident", map[string]any{"severity": "high", "id": "INC-2"}, flow.StartOptions{})
+	high, err := c.Start(ctx, "it-envelope-incident", map[string]any{"severity": "high", "id": "INC-2"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, high.ID)
 	require.NoError(t, err)

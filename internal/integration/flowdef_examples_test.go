@@ -17,6 +17,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
@@ -109,8 +110,8 @@ func stepRecords(d *runs.Description, name string) []runs.Step {
 
 func runCodeReviewExample(t *testing.T, c *flowclient.Client) {
 	ctx := ctxT(t, 2*time.Minute)
-	start := func(files ...string) *flowclient.Run {
-		run, err := c.Start(ctx, "code-review", map[string]any{"repo": "gateflow", "pr": 42, "files": files}, flow.StartOptions{})
+	start := func(files ...string) *core.Run {
+		run, err := c.Start(ctx, "code-review", map[string]any{"repo": "gateflow", "pr": 42, "files": files}, core.StartOptions{})
 		require.NoError(t, err)
 		eventually(t, c, run.ID, "waits for the human approval", waitingFor("approval:human_ok"))
 		return run
@@ -174,8 +175,8 @@ func runCodeReviewExample(t *testing.T, c *flowclient.Client) {
 
 func runIncidentExample(t *testing.T, c *flowclient.Client) {
 	ctx := ctxT(t, 2*time.Minute)
-	start := func(alert string) *flowclient.Run {
-		run, err := c.Start(ctx, "incident", map[string]any{"alert": map[string]any{"name": alert, "host": "db-1"}, "service": "db"}, flow.StartOptions{})
+	start := func(alert string) *core.Run {
+		run, err := c.Start(ctx, "incident", map[string]any{"alert": map[string]any{"name": alert, "host": "db-1"}, "service": "db"}, core.StartOptions{})
 		require.NoError(t, err)
 		return run
 	}
@@ -184,7 +185,7 @@ func runIncidentExample(t *testing.T, c *flowclient.Client) {
 	// status_url the severity is POSTed to it by a real http step.
 	status := startRecorder(t)
 	run, err := c.Start(ctx, "incident", map[string]any{"alert": map[string]any{"name": "disk-full", "host": "db-1"}, "service": "db",
-		"status_url": status.URL + "/status"}, flow.StartOptions{})
+		"status_url": status.URL + "/status"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -248,7 +249,7 @@ func runIncidentExample(t *testing.T, c *flowclient.Client) {
 	// it is dispatched, so under a 0.05 cap it never runs and the run ends budget_exceeded.
 	capped := decimal.RequireFromString("0.05")
 	run, err = c.Start(ctx, "incident", map[string]any{"alert": map[string]any{"name": "disk-full"}, "service": "db"},
-		flow.StartOptions{MaxCostUSD: &capped})
+		core.StartOptions{MaxCostUSD: &capped})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
@@ -40,7 +41,7 @@ type defCase struct {
 	flow string
 	// input is the run's input (nil: none); opts its start options.
 	input func(t *testing.T, c *flowclient.Client) any
-	opts  flow.StartOptions
+	opts  core.StartOptions
 	// act runs once the run started (votes, answers, signals).
 	act func(t *testing.T, c *flowclient.Client, run string)
 	// status is the final status (default completed); output the result (JSON), unless

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -91,7 +92,7 @@ func TestFlowdefServeAdded(t *testing.T) {
 	path := filepath.Join(dir, "greet.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(lateGreet), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "late-gated.yaml"), []byte(gatedV1), 0o644))
-	var e flow.WorkflowInfo
+	var e core.WorkflowInfo
 	waitFor(t, "the added definitions in the catalog", func() bool {
 		cat, err := c.Workflows(ctx)
 		if err != nil {
@@ -112,7 +113,7 @@ func TestFlowdefServeAdded(t *testing.T) {
 	})
 	assert.NotContains(t, logs.String(), "restart")
 
-	run, err := c.Start(ctx, "late-greet", map[string]any{"who": "Ada"}, flow.StartOptions{})
+	run, err := c.Start(ctx, "late-greet", map[string]any{"who": "Ada"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -141,7 +142,7 @@ func TestFlowdefServeAdded(t *testing.T) {
 
 	// A late flow's run has the run wrapper's parts: the state query, the search
 	// attributes, the approval Update, the memo once it ended.
-	gated, err := c.Start(ctx, "late-gated", nil, flow.StartOptions{})
+	gated, err := c.Start(ctx, "late-gated", nil, core.StartOptions{})
 	require.NoError(t, err)
 	waitFor(t, "the late gated run's gate", waitingOn(t, c, gated.ID))
 	waitFor(t, "the late gated run in the listing of runs waiting", func() bool {
@@ -224,7 +225,7 @@ func TestFlowdefServeEditWhileWaiting(t *testing.T) {
 
 	var old []string
 	for range 3 {
-		run, err := c.Start(ctx, "late-gated", nil, flow.StartOptions{})
+		run, err := c.Start(ctx, "late-gated", nil, core.StartOptions{})
 		require.NoError(t, err)
 		old = append(old, run.ID)
 	}
@@ -241,7 +242,7 @@ func TestFlowdefServeEditWhileWaiting(t *testing.T) {
 		e, _ := cat.Lookup("late-gated")
 		return e.Hash != h1 && e.Version == "2"
 	})
-	fresh, err := c.Start(ctx, "late-gated", nil, flow.StartOptions{})
+	fresh, err := c.Start(ctx, "late-gated", nil, core.StartOptions{})
 	require.NoError(t, err)
 	waitFor(t, "the gate of the new run", waitingOn(t, c, fresh.ID))
 
@@ -284,7 +285,7 @@ func TestFlowdefServeRemovedWhileRunning(t *testing.T) {
 	c, l, logs := serveWorker(t, queue, dir)
 	ctx := ctxT(t, 3*time.Minute)
 
-	going, err := c.Start(ctx, "late-gated", nil, flow.StartOptions{})
+	going, err := c.Start(ctx, "late-gated", nil, core.StartOptions{})
 	require.NoError(t, err)
 	waitFor(t, "the gate", waitingOn(t, c, going.ID))
 	require.NoError(t, os.Remove(path))

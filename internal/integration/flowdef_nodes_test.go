@@ -54,6 +54,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/signals"
@@ -617,7 +618,7 @@ func TestFlowdefNodes(t *testing.T) {
 		{name: "it-node-send",
 			input: func(t *testing.T, c *flowclient.Client) any {
 				key := uniqueKey("poke")
-				target, err := c.Start(ctxT(t, time.Minute), "it-node-waiter", map[string]any{"key": key}, flow.StartOptions{})
+				target, err := c.Start(ctxT(t, time.Minute), "it-node-waiter", map[string]any{"key": key}, core.StartOptions{})
 				require.NoError(t, err)
 				sendIn.Target, sendIn.Box = target.ID, uniqueKey("box")
 				return map[string]any{"target": target.ID, "key": key, "box": sendIn.Box}
@@ -631,7 +632,7 @@ func TestFlowdefNodes(t *testing.T) {
 				assert.JSONEq(t, `{"got": 7}`, string(td.Result), "the target run got the payload")
 				assert.Equal(t, runs.KindSend, recordOf(t, d, "go").Kind)
 				// The mailbox keeps the message for a run that starts waiting later.
-				reader, err := c.Start(ctx, "it-node-reader", map[string]any{"key": in.Box}, flow.StartOptions{})
+				reader, err := c.Start(ctx, "it-node-reader", map[string]any{"key": in.Box}, core.StartOptions{})
 				require.NoError(t, err)
 				rd, err := c.Wait(ctx, reader.ID)
 				require.NoError(t, err)

@@ -40,6 +40,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -297,12 +298,12 @@ func TestFlowdefOptions(t *testing.T) {
 			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.Empty(t, stepRecords(d, "never"))
 			}},
-		{name: "cost-limit-over-cap", flow: "it-opt-cost-limit", opts: flow.StartOptions{MaxCostUSD: usd("0.20")},
+		{name: "cost-limit-over-cap", flow: "it-opt-cost-limit", opts: core.StartOptions{MaxCostUSD: usd("0.20")},
 			status: runs.StatusBudgetExceeded,
 			check: func(t *testing.T, _ *flowclient.Client, d *runs.Description) {
 				assert.True(t, d.State.CostUSD.IsZero(), "the step reserving 0.50 is not dispatched under a 0.20 cap")
 			}},
-		{name: "cost-limit-under-cap", flow: "it-opt-cost-limit", opts: flow.StartOptions{MaxCostUSD: usd("5")}, output: `{"said": "hello"}`},
+		{name: "cost-limit-under-cap", flow: "it-opt-cost-limit", opts: core.StartOptions{MaxCostUSD: usd("5")}, output: `{"said": "hello"}`},
 		{name: "output-schema-ok", flow: "it-opt-output-schema", input: inputOf(map[string]any{"n": "3"}), output: `{"n": 3}`},
 		{name: "output-schema-refused", flow: "it-opt-output-schema", input: inputOf(map[string]any{"n": `"three"`}),
 			status: runs.StatusFailed, errs: []string{"node measure (step)"},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef/interp"
@@ -99,7 +100,7 @@ func TestFlowdefServe(t *testing.T) {
 			return err == nil && d.State != nil && len(d.State.Waiting) > 0
 		}
 	}
-	first, err := c.Start(ctx, "serve-gated", nil, flow.StartOptions{})
+	first, err := c.Start(ctx, "serve-gated", nil, core.StartOptions{})
 	require.NoError(t, err)
 	waitFor(t, "the first run's gate", waiting(first.ID))
 
@@ -109,7 +110,7 @@ func TestFlowdefServe(t *testing.T) {
 	assert.Equal(t, e1.Hash, l.Current("serve-gated").Hash())
 
 	writeDef(t, path, "2", "two")
-	var e2 flow.WorkflowInfo
+	var e2 core.WorkflowInfo
 	waitFor(t, "the catalog's new hash", func() bool {
 		cat, err := c.Workflows(ctx)
 		if err != nil {
@@ -119,7 +120,7 @@ func TestFlowdefServe(t *testing.T) {
 		return e2.Hash != e1.Hash && e2.Hash == l.Current("serve-gated").Hash()
 	})
 	assert.Equal(t, "2", e2.Version)
-	second, err := c.Start(ctx, "serve-gated", nil, flow.StartOptions{})
+	second, err := c.Start(ctx, "serve-gated", nil, core.StartOptions{})
 	require.NoError(t, err)
 	waitFor(t, "the second run's gate", waiting(second.ID))
 
@@ -139,7 +140,7 @@ func TestFlowdefServe(t *testing.T) {
 	assert.Regexp(t, `(?m)^serve-gated\s+2\s+`+e2.Hash[:12]+`\s+`+regexp.QuoteMeta(path)+`\s`, r.stdout)
 	r = flowctlRunOn(t, queue, "flows", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var defs []flow.WorkflowInfo
+	var defs []core.WorkflowInfo
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &defs))
 	require.Len(t, defs, 1)
 	assert.Equal(t, e2.Hash, defs[0].Hash)
@@ -147,8 +148,8 @@ func TestFlowdefServe(t *testing.T) {
 	// A removed file: new starts are refused, saying so; nothing starts.
 	require.NoError(t, os.Remove(path))
 	waitFor(t, "the removal", func() bool { return l.Current("serve-gated") == nil })
-	_, err = c.Start(ctx, "serve-gated", nil, flow.StartOptions{ID: "serve-gated-gone"})
-	var unknown *flowclient.UnknownWorkflowError
+	_, err = c.Start(ctx, "serve-gated", nil, core.StartOptions{ID: "serve-gated-gone"})
+	var unknown *core.UnknownWorkflowError
 	require.ErrorAs(t, err, &unknown)
 	assert.Contains(t, err.Error(), "definition serve-gated was removed")
 	_, err = c.Describe(ctx, "serve-gated-gone")

@@ -17,6 +17,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
@@ -57,7 +58,7 @@ steps:
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 	ctx := ctxT(t, 2*time.Minute)
 
-	run, err := c.Start(ctx, "it-service", nil, flow.StartOptions{})
+	run, err := c.Start(ctx, "it-service", nil, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef"
@@ -102,7 +103,7 @@ func TestFlowdefReview(t *testing.T) {
 
 	run, err := c.Start(ctx, "it-code-review", map[string]any{
 		"repo": "gateflow", "pr": 14, "files": []string{"a.go", "b.go"}, "post_url": srv.URL + "/comments",
-	}, flow.StartOptions{})
+	}, core.StartOptions{})
 	require.NoError(t, err)
 	_, err = c.Vote(ctx, run.ID, approval.Vote{Gate: "human_ok", Kind: approval.Approve, By: "leads"})
 	require.NoError(t, err)
@@ -128,8 +129,8 @@ func TestFlowdefReview(t *testing.T) {
 	assert.Equal(t, "Merge PR 14? Score 85", d.State.Gates[0].Request.Message)
 
 	// Input the definition's schema refuses is refused before anything starts.
-	_, err = c.Start(ctx, "it-code-review", map[string]any{"repo": "gateflow"}, flow.StartOptions{})
-	var ie *flowclient.InputError
+	_, err = c.Start(ctx, "it-code-review", map[string]any{"repo": "gateflow"}, core.StartOptions{})
+	var ie *core.InputError
 	assert.ErrorAs(t, err, &ie)
 }
 
@@ -142,10 +143,10 @@ func TestFlowdefIncident(t *testing.T) {
 		{Match: "noise", Text: `{"severity": "low", "summary": "noise"}`},
 	}, buildInterp(t, def))
 	ctx := ctxT(t, 2*time.Minute)
-	start := func(alert string) *flowclient.Run {
+	start := func(alert string) *core.Run {
 		run, err := c.Start(ctx, "it-incident", map[string]any{
 			"alert": map[string]any{"name": alert}, "service": "api", "page_url": srv.URL + "/page",
-		}, flow.StartOptions{})
+		}, core.StartOptions{})
 		require.NoError(t, err)
 		return run
 	}
@@ -185,7 +186,7 @@ func TestFlowdefIncidentEscalatesAndReports(t *testing.T) {
 		{Match: "Triage", Text: `not json at all`},
 	}, buildInterp(t, def))
 	ctx := ctxT(t, 3*time.Minute)
-	run, err := c.Start(ctx, "it-incident", map[string]any{"alert": map[string]any{"name": "weird"}, "service": "api", "page_url": "http://127.0.0.1:1/"}, flow.StartOptions{})
+	run, err := c.Start(ctx, "it-incident", map[string]any{"alert": map[string]any{"name": "weird"}, "service": "api", "page_url": "http://127.0.0.1:1/"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -230,14 +231,14 @@ func TestFlowdefPinnedDefinition(t *testing.T) {
 	c := flowdefWorker(t, "flowdef-pinned", nil, f)
 	ctx := ctxT(t, 2*time.Minute)
 
-	old, err := c.Start(ctx, "it-pinned", map[string]any{}, flow.StartOptions{})
+	old, err := c.Start(ctx, "it-pinned", map[string]any{}, core.StartOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		d, err := c.Describe(ctx, old.ID)
 		return err == nil && d.Status == runs.StatusWaitingSignal
 	}, time.Minute, 100*time.Millisecond)
 	require.NoError(t, live.Set(v2))
-	fresh, err := c.Start(ctx, "it-pinned", map[string]any{}, flow.StartOptions{})
+	fresh, err := c.Start(ctx, "it-pinned", map[string]any{}, core.StartOptions{})
 	require.NoError(t, err)
 	for _, id := range []string{old.ID, fresh.ID} {
 		_, err := c.Signal(ctx, id, signals.Envelope{Name: "go"})

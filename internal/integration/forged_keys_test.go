@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/devauth"
@@ -116,7 +117,7 @@ func TestForgedCaseVariantKeysRefusedByTheAuthorizer(t *testing.T) {
 	c := flowclient.New(mallory, flowclient.Options{TaskQueue: queue, Identity: "mallory"})
 	ctx := ctxT(t, 2*time.Minute)
 	run := "forged-keys-1"
-	_, err = c.Start(ctx, forgedKeysFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: run})
+	_, err = c.Start(ctx, forgedKeysFlow.Name(), json.RawMessage(`{}`), core.StartOptions{ID: run})
 	require.NoError(t, err)
 	waitStatus(t, c, run, runs.StatusAwaitingInput)
 
@@ -168,7 +169,7 @@ func TestForgedCaseVariantKeysRefusedByTheRun(t *testing.T) {
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "mallory"})
 	ctx := ctxT(t, 2*time.Minute)
 	run := queue + "-run"
-	_, err := c.Start(ctx, forgedKeysFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: run})
+	_, err := c.Start(ctx, forgedKeysFlow.Name(), json.RawMessage(`{}`), core.StartOptions{ID: run})
 	require.NoError(t, err)
 	waitStatus(t, c, run, runs.StatusAwaitingInput)
 	require.ErrorContains(t, forgeries[2].send(ctx, shared.tc, run), `json key "BY": not "by"`)

@@ -16,7 +16,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/gates"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -77,7 +77,7 @@ func TestGateHTTPApprovesAfterThreePolls(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	srv, hits := statusServer(t, 3, "green")
-	run, err := c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Second}, flow.StartOptions{})
+	run, err := c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Second}, core.StartOptions{})
 	require.NoError(t, err)
 	w := eventually(t, c, run.ID, "waits at the gate", waitingFor("gate:ready/http"))
 	assert.Equal(t, runs.StatusAwaitingGate, w.Status)
@@ -109,7 +109,7 @@ func TestGateHTTPRejectEndsWithTheReason(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	srv, _ := statusServer(t, 2, "red")
-	run, err := c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Second}, flow.StartOptions{})
+	run, err := c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Second}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -128,7 +128,7 @@ func TestGateTimeoutFollowsOnTimeout(t *testing.T) {
 	in := testflows.GateInput{Command: "echo not yet; exit 3", Interval: time.Second, Timeout: 2500 * time.Millisecond}
 
 	// The default fails the step timed_out.
-	run, err := c.Start(ctx, testflows.CommandGate.Name(), in, flow.StartOptions{})
+	run, err := c.Start(ctx, testflows.CommandGate.Name(), in, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -154,7 +154,7 @@ func TestGateTimeoutFollowsOnTimeout(t *testing.T) {
 	// Continue goes on without a decision; approve approves at the deadline.
 	for on, want := range map[gates.OnTimeout]gates.Outcome{gates.ContinueOnTimeout: gates.OutcomeTimedOut, gates.ApproveOnTimeout: gates.OutcomeApproved} {
 		in.OnTimeout = on
-		run, err := c.Start(ctx, testflows.CommandGate.Name(), in, flow.StartOptions{})
+		run, err := c.Start(ctx, testflows.CommandGate.Name(), in, core.StartOptions{})
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
@@ -174,7 +174,7 @@ func TestGateManualDecisionEndsThePollingEarly(t *testing.T) {
 
 	// Without AllowManual a vote is refused and leaves no trace.
 	strict, err := c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Second, Timeout: 3 * time.Second,
-		OnTimeout: gates.ContinueOnTimeout}, flow.StartOptions{})
+		OnTimeout: gates.ContinueOnTimeout}, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, strict.ID, "waits at the gate", waitingFor("gate:ready/http"))
 	_, err = c.Vote(ctx, strict.ID, approval.Vote{Gate: "ready", Kind: approval.Approve, By: "alice"})
@@ -183,7 +183,7 @@ func TestGateManualDecisionEndsThePollingEarly(t *testing.T) {
 
 	// With it, an approval during a long sleep ends the gate at once and says who decided.
 	start := time.Now()
-	run, err := c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Minute, AllowManual: true}, flow.StartOptions{})
+	run, err := c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Minute, AllowManual: true}, core.StartOptions{})
 	require.NoError(t, err)
 	w := eventually(t, c, run.ID, "polled once and sleeps", func(d *runs.Description) bool {
 		// Polls counts the poll in flight too: the message says its answer is in (and the
@@ -214,7 +214,7 @@ func TestGateManualDecisionEndsThePollingEarly(t *testing.T) {
 	assert.Equal(t, []string{"poll", "timer"}, gateEvents(t, run.ID))
 
 	// flowctl reject --reason rejects one, with the reason.
-	run, err = c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Minute, AllowManual: true}, flow.StartOptions{})
+	run, err = c.Start(ctx, testflows.HTTPGate.Name(), testflows.GateInput{URL: srv.URL, Interval: time.Minute, AllowManual: true}, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "waits at the gate", waitingFor("gate:ready/http"))
 	r = flowctlRun(t, "", "reject", run.ID, "ready", "--as", "bob", "--reason", "release frozen")

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -80,7 +81,7 @@ func TestIncompatibleVersionFailsTheRunClearly(t *testing.T) {
 func TestCancellingARunKillsItsShellProcessGroupAndRunsOnError(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	run, err := shared.client.Start(ctx, "test.cancellable", testflows.FileInput{File: pidFile}, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, "test.cancellable", testflows.FileInput{File: pidFile}, core.StartOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, err := os.Stat(pidFile); return err == nil }, 20*time.Second, 20*time.Millisecond)
 	require.NoError(t, shared.tc.CancelWorkflow(ctx, run.ID, ""))
@@ -104,7 +105,7 @@ func TestWorkerKilledMidStepAnotherWorkerFinishesTheRun(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	file := filepath.Join(t.TempDir(), "log")
-	run, err := c.Start(ctx, "test.crashy", testflows.FileInput{File: file}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.crashy", testflows.FileInput{File: file}, core.StartOptions{})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return count(lines(t, file), "start") == 1 }, 30*time.Second, 20*time.Millisecond)
 	require.NoError(t, worker.Process.Signal(syscall.SIGKILL))
@@ -136,7 +137,7 @@ func TestThreeWorkerLossesDoNotUseUpAStepsAttempts(t *testing.T) {
 	ctx := ctxT(t, 3*time.Minute)
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	file := filepath.Join(t.TempDir(), "log")
-	run, err := c.Start(ctx, "test.crashy", testflows.FileInput{File: file}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.crashy", testflows.FileInput{File: file}, core.StartOptions{})
 	require.NoError(t, err)
 	for kill := 1; kill <= 3; kill++ {
 		require.Eventually(t, func() bool { return count(lines(t, file), "start") == kill }, 60*time.Second, 20*time.Millisecond,

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -19,7 +19,7 @@ import (
 func TestHelloRunsRealShellSteps(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "hello", examples.HelloInput{Name: "Ada"}, flow.StartOptions{})
+	run, err := c.Start(ctx, "hello", examples.HelloInput{Name: "Ada"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -68,7 +68,7 @@ func TestHelloRunsRealShellSteps(t *testing.T) {
 func TestFailingShellStepFailsTheRunWithExitCodeAndStderr(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "test.failing", nil, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.failing", nil, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -93,7 +93,7 @@ func TestFailingShellStepFailsTheRunWithExitCodeAndStderr(t *testing.T) {
 func TestRunningRunAnswersStateQueryAndListShowsStatus(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "hello", map[string]string{"name": "list-check"}, flow.StartOptions{ID: "hello-list-check"})
+	run, err := c.Start(ctx, "hello", map[string]string{"name": "list-check"}, core.StartOptions{ID: "hello-list-check"})
 	require.NoError(t, err)
 	assert.Equal(t, "hello-list-check", run.ID)
 	_, err = c.Wait(ctx, run.ID)
@@ -124,14 +124,14 @@ func TestRunningRunAnswersStateQueryAndListShowsStatus(t *testing.T) {
 // its Result is the flow's output type; a run that fails returns its failure.
 func TestStartFlowReturnsTheTypedOutput(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
-	run, err := flowclient.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{Name: "Typed"}, flow.StartOptions{})
+	run, err := flowclient.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{Name: "Typed"}, core.StartOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "hello", run.Workflow)
 	out, err := run.Result(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, examples.HelloOutput{Greeting: "Hello, Typed!", Shouted: "HELLO, TYPED!"}, out)
 
-	_, err = flowclient.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{}, flow.StartOptions{Priority: 9})
-	var ie *flowclient.InputError
+	_, err = flowclient.StartFlow(ctx, shared.client, examples.Hello, examples.HelloInput{}, core.StartOptions{Priority: 9})
+	var ie *core.InputError
 	require.ErrorAs(t, err, &ie, "the options are checked as Start checks them")
 }

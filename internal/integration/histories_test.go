@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
@@ -38,7 +39,7 @@ func TestExampleHistoriesRecordAndReplay(t *testing.T) {
 
 	runs := map[string]string{} // file name → run ID
 	start := func(name string, input any, id string) {
-		_, err := c.Start(ctx, name, input, flow.StartOptions{ID: id})
+		_, err := c.Start(ctx, name, input, core.StartOptions{ID: id})
 		require.NoError(t, err)
 	}
 	start("hello", examples.HelloInput{Name: "history"}, "history-hello")

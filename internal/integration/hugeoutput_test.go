@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -54,7 +54,7 @@ func TestHugeShellOutputCompletesWithoutFailedWorkflowTasks(t *testing.T) {
 	rssReady := procStatusKiB(t, worker.Process.Pid, "VmRSS")
 
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
-	run, err := c.Start(ctx, "test-hugeoutput", nil, flow.StartOptions{})
+	run, err := c.Start(ctx, "test-hugeoutput", nil, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)

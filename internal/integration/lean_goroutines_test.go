@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/coroutines"
@@ -42,7 +43,7 @@ func TestWaitingRunsHoldTwoCoroutinesEach(t *testing.T) {
 	coBefore, goBefore := coroutines.Count(), runtime.NumGoroutine()
 	ids := make([]string, n)
 	for i := range ids {
-		run, err := c.Start(ctx, leanGate.Name(), struct{}{}, flow.StartOptions{ID: fmt.Sprintf("%s-%d", queue, i)})
+		run, err := c.Start(ctx, leanGate.Name(), struct{}{}, core.StartOptions{ID: fmt.Sprintf("%s-%d", queue, i)})
 		require.NoError(t, err)
 		ids[i] = run.ID
 	}

@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -43,7 +43,7 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 	// A version of its own: keyed signals stay in their mailbox for a day, so a fixed one
 	// would meet the deploy-done of an earlier run (-count=N).
 	version := fmt.Sprintf("16.5.%d", time.Now().UnixNano())
-	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: version}, flow.StartOptions{})
+	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: version}, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "waits for release notes", waitingFor("input:release-notes"))
 
@@ -77,7 +77,7 @@ func TestJunkSignalsAndHugeAnswersDoNotHurtARun(t *testing.T) {
 	// run's Validator with the request's limit.
 	huge := notesOf(1_500_000)
 	_, err = c.Answer(ctx, flowclient.AnswerRequest{Run: run.ID, Name: "release-notes", Data: huge, By: "carol"})
-	var ie *flowclient.InputError
+	var ie *core.InputError
 	require.ErrorAs(t, err, &ie)
 	assert.ErrorContains(t, err, "the limit is 262144")
 	rawAnswer := func(data json.RawMessage) error {

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
-	"github.com/gateflow/gateflow/flow"
 )
 
 func TestListFiltersAndPages(t *testing.T) {
@@ -20,13 +20,13 @@ func TestListFiltersAndPages(t *testing.T) {
 	c := shared.client
 	var ids []string
 	for i := 0; i < 3; i++ {
-		run, err := c.Start(ctx, "hello", nil, flow.StartOptions{Labels: map[string]string{"suite": "list-filters"}, CreatedBy: "lister"})
+		run, err := c.Start(ctx, "hello", nil, core.StartOptions{Labels: map[string]string{"suite": "list-filters"}, CreatedBy: "lister"})
 		require.NoError(t, err)
 		ids = append(ids, run.ID)
 		_, err = c.Wait(ctx, run.ID)
 		require.NoError(t, err)
 	}
-	gate, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{CreatedBy: "lister"})
+	gate, err := c.Start(ctx, "test.earlygate", nil, core.StartOptions{CreatedBy: "lister"})
 	require.NoError(t, err)
 	eventually(t, c, gate.ID, "waits", waitingFor("approval:gate"))
 
@@ -71,7 +71,7 @@ func TestListFiltersAndPages(t *testing.T) {
 func TestWaitingOnMeResolvesGroupsThroughTheWorker(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "8.8.8"}, flow.StartOptions{})
+	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "8.8.8"}, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "input", waitingFor("input:release-notes"))
 	r := flowctlRun(t, "", "input", run.ID, "release-notes", "--as", "carol", "--data", `{"summary":"groups resolved by the worker","risk":"low"}`)

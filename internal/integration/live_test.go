@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
@@ -118,7 +119,7 @@ func TestStepIdentityIsStableAcrossAttempts(t *testing.T) {
 	keys := map[string]bool{}
 	for n := range 2 {
 		log := filepath.Join(t.TempDir(), "env.log")
-		run, err := c.Start(ctx, "test.live.identity", identityInput{URL: srv.URL, Log: log}, flow.StartOptions{})
+		run, err := c.Start(ctx, "test.live.identity", identityInput{URL: srv.URL, Log: log}, core.StartOptions{})
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
@@ -165,7 +166,7 @@ func TestFlowctlLogsFollowsARunningShellStep(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c, queue := liveWorker(t)
 	gate := filepath.Join(t.TempDir(), "gate")
-	run, err := c.Start(ctx, "test.live.output", liveInput{Gate: gate}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.live.output", liveInput{Gate: gate}, core.StartOptions{})
 	require.NoError(t, err)
 
 	logs, watch := &proc.Buffer{}, &proc.Buffer{}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
@@ -21,7 +21,7 @@ func TestMaxStepsRefusesTheStepPastTheLimit(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
 	file := filepath.Join(t.TempDir(), "log")
-	run, err := c.Start(ctx, "test.maxsteps", testflows.FileInput{File: file}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.maxsteps", testflows.FileInput{File: file}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -41,9 +41,9 @@ func TestMaxStepsRefusesTheStepPastTheLimit(t *testing.T) {
 }
 
 // gatedRun starts name and waits until it waits for its approval.
-func gatedRun(t *testing.T, name string) *flowclient.Run {
+func gatedRun(t *testing.T, name string) *core.Run {
 	t.Helper()
-	run, err := shared.client.Start(ctxT(t, 10*time.Second), name, nil, flow.StartOptions{})
+	run, err := shared.client.Start(ctxT(t, 10*time.Second), name, nil, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, shared.client, run.ID, "waits for its approval", waitingFor("approval:gate"))
 	return run
@@ -59,7 +59,7 @@ func TestMaxRunsRefuse(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
 	first := gatedRun(t, "test.maxruns.refuse")
-	_, err := c.Start(ctx, "test.maxruns.refuse", nil, flow.StartOptions{})
+	_, err := c.Start(ctx, "test.maxruns.refuse", nil, core.StartOptions{})
 	var mr *flowclient.MaxRunsError
 	require.True(t, errors.As(err, &mr), "%v", err)
 	assert.Equal(t, "start test.maxruns.refuse: the flow allows at most 1 live runs (max runs, on overflow refuse) and has 1: "+first.ID, err.Error())
@@ -71,7 +71,7 @@ func TestMaxRunsRefuse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	require.Eventually(t, func() bool {
-		run, err := c.Start(ctx, "test.maxruns.refuse", nil, flow.StartOptions{})
+		run, err := c.Start(ctx, "test.maxruns.refuse", nil, core.StartOptions{})
 		if err == nil {
 			require.NoError(t, c.Cancel(ctx, flowclient.CancelRequest{Run: run.ID, Reason: "test over"}))
 		}
@@ -83,7 +83,7 @@ func TestMaxRunsQueue(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	first := gatedRun(t, "test.maxruns.queue")
-	second, err := c.Start(ctx, "test.maxruns.queue", nil, flow.StartOptions{})
+	second, err := c.Start(ctx, "test.maxruns.queue", nil, core.StartOptions{})
 	require.NoError(t, err)
 	d := eventually(t, c, second.ID, "the second run waits for the flow's permit", waitingFor("permit:flow:test.maxruns.queue"))
 	assert.Equal(t, runs.StatusPending, d.Status)
@@ -103,14 +103,14 @@ func TestMaxRunsQueue(t *testing.T) {
 	info, ok := cat.Lookup("test.maxruns.queue")
 	require.True(t, ok)
 	assert.Equal(t, 1, info.MaxRuns, "published in the catalog")
-	assert.Equal(t, flow.OverflowQueue, info.OnOverflow)
+	assert.Equal(t, core.OverflowQueue, info.OnOverflow)
 }
 
 func TestMaxRunsReplace(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	first := gatedRun(t, "test.maxruns.replace")
-	second, err := c.Start(ctx, "test.maxruns.replace", nil, flow.StartOptions{})
+	second, err := c.Start(ctx, "test.maxruns.replace", nil, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, first.ID)
 	require.NoError(t, err)

@@ -21,8 +21,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/telemetry"
@@ -185,7 +185,7 @@ func TestWorkerProcessMetricsAndOTLPTraces(t *testing.T) {
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	ctx := ctxT(t, 2*time.Minute)
 
-	rollout, err := c.Start(ctx, examples.Rollout.Name(), examples.RolloutInput{Version: "9.9.9", Regions: []string{"eu"}}, flow.StartOptions{})
+	rollout, err := c.Start(ctx, examples.Rollout.Name(), examples.RolloutInput{Version: "9.9.9", Regions: []string{"eu"}}, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, rollout.ID, "the sign-off gate open", func(d *runs.Description) bool {
 		return d.State != nil && slices.ContainsFunc(d.State.Waiting, func(w string) bool { return strings.HasPrefix(w, "approval:") })

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -120,7 +121,7 @@ func TestPaidAgentChargesEveryAttemptAndStopsAtTheCap(t *testing.T) {
 	c := paidWorker(t, "paid", srv)
 	ctx := ctxT(t, 2*time.Minute)
 
-	run, err := c.Start(ctx, "test.paid", testflows.PaidInput{Prompt: "summarize json", Model: "gpt-4o-mini", JSON: true}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.paid", testflows.PaidInput{Prompt: "summarize json", Model: "gpt-4o-mini", JSON: true}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -151,7 +152,7 @@ func TestPaidAgentChargesEveryAttemptAndStopsAtTheCap(t *testing.T) {
 
 	// A cap that pays for two attempts of $0.001 but not a third: the third is not made.
 	run, err = c.Start(ctx, "test.paid", testflows.PaidInput{Prompt: "summarize capped", Model: "gpt-4o-mini", JSON: true, LimitUSD: "0.001"},
-		flow.StartOptions{MaxCostUSD: usd("0.0013")})
+		core.StartOptions{MaxCostUSD: usd("0.0013")})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -172,7 +173,7 @@ func TestPaidAgentWaitsForCapacityThenSucceeds(t *testing.T) {
 	c := paidWorker(t, "paid-429", srv)
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := c.Start(ctx, "test.paid", testflows.PaidInput{Prompt: "summarize busy", Model: "gpt-4o-mini"},
-		flow.StartOptions{})
+		core.StartOptions{})
 	require.NoError(t, err)
 	d := eventually(t, c, run.ID, "waiting for capacity", func(d *runs.Description) bool {
 		return d.Status == runs.StatusWaitingCapacity
@@ -199,7 +200,7 @@ func TestPaidWaveThatDoesNotFitIsRecordedAsRefused(t *testing.T) {
 	c := paidWorker(t, "paid-wave", srv)
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := c.Start(ctx, "test.paid.wave", testflows.PaidInput{Prompt: "summarize wave", Model: "gpt-4o-mini", LimitUSD: "0.001"},
-		flow.StartOptions{MaxCostUSD: usd("0.002")})
+		core.StartOptions{MaxCostUSD: usd("0.002")})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -216,7 +217,7 @@ func TestPaidWaveThatDoesNotFitIsRecordedAsRefused(t *testing.T) {
 	assert.NotContains(t, out.stdout, "No steps yet.")
 
 	// An answer longer than the estimate costs more than the step's limit: flagged.
-	run, err = c.Start(ctx, "test.paid", testflows.PaidInput{Prompt: "summarize long", Model: "gpt-4o-mini", LimitUSD: "0.001"}, flow.StartOptions{})
+	run, err = c.Start(ctx, "test.paid", testflows.PaidInput{Prompt: "summarize long", Model: "gpt-4o-mini", LimitUSD: "0.001"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)

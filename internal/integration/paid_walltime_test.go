@@ -14,6 +14,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -58,7 +59,7 @@ func TestPaidRetriesStopAtTheWallTime(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 
 	run, err := c.Start(ctx, "test.paid", testflows.PaidInput{Prompt: "summarize slowly", Model: "gpt-4o-mini"},
-		flow.StartOptions{Guards: &flow.Guards{MaxWallTime: 6 * time.Second}})
+		core.StartOptions{Guards: &runs.Guards{MaxWallTime: 6 * time.Second}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = shared.tc.TerminateWorkflow(context.Background(), run.ID, "", "test over") })
 	d, err := c.Wait(ctx, run.ID)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
@@ -45,7 +46,7 @@ func TestPauseRunWithFlowctlWhileAShellStepIsInFlight(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	file := filepath.Join(t.TempDir(), "log")
-	run, err := c.Start(ctx, testflows.PauseSteps.Name(), testflows.FileInput{File: file}, flow.StartOptions{})
+	run, err := c.Start(ctx, testflows.PauseSteps.Name(), testflows.FileInput{File: file}, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "first is in flight", func(d *runs.Description) bool { return stepStatus(d, "first") == runs.StepRunning })
 
@@ -114,7 +115,7 @@ func TestPauseRunOrWorkflowTypeOfTheSameName(t *testing.T) {
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	name := testflows.PauseSteps.Name()
 	file := filepath.Join(t.TempDir(), "log")
-	run, err := c.Start(ctx, name, testflows.FileInput{File: file}, flow.StartOptions{ID: name})
+	run, err := c.Start(ctx, name, testflows.FileInput{File: file}, core.StartOptions{ID: name})
 	require.NoError(t, err)
 
 	eventually(t, c, run.ID, "first is in flight", func(d *runs.Description) bool { return stepStatus(d, "first") == runs.StepRunning })
@@ -174,7 +175,7 @@ func TestFlowDefaultsApplyToStartsWithoutOptions(t *testing.T) {
 	assert.Equal(t, map[string]string{"team": "ml", "tier": "batch"}, info.Labels)
 	assert.Equal(t, []string{"gpu"}, info.WorkerTags)
 
-	run, err := c.Start(ctx, name, nil, flow.StartOptions{})
+	run, err := c.Start(ctx, name, nil, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -185,7 +186,7 @@ func TestFlowDefaultsApplyToStartsWithoutOptions(t *testing.T) {
 	assert.Equal(t, int64(2), pr)
 	assert.Equal(t, []string{"team=ml", "tier=batch"}, labels)
 
-	run, err = c.Start(ctx, name, nil, flow.StartOptions{Priority: 4, Labels: map[string]string{"team": "web", "env": "prod"},
+	run, err = c.Start(ctx, name, nil, core.StartOptions{Priority: 4, Labels: map[string]string{"team": "web", "env": "prod"},
 		WorkerTags: []string{"eu"}})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, run.ID)

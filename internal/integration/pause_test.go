@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
@@ -27,7 +28,7 @@ func TestPauseHoldsNewRunsAndResumeReleasesThem(t *testing.T) {
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 
 	// A run already going when the type is paused is untouched.
-	going, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
+	going, err := c.Start(ctx, "test.earlygate", nil, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, going.ID, "the gate opens", waitingFor("approval:gate"))
 
@@ -39,7 +40,7 @@ func TestPauseHoldsNewRunsAndResumeReleasesThem(t *testing.T) {
 
 	var held []string
 	for i := 0; i < 2; i++ {
-		run, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
+		run, err := c.Start(ctx, "test.earlygate", nil, core.StartOptions{})
 		require.NoError(t, err)
 		assert.True(t, run.Held, "the start says the run is held")
 		held = append(held, run.ID)
@@ -53,7 +54,7 @@ func TestPauseHoldsNewRunsAndResumeReleasesThem(t *testing.T) {
 		assert.Empty(t, d.State.Steps, "nothing ran while paused")
 	}
 	// Other workflows are not held.
-	h, err := c.Start(ctx, "hello", nil, flow.StartOptions{})
+	h, err := c.Start(ctx, "hello", nil, core.StartOptions{})
 	require.NoError(t, err)
 	hd, err := c.Wait(ctx, h.ID)
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
@@ -69,7 +70,7 @@ func refused(t *testing.T, err error, reason string) {
 func TestShipExampleQuorumInputRequestChangesAndKeyedSignal(t *testing.T) {
 	ctx := ctxT(t, 3*time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "9.9.1"}, flow.StartOptions{})
+	run, err := c.Start(ctx, "ship", examples.ShipInput{Version: "9.9.1"}, core.StartOptions{})
 	require.NoError(t, err)
 	d := eventually(t, c, run.ID, "waits for release notes", waitingFor("input:release-notes"))
 	assert.Equal(t, runs.StatusAwaitingInput, d.Status)
@@ -143,7 +144,7 @@ func summary(r approval.VoteResult) VoteSummary {
 func TestVoteBeforeTheGateIsReachedIsApplied(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.earlygate", nil, core.StartOptions{})
 	require.NoError(t, err)
 	res, err := c.Vote(ctx, run.ID, approval.Vote{Gate: "gate", Kind: approval.Approve, By: "alice", Comment: "early"})
 	require.NoError(t, err)
@@ -160,7 +161,7 @@ func TestVoteBeforeTheGateIsReachedIsApplied(t *testing.T) {
 func TestEarlyVoteFromSomeoneNotAllowedIsRefusedWhenTheGateOpens(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.earlygate", nil, core.StartOptions{})
 	require.NoError(t, err)
 	_, err = c.Vote(ctx, run.ID, approval.Vote{Gate: "gate", Kind: approval.Approve, By: "mallory"})
 	require.NoError(t, err, "the gate's rules are not known before it opens")
@@ -214,7 +215,7 @@ func TestApprovalDeadlineWithEachOnTimeoutPolicy(t *testing.T) {
 func TestSignalSentBeforeTheWaitIsDeliveredOnceEvenWhenRepeated(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "test.pings", nil, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.pings", nil, core.StartOptions{})
 	require.NoError(t, err)
 	for i := 0; i < 2; i++ {
 		_, err = c.Signal(ctx, run.ID, signals.Envelope{Name: "ping", ID: "ping-1", Payload: json.RawMessage(`{"n":7}`)})
@@ -236,7 +237,7 @@ func TestKeyedSignalReachesTwoWaitingRunsAndALaterOne(t *testing.T) {
 	key := "k-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
 	var found []string
 	for i := 0; i < 2; i++ {
-		r, err := c.Start(ctx, "test.keyed", testflows.KeyedInput{Key: key}, flow.StartOptions{})
+		r, err := c.Start(ctx, "test.keyed", testflows.KeyedInput{Key: key}, core.StartOptions{})
 		require.NoError(t, err)
 		found = append(found, r.ID)
 		eventually(t, c, r.ID, "waits on the key", waitingFor("signal:go/"+key))
@@ -251,7 +252,7 @@ func TestKeyedSignalReachesTwoWaitingRunsAndALaterOne(t *testing.T) {
 		require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 		assert.Equal(t, `{"n":3}`, string(d.Result))
 	}
-	late, err := c.Start(ctx, "test.keyed", testflows.KeyedInput{Key: key}, flow.StartOptions{})
+	late, err := c.Start(ctx, "test.keyed", testflows.KeyedInput{Key: key}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, late.ID)
 	require.NoError(t, err)
@@ -262,7 +263,7 @@ func TestKeyedSignalReachesTwoWaitingRunsAndALaterOne(t *testing.T) {
 func TestVoteSentAsASignalFollowsTheSameRules(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.earlygate", nil, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "the gate opens", waitingFor("approval:gate"))
 	require.NoError(t, shared.tc.SignalWorkflow(ctx, run.ID, "", protocol.SignalApproval, approval.Vote{Gate: "gate", Kind: "approve", By: "mallory"}))
@@ -283,9 +284,9 @@ func TestRunsWaitingForPeopleSurviveAWorkerRestart(t *testing.T) {
 	w1 := flow.NewWorker(shared.tc, opts, append(examples.All(), testflows.All()...)...)
 	require.NoError(t, w1.Start())
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
-	gate, err := c.Start(ctx, "test.earlygate", nil, flow.StartOptions{})
+	gate, err := c.Start(ctx, "test.earlygate", nil, core.StartOptions{})
 	require.NoError(t, err)
-	ship, err := c.Start(ctx, "ship", examples.ShipInput{Version: "7.0.0"}, flow.StartOptions{})
+	ship, err := c.Start(ctx, "ship", examples.ShipInput{Version: "7.0.0"}, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, gate.ID, "gate open", waitingFor("approval:gate"))
 	eventually(t, c, ship.ID, "input asked", waitingFor("input:release-notes"))

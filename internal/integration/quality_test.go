@@ -20,13 +20,14 @@ import (
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
 func TestQualityGateFailsAt79Of80AndPassesAt80(t *testing.T) {
-	fail := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-79", Threshold: 80}, flow.StartOptions{})
+	fail := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-79", Threshold: 80}, core.StartOptions{})
 	assert.Equal(t, runs.StatusFailed, fail.Status, fail.Error)
 	assert.Contains(t, fail.Error, "quality gate review-quality: score 79 (at review.score) is below the threshold 80")
 	g := stepNamed(t, fail.State.Steps, "review-quality")
@@ -43,7 +44,7 @@ func TestQualityGateFailsAt79Of80AndPassesAt80(t *testing.T) {
 	assert.True(t, review.CostUSD.IsPositive(), "the review was paid for")
 	assert.True(t, fail.State.CostUSD.Equal(review.CostUSD))
 
-	pass := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-80", Threshold: 80}, flow.StartOptions{})
+	pass := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-80", Threshold: 80}, core.StartOptions{})
 	require.Equal(t, runs.StatusCompleted, pass.Status, pass.Error)
 	g = stepNamed(t, pass.State.Steps, "review-quality")
 	assert.Equal(t, runs.StepCompleted, g.Status)
@@ -53,7 +54,7 @@ func TestQualityGateFailsAt79Of80AndPassesAt80(t *testing.T) {
 	require.NoError(t, json.Unmarshal(pass.State.Output, &out))
 	assert.Equal(t, *g.Quality, out, "the handler got the record")
 
-	cont := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-79", Threshold: 80, OnFail: quality.Continue}, flow.StartOptions{})
+	cont := runWith(t, "test.quality", testflows.QualityInput{Prompt: "quality-review-79", Threshold: 80, OnFail: quality.Continue}, core.StartOptions{})
 	assert.Equal(t, runs.StatusWarning, cont.Status, "a failing score allowed to fail: %s", cont.Error)
 	g = stepNamed(t, cont.State.Steps, "review-quality")
 	assert.Equal(t, runs.StepFailed, g.Status)
@@ -64,7 +65,7 @@ func TestQualityGateFailsAt79Of80AndPassesAt80(t *testing.T) {
 func TestDecideByAgentPicksAValidOptionAndIsCharged(t *testing.T) {
 	before := shared.llm.scripted.Calls()
 	d := runWith(t, "test.decide", testflows.DecideInput{Prompt: "decide-ship: the release checks are green. Ship v2?",
-		Options: []string{"ship", "hold"}, Model: "scripted"}, flow.StartOptions{MaxCostUSD: usd("1.00")})
+		Options: []string{"ship", "hold"}, Model: "scripted"}, core.StartOptions{MaxCostUSD: usd("1.00")})
 	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	assert.Equal(t, 1, shared.llm.scripted.Calls()-before)
 	var out testflows.Verdict
@@ -130,7 +131,7 @@ func TestDecideByAgentRefusesAChoiceOutsideTheOptionsAndAsksAgain(t *testing.T) 
 
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := c.Start(ctx, "test.decide", testflows.DecideInput{Prompt: "Ship v3?", Options: []string{"ship", "hold"}, Model: "gpt-4o-mini"},
-		flow.StartOptions{})
+		core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -161,7 +162,7 @@ func TestDecideByPeopleAnsweredThroughTheClient(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	run, err := c.Start(ctx, "test.decide", testflows.DecideInput{Prompt: "Ship v4?", Options: []string{"ship", "hold"},
-		AssignTo: []string{"alice"}, Timeout: time.Minute}, flow.StartOptions{})
+		AssignTo: []string{"alice"}, Timeout: time.Minute}, core.StartOptions{})
 	require.NoError(t, err)
 	waiting := eventually(t, c, run.ID, "waiting for the decision", waitingFor("input:ship-or-hold"))
 	assert.Equal(t, runs.StatusAwaitingInput, waiting.Status)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -65,14 +66,14 @@ func TestQuotaConcurrentStartsAdmitOneAndReleaseTheRest(t *testing.T) {
 
 	var (
 		wg    sync.WaitGroup
-		found [2]*flowclient.Run
+		found [2]*core.Run
 		errs  [2]error
 	)
 	for i := range found {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			found[i], errs[i] = c.Start(ctx, "test.spend", in, flow.StartOptions{MaxCostUSD: capUSD})
+			found[i], errs[i] = c.Start(ctx, "test.spend", in, core.StartOptions{MaxCostUSD: capUSD})
 		}()
 	}
 	wg.Wait()
@@ -108,7 +109,7 @@ func TestQuotaConcurrentStartsAdmitOneAndReleaseTheRest(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond, "the ledger holds the $0.25 spent and no reservation")
 
 	// $0.25 spent + a $0.25 cap fits exactly; it would not have with the $0.05 still held.
-	next, err := c.Start(ctx, "test.spend", in, flow.StartOptions{MaxCostUSD: usd("0.25")})
+	next, err := c.Start(ctx, "test.spend", in, core.StartOptions{MaxCostUSD: usd("0.25")})
 	require.NoError(t, err)
 	d, err = c.Wait(ctx, next.ID)
 	require.NoError(t, err)
@@ -117,7 +118,7 @@ func TestQuotaConcurrentStartsAdmitOneAndReleaseTheRest(t *testing.T) {
 		q := ledgerState(t, queue, scope, month)
 		return q.Spent.Equal(quota) && q.Reserved.IsZero()
 	}, 20*time.Second, 100*time.Millisecond)
-	_, err = c.Start(ctx, "test.spend", in, flow.StartOptions{MaxCostUSD: usd("0.01")})
+	_, err = c.Start(ctx, "test.spend", in, core.StartOptions{MaxCostUSD: usd("0.01")})
 	assert.EqualError(t, err, "monthly quota of workflow test.spend: $0.50 spent + $0.00 reserved + $0.01 for this run > $0.50 in "+month)
 
 	q := ledgerState(t, queue, scope, month)
@@ -150,7 +151,7 @@ func TestQuotaRunNotStartedByAClientReserves(t *testing.T) {
 	assertUSDEqual(t, "0.15", q.Reserved, "$0.40 less the $0.25 spent")
 
 	// $0.25 spent + $0.15 reserved + a $0.40 cap is over $0.60: a Client start is refused.
-	_, err = c.Start(ctx, "test.spend.wait", nil, flow.StartOptions{})
+	_, err = c.Start(ctx, "test.spend.wait", nil, core.StartOptions{})
 	assert.EqualError(t, err, "monthly quota of workflow test.spend.wait: $0.25 spent + $0.15 reserved + $0.40 for this run > $0.60 in "+month)
 
 	_, err = c.Vote(ctx, tr.GetID(), approval.Vote{Gate: "go", Kind: approval.Approve, By: "alice"})
@@ -175,7 +176,7 @@ func TestBudgetFlowctlShowsTheMonthsSpendWithoutQuota(t *testing.T) {
 		{Name: "a", Prompt: "cost-25c", LimitUSD: "0.25"},
 		{Name: "b", Prompt: "cost-13c", LimitUSD: "0.13"},
 	}}
-	run, err := c.Start(ctx, "test.spend", in, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.spend", in, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)

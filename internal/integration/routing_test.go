@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/backoff"
@@ -34,7 +35,7 @@ func routingWorker(t *testing.T, queue string, opts worker.Options) *flowclient.
 	return flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue, Identity: "tester"})
 }
 
-func runOn(t *testing.T, c *flowclient.Client, name string, input any, opts flow.StartOptions) *runs.Description {
+func runOn(t *testing.T, c *flowclient.Client, name string, input any, opts core.StartOptions) *runs.Description {
 	t.Helper()
 	ctx := ctxT(t, 2*time.Minute)
 	run, err := c.Start(ctx, name, input, opts)
@@ -84,7 +85,7 @@ func TestGotoReentersALabelAtMostMaxVisitsTimes(t *testing.T) {
 
 func TestTimedOutStepsAreRecordedAndRoutedByOnTimeout(t *testing.T) {
 	c := routingWorker(t, "routing-timeouts", worker.Options{})
-	d := runOn(t, c, "test.routing.timeouts", struct{}{}, flow.StartOptions{})
+	d := runOn(t, c, "test.routing.timeouts", struct{}{}, core.StartOptions{})
 	require.Equal(t, runs.StatusWarning, d.Status, d.Error)
 	var out string
 	require.NoError(t, json.Unmarshal(d.State.Output, &out))
@@ -110,7 +111,7 @@ func TestTimedOutStepsAreRecordedAndRoutedByOnTimeout(t *testing.T) {
 func TestTimedOutScheduleToStartWithQueueTimeout(t *testing.T) {
 	// One activity slot: while hog holds it, queued waits in the task queue.
 	c := routingWorker(t, "routing-queue", worker.Options{MaxConcurrentActivityExecutionSize: 1})
-	d := runOn(t, c, "test.routing.queue", struct{}{}, flow.StartOptions{})
+	d := runOn(t, c, "test.routing.queue", struct{}{}, core.StartOptions{})
 	require.Equal(t, runs.StatusWarning, d.Status, d.Error)
 	q := stepNamed(t, d.State.Steps, "queued")
 	assert.Equal(t, runs.StepTimedOut, q.Status)
@@ -166,7 +167,7 @@ func TestJitterSpreadsTemporalRetriesDeterministically(t *testing.T) {
 	done := make(chan struct{})
 	intervals := make(chan map[int]time.Duration, 1)
 	go func() { intervals <- retryIntervals(t, id, "flaky", done) }()
-	d := runOn(t, c, "test.routing.jitter", testflows.FileInput{File: file}, flow.StartOptions{ID: id})
+	d := runOn(t, c, "test.routing.jitter", testflows.FileInput{File: file}, core.StartOptions{ID: id})
 	close(done)
 	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
 	server := <-intervals

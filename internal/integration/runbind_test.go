@@ -16,6 +16,7 @@ import (
 
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/auth"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -54,7 +55,7 @@ func TestSignedVoteDoesNotReplayOnANewRun(t *testing.T) {
 	b3 := queue + "-b3"
 	start := func() string {
 		t.Helper()
-		_, err := c.Start(ctx, twoApprovalsFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: b3})
+		_, err := c.Start(ctx, twoApprovalsFlow.Name(), json.RawMessage(`{}`), core.StartOptions{ID: b3})
 		require.NoError(t, err)
 		waitStatus(t, c, b3, runs.StatusAwaitingApproval)
 		return firstRunID(t, ctx, b3)

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -24,23 +24,23 @@ func TestStartOptionValidationErrorsStartNothing(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	neg := decimal.RequireFromString("-1")
 	cases := []struct {
-		opts flow.StartOptions
+		opts core.StartOptions
 		want string
 	}{
-		{flow.StartOptions{ID: "both", IdempotencyKey: "k"}, "give a run ID or an idempotency key, not both"},
-		{flow.StartOptions{ID: "bad-prio", Priority: 9}, "priority 9: want 1 (highest) to 5 (lowest)"},
-		{flow.StartOptions{ID: "bad-label", Labels: map[string]string{"Team": "web"}}, `label "Team": keys are 1-63 lower-case`},
-		{flow.StartOptions{ID: "bad-tag", WorkerTags: []string{"GPU"}}, `tag "GPU": want 1-63 lower-case`},
-		{flow.StartOptions{ID: "bad-limit", ConcurrencyLimits: map[string]int{"builders": 0}}, "concurrency limit builders=0: want at least 1"},
-		{flow.StartOptions{ID: "bad-key", ConcurrencyKey: "Prod Deploy"}, `concurrency key "Prod Deploy"`},
-		{flow.StartOptions{ID: "bad-delay", Delay: -time.Second}, "delay -1s is negative"},
-		{flow.StartOptions{ID: "bad-start", StartAt: time.Now().Add(-time.Hour)}, "is in the past"},
-		{flow.StartOptions{ID: "bad-cost", MaxCostUSD: &neg}, "max cost -1 is negative"},
-		{flow.StartOptions{ID: "bad-attempts", MaxAttempts: 1000}, "max attempts 1000: want 1 to 100"},
+		{core.StartOptions{ID: "both", IdempotencyKey: "k"}, "give a run ID or an idempotency key, not both"},
+		{core.StartOptions{ID: "bad-prio", Priority: 9}, "priority 9: want 1 (highest) to 5 (lowest)"},
+		{core.StartOptions{ID: "bad-label", Labels: map[string]string{"Team": "web"}}, `label "Team": keys are 1-63 lower-case`},
+		{core.StartOptions{ID: "bad-tag", WorkerTags: []string{"GPU"}}, `tag "GPU": want 1-63 lower-case`},
+		{core.StartOptions{ID: "bad-limit", ConcurrencyLimits: map[string]int{"builders": 0}}, "concurrency limit builders=0: want at least 1"},
+		{core.StartOptions{ID: "bad-key", ConcurrencyKey: "Prod Deploy"}, `concurrency key "Prod Deploy"`},
+		{core.StartOptions{ID: "bad-delay", Delay: -time.Second}, "delay -1s is negative"},
+		{core.StartOptions{ID: "bad-start", StartAt: time.Now().Add(-time.Hour)}, "is in the past"},
+		{core.StartOptions{ID: "bad-cost", MaxCostUSD: &neg}, "max cost -1 is negative"},
+		{core.StartOptions{ID: "bad-attempts", MaxAttempts: 1000}, "max attempts 1000: want 1 to 100"},
 	}
 	for _, tc := range cases {
 		_, err := shared.client.Start(ctx, "hello", nil, tc.opts)
-		var ie *flowclient.InputError
+		var ie *core.InputError
 		require.True(t, errors.As(err, &ie), "%s: %v", tc.want, err)
 		assert.Contains(t, err.Error(), tc.want)
 		if tc.opts.ID != "" {
@@ -54,17 +54,17 @@ func TestStartOptionValidationErrorsStartNothing(t *testing.T) {
 func TestIdempotencyKeyReturnsTheExistingRun(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
-	first, err := c.Start(ctx, "hello", examples.HelloInput{Name: "once"}, flow.StartOptions{IdempotencyKey: "deploy-42"})
+	first, err := c.Start(ctx, "hello", examples.HelloInput{Name: "once"}, core.StartOptions{IdempotencyKey: "deploy-42"})
 	require.NoError(t, err)
 	assert.False(t, first.Existing)
-	second, err := c.Start(ctx, "hello", examples.HelloInput{Name: "twice"}, flow.StartOptions{IdempotencyKey: "deploy-42"})
+	second, err := c.Start(ctx, "hello", examples.HelloInput{Name: "twice"}, core.StartOptions{IdempotencyKey: "deploy-42"})
 	require.NoError(t, err)
 	assert.True(t, second.Existing)
 	assert.Equal(t, first.ID, second.ID)
 	assert.Equal(t, first.RunID, second.RunID)
 	_, err = c.Wait(ctx, first.ID)
 	require.NoError(t, err)
-	third, err := c.Start(ctx, "hello", nil, flow.StartOptions{IdempotencyKey: "deploy-42"})
+	third, err := c.Start(ctx, "hello", nil, core.StartOptions{IdempotencyKey: "deploy-42"})
 	require.NoError(t, err, "also once the run has ended")
 	assert.True(t, third.Existing)
 	assert.Equal(t, first.RunID, third.RunID)
@@ -77,7 +77,7 @@ func TestIdempotencyKeyReturnsTheExistingRun(t *testing.T) {
 func TestLabelsPriorityDelayAndAttemptsAreApplied(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "hello", nil, flow.StartOptions{Labels: map[string]string{"team": "web"}, Priority: 1, Delay: 2 * time.Second})
+	run, err := c.Start(ctx, "hello", nil, core.StartOptions{Labels: map[string]string{"team": "web"}, Priority: 1, Delay: 2 * time.Second})
 	require.NoError(t, err)
 	d, err := c.Describe(ctx, run.ID)
 	require.NoError(t, err)
@@ -103,7 +103,7 @@ func TestLabelsPriorityDelayAndAttemptsAreApplied(t *testing.T) {
 	require.Len(t, resp.GetExecutions(), 1)
 	assert.Equal(t, run.ID, resp.GetExecutions()[0].GetExecution().GetWorkflowId())
 
-	dd := runWith(t, "test.attempts", testflows.FileInput{File: filepath.Join(t.TempDir(), "f")}, flow.StartOptions{MaxAttempts: 1})
+	dd := runWith(t, "test.attempts", testflows.FileInput{File: filepath.Join(t.TempDir(), "f")}, core.StartOptions{MaxAttempts: 1})
 	assert.Equal(t, 1, dd.State.MaxAttempts, "the start option overrides the flow's 3")
 	assert.Equal(t, 1, dd.State.Attempt)
 }
@@ -111,7 +111,7 @@ func TestLabelsPriorityDelayAndAttemptsAreApplied(t *testing.T) {
 func TestCancelCascadesToTheChildRunsOnErrorOnceAndKeepsTheReason(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "test.cancel.parent", testflows.FileInput{File: filepath.Join(t.TempDir(), "log")}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.cancel.parent", testflows.FileInput{File: filepath.Join(t.TempDir(), "log")}, core.StartOptions{})
 	require.NoError(t, err)
 	d := eventually(t, c, run.ID, "the child waits", func(d *runs.Description) bool {
 		s := d.State.Steps

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -20,7 +21,7 @@ import (
 // sendStart starts the flow name with in and fails the test if it cannot.
 func sendStart(t *testing.T, c *flowclient.Client, name string, in any) string {
 	t.Helper()
-	run, err := c.Start(ctxT(t, 10*time.Second), name, in, flow.StartOptions{})
+	run, err := c.Start(ctxT(t, 10*time.Second), name, in, core.StartOptions{})
 	require.NoError(t, err)
 	return run.ID
 }

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -76,7 +77,7 @@ func TestServiceRateLimitHoldsAcrossWorkerProcesses(t *testing.T) {
 
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	const n = 50
-	run, err := c.Start(ctx, testflows.RatedCalls.Name(), testflows.RatedInput{URL: srv.URL, N: n}, flow.StartOptions{})
+	run, err := c.Start(ctx, testflows.RatedCalls.Name(), testflows.RatedInput{URL: srv.URL, N: n}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -136,7 +137,7 @@ func TestServiceBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 
 	ctx := ctxT(t, time.Minute)
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
-	run, err := c.Start(ctx, testflows.FlakyCall.Name(), srv.URL, flow.StartOptions{})
+	run, err := c.Start(ctx, testflows.FlakyCall.Name(), srv.URL, core.StartOptions{})
 	require.NoError(t, err)
 
 	// While the breaker is open the step waits for the service, in show too.
@@ -149,7 +150,7 @@ func TestServiceBreakerOpensFailsFastAndClosesAfterAProbe(t *testing.T) {
 	assert.Regexp(t, `(?m)^call\s+http\s+waiting_service\b`, r.stdout)
 	require.Eventually(t, func() bool {
 		r := flowctlRunOn(t, queue, "services", "-o", "json")
-		var list []flowclient.ServiceStatus
+		var list []core.ServiceStatus
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &list) == nil &&
 			len(list) == 2 && list[0].Service == "flaky" && list[0].State == "open" && list[0].OpenUntil != nil
 	}, 5*time.Second, 50*time.Millisecond, "flowctl services shows the open breaker")

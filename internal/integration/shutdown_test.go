@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 )
@@ -39,7 +40,7 @@ func TestWorkerStopGivesInFlightStepsAGracePeriod(t *testing.T) {
 	require.NoError(t, w1.Start())
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	marker := filepath.Join(t.TempDir(), "marker")
-	run, err := c.Start(ctx, "test.slow", slowInput{Marker: marker}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.slow", slowInput{Marker: marker}, core.StartOptions{})
 	require.NoError(t, err)
 
 	require.Eventually(t, func() bool {

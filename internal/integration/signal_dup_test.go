@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/runs"
 )
 
@@ -18,7 +18,7 @@ import (
 func TestFlowctlSignalWithARepeatedIDSaysDuplicate(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "test.pings", nil, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.pings", nil, core.StartOptions{})
 	require.NoError(t, err)
 	eventually(t, c, run.ID, "waits for ping", waitingFor("signal:ping"))
 
@@ -62,7 +62,7 @@ func TestFlowctlKeyedSignalWithARepeatedIDSaysDuplicate(t *testing.T) {
 		return r.code == 0 && strings.Contains(r.stdout, "Duplicate: the mailbox of key dup-k on task queue integration keeps signal go with id k-1 already")
 	}, 20*time.Second, 200*time.Millisecond, "the repeat is a duplicate: %s %s", r.stdout, r.stderr)
 
-	run, err := shared.client.Start(ctx, "test.keyed", map[string]string{"key": "dup-k"}, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, "test.keyed", map[string]string{"key": "dup-k"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)

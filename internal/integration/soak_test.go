@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gateflow/gateflow/approval"
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 	"github.com/gateflow/gateflow/runs"
@@ -321,7 +321,7 @@ func TestSoak(t *testing.T) {
 	}
 	startedAt := time.Now()
 	require.NoError(t, parallel(func(r *soakRun) error {
-		_, err := c.Start(ctx, testflows.Soak.Name(), testflows.SoakInput{Key: r.key}, flow.StartOptions{ID: r.id})
+		_, err := c.Start(ctx, testflows.Soak.Name(), testflows.SoakInput{Key: r.key}, core.StartOptions{ID: r.id})
 		return err
 	}))
 	started := time.Now()

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
 	"github.com/gateflow/gateflow/runs"
@@ -23,11 +23,11 @@ func TestStartRefusesTheIDOfALiveRun(t *testing.T) {
 	t.Parallel()
 	ctx := ctxT(t, time.Minute)
 	id := fmt.Sprintf("conflict-%d", time.Now().UnixNano())
-	_, err := shared.client.Start(ctx, "ship", json.RawMessage(`{"version":"9.9.9"}`), flow.StartOptions{ID: id})
+	_, err := shared.client.Start(ctx, "ship", json.RawMessage(`{"version":"9.9.9"}`), core.StartOptions{ID: id})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = shared.tc.TerminateWorkflow(ctxT(t, 10*time.Second), id, "", "test done") })
 
-	_, err = shared.client.Start(ctx, "hello", json.RawMessage(`{"name":"Ada"}`), flow.StartOptions{ID: id})
+	_, err = shared.client.Start(ctx, "hello", json.RawMessage(`{"name":"Ada"}`), core.StartOptions{ID: id})
 	var exists *flowclient.RunExistsError
 	require.True(t, errors.As(err, &exists), "want RunExistsError, got %v", err)
 	assert.Equal(t, id, exists.ID)

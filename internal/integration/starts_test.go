@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
@@ -75,10 +76,10 @@ func TestOnceStartsOnceAcrossWorkersAndRestartOnceStartsAgain(t *testing.T) {
 	assert.Contains(t, r.stderr, "--input cannot be given with it")
 
 	_, err = c.RestartOnce(ctx, "test.trigger.source")
-	var uerr *flowclient.UnknownWorkflowError
+	var uerr *core.UnknownWorkflowError
 	assert.ErrorAs(t, err, &uerr, "the once queue does not serve it")
 	_, err = shared.client.RestartOnce(ctx, "test.trigger.source")
-	var ierr *flowclient.InputError
+	var ierr *core.InputError
 	assert.ErrorAs(t, err, &ierr, "a flow without a once start")
 }
 
@@ -108,7 +109,7 @@ func runIDs(t *testing.T, id string, want int) []string {
 func TestTriggerCompletedRunStartsOnDoneWithItsOutput(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "test.trigger.source", testflows.SourceInput{Value: "v1"}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.trigger.source", testflows.SourceInput{Value: "v1"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -151,7 +152,7 @@ func activityFailures(t *testing.T, id string) string {
 func TestTriggerFailedRunStartsOnFailedOnly(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "test.trigger.source", testflows.SourceInput{Value: "v2", Fail: true}, flow.StartOptions{})
+	run, err := c.Start(ctx, "test.trigger.source", testflows.SourceInput{Value: "v2", Fail: true}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -175,7 +176,7 @@ func TestSignalStartStartsOneRunPerKeyAndDeliversThePayload(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
 	sfx := "-" + strconv.FormatInt(time.Now().UnixNano(), 36) // keys start one run ever
-	send := func(order, item string) (*flowclient.Run, error) {
+	send := func(order, item string) (*core.Run, error) {
 		order += sfx
 		b, err := json.Marshal(testflows.OrderPlaced{Order: order, Item: item})
 		require.NoError(t, err)
@@ -213,7 +214,7 @@ func TestSignalStartStartsOneRunPerKeyAndDeliversThePayload(t *testing.T) {
 
 	// Refusals before anything starts.
 	_, err = c.SignalStart(ctx, "test.signal.started", signals.Envelope{Name: "other", Key: "k"})
-	var ierr *flowclient.InputError
+	var ierr *core.InputError
 	assert.ErrorAs(t, err, &ierr)
 	_, err = c.SignalStart(ctx, "test.signal.started", signals.Envelope{Name: "order-placed", Key: "k", Payload: json.RawMessage(`42`)})
 	assert.ErrorAs(t, err, &ierr, "a payload the input type refuses")

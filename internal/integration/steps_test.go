@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
 )
 
@@ -29,7 +29,7 @@ import (
 func runFlow(t *testing.T, name string, input any) *runs.Description {
 	t.Helper()
 	ctx := ctxT(t, 2*time.Minute)
-	run, err := shared.client.Start(ctx, name, input, flow.StartOptions{})
+	run, err := shared.client.Start(ctx, name, input, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := shared.client.Wait(ctx, run.ID)
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
@@ -43,7 +44,7 @@ func TestWorkerTagsRouteRunsToWorkersThatHaveThem(t *testing.T) {
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 
 	for _, tags := range [][]string{{"gpu"}, {"eu", "gpu"}} {
-		run, err := c.Start(ctx, "hello", nil, flow.StartOptions{WorkerTags: tags})
+		run, err := c.Start(ctx, "hello", nil, core.StartOptions{WorkerTags: tags})
 		require.NoError(t, err)
 		d, err := c.Wait(ctx, run.ID)
 		require.NoError(t, err)
@@ -53,7 +54,7 @@ func TestWorkerTagsRouteRunsToWorkersThatHaveThem(t *testing.T) {
 	}
 
 	// No worker has "tpu": the run waits for one.
-	run, err := c.Start(ctx, "hello", nil, flow.StartOptions{WorkerTags: []string{"tpu"}})
+	run, err := c.Start(ctx, "hello", nil, core.StartOptions{WorkerTags: []string{"tpu"}})
 	require.NoError(t, err)
 	time.Sleep(time.Second)
 	d, err := c.Describe(ctx, run.ID)
@@ -62,8 +63,8 @@ func TestWorkerTagsRouteRunsToWorkersThatHaveThem(t *testing.T) {
 	assert.Nil(t, d.State, "no worker picked it up")
 	require.NoError(t, shared.tc.TerminateWorkflow(ctx, run.ID, "", "test done"))
 
-	_, err = c.Start(ctx, "hello", nil, flow.StartOptions{ID: "bad-tag", WorkerTags: []string{"GPU!"}})
-	var ie *flowclient.InputError
+	_, err = c.Start(ctx, "hello", nil, core.StartOptions{ID: "bad-tag", WorkerTags: []string{"GPU!"}})
+	var ie *core.InputError
 	require.True(t, errors.As(err, &ie), "%v", err)
 	assert.Contains(t, err.Error(), `tag "GPU!"`)
 	r := flowctlRunOn(t, queue, "start", "hello", "--tag", "gpu", "--wait")

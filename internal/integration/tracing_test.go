@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
@@ -55,7 +56,7 @@ func TestTracingARunAndItsSteps(t *testing.T) {
 
 	c := flowclient.New(tc, flowclient.Options{TaskQueue: queue})
 	ctx := ctxT(t, time.Minute)
-	run, err := c.Start(ctx, examples.Hello.Name(), examples.HelloInput{Name: "trace"}, flow.StartOptions{})
+	run, err := c.Start(ctx, examples.Hello.Name(), examples.HelloInput{Name: "trace"}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)

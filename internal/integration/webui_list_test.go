@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	workflowpb "go.temporal.io/api/workflow/v1"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/internal/devserver"
 	"github.com/gateflow/gateflow/internal/protocol"
 )
@@ -29,11 +29,11 @@ func TestWebUIRunsLinkListsRunsOnly(t *testing.T) {
 
 	ctx := ctxT(t, 2*time.Minute)
 	c := shared.client
-	run, err := c.Start(ctx, "hello", map[string]string{"name": "list"}, flow.StartOptions{})
+	run, err := c.Start(ctx, "hello", map[string]string{"name": "list"}, core.StartOptions{})
 	require.NoError(t, err)
 	_, err = c.Wait(ctx, run.ID)
 	require.NoError(t, err)
-	keyed, err := c.Start(ctx, "test.keyed", map[string]string{"key": "webui-list-" + run.ID}, flow.StartOptions{}) // subscribes to a mailbox
+	keyed, err := c.Start(ctx, "test.keyed", map[string]string{"key": "webui-list-" + run.ID}, core.StartOptions{}) // subscribes to a mailbox
 	require.NoError(t, err)
 	r := flowctlRun(t, "", "plan", "hello", "--input", `{"name":"plan"}`)
 	require.Equal(t, 0, r.code, r.stderr)

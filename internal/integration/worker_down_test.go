@@ -11,6 +11,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/flowctl"
@@ -39,7 +40,7 @@ func TestDecisionsWhileTheWorkerIsDown(t *testing.T) {
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
 	ctx := ctxT(t, 2*time.Minute)
 	run := queue + "-run"
-	_, err := c.Start(ctx, downFlow.Name(), json.RawMessage(`{}`), flow.StartOptions{ID: run})
+	_, err := c.Start(ctx, downFlow.Name(), json.RawMessage(`{}`), core.StartOptions{ID: run})
 	require.NoError(t, err)
 	waitStatus(t, c, run, runs.StatusAwaitingApproval)
 	r := flowctlRunOn(t, queue, "schedules")

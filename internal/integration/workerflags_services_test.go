@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/internal/proc"
 	"github.com/gateflow/gateflow/internal/protocol"
@@ -98,13 +98,13 @@ steps:
 	}
 	assert.Contains(t, banner.String(), "  Services         status (4/s, 2 at once)\n                   flaky (breaker: failures 2 open 2s)\n")
 
-	services := func() map[string]flowclient.ServiceStatus {
+	services := func() map[string]core.ServiceStatus {
 		r := flowctlRunOn(t, queue, "services", "-o", "json")
-		var list []flowclient.ServiceStatus
+		var list []core.ServiceStatus
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil {
 			return nil
 		}
-		m := map[string]flowclient.ServiceStatus{}
+		m := map[string]core.ServiceStatus{}
 		for _, s := range list {
 			m[s.Service] = s
 		}
@@ -120,7 +120,7 @@ steps:
 
 	ctx := ctxT(t, 2*time.Minute)
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
-	run, err := c.Start(ctx, "svc-flags", nil, flow.StartOptions{})
+	run, err := c.Start(ctx, "svc-flags", nil, core.StartOptions{})
 	require.NoError(t, err)
 	d := eventually(t, c, run.ID, "the call waits for its service", func(d *runs.Description) bool {
 		return len(d.State.Steps) == 2 && d.State.Steps[1].Status == runs.StepWaitingService

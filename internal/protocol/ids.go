@@ -34,6 +34,15 @@ func ScheduleID(workflow string, n int, queue string) string {
 	return fmt.Sprintf("gateflow-schedule/%s/%d@%s", workflow, n, queue)
 }
 
+// FlowScheduleID is the Temporal Schedule ID of the flow's n-th schedule on queue: named
+// by the schedule's ID (schedule.Info.ID) when it has one, else by n (ScheduleID).
+func FlowScheduleID(workflow string, n int, id, queue string) string {
+	if id != "" {
+		return "gateflow-schedule/" + workflow + "/" + id + "@" + queue
+	}
+	return ScheduleID(workflow, n, queue)
+}
+
 // MaxWorkerTags bounds a worker's tags (it polls one queue per combination of them).
 const MaxWorkerTags = 4
 

@@ -37,7 +37,7 @@ type RunOptions struct {
 	// Reservation is what Client.Start reserved against the monthly quotas for the run;
 	// the run's charges draw on it and the run releases the rest when it ends.
 	Reservation *RunReservation `json:"reservation,omitempty"`
-	// Guards tighten the run's guards (flow.StartOptions.Guards): each limit set applies
+	// Guards tighten the run's guards (core.StartOptions.Guards): each limit set applies
 	// where it is stricter than the one in force.
 	Guards *GuardLimits `json:"guards,omitempty"`
 }

@@ -1,6 +1,6 @@
 package protocol
 
-// Kinds of catalog entries (flow.WorkflowInfo.Kind).
+// Kinds of catalog entries (core.WorkflowInfo.Kind).
 const (
 	// KindGoFlow is a flow defined in Go with flow.Define.
 	KindGoFlow = "go"
@@ -10,7 +10,7 @@ const (
 )
 
 // RegistryEntryName is the name of the catalog entry that carries the registries of the
-// task queue's workers (flowclient.RegistryInfo). It is not a flow: flowclient.Catalog.Workflows
+// task queue's workers (core.RegistryInfo). It is not a flow: core.Catalog.Workflows
 // never lists it.
 const RegistryEntryName = "gateflow.registry"
 

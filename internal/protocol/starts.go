@@ -30,7 +30,7 @@ type TriggerStart struct {
 // safeID is what a readable start ID looks like: printable ASCII without spaces (the
 // Temporal client sends the ID in a request header, where control characters and other
 // Unicode fail with a raw transport error), not starting with "/", at most 400
-// characters (the rule of flow.StartOptions.ID, which also needs printable ASCII).
+// characters (the rule of core.StartOptions.ID, which also needs printable ASCII).
 var safeID = regexp.MustCompile(`^[!-.0-~][!-~]{0,399}$`)
 
 // readable returns prefix+tail when that is a safe ID, else prefix and a hash of tail, or,

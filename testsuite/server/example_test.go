@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/examples"
-	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/testsuite/server"
 )
 
@@ -16,7 +16,7 @@ func ExampleStart() {
 	srv := server.Start(t, server.Options{}, examples.Hello)
 	defer srv.Stop()
 	ctx := context.Background()
-	run, err := srv.Client.Start(ctx, "hello", examples.HelloInput{Name: "server"}, flow.StartOptions{})
+	run, err := srv.Client.Start(ctx, "hello", examples.HelloInput{Name: "server"}, core.StartOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gateflow/gateflow/approval"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 )
 
@@ -35,7 +36,7 @@ func gated(ctx *flow.Context, _ struct{}) (approval.Decision, error) {
 // MaxRunsRefuse, MaxRunsQueue and MaxRunsReplace allow one live run each and wait for an
 // approval; a second start is refused, queued or replaces the first.
 var (
-	MaxRunsRefuse  = flow.Define("test.maxruns.refuse", gated, flow.MaxRuns(1, flow.OverflowRefuse))
-	MaxRunsQueue   = flow.Define("test.maxruns.queue", gated, flow.MaxRuns(1, flow.OverflowQueue))
-	MaxRunsReplace = flow.Define("test.maxruns.replace", gated, flow.MaxRuns(1, flow.OverflowReplace))
+	MaxRunsRefuse  = flow.Define("test.maxruns.refuse", gated, flow.MaxRuns(1, core.OverflowRefuse))
+	MaxRunsQueue   = flow.Define("test.maxruns.queue", gated, flow.MaxRuns(1, core.OverflowQueue))
+	MaxRunsReplace = flow.Define("test.maxruns.replace", gated, flow.MaxRuns(1, core.OverflowReplace))
 )

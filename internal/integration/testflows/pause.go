@@ -2,6 +2,7 @@ package testflows
 
 import (
 	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 )
 
@@ -27,5 +28,5 @@ var PauseSteps = flow.Define("test.pause.steps", func(ctx *flow.Context, in File
 // Defaults has start defaults: priority 2, two labels and the worker tag "gpu".
 var Defaults = flow.Define("test.defaults", func(ctx *flow.Context, _ struct{}) (string, error) {
 	return "ok", nil
-}, flow.StartDefaults(flow.StartOptions{Priority: 2, Labels: map[string]string{"team": "ml", "tier": "batch"},
+}, flow.StartDefaults(core.StartOptions{Priority: 2, Labels: map[string]string{"team": "ml", "tier": "batch"},
 	WorkerTags: []string{"gpu"}}))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gateflow/gateflow/core"
 	"github.com/gateflow/gateflow/flow"
 )
 
@@ -46,18 +47,18 @@ var TriggerSource = flow.Define("test.trigger.source", func(ctx *flow.Context, i
 // OnDone is started by completed TriggerSource runs, with their output.
 var OnDone = flow.Define("test.trigger.ondone", func(ctx *flow.Context, in SourceOutput) (string, error) {
 	return "done:" + in.Value, nil
-}, flow.OnRunOf("test.trigger.source", flow.WhenCompleted))
+}, flow.OnRunOf("test.trigger.source", core.WhenCompleted))
 
 // OnFailed is started by failed TriggerSource runs, with their output.
 var OnFailed = flow.Define("test.trigger.onfailed", func(ctx *flow.Context, in SourceOutput) (string, error) {
 	return "failed:" + in.Value, nil
-}, flow.OnRunOf("test.trigger.source", flow.WhenFailed))
+}, flow.OnRunOf("test.trigger.source", core.WhenFailed))
 
 // OnDoneMismatch is triggered by completed TriggerSource runs but takes a number: its
 // start is refused.
 var OnDoneMismatch = flow.Define("test.trigger.mismatch", func(ctx *flow.Context, n int) (int, error) {
 	return n, nil
-}, flow.OnRunOf("test.trigger.source", flow.WhenCompleted))
+}, flow.OnRunOf("test.trigger.source", core.WhenCompleted))
 
 // OrderPlaced is the payload of the "order-placed" signal that starts SignalStarted.
 type OrderPlaced struct {

@@ -1,4 +1,4 @@
-package flow
+package startplan
 
 import (
 	"encoding/json"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gateflow/gateflow/internal/cronspec"
-	"github.com/gateflow/gateflow/internal/flowlink"
+	"github.com/gateflow/gateflow/core"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/typeschema"
 )
 
@@ -27,7 +27,7 @@ type fuzzStartInput struct {
 // (printable ASCII, at most 1000 bytes), an input that is compact JSON matching the flow's
 // schema, and labels kept as given.
 func FuzzPlanStart(f *testing.F) {
-	cat := &catalog{TaskQueue: "q", Workflows: []WorkflowInfo{{Name: "ship", InputType: "fuzzStartInput", InputSchema: typeschema.ForStart(reflect.TypeFor[fuzzStartInput]())}}}
+	cat := &core.Catalog{TaskQueue: "q", Workflows: []core.WorkflowInfo{{Name: "ship", InputType: "fuzzStartInput", InputSchema: typeschema.ForStart(reflect.TypeFor[fuzzStartInput]())}}}
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	f.Add([]byte(`{"version":"1.2"}`), "", "", "team=web", "", "")
 	f.Add([]byte(`{"version":"1.2","count":"x"}`), "run-1", "", "", "gpu", "deploys")
@@ -37,7 +37,7 @@ func FuzzPlanStart(f *testing.F) {
 	f.Add([]byte(`{"version":"1","extra":true}`), " ", "", "=x", "a,b,c,d,e", "")
 	f.Add([]byte(`[1e400]`), "/x", "key", "a=\n", "", "a b")
 	f.Fuzz(func(t *testing.T, input []byte, id, key, labels, tags, concKey string) {
-		opts := StartOptions{ID: id, IdempotencyKey: key, ConcurrencyKey: concKey}
+		opts := core.StartOptions{ID: id, IdempotencyKey: key, ConcurrencyKey: concKey}
 		if labels != "" {
 			opts.Labels = map[string]string{}
 			for _, pair := range strings.Split(labels, ",") {
@@ -48,15 +48,15 @@ func FuzzPlanStart(f *testing.F) {
 		if tags != "" {
 			opts.WorkerTags = strings.Split(tags, ",")
 		}
-		p, err := planStart(cat, clientOptions{TaskQueue: "q"}, "ship", json.RawMessage(input), opts, now)
+		p, err := New(cat, Starter{TaskQueue: "q"}, "ship", json.RawMessage(input), opts, false, now)
 		if err != nil {
-			var ie *flowlink.InputError
+			var ie *core.InputError
 			if !errors.As(err, &ie) || ie.Workflow != "ship" || ie.Err == nil || ie.Err.Error() == "" {
 				t.Fatalf("refusal %T %v does not name the flow", err, err)
 			}
 			return
 		}
-		if p.ID == "" || len(p.ID) > maxRunIDLen || validateRunID(p.ID) != nil {
+		if p.ID == "" || len(p.ID) > protocol.MaxRunIDLen || validateRunID(p.ID) != nil {
 			t.Fatalf("run ID %q accepted", p.ID)
 		}
 		for i := 0; i < len(p.ID); i++ {
@@ -64,13 +64,13 @@ func FuzzPlanStart(f *testing.F) {
 				t.Fatalf("run ID %q is not printable ASCII", p.ID)
 			}
 		}
-		if !json.Valid(p.Input) || checkInput(cat.Workflows[0].InputSchema, p.Input) != nil {
+		if !json.Valid(p.Input) || CheckInput(cat.Workflows[0].InputSchema, p.Input) != nil {
 			t.Fatalf("input %q accepted as %q, which does not match", input, p.Input)
 		}
-		if again, err := encodeInput(p.Input); err != nil || string(again) != string(p.Input) {
+		if again, err := EncodeInput(p.Input); err != nil || string(again) != string(p.Input) {
 			t.Fatalf("input %q is not compact: %q, %v", p.Input, again, err)
 		}
-		for _, kv := range labelList(p.RunOpts.Labels) {
+		for _, kv := range LabelList(p.RunOpts.Labels) {
 			k, v, _ := strings.Cut(kv, "=")
 			if got, ok := opts.Labels[k]; !ok || got != v || !labelKeyPattern.MatchString(k) {
 				t.Fatalf("label %q kept from %q", kv, labels)
@@ -87,9 +87,9 @@ func FuzzFlowName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		if err := validateName(name); err != nil {
+		if err := ValidateName(name); err != nil {
 			if !strings.Contains(err.Error(), "flow name") {
-				t.Fatalf("validateName(%q): %v", name, err)
+				t.Fatalf("ValidateName(%q): %v", name, err)
 			}
 			return
 		}
@@ -97,32 +97,6 @@ func FuzzFlowName(f *testing.F) {
 			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.-/", r))
 		}) >= 0 || strings.ContainsRune("_.-/", rune(name[0])) {
 			t.Fatalf("flow name %q accepted", name)
-		}
-	})
-}
-
-// FuzzSchedule: schedules are cron expressions from Define options. The option never
-// panics (it did on "TZ="); it accepts what cronspec.Parse accepts, keeps the expression
-// as given, and a refusal names the schedule.
-func FuzzSchedule(f *testing.F) {
-	for _, s := range []string{"0 9 * * 1-5", "*/15 * * * *", "@every 10m", "@hourly", "@daily", "61 * * * *", "* * * *", "", "@every -1s", "TZ=Europe/Paris 0 9 * * *", "CRON_TZ=x * * * * *", "CRON_TZ=UTC", "0 0 31 2 *", "1-0 * * * *", "*/0 * * * *"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, spec string) {
-		var info WorkflowInfo
-		err := Schedule(spec)(&info)
-		_, cronErr := cronspec.Parse(spec)
-		if (err == nil) != (cronErr == nil) {
-			t.Fatalf("Schedule(%q): %v, but cron says %v", spec, err, cronErr)
-		}
-		if err != nil {
-			if !strings.Contains(err.Error(), "schedule ") {
-				t.Fatalf("Schedule(%q): %v does not name the schedule", spec, err)
-			}
-			return
-		}
-		if len(info.Schedules) != 1 || info.Schedules[0].Spec != spec {
-			t.Fatalf("Schedule(%q) kept %+v", spec, info.Schedules)
 		}
 	})
 }

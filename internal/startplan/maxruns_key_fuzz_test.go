@@ -1,4 +1,4 @@
-package flow
+package startplan
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 
 // FuzzRunsKey feeds concurrency key templates (from definitions and the catalog) and
 // start inputs (from any client) to the key parser and renderer: no panic, and a rendered
-// key is never empty and never longer than maxRunsKeyMax.
+// key is never empty and never longer than MaxRunsKeyMax.
 func FuzzRunsKey(f *testing.F) {
 	f.Add("repo-{repo}", `{"repo": "web"}`)
 	f.Add("{org}/{repo}", `{"org": "acme", "repo": 3}`)
@@ -18,11 +18,11 @@ func FuzzRunsKey(f *testing.F) {
 		if _, err := parseRunsKey(tpl); err != nil {
 			return
 		}
-		key, err := renderRunsKey(tpl, json.RawMessage(input))
+		key, err := RenderRunsKey(tpl, json.RawMessage(input))
 		if err != nil {
 			return
 		}
-		if key == "" || len(key) > maxRunsKeyMax {
+		if key == "" || len(key) > MaxRunsKeyMax {
 			t.Fatalf("rendered key %q (template %q, input %q)", key, tpl, input)
 		}
 	})

@@ -1,14 +1,11 @@
-package flow
+package startplan
 
 import (
 	"encoding/json"
 	"reflect"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/gateflow/gateflow/runs"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,14 +27,14 @@ func TestEncodeInput(t *testing.T) {
 		{"nil raw message is null", json.RawMessage(nil), "null", ""},
 		{"invalid raw JSON", json.RawMessage("{bad"), "", "input is not valid JSON"},
 		{"trailing data", []byte(`{} {}`), "", "input is not valid JSON"},
-		{"struct encoded", someType{Name: "Ada"}, `{"name":"Ada"}`, ""},
+		{"struct encoded", planInput{Name: "Ada"}, `{"name":"Ada"}`, ""},
 		{"map encoded", map[string]int{"n": 1}, `{"n":1}`, ""},
 		{"string is a JSON string", `{"not":"raw"}`, `"{\"not\":\"raw\"}"`, ""},
 		{"unencodable", make(chan int), "", "encode input: json: unsupported type: chan int"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := encodeInput(tt.input)
+			got, err := EncodeInput(tt.input)
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)
@@ -57,8 +54,19 @@ func TestValidJSON(t *testing.T) {
 	assert.ErrorContains(t, err, "input is not valid JSON")
 }
 
+// checkedInput is an input type with nesting and a duration, as flows have.
+type checkedInput struct {
+	Steps []struct {
+		Name  string `json:"name"`
+		Shell struct {
+			Command string        `json:"command"`
+			Timeout time.Duration `json:"timeout"`
+		} `json:"shell"`
+	} `json:"steps"`
+}
+
 func TestCheckInput(t *testing.T) {
-	schema := typeschema.For(reflect.TypeFor[stepsInput]())
+	schema := typeschema.For(reflect.TypeFor[checkedInput]())
 	tests := []struct {
 		name    string
 		schema  json.RawMessage
@@ -76,7 +84,7 @@ func TestCheckInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkInput(tt.schema, json.RawMessage(tt.raw))
+			err := CheckInput(tt.schema, json.RawMessage(tt.raw))
 			if tt.wantErr == "" {
 				assert.NoError(t, err)
 				return
@@ -87,34 +95,8 @@ func TestCheckInput(t *testing.T) {
 	}
 }
 
-func TestDetailsMarkdown(t *testing.T) {
-	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	end1, end2 := t0.Add(1500*time.Millisecond), t0.Add(3*time.Second)
-	st := &runs.State{
-		Workflow: "release",
-		Status:   runs.StatusFailed,
-		Error:    "step deploy: exit | code `3`\nbad",
-		Steps: []runs.Step{
-			{Name: "build|all", Kind: runs.KindShell, Status: runs.StepCompleted, Attempt: 1, StartedAt: t0, EndedAt: &end1, Output: "a | b\n  c"},
-			{Name: "deploy", Kind: runs.KindShell, Status: runs.StepFailed, Attempt: 2, StartedAt: end1, EndedAt: &end2, Output: "ignored", Error: "exit code 3: `no` | way"},
-			{Name: "watch", Kind: runs.KindShell, Status: runs.StepRunning, Attempt: 1, StartedAt: end2, Output: strings.Repeat("x", 100)},
-		},
-	}
-	want := "**release** — failed\n\nCost **$0.0000**\n\n" +
-		"Error: `step deploy: exit \\| code '3' bad`\n\n" +
-		"| step | kind | status | attempt | duration | cost | detail |\n" +
-		"| --- | --- | --- | --- | --- | --- | --- |\n" +
-		"| build\\|all | shell | completed | 1 | 1.5s | - | a \\| b c |\n" +
-		"| deploy | shell | failed | 2 | 1.5s | - | exit code 3: 'no' \\| way |\n" +
-		"| watch | shell | running | 1 | 7s | - | " + strings.Repeat("x", 79) + "… |\n"
-	assert.Equal(t, want, detailsMarkdown(st, end2.Add(7*time.Second)))
-
-	empty := detailsMarkdown(&runs.State{Workflow: "hello", Status: runs.StatusRunning}, t0)
-	assert.Equal(t, "**hello** — running\n\nCost **$0.0000**\n\nNo steps yet.\n", empty)
-}
-
 func TestNewRunID(t *testing.T) {
-	a, b := newRunID("delivery/web/release"), newRunID("delivery/web/release")
+	a, b := NewRunID("delivery/web/release"), NewRunID("delivery/web/release")
 	assert.Regexp(t, regexp.MustCompile(`^delivery-web-release-[0-9a-f]{10}$`), a)
 	assert.NotEqual(t, a, b)
 }
