@@ -272,7 +272,8 @@ options.go, steps.go, parallel.go, child.go, approval.go, gate.go, input.go, sig
 wait.go, errors.go, state.go, guards.go, schedule.go), the run wrapper that
 turns a handler into a workflow (run_*.go: run_handler.go is the table of contents, one
 part per concern in run_budget.go, run_people.go, run_gate.go, run_children.go, run_events.go and
-run_permits.go), the worker (worker.go, register.go, worker_gates.go, worker_schedules.go)
+run_permits.go; every step primitive records its step through one lifecycle, step_lifecycle.go:
+begin, guards, plan, end and publish), the worker (worker.go, register.go, worker_gates.go, worker_schedules.go)
 and the worker's own starts (worker_starts.go, planned by internal/startplan as the client
 plans its starts). What flow and flowclient both speak (catalog entries, start options,
 their errors) is package core; the entity workflows (catalog, ledger, mailbox, semaphore,
