@@ -334,7 +334,7 @@ func (p *Pool) connect(ctx context.Context, s Server) (*live, error) {
 				limit: p.opts.MaxMessageBytes, tripped: &l.tripped,
 			}},
 			DisableStandaloneSSE: true,
-			MaxEventSize:         p.opts.MaxMessageBytes + 1,
+			MaxEventSize:         p.opts.MaxMessageBytes + sdkLimitSlack,
 		}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: p.opts.ClientName, Version: p.opts.ClientVersion}, nil)

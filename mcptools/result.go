@@ -15,7 +15,7 @@ type Result struct {
 	// one-line placeholder for each image, audio, link or embedded resource.
 	Text string `json:"text"`
 	// Structured is the structured content, when the tool returned some that fits the
-	// limit (canonical JSON).
+	// limit (canonical JSON). Text and Structured are bounded separately.
 	Structured json.RawMessage `json:"structured,omitempty"`
 	// IsError says the tool ran and failed: Text says why. It is a value for the caller
 	// (the model) to see, not a Go error.
@@ -68,26 +68,25 @@ func (t *boundedText) finish() (string, bool) {
 	return t.b.String() + fmt.Sprintf("\n…[cut: %d more bytes over the %d-byte limit]", t.dropped, t.limit), true
 }
 
-// resultFromMCP converts and bounds a tool result.
+// resultFromMCP converts and bounds a tool result: its text and its structured content
+// are each bounded by limit.
 func resultFromMCP(r *mcp.CallToolResult, limit int) (*Result, error) {
 	t := boundedText{limit: limit}
 	for _, c := range r.Content {
 		t.add(contentText(c))
 	}
 	out := &Result{IsError: r.IsError}
+	out.Text, out.Truncated = t.finish()
 	structured, err := canonicalJSON(r.StructuredContent)
 	if err != nil {
 		return nil, fmt.Errorf("structured content: %w", err)
 	}
-	if len(structured) > limit-t.b.Len() {
-		t.add(fmt.Sprintf("…[structured content of %d bytes left out: over the %d-byte limit]", len(structured), limit))
+	if len(structured) > limit {
+		out.Text += fmt.Sprintf("\n…[structured content of %d bytes left out: over the %d-byte limit]", len(structured), limit)
 		out.Truncated = true
 		structured = nil
 	}
 	out.Structured = structured
-	var cut bool
-	out.Text, cut = t.finish()
-	out.Truncated = out.Truncated || cut
 	return out, nil
 }
 

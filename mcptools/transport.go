@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,29 +18,51 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// lineLimit wraps a stream of newline-delimited messages and fails once one line (one
-// message) is over limit bytes, setting tripped. The SDK decodes what it reads, so this
-// bounds the memory a server can make the client use.
-type lineLimit struct {
+// framing says where one message from a server ends, for msgLimit.
+type framing int
+
+const (
+	framingLines  framing = iota // newline-delimited JSON (stdio)
+	framingEvents                // server-sent events: a blank line ends an event
+	framingBody                  // one message per body (a JSON response)
+)
+
+// msgLimit wraps a stream of messages and fails once one message is over limit bytes,
+// setting tripped. The SDK decodes what it reads, so this bounds the memory a server can
+// make the client use. (The SDK's own per-frame limits are set a little higher, as a
+// backstop for frames split over several lines.)
+type msgLimit struct {
 	r       io.Reader
+	framing framing
 	limit   int
-	line    int // bytes since the last newline
 	tripped *atomic.Bool
+	n       int  // bytes of the current message
+	lastNL  bool // the last byte read was a newline (framingEvents)
 }
 
-func (l *lineLimit) Read(p []byte) (int, error) {
+func (l *msgLimit) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
-	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
-		l.line = n - i - 1
-	} else {
-		l.line += n
-	}
-	if l.line > l.limit {
-		l.tripped.Store(true)
-		return 0, fmt.Errorf("%w: a message from the server is over %d bytes", ErrTooLarge, l.limit)
+	for _, b := range p[:n] {
+		l.n++
+		switch {
+		case b != '\n':
+			l.lastNL = l.lastNL && b == '\r'
+		case l.framing == framingLines, l.framing == framingEvents && l.lastNL:
+			l.n, l.lastNL = 0, false
+		default:
+			l.lastNL = true
+		}
+		if l.n > l.limit {
+			l.tripped.Store(true)
+			return 0, fmt.Errorf("%w: a message from the server is over %d bytes", ErrTooLarge, l.limit)
+		}
 	}
 	return n, err
 }
+
+// sdkLimitSlack is how much higher than Options.MaxMessageBytes the SDK's own frame
+// limits are set, so that msgLimit, which types the error, trips first.
+const sdkLimitSlack = 64 << 10
 
 // process is a started stdio server: its pipes, its stderr tail and its exit.
 type process struct {
@@ -134,9 +157,9 @@ type stdioTransport struct {
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	tr := &mcp.IOTransport{
-		Reader:        io.NopCloser(&lineLimit{r: t.proc.stdout, limit: t.limit, tripped: t.tripped}),
+		Reader:        io.NopCloser(&msgLimit{r: t.proc.stdout, framing: framingLines, limit: t.limit, tripped: t.tripped}),
 		Writer:        t.proc.stdin,
-		MaxLineLength: t.limit + 1,
+		MaxLineLength: t.limit + sdkLimitSlack,
 	}
 	return tr.Connect(ctx)
 }
@@ -184,8 +207,12 @@ func (t *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	f := framingBody
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		f = framingEvents
+	}
 	resp.Body = &limitedBody{
-		Reader: &lineLimit{r: resp.Body, limit: t.limit, tripped: t.tripped},
+		Reader: &msgLimit{r: resp.Body, framing: f, limit: t.limit, tripped: t.tripped},
 		Closer: resp.Body,
 	}
 	return resp, nil
