@@ -9,16 +9,22 @@ import (
 	"time"
 )
 
-// waitGone waits until pid no longer exists (it was killed and reaped).
-func waitGone(t *testing.T, pid int) {
+// waitFor waits until cond holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("process %d still exists", pid)
+			t.Fatalf("still waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// waitGone waits until pid no longer exists (it was killed and reaped).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	waitFor(t, "the process to be gone", func() bool { return syscall.Kill(pid, 0) != nil })
 }
 
 func TestStdioServerDiesAndReconnects(t *testing.T) {
@@ -33,7 +39,7 @@ func TestStdioServerDiesAndReconnects(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, first)
+	waitFor(t, "the pool to see the process exit", func() bool { return p.current("triage").dead() })
 	if res := call(t, p, "lookup_runbook", `{"service":"search"}`); !strings.HasPrefix(res.Text, "# search") {
 		t.Errorf("after the restart: %+v", res)
 	}
@@ -97,10 +103,7 @@ func TestCloseStopsProcesses(t *testing.T) {
 }
 
 func TestResultLimits(t *testing.T) {
-	for _, tr := range []struct {
-		name    string
-		declare func(*testing.T) (Server, string)
-	}{{"stdio", stdioServer}, {"http", httpServer}} {
+	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			s, _ := tr.declare(t)
 			// Results over MaxResultBytes are cut with a marker.

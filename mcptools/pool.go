@@ -86,9 +86,16 @@ type live struct {
 	tripped atomic.Bool // a message was over the limit
 }
 
+// dead reports whether the session ended or the server's process exited.
 func (l *live) dead() bool {
+	var exited <-chan struct{}
+	if l.proc != nil {
+		exited = l.proc.exited
+	}
 	select {
 	case <-l.done:
+		return true
+	case <-exited:
 		return true
 	default:
 		return false
@@ -356,18 +363,24 @@ func (p *Pool) connect(ctx context.Context, s Server) (*live, error) {
 	return l, nil
 }
 
-// pid returns the process id of a stdio server's current process, 0 if none (for tests).
-func (p *Pool) pid(server string) int {
+// current returns the server's current session, nil if none (for tests).
+func (p *Pool) current(server string) *live {
 	p.mu.Lock()
 	c := p.conns[server]
 	p.mu.Unlock()
 	if c == nil {
-		return 0
+		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur == nil || c.cur.proc == nil {
+	return c.cur
+}
+
+// pid returns the process id of a stdio server's current process, 0 if none (for tests).
+func (p *Pool) pid(server string) int {
+	l := p.current(server)
+	if l == nil || l.proc == nil {
 		return 0
 	}
-	return c.cur.proc.cmd.Process.Pid
+	return l.proc.cmd.Process.Pid
 }

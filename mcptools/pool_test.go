@@ -70,6 +70,12 @@ func httpServer(t *testing.T) (Server, string) {
 	return Server{Name: "triage", URL: url, Headers: map[string]string{"X-Test": "1"}}, count
 }
 
+// transports are the two ways of reaching the example server.
+var transports = []struct {
+	name    string
+	declare func(*testing.T) (Server, string)
+}{{"stdio", stdioServer}, {"http", httpServer}}
+
 func newPool(t *testing.T, opts Options, servers ...Server) *Pool {
 	p, err := NewPool(servers, opts)
 	if err != nil {
@@ -104,10 +110,7 @@ func countLines(t *testing.T, path string) []string {
 }
 
 func TestTransports(t *testing.T) {
-	for _, tr := range []struct {
-		name    string
-		declare func(*testing.T) (Server, string)
-	}{{"stdio", stdioServer}, {"http", httpServer}} {
+	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			s, count := tr.declare(t)
 			p := newPool(t, Options{}, s)
