@@ -38,10 +38,11 @@
 // Everything else is a *ServerError naming the server and the operation. Its Retryable
 // field says whether trying again may succeed: true when the process could not be
 // started or died, the endpoint could not be reached, or the context's deadline passed;
-// false for protocol errors (an unknown tool; Code holds the JSON-RPC code), for
-// ErrUnknownServer, ErrClosed and ErrTooLarge. A call is never retried by the pool,
-// because a tool may have side effects: a connection that broke is dropped, and the next
-// call starts the server again (one retry of the connect, then a *ServerError).
+// false for protocol errors (an unknown tool; Code holds the JSON-RPC code), for a
+// cancelled context, ErrUnknownServer, ErrClosed and ErrTooLarge. A retryable error of
+// CallTool does not say that the tool did not run: the pool never calls a tool again by
+// itself, since tools have side effects. A connection that broke is dropped, and the next
+// use starts the server again (one retry of the connect, then a *ServerError).
 //
 // # Limits
 //

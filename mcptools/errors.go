@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Errors a *ServerError may wrap, for errors.Is.
@@ -51,14 +52,22 @@ func IsRetryable(err error) bool {
 func classify(server, op string, err error, tooLarge bool) *ServerError {
 	se := &ServerError{Server: server, Op: op, Err: err}
 	var wire *jsonrpc.Error
+	isWire := errors.As(err, &wire)
 	switch {
 	case tooLarge:
 		se.Err = fmt.Errorf("%w: %v", ErrTooLarge, err)
-	case errors.As(err, &wire):
-		se.Code = wire.Code
 	case errors.Is(err, ErrClosed), errors.Is(err, context.Canceled):
+	case errors.Is(err, mcp.ErrConnectionClosed), isWire && transportCodes[wire.Code]:
+		se.Retryable = true
+	case isWire:
+		se.Code = wire.Code
 	default:
 		se.Retryable = true
 	}
 	return se
 }
+
+// transportCodes are the JSON-RPC error codes the SDK uses for a connection that closed
+// or a transport that refused a message (client closing, server closing, rejected by
+// transport): failures of the connection, not answers of the server.
+var transportCodes = map[int64]bool{-32003: true, -32004: true, -32005: true}

@@ -317,9 +317,7 @@ func (p *Pool) live(ctx context.Context, server string) (*live, *conn, error) {
 	if err == nil {
 		err = ctx.Err()
 	}
-	se := classify(server, "connect", err, false)
-	se.Retryable = ctx.Err() == nil
-	return nil, nil, se
+	return nil, nil, classify(server, "connect", err, false)
 }
 
 // connect starts (for stdio) and initialises one session.

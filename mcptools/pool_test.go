@@ -11,43 +11,56 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// triageBin is the example MCP server, built once by TestMain.
-var triageBin string
+// The example MCP server, built at the first test that needs it (fuzzing needs none).
+var (
+	buildOnce sync.Once
+	binDir    string
+	triageBin string
+	buildErr  error
+)
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "mcptools-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+// triage returns the path of the example server's binary.
+func triage(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "mcptools-test"); buildErr != nil {
+			return
+		}
+		triageBin = filepath.Join(binDir, "triage-tools")
+		build := exec.Command("go", "build", "-o", triageBin, "github.com/gateflow/gateflow/examples/mcp/triage-tools")
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building triage-tools: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	defer os.RemoveAll(dir)
-	triageBin = filepath.Join(dir, "triage-tools")
-	build := exec.Command("go", "build", "-o", triageBin, "github.com/gateflow/gateflow/examples/mcp/triage-tools")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building triage-tools: %v\n%s", err, out)
-		return 1
-	}
-	return m.Run()
+	return triageBin
 }
 
 // stdioServer declares the example server over stdio, counting its calls in a file.
 func stdioServer(t *testing.T) (Server, string) {
 	count := filepath.Join(t.TempDir(), "calls")
-	return Server{Name: "triage", Command: []string{triageBin, "--count-file", count}}, count
+	return Server{Name: "triage", Command: []string{triage(t), "--count-file", count}}, count
 }
 
 // httpServer starts the example server over streamable HTTP and declares it.
 func httpServer(t *testing.T) (Server, string) {
 	count := filepath.Join(t.TempDir(), "calls")
-	cmd := exec.Command(triageBin, "--http", "127.0.0.1:0", "--count-file", count)
+	cmd := exec.Command(triage(t), "--http", "127.0.0.1:0", "--count-file", count)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
