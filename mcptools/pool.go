@@ -265,14 +265,18 @@ func (p *Pool) do(ctx context.Context, server, op string, f func(*mcp.ClientSess
 	return se
 }
 
-// drop closes l if it is still the server's current session.
+// drop closes l if it is still the server's current session (whoever replaced it or
+// closed the pool closed it already).
 func (p *Pool) drop(c *conn, l *live) {
 	c.mu.Lock()
-	if c.cur == l {
+	current := c.cur == l
+	if current {
 		c.cur = nil
 	}
 	c.mu.Unlock()
-	_ = l.close(p.opts.StopGrace)
+	if current {
+		_ = l.close(p.opts.StopGrace)
+	}
 }
 
 // live returns the server's session, connecting when there is none or it died: one

@@ -210,3 +210,27 @@ func checkCalls(t *testing.T, p *Pool) {
 	// The call after all this still works: the connection was kept.
 	call(t, p, "recent_deploys", `{"service":"checkout"}`)
 }
+
+func TestConcurrentCalls(t *testing.T) {
+	s, count := stdioServer(t)
+	p := newPool(t, Options{}, s)
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := p.CallTool(testContext(t), "triage", "recent_deploys", json.RawMessage(fmt.Sprintf(`{"service":"search","limit":%d}`, i%5+1)))
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := countLines(t, count); len(got) != n {
+		t.Errorf("%d calls counted, want %d", len(got), n)
+	}
+	if pid := p.pid("triage"); pid == 0 {
+		t.Error("no process")
+	}
+}
