@@ -108,7 +108,13 @@ func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error)
 		return Response{}, err
 	}
 	svc := p.messages()
-	out, err := svc.New(ctx, anthropicParams(req))
+	var opts []option.RequestOption
+	if system := anthropicSystem(req); system != "" {
+		// The system prompt as a plain string, as the Messages API takes it and as it was
+		// sent before the SDK (whose System field is a list of text blocks).
+		opts = append(opts, option.WithJSONSet("system", system))
+	}
+	out, err := svc.New(ctx, anthropicParams(req), opts...)
 	if err != nil {
 		return Response{}, sdkError(ProviderAnthropic, err)
 	}
@@ -149,16 +155,6 @@ func anthropicParams(req Request) anthropic.MessageNewParams {
 	if params.MaxTokens <= 0 {
 		params.MaxTokens = DefaultAnthropicMaxTokens
 	}
-	system := req.System
-	if len(req.ResponseSchema) > 0 {
-		if system != "" {
-			system += "\n\n"
-		}
-		system += SchemaInstruction + string(req.ResponseSchema)
-	}
-	if system != "" {
-		params.System = []anthropic.TextBlockParam{{Text: system}}
-	}
 	var blocks []anthropic.ContentBlockParamUnion
 	user := false // whether blocks is a user message
 	flush := func() {
@@ -197,6 +193,19 @@ func anthropicParams(req Request) anthropic.MessageNewParams {
 		}
 	}
 	return params
+}
+
+// anthropicSystem is the system prompt: the request's, then the response schema's
+// instruction (the basic Messages API has no response_format).
+func anthropicSystem(req Request) string {
+	system := req.System
+	if len(req.ResponseSchema) > 0 {
+		if system != "" {
+			system += "\n\n"
+		}
+		system += SchemaInstruction + string(req.ResponseSchema)
+	}
+	return system
 }
 
 // anthropicBlocks is one conversation message as content blocks.
