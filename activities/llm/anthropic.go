@@ -212,6 +212,11 @@ func anthropicSystem(req Request) string {
 func anthropicBlocks(m Message) []anthropic.ContentBlockParamUnion {
 	switch m.Role {
 	case RoleTool:
+		if m.Text == "" {
+			// The API refuses empty text blocks: an empty result is a tool_result without content.
+			return []anthropic.ContentBlockParamUnion{{OfToolResult: &anthropic.ToolResultBlockParam{
+				ToolUseID: m.ToolCallID, IsError: anthropic.Bool(m.IsError)}}}
+		}
 		return []anthropic.ContentBlockParamUnion{anthropic.NewToolResultBlock(m.ToolCallID, m.Text, m.IsError)}
 	case RoleAssistant:
 		var out []anthropic.ContentBlockParamUnion

@@ -116,6 +116,19 @@ func TestAnthropicToolConversationWireFormat(t *testing.T) {
 	  "tool_choice": {"type": "any"}}`, srv.only(t).Body)
 }
 
+func TestAnthropicEmptyToolResult(t *testing.T) {
+	srv := newFakeServer(t, http.StatusOK, nil, anthropicOK)
+	req := Request{Model: "claude-sonnet-4", Prompt: "p", Tools: []Tool{{Name: "f"}}, Messages: []Message{
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "t1", Name: "f"}}}, ToolResult("t1", "", false)}}
+	_, err := NewAnthropic(AnthropicConfig{BaseURL: srv.URL}).Complete(context.Background(), req)
+	require.NoError(t, err)
+	var body struct{ Messages []json.RawMessage }
+	require.NoError(t, json.Unmarshal([]byte(srv.only(t).Body), &body))
+	require.Len(t, body.Messages, 3)
+	assert.JSONEq(t, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","is_error":false}]}`, string(body.Messages[2]),
+		"no empty text block, which the API refuses")
+}
+
 func TestAnthropicParallelToolUse(t *testing.T) {
 	srv := newFakeServer(t, http.StatusOK, nil, anthropicToolUse)
 	req := Request{Model: "claude-sonnet-4", Prompt: "Weather and time in SF?", ToolChoice: ToolAuto,
