@@ -23,11 +23,11 @@ type ScriptRule struct {
 	// of a conversation, 2 the call after the model's first answer (one assistant message
 	// in the request), and so on.
 	Turn int
-	// AfterTool, when set, makes the rule answer only a conversation that ends with the
-	// result of a call of this tool.
+	// AfterTool, when set, makes the rule answer only right after a result of this tool:
+	// one of the results that end the conversation (the previous turn's calls).
 	AfterTool string
-	// ResultMatch, when set, makes the rule answer only a conversation that ends with a
-	// tool result containing it.
+	// ResultMatch, when set, makes the rule answer only when one of the tool results that
+	// end the conversation contains it.
 	ResultMatch string
 	// Text is the answer's text.
 	Text string
@@ -115,12 +115,13 @@ func (s *Scripted) Complete(ctx context.Context, req Request) (Response, error) 
 
 // scriptCall is what rules match a call on.
 type scriptCall struct {
-	prompt     string   // the prompt, or the first user message
-	user       []string // the prompt and the user messages
-	turn       int      // 1 + the assistant messages
-	lastTool   string   // the tool whose result ends the conversation, if one does
-	lastResult string   // that result
-	text       string   // every text of the conversation, for the token count
+	prompt string   // the prompt, or the first user message
+	user   []string // the prompt and the user messages
+	turn   int      // 1 + the assistant messages
+	// results are the tool results that end the conversation (those of the last
+	// assistant message's calls), in order, and tools the tools they came from.
+	tools, results []string
+	text           string // every text of the conversation, for the token count
 }
 
 func scriptState(req Request) scriptCall {
@@ -129,7 +130,9 @@ func scriptState(req Request) scriptCall {
 	var text []string
 	for _, m := range req.Conversation() {
 		text = append(text, m.Text)
-		st.lastTool, st.lastResult = "", ""
+		if m.Role != RoleTool {
+			st.tools, st.results = nil, nil
+		}
 		switch m.Role {
 		case RoleUser:
 			st.user = append(st.user, m.Text)
@@ -140,7 +143,7 @@ func scriptState(req Request) scriptCall {
 				text = append(text, tc.Name, string(tc.Arguments))
 			}
 		case RoleTool:
-			st.lastTool, st.lastResult = names[m.ToolCallID], m.Text
+			st.tools, st.results = append(st.tools, names[m.ToolCallID]), append(st.results, m.Text)
 		}
 	}
 	if len(st.user) > 0 {
@@ -154,10 +157,10 @@ func (r ScriptRule) matches(st scriptCall) bool {
 	if r.Turn != 0 && r.Turn != st.turn {
 		return false
 	}
-	if r.AfterTool != "" && r.AfterTool != st.lastTool {
+	if r.AfterTool != "" && !slices.Contains(st.tools, r.AfterTool) {
 		return false
 	}
-	if r.ResultMatch != "" && (st.lastTool == "" && st.lastResult == "" || !strings.Contains(st.lastResult, r.ResultMatch)) {
+	if r.ResultMatch != "" && !slices.ContainsFunc(st.results, func(s string) bool { return strings.Contains(s, r.ResultMatch) }) {
 		return false
 	}
 	if len(st.user) == 0 {
@@ -176,10 +179,11 @@ func (st scriptCall) noMatch() error {
 		goRule += fmt.Sprintf(", Turn: %d", st.turn)
 		fileRule += fmt.Sprintf(", turn: %d", st.turn)
 	}
-	if st.lastTool != "" {
-		where += fmt.Sprintf(", after a result of tool %q", st.lastTool)
-		goRule += fmt.Sprintf(", AfterTool: %q", st.lastTool)
-		fileRule += fmt.Sprintf(", after_tool: %q", st.lastTool)
+	if n := len(st.tools); n > 0 {
+		last := st.tools[n-1]
+		where += fmt.Sprintf(", after a result of tool %q", last)
+		goRule += fmt.Sprintf(", AfterTool: %q", last)
+		fileRule += fmt.Sprintf(", after_tool: %q", last)
 	}
 	return fmt.Errorf("%s: no rule matches the prompt %q (%s); add one: llm.ScriptRule{%s, Text: \"...\"} in Go "+
 		"(llm.NewScripted, testsuite Env.ScriptAgent), or \"- {%s, text: ...}\" in the rules file (flow-worker --provider-rules)",

@@ -67,29 +67,35 @@ func TestParseScriptRules(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Len(t, got, len(tt.want))
-			for i := range tt.want {
-				w, g := tt.want[i], got[i]
-				assert.Equal(t, w.Match, g.Match)
-				assert.Equal(t, w.Text, g.Text)
-				assert.Equal(t, w.InputTokens, g.InputTokens)
-				assert.Equal(t, w.OutputTokens, g.OutputTokens)
-				assert.Equal(t, w.Turn, g.Turn)
-				assert.Equal(t, w.AfterTool, g.AfterTool)
-				assert.Equal(t, w.ResultMatch, g.ResultMatch)
-				assert.Equal(t, len(w.ToolCalls), len(g.ToolCalls))
-				for j := range min(len(w.ToolCalls), len(g.ToolCalls)) {
-					assert.Equal(t, w.ToolCalls[j].ID, g.ToolCalls[j].ID)
-					assert.Equal(t, w.ToolCalls[j].Name, g.ToolCalls[j].Name)
-					assert.Equal(t, string(w.ToolCalls[j].Arguments), string(g.ToolCalls[j].Arguments))
-				}
-				if w.CostUSD == nil {
-					assert.Nil(t, g.CostUSD)
-				} else if assert.NotNil(t, g.CostUSD) {
-					assert.True(t, w.CostUSD.Equal(*g.CostUSD), "cost %s", g.CostUSD)
-				}
-			}
+			assertRules(t, tt.want, got)
 		})
+	}
+}
+
+// assertRules compares rules field by field (costs as decimals, arguments as text).
+func assertRules(t *testing.T, want, got []ScriptRule) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		w, g := want[i], got[i]
+		assert.Equal(t, w.Match, g.Match)
+		assert.Equal(t, w.Text, g.Text)
+		assert.Equal(t, w.InputTokens, g.InputTokens)
+		assert.Equal(t, w.OutputTokens, g.OutputTokens)
+		assert.Equal(t, w.Turn, g.Turn)
+		assert.Equal(t, w.AfterTool, g.AfterTool)
+		assert.Equal(t, w.ResultMatch, g.ResultMatch)
+		assert.Equal(t, len(w.ToolCalls), len(g.ToolCalls))
+		for j := range min(len(w.ToolCalls), len(g.ToolCalls)) {
+			assert.Equal(t, w.ToolCalls[j].ID, g.ToolCalls[j].ID)
+			assert.Equal(t, w.ToolCalls[j].Name, g.ToolCalls[j].Name)
+			assert.Equal(t, string(w.ToolCalls[j].Arguments), string(g.ToolCalls[j].Arguments))
+		}
+		if w.CostUSD == nil {
+			assert.Nil(t, g.CostUSD)
+		} else if assert.NotNil(t, g.CostUSD) {
+			assert.True(t, w.CostUSD.Equal(*g.CostUSD), "cost %s", g.CostUSD)
+		}
 	}
 }
 

@@ -186,3 +186,23 @@ func TestScriptedToolCallErrors(t *testing.T) {
 	_, err = s.Complete(context.Background(), Request{Prompt: "bad args", Tools: []Tool{{Name: "f"}}})
 	assert.EqualError(t, err, `scripted: rule 2: tool call 1 ("f"): arguments: not a JSON object`)
 }
+
+func TestScriptedMatchesAnyResultOfTheLastTurn(t *testing.T) {
+	s := NewScripted(
+		ScriptRule{Turn: 1, ToolCalls: []ToolCall{{Name: "a"}, {Name: "b"}}},
+		ScriptRule{AfterTool: "a", ResultMatch: "from a", Text: "both seen"},
+	)
+	req := Request{Prompt: "p", Tools: []Tool{{Name: "a"}, {Name: "b"}}}
+	first, err := s.Complete(context.Background(), req)
+	require.NoError(t, err)
+	require.Len(t, first.ToolCalls, 2)
+	assert.Equal(t, []string{"call_1_1", "call_1_2"}, []string{first.ToolCalls[0].ID, first.ToolCalls[1].ID})
+	req.Messages = []Message{AssistantMessage(first), ToolResult("call_1_1", "from a", false), ToolResult("call_1_2", "from b", false)}
+	second, err := s.Complete(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, "both seen", second.Text, "a's result is not the last one, but one of the last turn's")
+
+	req.Messages = append(req.Messages, AssistantMessage(second), UserMessage("and now?"))
+	_, err = s.Complete(context.Background(), req)
+	assert.ErrorContains(t, err, "(turn 3); add one", "a user message after the results ends the match on them")
+}
