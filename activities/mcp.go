@@ -71,9 +71,6 @@ type MCPRead struct {
 	URI string `json:"uri"`
 }
 
-// ActivityName is MCPCallActivity.
-func (MCPCall) ActivityName() string { return MCPCallActivity }
-
 // Validate checks the call before it is dispatched: a server and a tool are named and
 // the arguments, if any, are a JSON object.
 func (c MCPCall) Validate() error {
@@ -92,8 +89,6 @@ func (c MCPCall) Validate() error {
 	}
 	return nil
 }
-
-var _ Spec = MCPCall{}
 
 // MCPActivities serve the MCP activities from a pool of servers; flow.NewWorker
 // registers them when its options declare MCP servers. A nil Pool refuses every call.

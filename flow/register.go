@@ -57,6 +57,7 @@ func runConfigOf(opts WorkerOptions, flows []Definition) (runConfig, error) {
 	}
 	cfg.gateTypes = gateActs.types
 	cfg.services, cfg.baseQueue = serviceNames(opts.Services), opts.TaskQueue // service.go
+	cfg.mcpServers = mcpServerNames(opts.MCPServers)                          // worker_mcp.go
 	if cfg.baseQueue == "" {
 		cfg.baseQueue = core.DefaultTaskQueue
 	}
@@ -104,5 +105,6 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	r.RegisterActivityWithOptions(withArtifacts(opts, shell), activity.RegisterOptions{Name: activities.ShellActivity}) // artifacts.go
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
+	registerMCP(r, opts) // worker_mcp.go
 	return nil
 }
