@@ -10,7 +10,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/gateflow/gateflow/artifacts"
 	"github.com/gateflow/gateflow/mcptools"
 )
 
@@ -39,9 +38,6 @@ const (
 	// mcptools.Result.
 	MCPToolErrorType = "gateflow.MCPToolError"
 )
-
-// mcpHeartbeatEvery is how often an MCP activity heartbeats while it waits for a server.
-const mcpHeartbeatEvery = time.Second
 
 // MCPCatalog is the input of MCPCatalogActivity: the servers whose tools to list.
 type MCPCatalog struct {
@@ -166,35 +162,9 @@ func mcpServerList(p *mcptools.Pool, servers []string) string {
 	return "mcp servers " + strings.Join(servers, ", ")
 }
 
-// mcpWait runs f, heartbeating every second (inside an activity) with a LiveOutput that
-// says what it waits for and for how long. It returns when f does or when ctx is done.
+// mcpWait runs f, heartbeating while it waits with what it waits for and how long.
 func mcpWait[T any](ctx context.Context, what string, f func() (*T, error)) (*T, error) {
-	type outcome struct {
-		v   *T
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		v, err := f()
-		done <- outcome{v, err}
-	}()
-	tick := time.NewTicker(mcpHeartbeatEvery)
-	defer tick.Stop()
-	attempt, start := 1, time.Now()
-	if id, ok := Identity(ctx); ok {
-		attempt = id.Attempt
-	}
-	for {
-		select {
-		case o := <-done:
-			return o.v, o.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-tick.C:
-			heartbeat(ctx, artifacts.LiveOutput{Attempt: attempt, At: time.Now(),
-				Progress: fmt.Sprintf("%s, %s", what, time.Since(start).Round(time.Second))})
-		}
-	}
+	return heartbeatWhile(ctx, func(waited time.Duration) string { return fmt.Sprintf("%s, %s", what, waited) }, f)
 }
 
 // mcpError maps a failure of the pool onto a Temporal application error.

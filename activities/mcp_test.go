@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,36 +17,14 @@ import (
 	"github.com/gateflow/gateflow/mcptools"
 )
 
-var (
-	triageOnce sync.Once
-	triageDir  string
-	triageBin  string
-	triageErr  error
-)
-
-// triageTools builds the example MCP server once for the package's tests.
-func triageTools(t *testing.T) string {
-	t.Helper()
-	triageOnce.Do(func() {
-		if triageDir, triageErr = os.MkdirTemp("", "activities-mcp"); triageErr != nil {
-			return
-		}
-		triageBin = filepath.Join(triageDir, "triage-tools")
-		out, err := exec.Command("go", "build", "-o", triageBin, "github.com/gateflow/gateflow/examples/mcp/triage-tools").CombinedOutput()
-		if err != nil {
-			triageErr = fmt.Errorf("building triage-tools: %w\n%s", err, out)
-		}
-	})
-	if triageErr != nil {
-		t.Fatal(triageErr)
-	}
-	return triageBin
-}
-
-// mcpActivities returns activities over the example server on stdio, and its count file.
+// mcpActivities returns activities over the example server, built into a temporary
+// directory and run over stdio, and the file that counts its tool calls.
 func mcpActivities(t *testing.T) (*MCPActivities, string) {
-	count := filepath.Join(t.TempDir(), "calls")
-	pool, err := mcptools.NewPool([]mcptools.Server{{Name: "triage", Command: []string{triageTools(t), "--count-file", count}}}, mcptools.Options{})
+	dir := t.TempDir()
+	bin, count := filepath.Join(dir, "triage-tools"), filepath.Join(dir, "calls")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/gateflow/gateflow/examples/mcp/triage-tools").CombinedOutput()
+	require.NoError(t, err, "building triage-tools: %s", out)
+	pool, err := mcptools.NewPool([]mcptools.Server{{Name: "triage", Command: []string{bin, "--count-file", count}}}, mcptools.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pool.Close() })
 	return &MCPActivities{Pool: pool}, count
@@ -155,12 +131,4 @@ func TestMCPServerGone(t *testing.T) {
 	app := appErr(t, err)
 	assert.Equal(t, MCPServerErrorType, app.Type())
 	assert.False(t, app.NonRetryable())
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if triageDir != "" {
-		_ = os.RemoveAll(triageDir)
-	}
-	os.Exit(code)
 }
