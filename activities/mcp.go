@@ -87,7 +87,8 @@ func (c MCPCall) Validate() error {
 }
 
 // MCPActivities serve the MCP activities from a pool of servers; flow.NewWorker
-// registers them when its options declare MCP servers. A nil Pool refuses every call.
+// registers them when its options declare MCP servers. A nil Pool refuses every call
+// (MCPProtocolErrorType).
 type MCPActivities struct {
 	Pool *mcptools.Pool
 }
@@ -150,7 +151,7 @@ func (a *MCPActivities) Read(ctx context.Context, in MCPRead) (mcptools.Resource
 
 func (a *MCPActivities) check() error {
 	if a == nil || a.Pool == nil {
-		return temporal.NewNonRetryableApplicationError("mcp: the worker declares no MCP servers", MCPProtocolErrorType, nil)
+		return temporal.NewNonRetryableApplicationError("mcp: the worker has no MCP server pool (declare WorkerOptions.MCPServers and start the worker)", MCPProtocolErrorType, nil)
 	}
 	return nil
 }

@@ -53,10 +53,11 @@ func (w *Worker) closeMCP() {
 	w.opts.mcp = nil
 }
 
-// registerMCP registers the MCP activities when opts have a pool (Worker.Start opens
-// it from MCPServers).
+// registerMCP registers the MCP activities when opts declare MCP servers, over the pool
+// Worker.Start opened. Registered elsewhere (RegisterActivities without Start, as
+// package testsuite does) they have no pool and refuse every call unless mocked.
 func registerMCP(r worker.ActivityRegistry, opts WorkerOptions) {
-	if opts.mcp == nil {
+	if len(opts.MCPServers) == 0 {
 		return
 	}
 	a := &activities.MCPActivities{Pool: opts.mcp}

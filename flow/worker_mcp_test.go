@@ -4,7 +4,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/mcptools"
 )
 
@@ -35,4 +39,23 @@ func TestWorkerMCPPoolLifetime(t *testing.T) {
 	assert.Nil(t, w.opts.mcp)
 	_, err := pool.ListTools(t.Context(), "triage")
 	assert.ErrorIs(t, err, mcptools.ErrClosed)
+}
+
+// namesRegistry keeps the names of what is registered.
+type namesRegistry struct{ names *[]string }
+
+func (namesRegistry) RegisterActivity(any) {}
+func (r namesRegistry) RegisterActivityWithOptions(_ any, o activity.RegisterOptions) {
+	*r.names = append(*r.names, o.Name)
+}
+func (namesRegistry) RegisterDynamicActivity(any, activity.DynamicRegisterOptions) {}
+
+func TestMCPActivitiesRegisteredWithServers(t *testing.T) {
+	var names []string
+	require.NoError(t, RegisterActivities(namesRegistry{&names}, WorkerOptions{Providers: map[string]llm.Provider{}}))
+	assert.NotContains(t, names, activities.MCPCallActivity, "no servers, no MCP activities")
+	names = nil
+	require.NoError(t, RegisterActivities(namesRegistry{&names}, WorkerOptions{Providers: map[string]llm.Provider{},
+		MCPServers: []mcptools.Server{{Name: "triage", Command: []string{"triage-tools"}}}}))
+	assert.Subset(t, names, []string{activities.MCPCatalogActivity, activities.MCPCallActivity, activities.MCPReadActivity})
 }
