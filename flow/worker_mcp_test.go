@@ -59,3 +59,8 @@ func TestMCPActivitiesRegisteredWithServers(t *testing.T) {
 		MCPServers: []mcptools.Server{{Name: "triage", Command: []string{"triage-tools"}}}}))
 	assert.Subset(t, names, []string{activities.MCPCatalogActivity, activities.MCPCallActivity, activities.MCPReadActivity})
 }
+
+func TestMCPCallIsAStepActivity(t *testing.T) {
+	assert.True(t, isStepActivity(activities.MCPCallActivity), "its retries are step.retrying events")
+	assert.False(t, isStepActivity(activities.MCPCatalogActivity))
+}
