@@ -98,6 +98,7 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	r.RegisterActivityWithOptions(cache.lookup, activity.RegisterOptions{Name: cacheLookupActivity})
 	r.RegisterActivityWithOptions(cache.put, activity.RegisterOptions{Name: cacheStoreActivity})
 	r.RegisterActivityWithOptions(triggerStartActivity, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
+	registerMCP(r, opts) // worker_mcp.go
 	shell, err := shellActivity(opts.ShellOutputBytes, opts.blobs != nil || opts.BlobURL != "")
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -105,6 +106,5 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	r.RegisterActivityWithOptions(withArtifacts(opts, shell), activity.RegisterOptions{Name: activities.ShellActivity}) // artifacts.go
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
-	registerMCP(r, opts) // worker_mcp.go
 	return nil
 }
