@@ -2,9 +2,14 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 )
 
 // DefaultAnthropicBaseURL is the Anthropic API's base URL.
@@ -64,80 +69,159 @@ func (p *Anthropic) Name() string { return ProviderAnthropic }
 // BaseURL returns the API root requests go to.
 func (p *Anthropic) BaseURL() string { return p.cfg.BaseURL }
 
-type anthropicMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type anthropicRequest struct {
-	Model     string             `json:"model"`
-	MaxTokens int                `json:"max_tokens"`
-	System    string             `json:"system,omitempty"`
-	Messages  []anthropicMessage `json:"messages"`
-}
-
-type anthropicResponse struct {
-	Model   string `json:"model"`
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	StopReason string `json:"stop_reason"`
-	Usage      struct {
-		InputTokens              int64 `json:"input_tokens"`
-		OutputTokens             int64 `json:"output_tokens"`
-		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	} `json:"usage"`
-}
-
 // SchemaInstruction is appended to the system prompt of an Anthropic call that has a
 // ResponseSchema (the basic Messages API has no response_format), followed by the schema.
 const SchemaInstruction = "Answer with only one JSON value that matches the JSON Schema below: " +
 	"no prose, no Markdown code fences.\nJSON Schema:\n"
 
-// Complete sends one Messages request. Input tokens include cache writes and cache reads.
-func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error) {
-	body := anthropicRequest{Model: req.Model, MaxTokens: req.MaxTokens, System: req.System,
-		Messages: []anthropicMessage{{Role: "user", Content: req.Prompt}}}
-	if body.MaxTokens <= 0 {
-		body.MaxTokens = DefaultAnthropicMaxTokens
+// messages returns the SDK's Messages service for this provider: no retries (gateflow's
+// activity retries own them), no settings read from the environment, the configured
+// anthropic-version, and wireCheck turning HTTP answers into gateflow's errors.
+func (p *Anthropic) messages() anthropic.MessageService {
+	client := p.cfg.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
 	}
-	if len(req.ResponseSchema) > 0 {
-		if body.System != "" {
-			body.System += "\n\n"
-		}
-		body.System += SchemaInstruction + string(req.ResponseSchema)
+	check := wireCheck{provider: ProviderAnthropic, apiKey: p.cfg.APIKey,
+		rateStatus: []int{http.StatusTooManyRequests, StatusOverloaded}}
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithBaseURL(p.cfg.BaseURL + "/"),
+		option.WithHTTPClient(client),
+		option.WithMaxRetries(0),
+		option.WithHeader("anthropic-version", p.cfg.Version),
+		option.WithMiddleware(check.middleware),
 	}
-	headers := map[string]string{"anthropic-version": p.cfg.Version}
 	if p.cfg.APIKey != "" {
-		headers["x-api-key"] = p.cfg.APIKey
+		// The x-api-key header, as the Messages API documents it and as before: this SDK's
+		// WithAPIKey sends the key as a Bearer token.
+		opts = append(opts, option.WithHeader("x-api-key", p.cfg.APIKey))
 	}
-	call := httpCall{provider: ProviderAnthropic, client: p.cfg.HTTPClient, url: p.cfg.BaseURL + "/v1/messages",
-		headers: headers, apiKey: p.cfg.APIKey, rateStatus: []int{http.StatusTooManyRequests, StatusOverloaded}}
-	data, err := call.post(ctx, body)
+	return anthropic.NewClient(opts...).Messages
+}
+
+// Complete sends one Messages request: the system prompt, the conversation (tool calls as
+// tool_use blocks, their results as tool_result blocks of the next user message), the
+// tools and tool_choice. Input tokens include cache writes and cache reads.
+func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error) {
+	if err := req.Validate(); err != nil {
+		return Response{}, err
+	}
+	svc := p.messages()
+	out, err := svc.New(ctx, anthropicParams(req))
 	if err != nil {
-		return Response{}, err
-	}
-	var out anthropicResponse
-	if err := decodeResponse(ProviderAnthropic, data, &out); err != nil {
-		return Response{}, err
+		return Response{}, sdkError(ProviderAnthropic, err)
 	}
 	var text strings.Builder
+	var calls []ToolCall
 	for _, block := range out.Content {
-		if block.Type == "text" {
+		switch block.Type {
+		case "text":
 			text.WriteString(block.Text)
+		case "tool_use":
+			call, err := modelToolCall(ProviderAnthropic, len(calls), block.ID, block.Name, block.Input)
+			if err != nil {
+				return Response{}, err
+			}
+			calls = append(calls, call)
 		}
 	}
 	u := out.Usage
 	res := Response{
 		Text:       text.String(),
+		ToolCalls:  calls,
 		Usage:      Usage{InputTokens: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, OutputTokens: u.OutputTokens},
-		Model:      out.Model,
-		StopReason: out.StopReason,
+		Model:      string(out.Model),
+		StopReason: string(out.StopReason),
 	}
+	res.Stop = stopKind(res.StopReason, len(calls))
 	if res.Model == "" {
 		res.Model = req.Model
 	}
 	return res, nil
+}
+
+// anthropicParams is req in the SDK's request types. Consecutive user and tool messages
+// go in one user message (the API alternates user and assistant turns): the results of
+// one turn's tool calls are the tool_result blocks of the next user message.
+func anthropicParams(req Request) anthropic.MessageNewParams {
+	params := anthropic.MessageNewParams{Model: anthropic.Model(req.Model), MaxTokens: int64(req.MaxTokens)}
+	if params.MaxTokens <= 0 {
+		params.MaxTokens = DefaultAnthropicMaxTokens
+	}
+	system := req.System
+	if len(req.ResponseSchema) > 0 {
+		if system != "" {
+			system += "\n\n"
+		}
+		system += SchemaInstruction + string(req.ResponseSchema)
+	}
+	if system != "" {
+		params.System = []anthropic.TextBlockParam{{Text: system}}
+	}
+	var blocks []anthropic.ContentBlockParamUnion
+	user := false // whether blocks is a user message
+	flush := func() {
+		switch {
+		case len(blocks) == 0:
+		case user:
+			params.Messages = append(params.Messages, anthropic.NewUserMessage(blocks...))
+		default:
+			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(blocks...))
+		}
+		blocks = nil
+	}
+	for _, m := range req.Conversation() {
+		if isUser := m.Role != RoleAssistant; isUser != user {
+			flush()
+			user = isUser
+		}
+		blocks = append(blocks, anthropicBlocks(m)...)
+	}
+	flush()
+	for _, t := range req.Tools {
+		tool := anthropic.ToolParam{Name: t.Name, InputSchema: anthropicSchema(t.Parameters)}
+		if t.Description != "" {
+			tool.Description = param.NewOpt(t.Description)
+		}
+		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tool})
+	}
+	if len(req.Tools) > 0 {
+		switch req.ToolChoice {
+		case ToolAuto:
+			params.ToolChoice.OfAuto = &anthropic.ToolChoiceAutoParam{}
+		case ToolNone:
+			params.ToolChoice.OfNone = &anthropic.ToolChoiceNoneParam{}
+		case ToolRequired:
+			params.ToolChoice.OfAny = &anthropic.ToolChoiceAnyParam{}
+		}
+	}
+	return params
+}
+
+// anthropicBlocks is one conversation message as content blocks.
+func anthropicBlocks(m Message) []anthropic.ContentBlockParamUnion {
+	switch m.Role {
+	case RoleTool:
+		return []anthropic.ContentBlockParamUnion{anthropic.NewToolResultBlock(m.ToolCallID, m.Text, m.IsError)}
+	case RoleAssistant:
+		var out []anthropic.ContentBlockParamUnion
+		if m.Text != "" {
+			out = append(out, anthropic.NewTextBlock(m.Text))
+		}
+		for _, tc := range m.ToolCalls {
+			out = append(out, anthropic.NewToolUseBlock(tc.ID, argumentsOrEmpty(tc.Arguments), tc.Name))
+		}
+		return out
+	}
+	return []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(m.Text)}
+}
+
+// anthropicSchema sends a tool's parameter schema as given: Override keeps it byte for
+// byte (the SDK's typed schema would re-encode it through maps).
+func anthropicSchema(schema json.RawMessage) anthropic.ToolInputSchemaParam {
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	return param.Override[anthropic.ToolInputSchemaParam](schema)
 }

@@ -35,8 +35,8 @@ func TestAnthropicCompleteWireFormat(t *testing.T) {
 	assert.Equal(t, "sk-ant-test", got.Header.Get("x-api-key"))
 	assert.Equal(t, "2023-06-01", got.Header.Get("anthropic-version"))
 	assert.Empty(t, got.Header.Get("Authorization"))
-	assert.JSONEq(t, `{"model":"claude-sonnet-4-20250514","max_tokens":300,"system":"Be brief.",
-		"messages":[{"role":"user","content":"Say hello"}]}`, got.Body)
+	assert.JSONEq(t, `{"model":"claude-sonnet-4-20250514","max_tokens":300,"system":[{"type":"text","text":"Be brief."}],
+		"messages":[{"role":"user","content":[{"type":"text","text":"Say hello"}]}]}`, got.Body)
 
 	assert.Equal(t, "Hello world", resp.Text, "text blocks only, in order")
 	assert.Equal(t, Usage{InputTokens: 150, OutputTokens: 50}, resp.Usage, "cache writes and reads count as input")
@@ -61,20 +61,20 @@ func TestAnthropicRequestShapes(t *testing.T) {
 	}{
 		{"max_tokens defaults to 1024, no system",
 			AnthropicConfig{}, Request{Model: "claude-3-5-haiku-latest", Prompt: "hi"},
-			`{"model":"claude-3-5-haiku-latest","max_tokens":1024,"messages":[{"role":"user","content":"hi"}]}`, "2023-06-01"},
+			`{"model":"claude-3-5-haiku-latest","max_tokens":1024,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`, "2023-06-01"},
 		{"custom version",
 			AnthropicConfig{Version: "2024-01-01"}, Request{Model: "claude-opus-4", Prompt: "hi", MaxTokens: 5},
-			`{"model":"claude-opus-4","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, "2024-01-01"},
+			`{"model":"claude-opus-4","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`, "2024-01-01"},
 		{"schema goes into the system prompt after the caller's",
 			AnthropicConfig{}, Request{Model: "claude-haiku-4-5", System: "You grade.", Prompt: "hi", ResponseSchema: json.RawMessage(schema)},
 			mustJSON(t, map[string]any{"model": "claude-haiku-4-5", "max_tokens": 1024,
-				"system":   "You grade.\n\n" + SchemaInstruction + schema,
-				"messages": []any{map[string]any{"role": "user", "content": "hi"}}}), "2023-06-01"},
+				"system":   textBlocks("You grade.\n\n" + SchemaInstruction + schema),
+				"messages": []any{map[string]any{"role": "user", "content": textBlocks("hi")}}}), "2023-06-01"},
 		{"schema alone is the system prompt",
 			AnthropicConfig{}, Request{Model: "claude-haiku-4-5", Prompt: "hi", ResponseSchema: json.RawMessage(schema)},
 			mustJSON(t, map[string]any{"model": "claude-haiku-4-5", "max_tokens": 1024,
-				"system":   SchemaInstruction + schema,
-				"messages": []any{map[string]any{"role": "user", "content": "hi"}}}), "2023-06-01"},
+				"system":   textBlocks(SchemaInstruction + schema),
+				"messages": []any{map[string]any{"role": "user", "content": textBlocks("hi")}}}), "2023-06-01"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +89,9 @@ func TestAnthropicRequestShapes(t *testing.T) {
 		})
 	}
 }
+
+// textBlocks is the SDK's wire form of a text: one text content block.
+func textBlocks(text string) []any { return []any{map[string]any{"type": "text", "text": text}} }
 
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()

@@ -1,11 +1,9 @@
 package llm
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,14 +26,24 @@ const (
 // maxResponseBytes bounds how much of a provider's response body is read.
 const maxResponseBytes = 32 << 20
 
-// Request is one provider-neutral model call: a system prompt and one user prompt.
+// Request is one provider-neutral model call: a system prompt, the conversation so far
+// (Prompt, then Messages) and the tools the model may call.
 type Request struct {
 	// Model is the provider's model name, e.g. "gpt-4o-mini" or "claude-sonnet-4-20250514".
 	Model string `json:"model"`
 	// System is the system prompt; empty means none.
 	System string `json:"system,omitempty"`
-	// Prompt is the user message. Required.
-	Prompt string `json:"prompt"`
+	// Prompt is the first user message. A single call sets only Prompt; a conversation
+	// may leave it empty and start Messages with a user message.
+	Prompt string `json:"prompt,omitempty"`
+	// Messages is the conversation after Prompt: user messages, the assistant's answers
+	// and tool calls, and the results of those calls. See Message.
+	Messages []Message `json:"messages,omitempty"`
+	// Tools are the tools the model may call, in the order given to the provider.
+	Tools []Tool `json:"tools,omitempty"`
+	// ToolChoice says whether the model must, may or must not call a tool; empty means
+	// ToolAuto. Ignored without Tools.
+	ToolChoice ToolChoice `json:"tool_choice,omitempty"`
 	// MaxTokens bounds the answer's length in tokens; zero means the provider's default.
 	MaxTokens int `json:"max_tokens,omitempty"`
 	// ResponseSchema is an optional JSON Schema (an object) the answer must follow.
@@ -53,14 +61,18 @@ func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
 
 // Response is what a provider answered.
 type Response struct {
-	// Text is the answer's text.
+	// Text is the answer's text (may be empty when the model only calls tools).
 	Text string `json:"text"`
+	// ToolCalls are the tools the model asks to call, in the order it gave them.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// Usage is the tokens the provider reported.
 	Usage Usage `json:"usage"`
 	// Model is the model that answered, as the provider names it (often a dated name).
 	Model string `json:"model"`
+	// Stop is why the model stopped, the same for every provider (StopEnd, StopToolUse, …).
+	Stop StopKind `json:"stop,omitempty"`
 	// StopReason is the provider's reason for stopping ("stop", "end_turn", "length",
-	// "max_tokens", …), as the provider spells it.
+	// "tool_calls", "tool_use", "max_tokens", …), as the provider spells it.
 	StopReason string `json:"stop_reason,omitempty"`
 	// CostUSD is set only when the provider itself reports what the call cost (for example
 	// OpenRouter's usage.cost); it then wins over the price table.
@@ -123,74 +135,6 @@ func (e *APIError) Error() string {
 func RetryableStatus(status int) bool {
 	return status >= 500 || status == http.StatusRequestTimeout || status == http.StatusConflict ||
 		status == http.StatusTooManyRequests
-}
-
-// httpCall is what a provider needs to POST one JSON request.
-type httpCall struct {
-	provider   string
-	client     *http.Client
-	url        string
-	headers    map[string]string
-	apiKey     string // only to scrub it from error messages
-	rateStatus []int  // statuses that mean "rate limited"
-}
-
-// post sends body as JSON and returns the 2xx response body, or a *RateLimitError or
-// *APIError. The API key never appears in a returned error.
-func (c httpCall) post(ctx context.Context, body any) ([]byte, error) {
-	payload, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("%s: encode request: %w", c.provider, err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(payload))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s", c.provider, c.scrub(err.Error()))
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	for k, v := range c.headers {
-		req.Header.Set(k, v)
-	}
-	client := c.client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, fmt.Errorf("%s: %w", c.provider, ctxErr)
-		}
-		return nil, &APIError{Provider: c.provider, Message: "request failed: " + c.scrub(err.Error()), Retryable: true}
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, fmt.Errorf("%s: %w", c.provider, ctxErr)
-		}
-		return nil, &APIError{Provider: c.provider, Status: resp.StatusCode,
-			Message: "read response: " + c.scrub(err.Error()), Retryable: true}
-	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return data, nil
-	}
-	msg := c.scrub(errorMessage(data, resp.StatusCode))
-	for _, s := range c.rateStatus {
-		if resp.StatusCode == s {
-			return nil, &RateLimitError{Provider: c.provider, Status: resp.StatusCode,
-				RetryAfter: RetryAfter(resp.Header, time.Now()), Message: msg}
-		}
-	}
-	return nil, &APIError{Provider: c.provider, Status: resp.StatusCode, Message: msg,
-		Retryable: RetryableStatus(resp.StatusCode)}
-}
-
-// scrub removes the API key from s.
-func (c httpCall) scrub(s string) string {
-	if c.apiKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.apiKey, "[redacted]")
 }
 
 // errorMessage extracts a provider's error message from an error body: {"error":
@@ -275,17 +219,4 @@ func envKey(keyVar, baseVar, base string) (string, error) {
 		return "", fmt.Errorf("llm: %s is not set (needed for %s; set %s to a local server to run without a key)", keyVar, where, baseVar)
 	}
 	return key, nil
-}
-
-// decodeResponse decodes a 2xx body, naming the provider in the error.
-func decodeResponse(provider string, data []byte, v any) error {
-	if err := json.Unmarshal(data, v); err != nil {
-		snippet := strings.TrimSpace(string(data))
-		if len(snippet) > 200 {
-			snippet = snippet[:200] + "…"
-		}
-		return &APIError{Provider: provider, Status: http.StatusOK,
-			Message: fmt.Sprintf("malformed response (%v): %s", err, snippet), Retryable: true}
-	}
-	return nil
 }
