@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gateflow/gateflow/runs"
+	"github.com/shopspring/decimal"
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/display"
@@ -36,15 +37,23 @@ func (c *Context) builtinCall(name string, spec activities.Spec, opts []StepOpti
 		}
 	case activities.Agent:
 		cl.kind = runs.KindAgent
-		limit := s.MaxBudgetUSD
-		if cl.opts.costLimit != nil {
-			limit = *cl.opts.costLimit
-		}
-		cl.costLimit = &limit
+		cl.costLimit = agentCostLimit(s.MaxBudgetUSD, cl.opts)
+	case activities.AgentTurn:
+		cl.kind = runs.KindAgent
+		cl.costLimit = agentCostLimit(s.MaxBudgetUSD, cl.opts)
 	default:
 		cl.kind = runs.KindActivity
 	}
 	return cl
+}
+
+// agentCostLimit is what an agent step or turn reserves: its budget, or the step's
+// CostLimit option; a paid step even when zero.
+func agentCostLimit(budget decimal.Decimal, o stepOptions) *decimal.Decimal {
+	if o.costLimit != nil {
+		budget = *o.costLimit
+	}
+	return &budget
 }
 
 func describeShell(res *activities.ShellResult) func() outcome {
