@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/internal/typeschema"
@@ -73,7 +74,7 @@ func ActivityTool(name string, activity any, opts ...ToolOption) Tool {
 	t := Tool{Name: name}
 	param, perr := toolParam(activity)
 	if perr == nil && param != nil {
-		t.Parameters = typeschema.For(param)
+		t.Parameters = toolSchema(param)
 	}
 	if perr == nil && param == nil && reflect.TypeOf(activity).Kind() == reflect.Func {
 		t.Parameters = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
@@ -101,6 +102,24 @@ func ActivityTool(name string, activity any, opts ...ToolOption) Tool {
 		return string(out), nil
 	}
 	return t
+}
+
+// toolSchema is the JSON Schema of arguments of type t (typeschema.For), its root an
+// object and not also null: providers want the parameters of a tool to be an object.
+func toolSchema(t reflect.Type) json.RawMessage {
+	doc := typeschema.For(t)
+	var m map[string]any
+	if json.Unmarshal(doc, &m) != nil {
+		return doc
+	}
+	if types, ok := m["type"].([]any); ok && slices.Contains(types, any("object")) {
+		m["type"] = "object"
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return doc
+	}
+	return out
 }
 
 // toolParam is the arguments' type of an activity function (nil when it takes none, or
