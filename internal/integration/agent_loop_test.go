@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/runs"
+	"github.com/gateflow/gateflow/testsuite"
 )
 
 // loopHostArgs are the arguments of the loop's lookup tool.
@@ -171,4 +173,11 @@ func TestAgentLoopFourTurnsWithActivityTools(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{`call_1_1="10.0.0.1"`, `call_1_2="10.0.0.2"`}, results)
+
+	// The loop is deterministic workflow code: its history replays (a worker that takes
+	// it over mid-loop goes on at the next turn, without calling the provider again).
+	file := filepath.Join(t.TempDir(), "history.json")
+	require.NoError(t, testsuite.RecordHistory(ctx, shared.tc, run.ID, file))
+	assert.NoError(t, testsuite.Replay(file, flow.WorkerOptions{}, agentLoopFlow))
+	assert.Len(t, srv.requests(), 4, "replaying calls no provider")
 }
