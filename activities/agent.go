@@ -192,9 +192,7 @@ func (a *AgentActivities) RunAgent(ctx context.Context, in Agent) (AgentResult, 
 	req := llm.Request{Model: in.Model, System: in.System, Prompt: in.Prompt, MaxTokens: in.MaxTokens,
 		ResponseSchema: in.ResponseSchema}
 	paid, err := a.paidCall(ctx, in.Provider, req, in.MaxBudgetUSD, in.WorstCaseUsage())
-	res := AgentResult{Text: paid.resp.Text, Usage: paid.resp.Usage, CostUSD: paid.cost, CostKnown: paid.costKnown,
-		Overshoot: paid.overshoot, Model: paid.model, Provider: paid.provider, StopReason: paid.resp.StopReason,
-		Attempt: paid.attempt, Duration: paid.duration}
+	res := paid.result()
 	if err != nil {
 		return res, paid.failure(err, res)
 	}
@@ -285,6 +283,13 @@ func (a *AgentActivities) paidCall(ctx context.Context, providerName string, req
 	}
 	paid.overshoot = hasBudget && paid.cost.GreaterThan(budget)
 	return paid, nil
+}
+
+// result is the call as an AgentResult (without JSON).
+func (p agentPaid) result() AgentResult {
+	return AgentResult{Text: p.resp.Text, Usage: p.resp.Usage, CostUSD: p.cost, CostKnown: p.costKnown,
+		Overshoot: p.overshoot, Model: p.model, Provider: p.provider, StopReason: p.resp.StopReason,
+		Attempt: p.attempt, Duration: p.duration}
 }
 
 // failure is the error paidCall returned, with details (the paid result) for an unpriced call.

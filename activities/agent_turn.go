@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/temporal"
@@ -58,19 +56,21 @@ func (t AgentTurn) Validate() error {
 	return err
 }
 
+// validate is Validate returning the compiled response schema. The model, the limits and
+// the schema are checked as an Agent's.
 func (t AgentTurn) validate() (*signals.Schema, error) {
-	if strings.TrimSpace(t.Model) == "" {
-		return nil, errors.New("agent turn: model is empty")
-	}
-	if len(t.Messages) == 0 {
+	schema, err := Agent{Prompt: "-", Model: t.Model, MaxTokens: t.MaxTokens, MaxBudgetUSD: t.MaxBudgetUSD,
+		ResponseSchema: t.ResponseSchema}.validate()
+	switch {
+	case err != nil:
+		return nil, err
+	case len(t.Messages) == 0:
 		return nil, errors.New("agent turn: the conversation is empty")
 	}
 	if err := t.request().Validate(); err != nil {
 		return nil, fmt.Errorf("agent turn: %w", err)
 	}
-	// The remaining checks are an Agent's (limits, response schema).
-	return Agent{Prompt: "-", Model: t.Model, MaxTokens: t.MaxTokens, MaxBudgetUSD: t.MaxBudgetUSD,
-		ResponseSchema: t.ResponseSchema}.validate()
+	return schema, nil
 }
 
 // request is the turn as a provider request.
@@ -85,36 +85,16 @@ func (t AgentTurn) WorstCaseUsage() llm.Usage {
 	return t.request().WorstCaseUsage(DefaultAgentMaxTokens)
 }
 
-// AgentTurnResult is what one turn produced.
+// AgentTurnResult is what one turn produced: the answer, priced, as an AgentResult (its
+// Text may be empty when the model only calls tools; JSON is set when the turn has a
+// ResponseSchema and the model answered without tool calls), and the tool calls.
 type AgentTurnResult struct {
-	// Text is the answer's text (may be empty when the model only calls tools).
-	Text string `json:"text"`
+	AgentResult
 	// ToolCalls are the tools the model asks to call, in its order.
 	ToolCalls []llm.ToolCall `json:"tool_calls,omitempty"`
-	// JSON is the final answer parsed as JSON, set when the turn has a ResponseSchema
-	// and the model answered without tool calls.
-	JSON json.RawMessage `json:"json,omitempty"`
-	// Stop is why the model stopped, provider-neutral; StopReason the provider's word.
-	Stop       llm.StopKind `json:"stop,omitempty"`
-	StopReason string       `json:"stop_reason,omitempty"`
-	// Usage, CostUSD, CostKnown, Overshoot, Model, Provider, Attempt and Duration are as
-	// in AgentResult.
-	Usage     llm.Usage       `json:"usage"`
-	CostUSD   decimal.Decimal `json:"cost_usd"`
-	CostKnown bool            `json:"cost_known"`
-	Overshoot bool            `json:"overshoot,omitempty"`
-	Model     string          `json:"model"`
-	Provider  string          `json:"provider"`
-	Attempt   int             `json:"attempt"`
-	Duration  time.Duration   `json:"duration"`
-}
-
-// StepCostUSD implements CostReporter.
-func (r AgentTurnResult) StepCostUSD() decimal.Decimal { return r.CostUSD }
-
-// StepTokens implements TokenReporter.
-func (r AgentTurnResult) StepTokens() (input, output int64) {
-	return r.Usage.InputTokens, r.Usage.OutputTokens
+	// Stop is why the model stopped, provider-neutral (AgentResult.StopReason is the
+	// provider's word).
+	Stop llm.StopKind `json:"stop,omitempty"`
 }
 
 // RunAgentTurn is the agent turn activity: one provider call of the conversation, paid
@@ -125,10 +105,7 @@ func (a *AgentActivities) RunAgentTurn(ctx context.Context, in AgentTurn) (Agent
 		return AgentTurnResult{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidStepErrorType, nil)
 	}
 	paid, err := a.paidCall(ctx, in.Provider, in.request(), in.MaxBudgetUSD, in.WorstCaseUsage())
-	res := AgentTurnResult{Text: paid.resp.Text, ToolCalls: paid.resp.ToolCalls, Stop: paid.resp.Stop,
-		StopReason: paid.resp.StopReason, Usage: paid.resp.Usage, CostUSD: paid.cost, CostKnown: paid.costKnown,
-		Overshoot: paid.overshoot, Model: paid.model, Provider: paid.provider, Attempt: paid.attempt,
-		Duration: paid.duration}
+	res := AgentTurnResult{AgentResult: paid.result(), ToolCalls: paid.resp.ToolCalls, Stop: paid.resp.Stop}
 	if err != nil {
 		return res, paid.failure(err, res)
 	}

@@ -59,7 +59,7 @@ func TestAgentTurnRefusesOverBudgetBeforeCalling(t *testing.T) {
 }
 
 func TestAgentTurnValidate(t *testing.T) {
-	require.ErrorContains(t, AgentTurn{Messages: []llm.Message{llm.UserMessage("x")}}.Validate(), "model is empty")
+	require.ErrorContains(t, AgentTurn{Messages: []llm.Message{llm.UserMessage("x")}}.Validate(), "agent: model is empty")
 	require.ErrorContains(t, AgentTurn{Model: "m"}.Validate(), "conversation is empty")
 	require.NoError(t, turnInput().Validate())
 	in := turnInput()

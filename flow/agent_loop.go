@@ -277,10 +277,10 @@ func describeAgentTurn(res *activities.AgentTurnResult) func() outcome {
 
 // result is the loop's result from its final answer.
 func (l *agentRun) result(final activities.AgentTurnResult, lim AgentLimit) AgentLoopResult {
-	return AgentLoopResult{AgentResult: activities.AgentResult{Text: final.Text, JSON: final.JSON,
-		Usage: llm.Usage{InputTokens: l.tokens.Input, OutputTokens: l.tokens.Output}, CostUSD: l.spent,
-		CostKnown: final.CostKnown, Model: final.Model, Provider: final.Provider, StopReason: final.StopReason,
-		Attempt: final.Attempt}, Turns: l.turns, ToolCalls: l.calls, Messages: l.msgs, LimitReached: lim}
+	res := final.AgentResult
+	res.Usage = llm.Usage{InputTokens: l.tokens.Input, OutputTokens: l.tokens.Output}
+	res.CostUSD, res.Overshoot, res.Duration = l.spent, false, 0
+	return AgentLoopResult{AgentResult: res, Turns: l.turns, ToolCalls: l.calls, Messages: l.msgs, LimitReached: lim}
 }
 
 // finish ends the agent step: its record holds the sums of the turns (the run's totals

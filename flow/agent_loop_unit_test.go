@@ -59,8 +59,8 @@ func toolCall(id, name, args string) llm.ToolCall {
 }
 
 func turnAnswer(text string, calls ...llm.ToolCall) activities.AgentTurnResult {
-	return activities.AgentTurnResult{Text: text, ToolCalls: calls, Usage: llm.Usage{InputTokens: 100, OutputTokens: 10},
-		CostUSD: dec("0.25"), CostKnown: true, Model: "m", Attempt: 1}
+	return activities.AgentTurnResult{AgentResult: activities.AgentResult{Text: text, Usage: llm.Usage{InputTokens: 100, OutputTokens: 10},
+		CostUSD: dec("0.25"), CostKnown: true, Model: "m", Attempt: 1}, ToolCalls: calls}
 }
 
 func hostTools(extra ...Tool) []Tool {
