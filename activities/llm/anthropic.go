@@ -108,7 +108,13 @@ func (p *Anthropic) Complete(ctx context.Context, req Request) (Response, error)
 		return Response{}, err
 	}
 	svc := p.messages()
-	out, err := svc.New(ctx, anthropicParams(req))
+	var opts []option.RequestOption
+	if system := anthropicSystem(req); system != "" {
+		// The system prompt as a plain string, as the Messages API takes it and as it was
+		// sent before the SDK (whose System field is a list of text blocks).
+		opts = append(opts, option.WithJSONSet("system", system))
+	}
+	out, err := svc.New(ctx, anthropicParams(req), opts...)
 	if err != nil {
 		return Response{}, sdkError(ProviderAnthropic, err)
 	}
@@ -148,16 +154,6 @@ func anthropicParams(req Request) anthropic.MessageNewParams {
 	params := anthropic.MessageNewParams{Model: anthropic.Model(req.Model), MaxTokens: int64(req.MaxTokens)}
 	if params.MaxTokens <= 0 {
 		params.MaxTokens = DefaultAnthropicMaxTokens
-	}
-	system := req.System
-	if len(req.ResponseSchema) > 0 {
-		if system != "" {
-			system += "\n\n"
-		}
-		system += SchemaInstruction + string(req.ResponseSchema)
-	}
-	if system != "" {
-		params.System = []anthropic.TextBlockParam{{Text: system}}
 	}
 	var blocks []anthropic.ContentBlockParamUnion
 	user := false // whether blocks is a user message
@@ -199,10 +195,28 @@ func anthropicParams(req Request) anthropic.MessageNewParams {
 	return params
 }
 
+// anthropicSystem is the system prompt: the request's, then the response schema's
+// instruction (the basic Messages API has no response_format).
+func anthropicSystem(req Request) string {
+	system := req.System
+	if len(req.ResponseSchema) > 0 {
+		if system != "" {
+			system += "\n\n"
+		}
+		system += SchemaInstruction + string(req.ResponseSchema)
+	}
+	return system
+}
+
 // anthropicBlocks is one conversation message as content blocks.
 func anthropicBlocks(m Message) []anthropic.ContentBlockParamUnion {
 	switch m.Role {
 	case RoleTool:
+		if m.Text == "" {
+			// The API refuses empty text blocks: an empty result is a tool_result without content.
+			return []anthropic.ContentBlockParamUnion{{OfToolResult: &anthropic.ToolResultBlockParam{
+				ToolUseID: m.ToolCallID, IsError: anthropic.Bool(m.IsError)}}}
+		}
 		return []anthropic.ContentBlockParamUnion{anthropic.NewToolResultBlock(m.ToolCallID, m.Text, m.IsError)}
 	case RoleAssistant:
 		var out []anthropic.ContentBlockParamUnion

@@ -35,7 +35,7 @@ func TestAnthropicCompleteWireFormat(t *testing.T) {
 	assert.Equal(t, "sk-ant-test", got.Header.Get("x-api-key"))
 	assert.Equal(t, "2023-06-01", got.Header.Get("anthropic-version"))
 	assert.Empty(t, got.Header.Get("Authorization"))
-	assert.JSONEq(t, `{"model":"claude-sonnet-4-20250514","max_tokens":300,"system":[{"type":"text","text":"Be brief."}],
+	assert.JSONEq(t, `{"model":"claude-sonnet-4-20250514","max_tokens":300,"system":"Be brief.",
 		"messages":[{"role":"user","content":[{"type":"text","text":"Say hello"}]}]}`, got.Body)
 
 	assert.Equal(t, "Hello world", resp.Text, "text blocks only, in order")
@@ -68,12 +68,12 @@ func TestAnthropicRequestShapes(t *testing.T) {
 		{"schema goes into the system prompt after the caller's",
 			AnthropicConfig{}, Request{Model: "claude-haiku-4-5", System: "You grade.", Prompt: "hi", ResponseSchema: json.RawMessage(schema)},
 			mustJSON(t, map[string]any{"model": "claude-haiku-4-5", "max_tokens": 1024,
-				"system":   textBlocks("You grade.\n\n" + SchemaInstruction + schema),
+				"system":   "You grade.\n\n" + SchemaInstruction + schema,
 				"messages": []any{map[string]any{"role": "user", "content": textBlocks("hi")}}}), "2023-06-01"},
 		{"schema alone is the system prompt",
 			AnthropicConfig{}, Request{Model: "claude-haiku-4-5", Prompt: "hi", ResponseSchema: json.RawMessage(schema)},
 			mustJSON(t, map[string]any{"model": "claude-haiku-4-5", "max_tokens": 1024,
-				"system":   textBlocks(SchemaInstruction + schema),
+				"system":   SchemaInstruction + schema,
 				"messages": []any{map[string]any{"role": "user", "content": textBlocks("hi")}}}), "2023-06-01"},
 	}
 	for _, tt := range tests {

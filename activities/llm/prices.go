@@ -95,6 +95,35 @@ func (t PriceTable) Lookup(model string) (Price, bool) {
 	return t[best], true
 }
 
+// TurnCost is what one model call (a turn) cost: the provider's reported cost when it
+// gave one, else resp.Usage at the price of the model asked for, else at the price of the
+// model that answered (often a dated name). ok is false when none of those is known.
+func (t PriceTable) TurnCost(requested string, resp Response) (cost decimal.Decimal, ok bool) {
+	if resp.CostUSD != nil {
+		return *resp.CostUSD, true
+	}
+	p, ok := t.Lookup(requested)
+	if !ok && resp.Model != "" {
+		p, ok = t.Lookup(resp.Model)
+	}
+	if !ok {
+		return decimal.Zero, false
+	}
+	return p.Cost(resp.Usage), true
+}
+
+// WorstCase is the most one call of req can cost, to reserve before making it:
+// req.WorstCaseUsage(defaultMaxTokens) (all of the output tokens, the input estimated) at
+// the price of req.Model. ok is false when the model has no price.
+func (t PriceTable) WorstCase(req Request, defaultMaxTokens int) (cost decimal.Decimal, usage Usage, ok bool) {
+	usage = req.WorstCaseUsage(defaultMaxTokens)
+	p, ok := t.Lookup(req.Model)
+	if !ok {
+		return decimal.Zero, usage, false
+	}
+	return p.Cost(usage), usage, true
+}
+
 // Merge returns a new table with t's entries overridden and extended by other's.
 func (t PriceTable) Merge(other PriceTable) PriceTable {
 	out := make(PriceTable, len(t)+len(other))

@@ -163,3 +163,41 @@ func TestLoadPricesErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "missing.json")
 }
+
+func TestTurnCostAndWorstCase(t *testing.T) {
+	prices := DefaultPrices()
+	reported := decimal.RequireFromString("0.000615")
+	tests := []struct {
+		name, requested string
+		resp            Response
+		want            string // "" means unknown
+	}{
+		{"reported cost wins", "gpt-4o", Response{Usage: Usage{InputTokens: 1000}, CostUSD: &reported}, "0.000615"},
+		{"requested model's price", "gpt-4o", Response{Model: "gpt-4o-2024-05-13", Usage: Usage{InputTokens: 1000, OutputTokens: 100}},
+			"0.0035"}, // 1000×2.50/1e6 + 100×10/1e6, not the dated snapshot's price
+		{"answering model's price", "my-alias", Response{Model: "claude-sonnet-4-20250514", Usage: Usage{InputTokens: 472, OutputTokens: 91}},
+			"0.002781"},
+		{"unpriced", "my-alias", Response{Model: "other", Usage: Usage{InputTokens: 1}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cost, ok := prices.TurnCost(tt.requested, tt.resp)
+			if tt.want == "" {
+				assert.False(t, ok)
+				assert.True(t, cost.IsZero())
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tt.want, cost.String())
+		})
+	}
+
+	req := Request{Model: "claude-sonnet-4", System: "12345678", Prompt: "1234", Tools: []Tool{{Name: "f"}}}
+	cost, usage, ok := prices.WorstCase(req, 1000)
+	require.True(t, ok)
+	assert.Equal(t, Usage{InputTokens: 4, OutputTokens: 1000}, usage, "ceil(13/4) input, the default max tokens")
+	assert.Equal(t, "0.015012", cost.String(), "4×3/1e6 + 1000×15/1e6")
+	_, usage, ok = prices.WorstCase(Request{Model: "unknown", MaxTokens: 5}, 1000)
+	assert.False(t, ok)
+	assert.Equal(t, int64(5), usage.OutputTokens)
+}

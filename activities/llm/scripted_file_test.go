@@ -45,6 +45,18 @@ func TestParseScriptRules(t *testing.T) {
 		{name: "tokens not a number", src: "- text: a\n  output_tokens: many\n", wantErr: "rule 1: line 2: output_tokens: want a whole number"},
 		{name: "bad cost", src: "- text: a\n  cost_usd: cheap\n", wantErr: "rule 1: line 2: cost_usd:"},
 		{name: "negative cost", src: "- text: a\n  cost_usd: \"-1\"\n", wantErr: "rule 1: line 2: cost_usd: is negative"},
+		{name: "tool calls without text", src: "- turn: 2\n  after_tool: a\n  result_match: ok\n  tool_calls: [{name: b, arguments: {x: [1, \"y\"]}, id: c7}, {name: a}]\n",
+			want: []ScriptRule{{Turn: 2, AfterTool: "a", ResultMatch: "ok", ToolCalls: []ToolCall{
+				{ID: "c7", Name: "b", Arguments: []byte(`{"x":[1,"y"]}`)}, {Name: "a"}}}}},
+		{name: "neither text nor tool calls", src: "- turn: 1\n", wantErr: "rule 1: text is missing or empty (the answer), and there are no tool_calls"},
+		{name: "negative turn", src: "- text: a\n  turn: -1\n", wantErr: "rule 1: line 2: turn: want a turn number"},
+		{name: "tool calls not a list", src: "- tool_calls: a\n", wantErr: "rule 1: line 1: tool_calls: want a list of calls"},
+		{name: "empty tool calls", src: "- tool_calls: []\n", wantErr: "tool_calls: want a list of calls"},
+		{name: "tool call not a mapping", src: "- tool_calls: [a]\n", wantErr: "tool_calls: call 1 (line 1): want a mapping"},
+		{name: "tool call without name", src: "- tool_calls: [{id: x}]\n", wantErr: "call 1 (line 1): name is missing"},
+		{name: "bad tool name", src: "- tool_calls: [{name: \"a b\"}]\n", wantErr: `call 1 (line 1): name: tool name "a b"`},
+		{name: "unknown tool call field", src: "- tool_calls: [{name: a, args: {}}]\n", wantErr: `unknown field "args" (want name, arguments, id)`},
+		{name: "arguments not a mapping", src: "- tool_calls: [{name: a, arguments: [1]}]\n", wantErr: "arguments: want a mapping"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,20 +67,35 @@ func TestParseScriptRules(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Len(t, got, len(tt.want))
-			for i := range tt.want {
-				w, g := tt.want[i], got[i]
-				assert.Equal(t, w.Match, g.Match)
-				assert.Equal(t, w.Text, g.Text)
-				assert.Equal(t, w.InputTokens, g.InputTokens)
-				assert.Equal(t, w.OutputTokens, g.OutputTokens)
-				if w.CostUSD == nil {
-					assert.Nil(t, g.CostUSD)
-				} else if assert.NotNil(t, g.CostUSD) {
-					assert.True(t, w.CostUSD.Equal(*g.CostUSD), "cost %s", g.CostUSD)
-				}
-			}
+			assertRules(t, tt.want, got)
 		})
+	}
+}
+
+// assertRules compares rules field by field (costs as decimals, arguments as text).
+func assertRules(t *testing.T, want, got []ScriptRule) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		w, g := want[i], got[i]
+		assert.Equal(t, w.Match, g.Match)
+		assert.Equal(t, w.Text, g.Text)
+		assert.Equal(t, w.InputTokens, g.InputTokens)
+		assert.Equal(t, w.OutputTokens, g.OutputTokens)
+		assert.Equal(t, w.Turn, g.Turn)
+		assert.Equal(t, w.AfterTool, g.AfterTool)
+		assert.Equal(t, w.ResultMatch, g.ResultMatch)
+		assert.Equal(t, len(w.ToolCalls), len(g.ToolCalls))
+		for j := range min(len(w.ToolCalls), len(g.ToolCalls)) {
+			assert.Equal(t, w.ToolCalls[j].ID, g.ToolCalls[j].ID)
+			assert.Equal(t, w.ToolCalls[j].Name, g.ToolCalls[j].Name)
+			assert.Equal(t, string(w.ToolCalls[j].Arguments), string(g.ToolCalls[j].Arguments))
+		}
+		if w.CostUSD == nil {
+			assert.Nil(t, g.CostUSD)
+		} else if assert.NotNil(t, g.CostUSD) {
+			assert.True(t, w.CostUSD.Equal(*g.CostUSD), "cost %s", g.CostUSD)
+		}
 	}
 }
 
@@ -83,4 +110,29 @@ func TestLoadScriptRules(t *testing.T) {
 	_, err = LoadScriptRules(filepath.Join(t.TempDir(), "missing.yaml"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "missing.yaml")
+}
+
+// TestScriptRulesFileToolLoop runs the tool loop of LoadScriptRules's documentation.
+func TestScriptRulesFileToolLoop(t *testing.T) {
+	src := `
+- match: "Triage"
+  turn: 1
+  tool_calls:
+    - name: disk_usage
+      arguments: {host: db-1}
+- match: "Triage"
+  after_tool: disk_usage
+  result_match: "100%"
+  tool_calls: [{name: restart, arguments: {service: db}, id: call_restart}]
+- match: "Triage"
+  after_tool: restart
+  text: "Disk was full; db restarted."
+`
+	rules, err := ParseScriptRules("rules.yaml", []byte(src))
+	require.NoError(t, err)
+	turns := runLoop(t, NewScripted(rules...), map[string]string{"disk_usage": "/var 100%", "restart": "ok"})
+	require.Len(t, turns, 3)
+	assert.Equal(t, `{"host":"db-1"}`, string(turns[0].ToolCalls[0].Arguments))
+	assert.Equal(t, "call_restart", turns[1].ToolCalls[0].ID)
+	assert.Equal(t, "Disk was full; db restarted.", turns[2].Text)
 }
