@@ -178,6 +178,8 @@ func TestAgentLoopRefusesBadToolsBeforeAnyModelCall(t *testing.T) {
 	for name, tools := range map[string][]Tool{
 		"duplicate": hostTools(ActivityTool("lookup", uptime)),
 		"bad name":  {ActivityTool("look up", uptime)},
+		"two args":  {ActivityTool("two", func(context.Context, int, int) error { return nil })},
+		"bad param": {ShellTool("sh", activities.Shell{Command: "true"}, []ToolParam{{Name: "1x"}})},
 	} {
 		t.Run(name, func(t *testing.T) {
 			a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"}, Tools: tools}
@@ -285,4 +287,33 @@ func TestAgentLoopThinkRefusesTools(t *testing.T) {
 	require.Error(t, env.GetWorkflowError())
 	assert.Contains(t, env.GetWorkflowError().Error(), "think mode takes no tools")
 	assert.Empty(t, turns.all())
+}
+
+func TestAgentLoopShellToolTakesDeclaredParametersOnly(t *testing.T) {
+	tmpl := activities.Shell{Command: `df -h "$MOUNT"`, Env: map[string]string{"LC_ALL": "C"}}
+	disk := ShellTool("disk", tmpl, []ToolParam{{Name: "MOUNT", Description: "a mount point", Required: true}})
+	assert.JSONEq(t, `{"type":"object","properties":{"MOUNT":{"type":"string","description":"a mount point"}},
+		"required":["MOUNT"],"additionalProperties":false}`, string(disk.Parameters))
+	f := loopFlow(AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"}, Tools: []Tool{disk}})
+	env := newUnitEnv(t, runConfig{}, f)
+	shells := mockShell(env, func(activities.Shell) (activities.ShellResult, error) {
+		return activities.ShellResult{Stdout: "97% used", Attempt: 1}, nil
+	})
+	turns := mockTurns(env, func(n int, _ activities.AgentTurn) (activities.AgentTurnResult, error) {
+		if n == 1 {
+			return turnAnswer("", toolCall("c1", "disk", `{"MOUNT":"/"}`), toolCall("c2", "disk", `{"MOUNT":"/","CMD":"rm"}`),
+				toolCall("c3", "disk", `{}`), toolCall("c4", "disk", `{"MOUNT":1}`)), nil
+		}
+		return turnAnswer("full"), nil
+	})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, shells.all(), 1, "only the well-formed call runs")
+	assert.Equal(t, map[string]string{"LC_ALL": "C", "MOUNT": "/"}, shells.all()[0].Env)
+	assert.Equal(t, map[string]string{"LC_ALL": "C"}, tmpl.Env, "the template is not changed")
+	res := turns.all()[1].Messages[2:]
+	assert.Equal(t, llm.ToolResult("c1", "97% used", false), res[0])
+	assert.Contains(t, res[1].Text, `unknown parameter "CMD"`)
+	assert.Contains(t, res[2].Text, "missing parameter MOUNT")
+	assert.Contains(t, res[3].Text, `parameter "MOUNT" is not a string`)
 }

@@ -30,6 +30,8 @@ type Tool struct {
 	// returns the text the model receives. Arguments that do not fit the tool are a
 	// *ToolArgumentsError (always sent back to the model, even for a fatal tool).
 	Run func(ctx *Context, step string, args json.RawMessage) (string, error)
+	// err is what is wrong with the tool as made: the agent step fails before any turn.
+	err error
 }
 
 // ToolOption configures a tool made by ActivityTool.
@@ -71,8 +73,8 @@ func (e *ToolArgumentsError) Unwrap() error { return e.Err }
 // arguments as JSON; give their schema with ToolParameters. The model receives the
 // activity's result as JSON.
 func ActivityTool(name string, activity any, opts ...ToolOption) Tool {
-	t := Tool{Name: name}
 	param, perr := toolParam(activity)
+	t := Tool{Name: name, err: perr}
 	if perr == nil && param != nil {
 		t.Parameters = toolSchema(param)
 	}
@@ -88,9 +90,6 @@ func ActivityTool(name string, activity any, opts ...ToolOption) Tool {
 		t.Parameters = json.RawMessage(`{"type":"object"}`)
 	}
 	t.Run = func(ctx *Context, step string, raw json.RawMessage) (string, error) {
-		if perr != nil {
-			return "", perr
-		}
 		args, err := toolArgs(name, param, activity, raw)
 		if err != nil {
 			return "", err
@@ -186,6 +185,8 @@ func llmTools(tools []Tool) ([]llm.Tool, error) {
 			return nil, fmt.Errorf("agent: tool %q is granted twice", t.Name)
 		case t.Run == nil:
 			return nil, fmt.Errorf("agent: tool %q has no Run", t.Name)
+		case t.err != nil:
+			return nil, fmt.Errorf("agent: tool %q: %w", t.Name, t.err)
 		}
 		seen[t.Name] = true
 		out[i] = llm.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
