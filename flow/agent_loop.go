@@ -306,6 +306,7 @@ func (l *agentRun) finish(res AgentLoopResult, err error) error {
 func (l *agentRun) callTools(calls []llm.ToolCall) error {
 	results := make([]llm.Message, len(calls))
 	fatal := make([]error, len(calls))
+	before := len(l.c.run.state.Steps)
 	for start := 0; start < len(calls); start += AgentToolParallelism {
 		end := min(start+AgentToolParallelism, len(calls))
 		wg := workflow.NewWaitGroup(l.c.wctx)
@@ -319,6 +320,7 @@ func (l *agentRun) callTools(calls []llm.ToolCall) error {
 		wg.Wait(l.c.wctx)
 	}
 	l.calls += len(calls)
+	l.chargeTools(before)
 	for _, err := range fatal {
 		if err != nil {
 			return err
@@ -326,6 +328,20 @@ func (l *agentRun) callTools(calls []llm.ToolCall) error {
 	}
 	l.msgs = append(l.msgs, results...)
 	return nil
+}
+
+// chargeTools adds what the tool steps recorded from index from on cost (a paid activity,
+// a child) to what the loop spent: they draw on its cost cap.
+func (l *agentRun) chargeTools(from int) {
+	for _, r := range l.c.run.state.Steps[from:] {
+		if r.Branch != l.sub.scope {
+			continue
+		}
+		l.spent = l.spent.Add(r.CostUSD)
+		if r.Tokens != nil {
+			l.tokens = addTokens(l.tokens, *r.Tokens)
+		}
+	}
 }
 
 // callTool runs one tool call: its result for the model, or the error of a fatal tool.

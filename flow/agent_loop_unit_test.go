@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -316,4 +317,40 @@ func TestAgentLoopShellToolTakesDeclaredParametersOnly(t *testing.T) {
 	assert.Contains(t, res[1].Text, `unknown parameter "CMD"`)
 	assert.Contains(t, res[2].Text, "missing parameter MOUNT")
 	assert.Contains(t, res[3].Text, `parameter "MOUNT" is not a string`)
+}
+
+// paidLookup is a tool activity that reports its cost.
+type paidLookup struct {
+	IP   string          `json:"ip"`
+	Cost decimal.Decimal `json:"cost"`
+}
+
+func (p paidLookup) StepCostUSD() decimal.Decimal { return p.Cost }
+
+func lookupPaid(_ context.Context, in hostArgs) (paidLookup, error) {
+	return paidLookup{IP: "ip-" + in.Host, Cost: decimal.RequireFromString("0.1")}, nil
+}
+
+func TestAgentLoopPaidToolsDrawOnTheLoopBudget(t *testing.T) {
+	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m", MaxBudgetUSD: dec("0.7")},
+		Tools: []Tool{ActivityTool("lookup", lookupPaid)}}
+	f := loopFlow(a)
+	env := newUnitEnv(t, runConfig{}, f)
+	env.RegisterActivity(lookupPaid)
+	turns := mockTurns(env, func(n int, in activities.AgentTurn) (activities.AgentTurnResult, error) {
+		if n == 1 {
+			return turnAnswer("", toolCall("c1", "lookup", `{"host":"a"}`), toolCall("c2", "lookup", `{"host":"b"}`)), nil
+		}
+		return turnAnswer("ok"), nil
+	})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+	var out string
+	require.NoError(t, env.GetWorkflowResult(&out))
+	assert.Equal(t, `ok (2 turns, 2 calls, $0.7, limit "")`, out)
+	all := turns.all()
+	assert.True(t, dec("0.25").Equal(all[1].MaxBudgetUSD), "0.7 - 0.25 - 2 × 0.1: %s", all[1].MaxBudgetUSD)
+	assert.JSONEq(t, `{"ip":"ip-a","cost":"0.1"}`, all[1].Messages[2].Text)
+	st := queryState(t, env)
+	assert.True(t, dec("0.7").Equal(st.CostUSD), "%s", st.CostUSD)
 }

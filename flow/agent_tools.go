@@ -94,11 +94,7 @@ func ActivityTool(name string, activity any, opts ...ToolOption) Tool {
 		if err != nil {
 			return "", err
 		}
-		out, err := Step[json.RawMessage](ctx, step, activity, args...)
-		if err != nil {
-			return "", err
-		}
-		return string(out), nil
+		return runActivityTool(ctx, step, activity, args)
 	}
 	return t
 }
@@ -119,6 +115,28 @@ func toolSchema(t reflect.Type) json.RawMessage {
 		return doc
 	}
 	return out
+}
+
+// runActivityTool runs the activity as the step named step and returns its result as
+// JSON. The result is decoded into the activity's own result type, so one that reports
+// its cost or tokens (activities.CostReporter, TokenReporter) is charged like any step.
+func runActivityTool(ctx *Context, step string, activity any, args []any) (string, error) {
+	res := reflect.New(reflect.TypeFor[json.RawMessage]())
+	if ft := reflect.TypeOf(activity); ft.Kind() == reflect.Func && ft.NumOut() == 2 {
+		res = reflect.New(ft.Out(0))
+	}
+	p := ctx.dispatch(activityCall(ctx, step, activity, args))
+	if err := ctx.settle(p, res.Interface(), func() outcome { return describeAny(res.Elem().Interface()) }); err != nil {
+		return "", err
+	}
+	if ft := reflect.TypeOf(activity); ft.Kind() == reflect.Func && ft.NumOut() == 1 {
+		return "done", nil // an activity that returns only an error
+	}
+	out, err := json.Marshal(res.Elem().Interface())
+	if err != nil {
+		return "", fmt.Errorf("tool %s: result: %w", step, err)
+	}
+	return string(out), nil
 }
 
 // toolParam is the arguments' type of an activity function (nil when it takes none, or

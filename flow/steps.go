@@ -216,20 +216,23 @@ func typeList(ts []reflect.Type) string {
 }
 
 func describeValue[T any](res *T) func() outcome {
-	return func() outcome {
-		var o outcome
-		v := any(*res)
-		if cr, ok := v.(activities.CostReporter); ok {
-			o.cost = cr.StepCostUSD()
-		}
-		if tr, ok := v.(activities.TokenReporter); ok {
-			o.tokens.Input, o.tokens.Output = tr.StepTokens()
-		}
-		if b, err := json.Marshal(v); err == nil {
-			o.output = display.Preview(string(b), 200)
-		}
-		return o
+	return func() outcome { return describeAny(any(*res)) }
+}
+
+// describeAny is the outcome of an activity step's result v: its cost and tokens when it
+// reports them, and a preview of its JSON.
+func describeAny(v any) outcome {
+	var o outcome
+	if cr, ok := v.(activities.CostReporter); ok {
+		o.cost = cr.StepCostUSD()
 	}
+	if tr, ok := v.(activities.TokenReporter); ok {
+		o.tokens.Input, o.tokens.Output = tr.StepTokens()
+	}
+	if b, err := json.Marshal(v); err == nil {
+		o.output = display.Preview(string(b), 200)
+	}
+	return o
 }
 
 // activityName is the name of an activity given as a name or a function.
