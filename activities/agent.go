@@ -187,9 +187,47 @@ func (a *AgentActivities) RunAgent(ctx context.Context, in Agent) (AgentResult, 
 	if err != nil {
 		return AgentResult{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidStepErrorType, nil)
 	}
-	res := AgentResult{Model: in.Model, Attempt: 1}
+	req := llm.Request{Model: in.Model, System: in.System, Prompt: in.Prompt, MaxTokens: in.MaxTokens,
+		ResponseSchema: in.ResponseSchema}
+	paid, err := a.paidCall(ctx, in.Provider, req, in.MaxBudgetUSD, in.WorstCaseUsage())
+	res := paid.result()
+	if err != nil {
+		return res, paid.failure(err, res)
+	}
+	if len(in.ResponseSchema) > 0 {
+		if res.JSON, err = agentAnswerJSON(schema, res.Text, res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// agentPaid is one provider call of an agent step or turn: the answer and what it cost.
+type agentPaid struct {
+	resp      llm.Response
+	model     string
+	provider  string
+	cost      decimal.Decimal
+	costKnown bool
+	overshoot bool
+	attempt   int
+	duration  time.Duration
+	budget    decimal.Decimal
+}
+
+// errAgentUnpriced: the call was made and paid for, but nothing priced it and it has a
+// budget (agentPaid.failure turns it into AgentUnpricedErrorType with the result).
+var errAgentUnpriced = errors.New("agent: unpriced call with a budget")
+
+// paidCall makes one provider call of req: it picks the provider (providerName, or by the
+// model), refuses a call whose worst case, priced, exceeds a positive budget
+// (AgentBudgetErrorType) without calling the provider, and prices the answer (the
+// provider's reported cost, else the price table). With a budget, the request's
+// MaxTokens becomes worst.OutputTokens.
+func (a *AgentActivities) paidCall(ctx context.Context, providerName string, req llm.Request, budget decimal.Decimal, worst llm.Usage) (agentPaid, error) {
+	paid := agentPaid{model: req.Model, attempt: 1, budget: budget}
 	if activity.IsActivity(ctx) {
-		res.Attempt = int(activity.GetInfo(ctx).Attempt)
+		paid.attempt = int(activity.GetInfo(ctx).Attempt)
 	}
 	var router *llm.Router
 	prices := llm.PriceTable(nil)
@@ -199,72 +237,82 @@ func (a *AgentActivities) RunAgent(ctx context.Context, in Agent) (AgentResult, 
 	if prices == nil {
 		prices = llm.DefaultPrices()
 	}
-	provider, err := router.For(in.Model, in.Provider)
+	provider, err := router.For(req.Model, providerName)
 	if err != nil {
-		return res, temporal.NewNonRetryableApplicationError("agent: "+err.Error(), InvalidStepErrorType, nil)
+		return paid, temporal.NewNonRetryableApplicationError("agent: "+err.Error(), InvalidStepErrorType, nil)
 	}
-	res.Provider = in.Provider
-	if res.Provider == "" {
-		res.Provider = provider.Name()
+	paid.provider = providerName
+	if paid.provider == "" {
+		paid.provider = provider.Name()
 	}
-
-	req := llm.Request{Model: in.Model, System: in.System, Prompt: in.Prompt, MaxTokens: in.MaxTokens,
-		ResponseSchema: in.ResponseSchema}
-	budget := in.MaxBudgetUSD
 	hasBudget := budget.IsPositive()
-	price, priced := prices.Lookup(in.Model)
+	price, priced := prices.Lookup(req.Model)
 	if hasBudget {
-		worst := in.WorstCaseUsage()
 		req.MaxTokens = int(worst.OutputTokens)
 		// An unpriced model cannot be estimated; the provider may still report its cost.
 		if priced {
 			if cost := price.Cost(worst); cost.GreaterThan(budget) {
-				return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				return paid, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 					"agent: worst-case cost $%s of model %s (%d input tokens estimated + %d output tokens) exceeds the step budget $%s",
-					cost, in.Model, worst.InputTokens, worst.OutputTokens, budget), AgentBudgetErrorType, nil)
+					cost, req.Model, worst.InputTokens, worst.OutputTokens, budget), AgentBudgetErrorType, nil)
 			}
 		}
 	}
-
 	start := time.Now()
 	resp, err := agentComplete(ctx, provider, req)
-	res.Duration = time.Since(start)
+	paid.duration = time.Since(start)
 	if err != nil {
-		return res, agentError(ctx, err)
+		return paid, agentError(ctx, err)
 	}
-	res.Text, res.Usage, res.StopReason = resp.Text, resp.Usage, resp.StopReason
+	paid.resp = resp
 	if resp.Model != "" {
-		res.Model = resp.Model
+		paid.model = resp.Model
 	}
-
 	if !priced && resp.Model != "" {
 		price, priced = prices.Lookup(resp.Model)
 	}
 	switch {
 	case resp.CostUSD != nil:
-		res.CostUSD, res.CostKnown = *resp.CostUSD, true
+		paid.cost, paid.costKnown = *resp.CostUSD, true
 	case priced:
-		res.CostUSD, res.CostKnown = price.Cost(resp.Usage), true
+		paid.cost, paid.costKnown = price.Cost(resp.Usage), true
 	case hasBudget:
-		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"agent: model %s has no price and provider %s reported no cost, so the step budget $%s cannot be enforced; add the model to the price table",
-			in.Model, res.Provider, budget), AgentUnpricedErrorType, nil, res)
+		return paid, errAgentUnpriced
 	}
-	res.Overshoot = hasBudget && res.CostUSD.GreaterThan(budget)
+	paid.overshoot = hasBudget && paid.cost.GreaterThan(budget)
+	return paid, nil
+}
 
-	if len(in.ResponseSchema) > 0 {
-		js, err := agentJSON(res.Text)
-		if err != nil {
-			return res, temporal.NewApplicationError(fmt.Sprintf("agent: the answer is not JSON (%v): %s",
-				err, agentHead(res.Text, 200)), AgentBadJSONErrorType, res)
-		}
-		res.JSON = js
-		if err := schema.Validate(js); err != nil {
-			return res, temporal.NewApplicationError(fmt.Sprintf("agent: the answer does not match the response schema (%s): %s",
-				agentSchemaProblem(err), httpOneLine(res.Text, 200)), AgentSchemaErrorType, res)
-		}
+// result is the call as an AgentResult (without JSON).
+func (p agentPaid) result() AgentResult {
+	return AgentResult{Text: p.resp.Text, Usage: p.resp.Usage, CostUSD: p.cost, CostKnown: p.costKnown,
+		Overshoot: p.overshoot, Model: p.model, Provider: p.provider, StopReason: p.resp.StopReason,
+		Attempt: p.attempt, Duration: p.duration}
+}
+
+// failure is the error paidCall returned, with details (the paid result) for an unpriced call.
+func (p agentPaid) failure(err error, details any) error {
+	if !errors.Is(err, errAgentUnpriced) {
+		return err
 	}
-	return res, nil
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+		"agent: model %s has no price and provider %s reported no cost, so the step budget $%s cannot be enforced; add the model to the price table",
+		p.model, p.provider, p.budget), AgentUnpricedErrorType, nil, details)
+}
+
+// agentAnswerJSON parses an answer as JSON and validates it against schema; a failure is
+// a retryable AgentBadJSONErrorType or AgentSchemaErrorType error carrying details.
+func agentAnswerJSON(schema *signals.Schema, text string, details any) (json.RawMessage, error) {
+	js, err := agentJSON(text)
+	if err != nil {
+		return nil, temporal.NewApplicationError(fmt.Sprintf("agent: the answer is not JSON (%v): %s",
+			err, agentHead(text, 200)), AgentBadJSONErrorType, details)
+	}
+	if err := schema.Validate(js); err != nil {
+		return nil, temporal.NewApplicationError(fmt.Sprintf("agent: the answer does not match the response schema (%s): %s",
+			agentSchemaProblem(err), httpOneLine(text, 200)), AgentSchemaErrorType, details)
+	}
+	return js, nil
 }
 
 // agentComplete makes the provider call, heartbeating every second while it is in flight

@@ -36,4 +36,11 @@
 // (WithOutputStore, set up from the same BlobURL) a longer stream is streamed whole to the
 // store as the command writes it, up to OutputLimit, and the result refers to it
 // (ShellResult.StdoutBlob, StderrBlob); no output is ever held in memory as a whole.
+//
+// An agent step (Agent, AgentActivity) is one model call; an agent loop's turn
+// (AgentTurn, AgentTurnActivity, run by flow.Context.AgentLoop) is one model call of a
+// conversation with tools, whose answer may call them. Both are paid alike (agent.go): the
+// worst case is refused before the provider is called when it exceeds the budget, the
+// answer is priced (the provider's reported cost, else the price table) and a final answer
+// is checked against the ResponseSchema.
 package activities

@@ -76,7 +76,20 @@ runs.State (status, attempt, duration, output preview, cost, tokens).
 	ctx.HTTP(name, activities.HTTP{...})    // a request; secrets resolve on the worker only
 	ctx.Agent(name, activities.Agent{...})  // an AI-agent call that costs money
 	flow.Step[T](ctx, name, fn, args...)    // any activity registered on the worker
+	ctx.AgentLoop(name, flow.AgentLoop{...}) // an agent that calls tools, turn by turn
 	ctx.Skip(name, reason); ctx.Sleep(name, d); ctx.OnError(name, spec); ctx.Always(name, spec)
+
+An agent loop (AgentLoop, agent_loop.go) runs in the workflow: each model turn is its own
+activity (activities.AgentTurnActivity) recorded as the step <name>/turn-<n>, each tool
+call the model makes is its own step nested under <name>, at most AgentToolParallelism at
+once, with the results sent back in the model's order. Tools (agent_tools*.go) are
+registered activities (ActivityTool, the schema from the Go parameter type, the arguments
+decoded strictly) and shell step templates (ShellTool); a tool's failure, an unknown tool
+and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
+a paid step: the loop's remaining MaxBudgetUSD is reserved before it and refused by the
+turn when its worst case does not fit; the turn, token and cost limits end the loop with
+an *AgentLimitError, or with AnswerOnLimit one last turn without tools. Without tools it is
+one gateflow.agent step, as ctx.Agent.
 
 A failed step's route (OnFailure, and OnTimeout for a step that timed out, recorded
 timed_out with the timeout's type) says what happens next: Continue lets it fail, Fallback

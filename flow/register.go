@@ -106,5 +106,6 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	r.RegisterActivityWithOptions(withArtifacts(opts, shell), activity.RegisterOptions{Name: activities.ShellActivity}) // artifacts.go
 	r.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	r.RegisterActivityWithOptions(agents.RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
+	r.RegisterActivityWithOptions(agents.RunAgentTurn, activity.RegisterOptions{Name: activities.AgentTurnActivity})
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gateflow/gateflow/runs"
+	"github.com/shopspring/decimal"
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/display"
@@ -36,15 +37,23 @@ func (c *Context) builtinCall(name string, spec activities.Spec, opts []StepOpti
 		}
 	case activities.Agent:
 		cl.kind = runs.KindAgent
-		limit := s.MaxBudgetUSD
-		if cl.opts.costLimit != nil {
-			limit = *cl.opts.costLimit
-		}
-		cl.costLimit = &limit
+		cl.costLimit = agentCostLimit(s.MaxBudgetUSD, cl.opts)
+	case activities.AgentTurn:
+		cl.kind = runs.KindAgent
+		cl.costLimit = agentCostLimit(s.MaxBudgetUSD, cl.opts)
 	default:
 		cl.kind = runs.KindActivity
 	}
 	return cl
+}
+
+// agentCostLimit is what an agent step or turn reserves: its budget, or the step's
+// CostLimit option; a paid step even when zero.
+func agentCostLimit(budget decimal.Decimal, o stepOptions) *decimal.Decimal {
+	if o.costLimit != nil {
+		budget = *o.costLimit
+	}
+	return &budget
 }
 
 func describeShell(res *activities.ShellResult) func() outcome {
@@ -207,20 +216,23 @@ func typeList(ts []reflect.Type) string {
 }
 
 func describeValue[T any](res *T) func() outcome {
-	return func() outcome {
-		var o outcome
-		v := any(*res)
-		if cr, ok := v.(activities.CostReporter); ok {
-			o.cost = cr.StepCostUSD()
-		}
-		if tr, ok := v.(activities.TokenReporter); ok {
-			o.tokens.Input, o.tokens.Output = tr.StepTokens()
-		}
-		if b, err := json.Marshal(v); err == nil {
-			o.output = display.Preview(string(b), 200)
-		}
-		return o
+	return func() outcome { return describeAny(any(*res)) }
+}
+
+// describeAny is the outcome of an activity step's result v: its cost and tokens when it
+// reports them, and a preview of its JSON.
+func describeAny(v any) outcome {
+	var o outcome
+	if cr, ok := v.(activities.CostReporter); ok {
+		o.cost = cr.StepCostUSD()
 	}
+	if tr, ok := v.(activities.TokenReporter); ok {
+		o.tokens.Input, o.tokens.Output = tr.StepTokens()
+	}
+	if b, err := json.Marshal(v); err == nil {
+		o.output = display.Preview(string(b), 200)
+	}
+	return o
 }
 
 // activityName is the name of an activity given as a name or a function.

@@ -45,6 +45,7 @@ func newUnitEnv(t *testing.T, cfg runConfig, flows ...Definition) *testsuite.Tes
 	env.RegisterActivityWithOptions(activities.RunShell, activity.RegisterOptions{Name: activities.ShellActivity})
 	env.RegisterActivityWithOptions(activities.RunHTTP, activity.RegisterOptions{Name: activities.HTTPActivity})
 	env.RegisterActivityWithOptions((&activities.AgentActivities{}).RunAgent, activity.RegisterOptions{Name: activities.AgentActivity})
+	env.RegisterActivityWithOptions((&activities.AgentActivities{}).RunAgentTurn, activity.RegisterOptions{Name: activities.AgentTurnActivity})
 	// Every run's costs go to the monthly ledgers: without a server, they go nowhere
 	// (mockQuotas records them).
 	noLedgers(env)

@@ -1,0 +1,112 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/internal/display"
+)
+
+// ToolParam is a parameter the model fills in a step template tool (ShellTool): a string,
+// given to the command as the environment variable Name, never spliced into it.
+type ToolParam struct {
+	// Name is the parameter's name and its environment variable: a letter or '_', then
+	// letters, digits and '_'.
+	Name string
+	// Description tells the model what to put in it.
+	Description string
+	// Required makes the model give it.
+	Required bool
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ShellTool is a tool that runs the shell step template sh as a step: the model fills the
+// declared parameters only (strings, each set as an environment variable of the command;
+// an undeclared or non-string argument is a *ToolArgumentsError), and receives the
+// command's standard output. A non-zero exit is a tool failure.
+func ShellTool(name string, sh activities.Shell, params []ToolParam, opts ...ToolOption) Tool {
+	schema, err := paramsSchema(params)
+	if err == nil {
+		err = sh.Validate()
+	}
+	t := Tool{Name: name, Description: "Runs: " + display.Preview(sh.Command, 200), Parameters: schema, err: err}
+	for _, o := range opts {
+		if o != nil {
+			o(&t)
+		}
+	}
+	t.Run = func(ctx *Context, step string, raw json.RawMessage) (string, error) {
+		values, err := templateArgs(name, params, raw)
+		if err != nil {
+			return "", err
+		}
+		call := sh
+		call.Env = maps.Clone(sh.Env)
+		if call.Env == nil {
+			call.Env = make(map[string]string, len(values))
+		}
+		maps.Copy(call.Env, values)
+		res, err := ctx.Shell(step, call)
+		return res.Stdout, err
+	}
+	return t
+}
+
+// paramsSchema is the JSON Schema of the declared string parameters.
+func paramsSchema(params []ToolParam) (json.RawMessage, error) {
+	props := make(map[string]any, len(params))
+	required := []string{}
+	for _, p := range params {
+		if !envName.MatchString(p.Name) {
+			return nil, fmt.Errorf("parameter %q: want a letter or '_', then letters, digits and '_'", p.Name)
+		}
+		if _, dup := props[p.Name]; dup {
+			return nil, fmt.Errorf("parameter %q is declared twice", p.Name)
+		}
+		props[p.Name] = map[string]any{"type": "string", "description": p.Description}
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	return json.Marshal(map[string]any{"type": "object", "properties": props, "required": required,
+		"additionalProperties": false})
+}
+
+// templateArgs are the model's arguments for the declared parameters, checked: an object
+// of strings, no undeclared member, every required one given.
+func templateArgs(tool string, params []ToolParam, raw json.RawMessage) (map[string]string, error) {
+	var args map[string]any
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return nil, &ToolArgumentsError{Tool: tool, Err: err}
+		}
+	}
+	declared := make([]string, len(params))
+	for i, p := range params {
+		declared[i] = p.Name
+	}
+	out := make(map[string]string, len(args))
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		v, ok := args[k].(string)
+		switch {
+		case !slices.Contains(declared, k):
+			return nil, &ToolArgumentsError{Tool: tool, Err: fmt.Errorf("unknown parameter %q", k)}
+		case !ok:
+			return nil, &ToolArgumentsError{Tool: tool, Err: fmt.Errorf("parameter %q is not a string", k)}
+		}
+		out[k] = v
+	}
+	for _, p := range params {
+		if _, ok := out[p.Name]; p.Required && !ok {
+			return nil, &ToolArgumentsError{Tool: tool, Err: errors.New("missing parameter " + p.Name)}
+		}
+	}
+	return out, nil
+}
