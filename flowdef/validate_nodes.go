@@ -204,6 +204,7 @@ func (k *check) step(n *Node, vis []string, c ctx) {
 		k.cache(cc, lb, vis, c)
 	}
 	k.artifacts(n, lb) // validate_artifacts.go
+	k.agentWith(n, lb) // validate_agent.go
 	k.templates(n.Fields, n.Pos, lb+": ", "with", mapAny(n.With), vis, c)
 }
 

@@ -70,7 +70,13 @@ the field's position too.
     `with:` decoded onto activities.Shell (command, dir, env, timeout, outputs, inputs), activities.HTTP
     (method, default GET; url, headers, body, json, timeout, expect_status) and
     activities.Agent (prompt, system, model, default DefaultModel; provider, max_tokens,
-    max_budget_usd; output_schema becomes its ResponseSchema). Any other name is the
+    max_budget_usd; output_schema becomes its ResponseSchema). An agent step with a loop
+    key (tools, max_turns, max_loop_tokens, messages, context, reads, think, on_limit) is
+    ctx.AgentLoop instead (agent.go): `action:` tools are flow.ActivityTool over the
+    action's name (parameters: their JSON Schema), `shell:` tools flow.ShellTool with their
+    params; context, reads (JSON unless a string) and messages are the seed messages after
+    the prompt, in that order. Either way the output is the final answer: its text (decoded
+    when it is a JSON object or array), or its JSON with output_schema or think. Any other name is the
     activity registered under it: flow.Step[json.RawMessage](ctx, id, name, with), the
     rendered `with:` its one argument; with Registry(flowdef.NewStaticRegistry(worker.Registry())) a name the worker
     did not register goes to its fallback action (protocol.FallbackActionActivity with a

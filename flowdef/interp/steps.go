@@ -135,6 +135,19 @@ func (r *runner) cacheOption(f *frame, cc *flowdef.Cache) (flow.StepOption, erro
 	return flow.Cache(r.def.Name+": "+key, ttl), nil
 }
 
+// allStepOptions are a step node's options (stepOptions) and its cache.
+func (r *runner) allStepOptions(f *frame, n *flowdef.Node) ([]flow.StepOption, error) {
+	opts, err := r.stepOptions(n)
+	if err != nil || n.Cache == nil {
+		return opts, err
+	}
+	o, err := r.cacheOption(f, n.Cache)
+	if err != nil {
+		return nil, err
+	}
+	return append(opts, o), nil
+}
+
 // retryPolicy maps retry: onto Temporal's policy (nil without one).
 func retryPolicy(rt *flowdef.Retry) (*temporal.RetryPolicy, error) {
 	if rt == nil {
@@ -214,15 +227,6 @@ type httpWith struct {
 	IdempotencyHeader string `json:"idempotency_header"`
 }
 
-type agentWith struct {
-	Prompt       string `json:"prompt"`
-	System       string `json:"system"`
-	Model        string `json:"model"`
-	Provider     string `json:"provider"`
-	MaxTokens    int    `json:"max_tokens"`
-	MaxBudgetUSD string `json:"max_budget_usd"`
-}
-
 func optDuration(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
@@ -231,7 +235,7 @@ func optDuration(s string) (time.Duration, error) {
 }
 
 // builtinSpec renders a shell, http or agent step's `with:` into its activities spec
-// (nil for a registered action).
+// (nil for a registered action); an agent loop is an error (ctx.Always runs one activity).
 func (r *runner) builtinSpec(f *frame, n *flowdef.Node) (activities.Spec, error) {
 	if n.Uses != usesShell && n.Uses != usesHTTP && n.Uses != usesAgent {
 		return nil, nil
@@ -277,23 +281,11 @@ func (r *runner) builtinSpec(f *frame, n *flowdef.Node) (activities.Spec, error)
 		}
 		return h, nil
 	default:
-		var w agentWith
-		if err := decodeWith(n, with, &w); err != nil {
-			return nil, err
+		a, loop, err := r.agentSpec(n, with)
+		if err == nil && loop != nil {
+			err = fmt.Errorf("%s: an agent loop does not run after the run is cancelled", n.Fields.At("with", n.Pos))
 		}
-		a := activities.Agent{Prompt: w.Prompt, System: w.System, Model: w.Model, Provider: w.Provider, MaxTokens: w.MaxTokens}
-		if a.Model == "" {
-			a.Model = r.opts.model
-		}
-		if w.MaxBudgetUSD != "" {
-			if a.MaxBudgetUSD, err = decimal.NewFromString(w.MaxBudgetUSD); err != nil {
-				return nil, fmt.Errorf("with.max_budget_usd: %w", err)
-			}
-		}
-		if !n.OutputSchema.IsZero() {
-			a.ResponseSchema = n.OutputSchema.JSON
-		}
-		return a, nil
+		return a, err
 	}
 }
 
@@ -301,20 +293,16 @@ func (r *runner) builtinSpec(f *frame, n *flowdef.Node) (activities.Spec, error)
 // other name as the activity registered under it, with the rendered `with:` as its one
 // argument.
 func (r *runner) step(ctx *flow.Context, f *frame, n *flowdef.Node) (expr.StepResult, error) {
+	if n.Uses == usesAgent {
+		return r.agentStep(ctx, f, n) // agent.go
+	}
 	spec, err := r.builtinSpec(f, n)
 	if err != nil {
 		return expr.StepResult{}, err
 	}
-	opts, err := r.stepOptions(n)
+	opts, err := r.allStepOptions(f, n)
 	if err != nil {
 		return expr.StepResult{}, err
-	}
-	if n.Cache != nil {
-		o, err := r.cacheOption(f, n.Cache)
-		if err != nil {
-			return expr.StepResult{}, err
-		}
-		opts = append(opts, o)
 	}
 	switch s := spec.(type) {
 	case activities.Shell:
@@ -332,16 +320,6 @@ func (r *runner) step(ctx *flow.Context, f *frame, n *flowdef.Node) (expr.StepRe
 			return expr.StepResult{Output: jsonValue(res.JSON)}, nil
 		}
 		return expr.StepResult{Output: res.Body}, nil
-	case activities.Agent:
-		res, err := ctx.Agent(name(n), s, opts...)
-		if err != nil {
-			return expr.StepResult{}, err
-		}
-		out := textOutput(res.Text)
-		if len(res.JSON) > 0 {
-			out = jsonValue(res.JSON)
-		}
-		return expr.StepResult{Output: out, CostUSD: res.CostUSD.InexactFloat64()}, nil
 	}
 	with, err := r.ev.valueMap(f, n.With)
 	if err != nil {

@@ -1,0 +1,229 @@
+package interp
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/flowdef"
+	"github.com/gateflow/gateflow/flowdef/expr"
+)
+
+// agentWith is an agent step's rendered `with:` (flowdef validates the same keys). The
+// keys after MaxBudgetUSD make the step an agent loop (flow.Context.AgentLoop).
+type agentWith struct {
+	Prompt       string `json:"prompt"`
+	System       string `json:"system"`
+	Model        string `json:"model"`
+	Provider     string `json:"provider"`
+	MaxTokens    int    `json:"max_tokens"`
+	MaxBudgetUSD string `json:"max_budget_usd"`
+
+	Tools         []agentToolWith    `json:"tools"`
+	MaxTurns      int                `json:"max_turns"`
+	MaxLoopTokens int64              `json:"max_loop_tokens"`
+	Messages      []agentMessageWith `json:"messages"`
+	// Context is a string or a list of strings: seed user messages.
+	Context any `json:"context"`
+	// Reads is a value or a list of values: each a seed user message (JSON unless a string).
+	Reads   any    `json:"reads"`
+	Think   bool   `json:"think"`
+	OnLimit string `json:"on_limit"`
+}
+
+// loop reports whether a loop key is set.
+func (w agentWith) loop() bool {
+	return len(w.Tools) > 0 || w.MaxTurns != 0 || w.MaxLoopTokens != 0 || len(w.Messages) > 0 ||
+		w.Context != nil || w.Reads != nil || w.Think || w.OnLimit != ""
+}
+
+type agentMessageWith struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// agentToolWith is one tool: a registered action (Action, Parameters) or a shell step
+// template (Shell, Params).
+type agentToolWith struct {
+	Name        string               `json:"name"`
+	Description string               `json:"description"`
+	Fatal       bool                 `json:"fatal"`
+	Action      string               `json:"action"`
+	Parameters  map[string]any       `json:"parameters"`
+	Shell       *agentShellToolWith  `json:"shell"`
+	Params      []agentToolParamWith `json:"params"`
+}
+
+type agentShellToolWith struct {
+	Command string            `json:"command"`
+	Dir     string            `json:"dir"`
+	Env     map[string]string `json:"env"`
+	Timeout string            `json:"timeout"`
+}
+
+type agentToolParamWith struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Required    bool   `json:"required"`
+}
+
+// agentSpec decodes an agent step's rendered `with:`: the agent, and the loop when a loop
+// key is set (nil otherwise: the step is one gateflow.agent activity, as it always was).
+func (r *runner) agentSpec(n *flowdef.Node, with map[string]any) (activities.Agent, *flow.AgentLoop, error) {
+	var w agentWith
+	if err := decodeWith(n, with, &w); err != nil {
+		return activities.Agent{}, nil, err
+	}
+	a := activities.Agent{Prompt: w.Prompt, System: w.System, Model: w.Model, Provider: w.Provider, MaxTokens: w.MaxTokens}
+	if a.Model == "" {
+		a.Model = r.opts.model
+	}
+	if w.MaxBudgetUSD != "" {
+		var err error
+		if a.MaxBudgetUSD, err = decimal.NewFromString(w.MaxBudgetUSD); err != nil {
+			return a, nil, fmt.Errorf("with.max_budget_usd: %w", err)
+		}
+	}
+	if !n.OutputSchema.IsZero() {
+		a.ResponseSchema = n.OutputSchema.JSON
+	}
+	if !w.loop() {
+		return a, nil, nil
+	}
+	l := &flow.AgentLoop{Agent: a, MaxTurns: w.MaxTurns, MaxLoopTokens: w.MaxLoopTokens, Think: w.Think}
+	switch w.OnLimit {
+	case "", "fail":
+	case "answer":
+		l.OnLimit = flow.AnswerOnLimit
+	default:
+		return a, nil, fmt.Errorf("with.on_limit: unknown value %q (answer or fail)", w.OnLimit)
+	}
+	var err error
+	if l.Messages, err = seedMessages(w); err != nil {
+		return a, nil, err
+	}
+	for i, t := range w.Tools {
+		tool, err := agentTool(t)
+		if err != nil {
+			return a, nil, fmt.Errorf("with.tools[%d]: %w", i, err)
+		}
+		l.Tools = append(l.Tools, tool)
+	}
+	return a, l, nil
+}
+
+// seedMessages are the loop's seed messages after the prompt: context, reads, messages.
+func seedMessages(w agentWith) ([]llm.Message, error) {
+	var out []llm.Message
+	for _, v := range listOf(w.Context) {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("with.context: want strings, got %T", v)
+		}
+		out = append(out, llm.UserMessage(s))
+	}
+	for _, v := range listOf(w.Reads) {
+		s, ok := v.(string)
+		if !ok {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("with.reads: %w", err)
+			}
+			s = string(b)
+		}
+		out = append(out, llm.UserMessage(s))
+	}
+	for i, m := range w.Messages {
+		role := llm.Role(m.Role)
+		if role != llm.RoleUser && role != llm.RoleAssistant {
+			return nil, fmt.Errorf("with.messages[%d]: unknown role %q (user or assistant)", i, m.Role)
+		}
+		out = append(out, llm.Message{Role: role, Text: m.Text})
+	}
+	return out, nil
+}
+
+// listOf is v as a list: v itself when it is one, nothing for nil, else [v].
+func listOf(v any) []any {
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return t
+	}
+	return []any{v}
+}
+
+// agentTool makes one tool: an action tool (flow.ActivityTool over the action's name)
+// or a shell tool (flow.ShellTool).
+func agentTool(t agentToolWith) (flow.Tool, error) {
+	var opts []flow.ToolOption
+	if t.Description != "" {
+		opts = append(opts, flow.ToolDescription(t.Description))
+	}
+	if t.Fatal {
+		opts = append(opts, flow.ToolFatal())
+	}
+	if t.Shell == nil {
+		if t.Parameters != nil {
+			schema, err := json.Marshal(t.Parameters)
+			if err != nil {
+				return flow.Tool{}, fmt.Errorf("parameters: %w", err)
+			}
+			opts = append(opts, flow.ToolParameters(schema))
+		}
+		name := t.Name
+		if name == "" {
+			name = t.Action
+		}
+		return flow.ActivityTool(name, t.Action, opts...), nil
+	}
+	d, err := optDuration(t.Shell.Timeout)
+	if err != nil {
+		return flow.Tool{}, fmt.Errorf("shell.timeout: %w", err)
+	}
+	params := make([]flow.ToolParam, len(t.Params))
+	for i, p := range t.Params {
+		params[i] = flow.ToolParam{Name: p.Name, Description: p.Description, Required: p.Required}
+	}
+	sh := activities.Shell{Command: t.Shell.Command, Dir: t.Shell.Dir, Env: t.Shell.Env, Timeout: d}
+	return flow.ShellTool(t.Name, sh, params, opts...), nil
+}
+
+// agentStep runs a `uses: agent` step: ctx.Agent, or ctx.AgentLoop when a loop key is
+// set. Its output is the final answer: the text (decoded when it is JSON), or the JSON
+// answer when output_schema is set.
+func (r *runner) agentStep(ctx *flow.Context, f *frame, n *flowdef.Node) (expr.StepResult, error) {
+	with, err := r.ev.valueMap(f, n.With)
+	if err != nil {
+		return expr.StepResult{}, fmt.Errorf("%s: with: %w", n.Fields.At("with", n.Pos), err)
+	}
+	a, loop, err := r.agentSpec(n, with)
+	if err != nil {
+		return expr.StepResult{}, err
+	}
+	opts, err := r.allStepOptions(f, n)
+	if err != nil {
+		return expr.StepResult{}, err
+	}
+	var res activities.AgentResult
+	if loop == nil {
+		res, err = ctx.Agent(name(n), a, opts...)
+	} else {
+		var lr flow.AgentLoopResult
+		lr, err = ctx.AgentLoop(name(n), *loop, opts...)
+		res = lr.AgentResult
+	}
+	if err != nil {
+		return expr.StepResult{}, err
+	}
+	out := textOutput(res.Text)
+	if len(res.JSON) > 0 {
+		out = jsonValue(res.JSON)
+	}
+	return expr.StepResult{Output: out, CostUSD: res.CostUSD.InexactFloat64()}, nil
+}

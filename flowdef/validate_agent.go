@@ -1,0 +1,342 @@
+package flowdef
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/gateflow/gateflow/core"
+)
+
+// The keys of an agent step's `with:`: what flowdef/interp decodes, nothing more. The
+// loop keys (tools to on_limit) run the step as an agent loop (flow.Context.AgentLoop).
+var (
+	agentWithKeys = []string{"prompt", "system", "model", "provider", "max_tokens", "max_budget_usd",
+		"tools", "max_turns", "max_loop_tokens", "messages", "context", "reads", "think", "on_limit"}
+	agentToolKeys      = []string{"name", "description", "fatal", "action", "parameters", "shell", "params"}
+	agentShellToolKeys = []string{"command", "dir", "env", "timeout"}
+	agentParamKeys     = []string{"name", "description", "required"}
+	agentMessageKeys   = []string{"role", "text"}
+)
+
+var (
+	toolNameRe  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	paramNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// agentWith checks the `with:` of a `uses: agent` step: known keys only (with "did you
+// mean"), values of the types the interpreter decodes, and the loop's settings and tools.
+// Strings may be templates (${{ ... }}), checked elsewhere; a template stands for any type.
+func (k *check) agentWith(n *Node, lb string) {
+	if n.Uses != "agent" || n.With == nil {
+		return
+	}
+	w := withCheck{k: k, n: n, lb: lb}
+	w.keys("with", n.With, agentWithKeys)
+	for _, key := range []string{"prompt", "system", "model", "provider"} {
+		w.str("with."+key, n.With[key])
+	}
+	for _, key := range []string{"max_tokens", "max_turns", "max_loop_tokens"} {
+		w.count("with."+key, n.With[key])
+	}
+	switch v := n.With["max_budget_usd"].(type) {
+	case nil:
+	case string:
+		if !isTemplate(v) {
+			k.money(w.at("with.max_budget_usd"), lb+": with.max_budget_usd", v)
+		}
+	default:
+		w.add("with.max_budget_usd", hintMoney, "want a string, got %s", typeName(v))
+	}
+	w.boolean("with.think", n.With["think"])
+	if s, ok := n.With["on_limit"].(string); ok && !isTemplate(s) {
+		k.enum(w.at("with.on_limit"), lb+": with.on_limit", s, "answer", "fail")
+	} else {
+		w.str("with.on_limit", n.With["on_limit"])
+	}
+	w.strings("with.context", n.With["context"], true)
+	if v, ok := n.With["reads"]; ok {
+		if _, list := v.([]any); !list {
+			w.str("with.reads", v)
+		}
+	}
+	w.messages(n.With["messages"])
+	tools, _ := n.With["tools"].([]any)
+	if think, _ := n.With["think"].(bool); think && len(tools) > 0 {
+		k.add(w.at("with.tools"), "a think step answers in JSON without tools: drop think or the tools",
+			"%s: with.tools: think takes no tools", lb)
+	}
+	w.tools(n.With["tools"])
+}
+
+// withCheck checks the generic values of one node's `with:`, each at its position.
+type withCheck struct {
+	k  *check
+	n  *Node
+	lb string
+}
+
+// at is the position of the value at path (with.tools[0].name), else of `with:`.
+func (w withCheck) at(path string) Pos {
+	return w.n.Fields.At(path, w.n.Fields.At("with", w.n.Pos))
+}
+
+func (w withCheck) add(path, hint, format string, args ...any) {
+	w.k.add(w.at(path), hint, "%s: %s: "+format, append([]any{w.lb, path}, args...)...)
+}
+
+// keys refuses the keys of m that are not in known, naming the closest known one.
+func (w withCheck) keys(path string, m map[string]any, known []string) {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(known, key) {
+			w.k.add(w.at(path+"."+key), suggest(key, known), "%s: unknown field '%s' in %s", w.lb, key, path)
+		}
+	}
+}
+
+// mapping is v as a mapping, or nil after reporting what it is.
+func (w withCheck) mapping(path string, v any) map[string]any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		w.add(path, "write a mapping of keys to values", "want a mapping, got %s", typeName(v))
+	}
+	return m
+}
+
+// list is v as a list (nil, false when absent), reporting anything else.
+func (w withCheck) list(path string, v any) ([]any, bool) {
+	if v == nil {
+		return nil, false
+	}
+	l, ok := v.([]any)
+	if !ok {
+		w.add(path, "write a list", "want a list, got %s", typeName(v))
+	}
+	return l, ok
+}
+
+func (w withCheck) str(path string, v any) {
+	if _, ok := v.(string); v != nil && !ok {
+		w.add(path, "quote it", "want a string, got %s", typeName(v))
+	}
+}
+
+// strings checks a list of strings, or (one) a single string.
+func (w withCheck) strings(path string, v any, one bool) {
+	if _, ok := v.(string); ok && one {
+		return
+	}
+	l, _ := w.list(path, v)
+	for i, e := range l {
+		w.str(fmt.Sprintf("%s[%d]", path, i), e)
+	}
+}
+
+func (w withCheck) boolean(path string, v any) {
+	switch t := v.(type) {
+	case nil, bool:
+	case string:
+		if !isTemplate(t) {
+			w.add(path, "write true or false", "want a boolean, got a string")
+		}
+	default:
+		w.add(path, "write true or false", "want a boolean, got %s", typeName(v))
+	}
+}
+
+// count checks a limit: a whole number, not negative (zero: the default), or a template.
+func (w withCheck) count(path string, v any) {
+	var f float64
+	switch t := v.(type) {
+	case nil:
+		return
+	case string:
+		if !isTemplate(t) {
+			w.add(path, "write a whole number such as 10", "want an integer, got a string")
+		}
+		return
+	case int:
+		f = float64(t)
+	case int64:
+		f = float64(t)
+	case float64:
+		f = t
+	default:
+		w.add(path, "write a whole number such as 10", "want an integer, got %s", typeName(v))
+		return
+	}
+	switch {
+	case f != math.Trunc(f):
+		w.add(path, "write a whole number such as 10", "want an integer, got %v", f)
+	case f < 0:
+		w.add(path, "use a positive number (0 means the default)", "must not be negative (got %v)", f)
+	}
+}
+
+// messages checks seed messages: [{role: user|assistant, text: ...}].
+func (w withCheck) messages(v any) {
+	l, _ := w.list("with.messages", v)
+	for i, e := range l {
+		path := fmt.Sprintf("with.messages[%d]", i)
+		m := w.mapping(path, e)
+		if m == nil {
+			continue
+		}
+		w.keys(path, m, agentMessageKeys)
+		switch role, _ := m["role"].(string); role {
+		case "user", "assistant":
+		case "":
+			w.add(path, "add role: user or role: assistant", "a message needs a role")
+		default:
+			w.add(path+".role", "one of: user, assistant", "unknown role '%s'", role)
+		}
+		w.str(path+".text", m["text"])
+	}
+}
+
+func isTemplate(s string) bool { return strings.Contains(s, "${{") }
+
+// typeName names the type of a decoded value in messages.
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int, int64, float64:
+		return "a number"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a mapping"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// tools checks an agent step's tools: each an action or a shell template, named once.
+func (w withCheck) tools(v any) {
+	l, _ := w.list("with.tools", v)
+	seen := map[string]string{}
+	for i, e := range l {
+		path := fmt.Sprintf("with.tools[%d]", i)
+		m := w.mapping(path, e)
+		if m == nil {
+			continue
+		}
+		w.keys(path, m, agentToolKeys)
+		for _, key := range []string{"name", "description", "action"} {
+			w.str(path+"."+key, m[key])
+		}
+		w.boolean(path+".fatal", m["fatal"])
+		name := w.tool(path, m)
+		switch {
+		case name == "" || isTemplate(name):
+		case !toolNameRe.MatchString(name):
+			w.add(path+".name", "letters, digits, '_' and '-', at most 64", "bad tool name '%s'", name)
+		case seen[name] != "":
+			w.add(path+".name", "give each tool its own name", "tool '%s' is already %s", name, seen[name])
+		default:
+			seen[name] = path
+		}
+	}
+}
+
+// tool checks one tool's kind (action or shell) and returns its name.
+func (w withCheck) tool(path string, m map[string]any) string {
+	name, _ := m["name"].(string)
+	action, isAction := m["action"].(string)
+	_, isShell := m["shell"]
+	switch {
+	case isAction == isShell:
+		w.add(path, "give action: <a registered action> or shell: {command: ...}", "a tool needs exactly one of action and shell")
+	case isAction:
+		if _, ok := m["params"]; ok {
+			w.add(path+".params", "an action tool takes parameters: (a JSON Schema)", "params is for shell tools")
+		}
+		w.action(path, action, m["parameters"])
+		if name == "" {
+			name = action
+		}
+	default:
+		if _, ok := m["parameters"]; ok {
+			w.add(path+".parameters", "a shell tool declares params: [{name, description, required}]", "parameters is for action tools")
+		}
+		if name == "" {
+			w.add(path, "add name: <the tool's name as the model sees it>", "a shell tool needs a name")
+		}
+		w.shell(path, m["shell"], m["params"])
+	}
+	return name
+}
+
+// action checks an action tool: a registered action, and its parameters' JSON Schema.
+func (w withCheck) action(path, action string, params any) {
+	switch {
+	case action == "" || isTemplate(action):
+		w.add(path+".action", "name a registered action", "want an action name")
+	case slices.Contains(core.BuiltinActions, action):
+		w.add(path+".action", "declare a shell tool with shell: {command: ...}", "'%s' is not a registered action", action)
+	case !w.k.v.reg.HasAction(action):
+		w.add(path+".action", fmt.Sprintf("register an action named %s on the worker (flow.Worker.RegisterActivity)", action),
+			"no registered action '%s'", action)
+	}
+	if params == nil {
+		return
+	}
+	m := w.mapping(path+".parameters", params)
+	if m == nil {
+		return
+	}
+	if t, ok := m["type"]; ok && t != "object" {
+		w.add(path+".parameters", "a tool's arguments are an object: type: object", "want an object schema, got type %v", t)
+	}
+	w.k.schema(Schema{Pos: w.at(path + ".parameters"), JSON: schemaJSON(m)}, w.lb+": "+path+".parameters")
+}
+
+// shell checks a shell tool's template and its declared params.
+func (w withCheck) shell(path string, sh, params any) {
+	if m := w.mapping(path+".shell", sh); m != nil {
+		w.keys(path+".shell", m, agentShellToolKeys)
+		if c, _ := m["command"].(string); strings.TrimSpace(c) == "" {
+			w.add(path+".shell", "add command: <the command>", "a shell tool needs a command")
+		}
+		if t, ok := m["timeout"].(string); ok && !isTemplate(t) {
+			w.k.duration(w.at(path+".shell.timeout"), w.lb+": "+path+".shell.timeout", t)
+		}
+	}
+	l, _ := w.list(path+".params", params)
+	seen := map[string]bool{}
+	for i, e := range l {
+		p := fmt.Sprintf("%s.params[%d]", path, i)
+		m := w.mapping(p, e)
+		if m == nil {
+			continue
+		}
+		w.keys(p, m, agentParamKeys)
+		w.str(p+".description", m["description"])
+		w.boolean(p+".required", m["required"])
+		name, _ := m["name"].(string)
+		switch {
+		case !paramNameRe.MatchString(name):
+			w.add(p+".name", "a letter or '_', then letters, digits and '_' (it is the command's environment variable)", "bad parameter name '%s'", name)
+		case seen[name]:
+			w.add(p+".name", "declare each parameter once", "parameter '%s' is declared twice", name)
+		}
+		seen[name] = true
+	}
+}
+
+// schemaJSON is a decoded mapping as JSON (values decoded from YAML always encode).
+func schemaJSON(m map[string]any) json.RawMessage {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
