@@ -92,6 +92,14 @@ A node is a mapping; its kind is the one keyword it carries:
     name: dist/app.txt, path: in/app.txt}]` places artifacts of earlier shell steps in its
     work directory before it runs (activities.Shell Outputs and Inputs; the input's step
     must be a shell node with outputs; the closest earlier run of it wins).
+    An agent step's `with:` takes prompt, system, model, provider, max_tokens and
+    max_budget_usd, and the agent loop's keys (validate_agent.go): `tools:` (each
+    `action: <registered action>` with an optional `parameters:` JSON Schema, or
+    `shell: {command, dir, env, timeout}` with `params: [{name, description, required}]`,
+    plus name, description and fatal), max_turns, max_loop_tokens, `messages: [{role:
+    user|assistant, text}]`, `context:` (a string or strings), `reads:` (values),
+    `think: true` (a JSON answer, no tools) and `on_limit: answer|fail`. Any other key,
+    a tool on think, a tool name used twice and an unregistered action are errors.
   - set: assigns variables, `set: {count: "${{ size(inputs.files) }}"}`.
   - check: asserts a CEL condition, failing the node with `message:` otherwise.
   - switch: compares a CEL value with each of `cases: [{value, steps}]`, else `default:`.
