@@ -354,3 +354,40 @@ func TestAgentLoopPaidToolsDrawOnTheLoopBudget(t *testing.T) {
 	st := queryState(t, env)
 	assert.True(t, dec("0.7").Equal(st.CostUSD), "%s", st.CostUSD)
 }
+
+// pricedTurns answer with tool calls until the answer turn (ToolChoice none), each turn
+// costing its MaxTokens in dollars (output at $1 a token, input free) and reporting that price.
+func pricedTurns(n int, in activities.AgentTurn) (activities.AgentTurnResult, error) {
+	res := turnAnswer("", toolCall(fmt.Sprint("c", n), "uptime", `{}`))
+	if in.ToolChoice == llm.ToolNone {
+		res = turnAnswer("short answer")
+	}
+	res.CostUSD = dec(fmt.Sprint(in.MaxTokens))
+	res.Price = &llm.Price{InputPerMTok: dec("0"), OutputPerMTok: dec("1000000")}
+	return res, nil
+}
+
+func TestAgentLoopCostLimitStopsBeforeATurnThatDoesNotFit(t *testing.T) {
+	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m", MaxTokens: 10, MaxBudgetUSD: dec("25")}, Tools: hostTools()}
+	env, turns, out := runLoop(t, a, pricedTurns)
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, "limit cost after 2 turns, $20, 220 tokens", out)
+	assert.Len(t, turns.all(), 2, "the third turn's worst case ($10) does not fit the $5 left: not dispatched")
+	st := queryState(t, env)
+	assert.True(t, dec("20").Equal(st.CostUSD), "%s", st.CostUSD)
+	turn2 := stepByName(t, st, "turn-2")
+	require.NotNil(t, turn2.CostLimitUSD)
+	assert.True(t, dec("10").Equal(*turn2.CostLimitUSD), "the second turn reserved its worst case: %s", turn2.CostLimitUSD)
+}
+
+func TestAgentLoopCostLimitAnswersWithWhatIsLeft(t *testing.T) {
+	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m", MaxTokens: 10, MaxBudgetUSD: dec("25")},
+		Tools: hostTools(), OnLimit: AnswerOnLimit}
+	env, turns, out := runLoop(t, a, pricedTurns)
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, `short answer (3 turns, 2 calls, $25, limit "cost")`, out)
+	all := turns.all()
+	require.Len(t, all, 3)
+	assert.Equal(t, 5, all[2].MaxTokens, "the answer is as long as the $5 left pays for")
+	assert.True(t, dec("25").Equal(queryState(t, env).CostUSD))
+}
