@@ -369,14 +369,14 @@ func (l *agentRun) callTools(calls []llm.ToolCall) error {
 			})
 		}
 		wg.Wait(l.c.wctx)
+		if err := firstError(fatal[start:end]); err != nil {
+			l.calls += end
+			l.chargeTools(before)
+			return err // a fatal tool failed: the next calls are not made
+		}
 	}
 	l.calls += len(calls)
 	l.chargeTools(before)
-	for _, err := range fatal {
-		if err != nil {
-			return err
-		}
-	}
 	l.msgs = append(l.msgs, results...)
 	return nil
 }
@@ -417,4 +417,13 @@ func (l *agentRun) callTool(ctx *Context, tc llm.ToolCall) (llm.Message, error) 
 		return llm.ToolResult(tc.ID, err.Error(), true), nil
 	}
 	return llm.Message{}, err
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -166,13 +166,24 @@ func TestAgentLoopFatalToolFailsTheStep(t *testing.T) {
 	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"},
 		Tools: hostTools(ActivityTool("explode", explode, ToolFatal()))}
 	env, turns, _ := runLoop(t, a, func(int, activities.AgentTurn) (activities.AgentTurnResult, error) {
-		return turnAnswer("", toolCall("c1", "explode", `{"host":"a"}`)), nil
+		calls := []llm.ToolCall{toolCall("c1", "explode", `{"host":"a"}`)}
+		for i := range AgentToolParallelism {
+			calls = append(calls, toolCall(fmt.Sprint("u", i), "uptime", `{}`))
+		}
+		return turnAnswer("", calls...), nil
 	})
 	require.Error(t, env.GetWorkflowError())
 	assert.Contains(t, env.GetWorkflowError().Error(), "boom")
 	assert.Len(t, turns.all(), 1)
 	st := queryState(t, env)
 	assert.Equal(t, runs.StepFailed, stepByName(t, st, "triage").Status)
+	uptimes := 0
+	for _, s := range st.Steps {
+		if s.Name == "uptime" {
+			uptimes++
+		}
+	}
+	assert.Equal(t, AgentToolParallelism-1, uptimes, "the calls after the fatal failure's batch are not made")
 }
 
 func TestAgentLoopRefusesBadToolsBeforeAnyModelCall(t *testing.T) {
