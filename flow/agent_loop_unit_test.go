@@ -402,3 +402,33 @@ func TestAgentLoopCostLimitAnswersWithWhatIsLeft(t *testing.T) {
 	assert.Equal(t, 5, all[2].MaxTokens, "the answer is as long as the $5 left pays for")
 	assert.True(t, dec("25").Equal(queryState(t, env).CostUSD))
 }
+
+func TestAgentLoopHTTPToolSendsDeclaredParameters(t *testing.T) {
+	get := HTTPTool("status", activities.HTTP{URL: "https://status.example/api?v=1"}, []ToolParam{{Name: "host", Required: true}})
+	post := HTTPTool("page", activities.HTTP{Method: "POST", URL: "https://pager.example/page"}, []ToolParam{{Name: "text"}}, ToolFatal())
+	f := loopFlow(AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"}, Tools: []Tool{get, post}})
+	env := newUnitEnv(t, runConfig{}, f)
+	var reqs callLog[activities.HTTP]
+	env.OnActivity(activities.HTTPActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, h activities.HTTP) (activities.HTTPResult, error) {
+			reqs.add(h)
+			return activities.HTTPResult{Status: 200, Body: "ok " + h.URL, Attempt: 1}, nil
+		}).Maybe()
+	turns := mockTurns(env, func(n int, _ activities.AgentTurn) (activities.AgentTurnResult, error) {
+		if n == 1 {
+			return turnAnswer("", toolCall("c1", "status", `{"host":"a b"}`), toolCall("c2", "page", `{"text":"down"}`)), nil
+		}
+		return turnAnswer("paged"), nil
+	})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+	all := reqs.all()
+	require.Len(t, all, 2)
+	assert.Equal(t, "https://status.example/api?host=a+b&v=1", all[0].URL)
+	assert.JSONEq(t, `{"text":"down"}`, string(all[1].JSON))
+	assert.Equal(t, llm.ToolResult("c1", "ok https://status.example/api?host=a+b&v=1", false), turns.all()[1].Messages[2])
+
+	bad := HTTPTool("bad", activities.HTTP{Method: "POST", URL: "https://x.example", Body: "fixed"}, []ToolParam{{Name: "a"}})
+	_, err := llmTools([]Tool{bad})
+	assert.ErrorContains(t, err, "has no body of its own")
+}

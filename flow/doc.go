@@ -84,8 +84,8 @@ activity (activities.AgentTurnActivity) recorded as the step <name>/turn-<n>, ea
 call the model makes is its own step nested under <name>, at most AgentToolParallelism at
 once, with the results sent back in the model's order. Tools (agent_tools*.go) are
 registered activities (ActivityTool, the schema from the Go parameter type, the arguments
-decoded strictly) and shell step templates (ShellTool); a tool's failure, an unknown tool
-and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
+decoded strictly) and shell and HTTP step templates whose declared parameters the model
+fills (ShellTool, HTTPTool); a tool's failure, an unknown tool and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
 a paid step: once a turn has reported the model's price, each next turn reserves its worst
 case (activities.AgentTurn.WorstCaseUsage at that price) and is not made when that does
 not fit what MaxBudgetUSD leaves (the first turn reserves what it leaves, and refuses
