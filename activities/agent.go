@@ -213,6 +213,8 @@ type agentPaid struct {
 	attempt   int
 	duration  time.Duration
 	budget    decimal.Decimal
+	// price is the price table's price of the model asked for, nil when it has none.
+	price *llm.Price
 }
 
 // errAgentUnpriced: the call was made and paid for, but nothing priced it and it has a
@@ -247,6 +249,9 @@ func (a *AgentActivities) paidCall(ctx context.Context, providerName string, req
 	}
 	hasBudget := budget.IsPositive()
 	price, priced := prices.Lookup(req.Model)
+	if priced {
+		paid.price = &price
+	}
 	if hasBudget {
 		req.MaxTokens = int(worst.OutputTokens)
 		// An unpriced model cannot be estimated; the provider may still report its cost.

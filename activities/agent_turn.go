@@ -95,6 +95,9 @@ type AgentTurnResult struct {
 	// Stop is why the model stopped, provider-neutral (AgentResult.StopReason is the
 	// provider's word).
 	Stop llm.StopKind `json:"stop,omitempty"`
+	// Price is the price table's price of the model asked for (nil when it has none), so
+	// the loop can reserve the worst case of its next turns exactly.
+	Price *llm.Price `json:"price,omitempty"`
 }
 
 // RunAgentTurn is the agent turn activity: one provider call of the conversation, paid
@@ -105,7 +108,8 @@ func (a *AgentActivities) RunAgentTurn(ctx context.Context, in AgentTurn) (Agent
 		return AgentTurnResult{}, temporal.NewNonRetryableApplicationError(err.Error(), InvalidStepErrorType, nil)
 	}
 	paid, err := a.paidCall(ctx, in.Provider, in.request(), in.MaxBudgetUSD, in.WorstCaseUsage())
-	res := AgentTurnResult{AgentResult: paid.result(), ToolCalls: paid.resp.ToolCalls, Stop: paid.resp.Stop}
+	res := AgentTurnResult{AgentResult: paid.result(), ToolCalls: paid.resp.ToolCalls, Stop: paid.resp.Stop,
+		Price: paid.price}
 	if err != nil {
 		return res, paid.failure(err, res)
 	}

@@ -44,6 +44,7 @@ func TestAgentTurnReturnsToolCallsPriced(t *testing.T) {
 	require.True(t, ok)
 	require.True(t, res.CostKnown)
 	require.True(t, price.Cost(res.Usage).Equal(res.CostUSD), "%s", res.CostUSD)
+	require.Equal(t, &price, res.Price)
 	require.True(t, strings.Contains(srv.bodies[0], `"tools"`), srv.bodies[0])
 }
 

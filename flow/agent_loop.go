@@ -28,7 +28,9 @@ type OnLimit string
 const (
 	// FailOnLimit ends the step with an *AgentLimitError (the default).
 	FailOnLimit OnLimit = ""
-	// AnswerOnLimit makes one last turn, without tool calls, asking for the final answer.
+	// AnswerOnLimit makes one last turn, without tool calls, asking for the final answer;
+	// at the cost limit its answer is as long as the money left pays for (with the
+	// model's price known), else the loop ends with the *AgentLimitError.
 	AnswerOnLimit OnLimit = "answer"
 )
 
@@ -95,8 +97,9 @@ func (e *AgentLimitError) Error() string {
 
 // AgentLoop runs an agent that may call tools as the step name: the model is asked in
 // turns, each one a gateflow.agent.turn activity recorded as the step turn-<n> nested
-// under name, paid for like an agent step (its worst case reserved against the step's,
-// the run's and the monthly limits first); each tool call it makes runs as a step named
+// under name, paid for like an agent step (its worst case, once a turn reported the
+// model's price, reserved against the step's, the run's and the monthly limits first);
+// each tool call it makes runs as a step named
 // after the tool, nested under name, at most AgentToolParallelism at once, and the
 // results go back to the model in the order of its calls. A tool that fails, an unknown
 // tool and arguments that do not fit go back to the model as tool errors; a fatal tool's
@@ -144,6 +147,9 @@ type agentRun struct {
 	tokens   runs.Tokens
 	turns    int
 	calls    int
+	// price is the model's price the last turn reported (nil before it, or unpriced): the
+	// worst case of the next turns is then known in the workflow.
+	price *llm.Price
 }
 
 func newAgentRun(c *Context, s *step, name string, a AgentLoop, opts []StepOption) (*agentRun, error) {
@@ -196,7 +202,33 @@ func (l *agentRun) limit() AgentLimit {
 	case l.a.MaxBudgetUSD.IsPositive() && l.spent.GreaterThanOrEqual(l.a.MaxBudgetUSD):
 		return AgentLimitCost
 	}
+	if worst, ok := l.worstCase(l.turn(nil)); ok && l.a.MaxBudgetUSD.IsPositive() && worst.GreaterThan(l.left()) {
+		return AgentLimitCost // the next turn's worst case does not fit what is left
+	}
 	return ""
+}
+
+// left is what the loop's cost cap leaves.
+func (l *agentRun) left() decimal.Decimal { return l.a.MaxBudgetUSD.Sub(l.spent) }
+
+// worstCase is the most the turn t can cost, when the model's price is known.
+func (l *agentRun) worstCase(t activities.AgentTurn) (decimal.Decimal, bool) {
+	if l.price == nil {
+		return decimal.Zero, false
+	}
+	return l.price.Cost(t.WorstCaseUsage()), true
+}
+
+// answerTokens is the most output tokens an answer turn t can have within what the cost
+// cap leaves (at most its own limit), when the price is known; zero when none fit.
+func (l *agentRun) answerTokens(t activities.AgentTurn) int {
+	u := t.WorstCaseUsage()
+	if l.price == nil || !l.price.OutputPerMTok.IsPositive() {
+		return 0
+	}
+	left := l.left().Sub(l.price.Cost(llm.Usage{InputTokens: u.InputTokens}))
+	n := left.Shift(6).Div(l.price.OutputPerMTok).IntPart()
+	return int(max(0, min(n, u.OutputTokens)))
 }
 
 // run asks the model turn after turn until it answers without tools or a limit ends it.
@@ -205,7 +237,7 @@ func (l *agentRun) run() (AgentLoopResult, error) {
 		if lim := l.limit(); lim != "" {
 			return l.onLimit(lim)
 		}
-		res, err := l.ask(nil)
+		res, err := l.ask(nil, 0)
 		if err != nil {
 			return AgentLoopResult{}, err
 		}
@@ -221,11 +253,19 @@ func (l *agentRun) run() (AgentLoopResult, error) {
 // onLimit ends the loop at the limit lim: an *AgentLimitError, or one last turn asking
 // for the answer.
 func (l *agentRun) onLimit(lim AgentLimit) (AgentLoopResult, error) {
-	if l.a.OnLimit != AnswerOnLimit || lim == AgentLimitCost {
+	if l.a.OnLimit != AnswerOnLimit {
 		return AgentLoopResult{}, l.limitError(lim)
 	}
-	res, err := l.ask([]llm.Message{llm.UserMessage(fmt.Sprintf(
-		"The %s limit of this task is reached: do not call tools; give your final answer now.", lim))})
+	answer := []llm.Message{llm.UserMessage(fmt.Sprintf(
+		"The %s limit of this task is reached: do not call tools; give your final answer now.", lim))}
+	maxTokens := 0
+	if l.a.MaxBudgetUSD.IsPositive() {
+		// The answer's length is what the money left can pay for.
+		if maxTokens = l.answerTokens(l.turn(answer)); maxTokens == 0 {
+			return AgentLoopResult{}, l.limitError(lim)
+		}
+	}
+	res, err := l.ask(answer, maxTokens)
 	if err != nil {
 		return AgentLoopResult{}, err
 	}
@@ -236,12 +276,20 @@ func (l *agentRun) limitError(lim AgentLimit) error {
 	return &AgentLimitError{Limit: lim, Turns: l.turns, Tokens: l.tokens, SpentUSD: l.spent}
 }
 
-// ask runs the next turn as the step turn-<n> and adds its answer to the conversation.
-func (l *agentRun) ask(answer []llm.Message) (activities.AgentTurnResult, error) {
+// ask runs the next turn as the step turn-<n> and adds its answer to the conversation;
+// maxTokens, when positive, bounds the answer. The turn reserves its worst case when the
+// price is known (else what the cap leaves, as an agent step its budget).
+func (l *agentRun) ask(answer []llm.Message, maxTokens int) (activities.AgentTurnResult, error) {
 	var res activities.AgentTurnResult
 	l.turns++
 	spec := l.turn(answer)
+	if maxTokens > 0 {
+		spec.MaxTokens = maxTokens
+	}
 	cl := l.sub.builtinCall(fmt.Sprintf("turn-%d", l.turns), spec, l.opts)
+	if worst, ok := l.worstCase(spec); ok && cl.opts.costLimit == nil {
+		cl.costLimit = &worst
+	}
 	p := l.sub.dispatch(cl)
 	err := l.sub.settle(p, &res, describeAgentTurn(&res))
 	l.spent = l.spent.Add(l.c.run.state.Steps[p.idx].CostUSD)
@@ -254,6 +302,9 @@ func (l *agentRun) ask(answer []llm.Message) (activities.AgentTurnResult, error)
 			return res, l.limitError(AgentLimitCost) // the next turn's worst case does not fit
 		}
 		return res, err
+	}
+	if res.Price != nil {
+		l.price = res.Price
 	}
 	l.msgs = append(l.msgs, answer...)
 	l.msgs = append(l.msgs, llm.Message{Role: llm.RoleAssistant, Text: res.Text, ToolCalls: res.ToolCalls})
@@ -318,14 +369,14 @@ func (l *agentRun) callTools(calls []llm.ToolCall) error {
 			})
 		}
 		wg.Wait(l.c.wctx)
+		if err := firstError(fatal[start:end]); err != nil {
+			l.calls += end
+			l.chargeTools(before)
+			return err // a fatal tool failed: the next calls are not made
+		}
 	}
 	l.calls += len(calls)
 	l.chargeTools(before)
-	for _, err := range fatal {
-		if err != nil {
-			return err
-		}
-	}
 	l.msgs = append(l.msgs, results...)
 	return nil
 }
@@ -366,4 +417,13 @@ func (l *agentRun) callTool(ctx *Context, tc llm.ToolCall) (llm.Message, error) 
 		return llm.ToolResult(tc.ID, err.Error(), true), nil
 	}
 	return llm.Message{}, err
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -166,13 +166,24 @@ func TestAgentLoopFatalToolFailsTheStep(t *testing.T) {
 	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"},
 		Tools: hostTools(ActivityTool("explode", explode, ToolFatal()))}
 	env, turns, _ := runLoop(t, a, func(int, activities.AgentTurn) (activities.AgentTurnResult, error) {
-		return turnAnswer("", toolCall("c1", "explode", `{"host":"a"}`)), nil
+		calls := []llm.ToolCall{toolCall("c1", "explode", `{"host":"a"}`)}
+		for i := range AgentToolParallelism {
+			calls = append(calls, toolCall(fmt.Sprint("u", i), "uptime", `{}`))
+		}
+		return turnAnswer("", calls...), nil
 	})
 	require.Error(t, env.GetWorkflowError())
 	assert.Contains(t, env.GetWorkflowError().Error(), "boom")
 	assert.Len(t, turns.all(), 1)
 	st := queryState(t, env)
 	assert.Equal(t, runs.StepFailed, stepByName(t, st, "triage").Status)
+	uptimes := 0
+	for _, s := range st.Steps {
+		if s.Name == "uptime" {
+			uptimes++
+		}
+	}
+	assert.Equal(t, AgentToolParallelism-1, uptimes, "the calls after the fatal failure's batch are not made")
 }
 
 func TestAgentLoopRefusesBadToolsBeforeAnyModelCall(t *testing.T) {
@@ -353,4 +364,71 @@ func TestAgentLoopPaidToolsDrawOnTheLoopBudget(t *testing.T) {
 	assert.JSONEq(t, `{"ip":"ip-a","cost":"0.1"}`, all[1].Messages[2].Text)
 	st := queryState(t, env)
 	assert.True(t, dec("0.7").Equal(st.CostUSD), "%s", st.CostUSD)
+}
+
+// pricedTurns answer with tool calls until the answer turn (ToolChoice none), each turn
+// costing its MaxTokens in dollars (output at $1 a token, input free) and reporting that price.
+func pricedTurns(n int, in activities.AgentTurn) (activities.AgentTurnResult, error) {
+	res := turnAnswer("", toolCall(fmt.Sprint("c", n), "uptime", `{}`))
+	if in.ToolChoice == llm.ToolNone {
+		res = turnAnswer("short answer")
+	}
+	res.CostUSD = dec(fmt.Sprint(in.MaxTokens))
+	res.Price = &llm.Price{InputPerMTok: dec("0"), OutputPerMTok: dec("1000000")}
+	return res, nil
+}
+
+func TestAgentLoopCostLimitStopsBeforeATurnThatDoesNotFit(t *testing.T) {
+	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m", MaxTokens: 10, MaxBudgetUSD: dec("25")}, Tools: hostTools()}
+	env, turns, out := runLoop(t, a, pricedTurns)
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, "limit cost after 2 turns, $20, 220 tokens", out)
+	assert.Len(t, turns.all(), 2, "the third turn's worst case ($10) does not fit the $5 left: not dispatched")
+	st := queryState(t, env)
+	assert.True(t, dec("20").Equal(st.CostUSD), "%s", st.CostUSD)
+	turn2 := stepByName(t, st, "turn-2")
+	require.NotNil(t, turn2.CostLimitUSD)
+	assert.True(t, dec("10").Equal(*turn2.CostLimitUSD), "the second turn reserved its worst case: %s", turn2.CostLimitUSD)
+}
+
+func TestAgentLoopCostLimitAnswersWithWhatIsLeft(t *testing.T) {
+	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m", MaxTokens: 10, MaxBudgetUSD: dec("25")},
+		Tools: hostTools(), OnLimit: AnswerOnLimit}
+	env, turns, out := runLoop(t, a, pricedTurns)
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, `short answer (3 turns, 2 calls, $25, limit "cost")`, out)
+	all := turns.all()
+	require.Len(t, all, 3)
+	assert.Equal(t, 5, all[2].MaxTokens, "the answer is as long as the $5 left pays for")
+	assert.True(t, dec("25").Equal(queryState(t, env).CostUSD))
+}
+
+func TestAgentLoopHTTPToolSendsDeclaredParameters(t *testing.T) {
+	get := HTTPTool("status", activities.HTTP{URL: "https://status.example/api?v=1"}, []ToolParam{{Name: "host", Required: true}})
+	post := HTTPTool("page", activities.HTTP{Method: "POST", URL: "https://pager.example/page"}, []ToolParam{{Name: "text"}}, ToolFatal())
+	f := loopFlow(AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"}, Tools: []Tool{get, post}})
+	env := newUnitEnv(t, runConfig{}, f)
+	var reqs callLog[activities.HTTP]
+	env.OnActivity(activities.HTTPActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, h activities.HTTP) (activities.HTTPResult, error) {
+			reqs.add(h)
+			return activities.HTTPResult{Status: 200, Body: "ok " + h.URL, Attempt: 1}, nil
+		}).Maybe()
+	turns := mockTurns(env, func(n int, _ activities.AgentTurn) (activities.AgentTurnResult, error) {
+		if n == 1 {
+			return turnAnswer("", toolCall("c1", "status", `{"host":"a b"}`), toolCall("c2", "page", `{"text":"down"}`)), nil
+		}
+		return turnAnswer("paged"), nil
+	})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+	all := reqs.all()
+	require.Len(t, all, 2)
+	assert.Equal(t, "https://status.example/api?host=a+b&v=1", all[0].URL)
+	assert.JSONEq(t, `{"text":"down"}`, string(all[1].JSON))
+	assert.Equal(t, llm.ToolResult("c1", "ok https://status.example/api?host=a+b&v=1", false), turns.all()[1].Messages[2])
+
+	bad := HTTPTool("bad", activities.HTTP{Method: "POST", URL: "https://x.example", Body: "fixed"}, []ToolParam{{Name: "a"}})
+	_, err := llmTools([]Tool{bad})
+	assert.ErrorContains(t, err, "has no body of its own")
 }

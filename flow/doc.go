@@ -84,12 +84,15 @@ activity (activities.AgentTurnActivity) recorded as the step <name>/turn-<n>, ea
 call the model makes is its own step nested under <name>, at most AgentToolParallelism at
 once, with the results sent back in the model's order. Tools (agent_tools*.go) are
 registered activities (ActivityTool, the schema from the Go parameter type, the arguments
-decoded strictly) and shell step templates (ShellTool); a tool's failure, an unknown tool
-and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
-a paid step: the loop's remaining MaxBudgetUSD is reserved before it and refused by the
-turn when its worst case does not fit; the turn, token and cost limits end the loop with
-an *AgentLimitError, or with AnswerOnLimit one last turn without tools. Without tools it is
-one gateflow.agent step, as ctx.Agent.
+decoded strictly) and shell and HTTP step templates whose declared parameters the model
+fills (ShellTool, HTTPTool); a tool's failure, an unknown tool and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
+a paid step: once a turn has reported the model's price, each next turn reserves its worst
+case (activities.AgentTurn.WorstCaseUsage at that price) and is not made when that does
+not fit what MaxBudgetUSD leaves (the first turn reserves what it leaves, and refuses
+itself as an agent step does); paid tool steps draw on the same cap. The turn, token and
+cost limits end the loop with an *AgentLimitError, or with AnswerOnLimit one last turn
+without tools, as long as the money left pays for. Without tools it is one gateflow.agent
+step, as ctx.Agent.
 
 A failed step's route (OnFailure, and OnTimeout for a step that timed out, recorded
 timed_out with the timeout's type) says what happens next: Continue lets it fail, Fallback

@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/internal/display"
 )
 
-// ToolParam is a parameter the model fills in a step template tool (ShellTool): a string,
-// given to the command as the environment variable Name, never spliced into it.
+// ToolParam is a parameter the model fills in a step template tool (ShellTool, HTTPTool):
+// a string, given to a command as the environment variable Name (never spliced into it),
+// to a request as a query parameter or a member of its JSON body.
 type ToolParam struct {
 	// Name is the parameter's name and its environment variable: a letter or '_', then
 	// letters, digits and '_'.
@@ -32,11 +35,66 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // an undeclared or non-string argument is a *ToolArgumentsError), and receives the
 // command's standard output. A non-zero exit is a tool failure.
 func ShellTool(name string, sh activities.Shell, params []ToolParam, opts ...ToolOption) Tool {
+	return templateTool(name, "Runs: "+display.Preview(sh.Command, 200), params, sh.Validate(), opts,
+		func(ctx *Context, step string, values map[string]string) (string, error) {
+			call := sh
+			call.Env = maps.Clone(sh.Env)
+			if call.Env == nil {
+				call.Env = make(map[string]string, len(values))
+			}
+			maps.Copy(call.Env, values)
+			res, err := ctx.Shell(step, call)
+			return res.Stdout, err
+		})
+}
+
+// HTTPTool is a tool that makes the HTTP step template h as a step: the model fills the
+// declared parameters only (strings), sent as the URL's query parameters for GET, HEAD and
+// DELETE, else as a JSON object body (the template then has no body of its own); the
+// model receives the response body. An unexpected status is a tool failure.
+func HTTPTool(name string, h activities.HTTP, params []ToolParam, opts ...ToolOption) Tool {
+	u, err := url.Parse(h.URL)
+	if err == nil {
+		err = h.Validate()
+	}
+	method := strings.ToUpper(orDefault(h.Method, "GET"))
+	inQuery := method == "GET" || method == "HEAD" || method == "DELETE"
+	if err == nil && !inQuery && (h.Body != "" || len(h.JSON) > 0) {
+		err = errors.New("an HTTP tool that sends its parameters as the body has no body of its own")
+	}
+	return templateTool(name, "Calls: "+method+" "+h.URL, params, err, opts,
+		func(ctx *Context, step string, values map[string]string) (string, error) {
+			call := h
+			if inQuery {
+				q := u.Query()
+				for _, k := range slices.Sorted(maps.Keys(values)) {
+					q.Set(k, values[k])
+				}
+				v := *u
+				v.RawQuery = q.Encode()
+				call.URL = v.String()
+			} else {
+				body, merr := json.Marshal(values)
+				if merr != nil {
+					return "", fmt.Errorf("tool %s: %w", name, merr)
+				}
+				call.JSON = body
+			}
+			res, err := ctx.HTTP(step, call)
+			return res.Body, err
+		})
+}
+
+// templateTool is a step template tool: its schema from params, run with the model's
+// checked values; invalid is what is wrong with the template (the step then fails before
+// any turn).
+func templateTool(name, description string, params []ToolParam, invalid error, opts []ToolOption,
+	run func(ctx *Context, step string, values map[string]string) (string, error)) Tool {
 	schema, err := paramsSchema(params)
 	if err == nil {
-		err = sh.Validate()
+		err = invalid
 	}
-	t := Tool{Name: name, Description: "Runs: " + display.Preview(sh.Command, 200), Parameters: schema, err: err}
+	t := Tool{Name: name, Description: description, Parameters: schema, err: err}
 	for _, o := range opts {
 		if o != nil {
 			o(&t)
@@ -47,14 +105,7 @@ func ShellTool(name string, sh activities.Shell, params []ToolParam, opts ...Too
 		if err != nil {
 			return "", err
 		}
-		call := sh
-		call.Env = maps.Clone(sh.Env)
-		if call.Env == nil {
-			call.Env = make(map[string]string, len(values))
-		}
-		maps.Copy(call.Env, values)
-		res, err := ctx.Shell(step, call)
-		return res.Stdout, err
+		return run(ctx, step, values)
 	}
 	return t
 }
