@@ -95,7 +95,8 @@ A node is a mapping; its kind is the one keyword it carries:
     An agent step's `with:` takes prompt, system, model, provider, max_tokens and
     max_budget_usd, and the agent loop's keys (validate_agent.go): `tools:` (each
     `action: <registered action>` with an optional `parameters:` JSON Schema, or
-    `shell: {command, dir, env, timeout}` with `params: [{name, description, required}]`,
+    `shell: {command, dir, env, timeout}` or `http: {method, url, headers, timeout,
+    expect_status}` with `params: [{name, description, required}]`,
     plus name, description and fatal), max_turns, max_loop_tokens, `messages: [{role:
     user|assistant, text}]`, `context:` (a string or strings), `reads:` (values),
     `think: true` (a JSON answer, no tools) and `on_limit: answer|fail`. Any other key,

@@ -1,6 +1,7 @@
 package flowdef
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -17,8 +18,9 @@ import (
 var (
 	agentWithKeys = []string{"prompt", "system", "model", "provider", "max_tokens", "max_budget_usd",
 		"tools", "max_turns", "max_loop_tokens", "messages", "context", "reads", "think", "on_limit"}
-	agentToolKeys      = []string{"name", "description", "fatal", "action", "parameters", "shell", "params"}
+	agentToolKeys      = []string{"name", "description", "fatal", "action", "parameters", "shell", "http", "params"}
 	agentShellToolKeys = []string{"command", "dir", "env", "timeout"}
+	agentHTTPToolKeys  = []string{"method", "url", "headers", "timeout", "expect_status"}
 	agentParamKeys     = []string{"name", "description", "required"}
 	agentMessageKeys   = []string{"role", "text"}
 )
@@ -247,31 +249,40 @@ func (w withCheck) tools(v any) {
 	}
 }
 
-// tool checks one tool's kind (action or shell) and returns its name.
+// agentToolKinds are the keys that say what a tool runs, one per tool (an `mcp:` kind
+// goes here when the loop takes MCP tools).
+var agentToolKinds = []string{"action", "shell", "http"}
+
+// tool checks one tool's kind (action, shell or http) and returns its name.
 func (w withCheck) tool(path string, m map[string]any) string {
 	name, _ := m["name"].(string)
-	action, isAction := m["action"].(string)
-	_, isShell := m["shell"]
-	switch {
-	case isAction == isShell:
-		w.add(path, "give action: <a registered action> or shell: {command: ...}", "a tool needs exactly one of action and shell")
-	case isAction:
-		if _, ok := m["params"]; ok {
-			w.add(path+".params", "an action tool takes parameters: (a JSON Schema)", "params is for shell tools")
+	var kinds []string
+	for _, k := range agentToolKinds {
+		if _, ok := m[k]; ok {
+			kinds = append(kinds, k)
 		}
-		w.action(path, action, m["parameters"])
-		if name == "" {
-			name = action
-		}
-	default:
-		if _, ok := m["parameters"]; ok {
-			w.add(path+".parameters", "a shell tool declares params: [{name, description, required}]", "parameters is for action tools")
-		}
-		if name == "" {
-			w.add(path, "add name: <the tool's name as the model sees it>", "a shell tool needs a name")
-		}
-		w.shell(path, m["shell"], m["params"])
 	}
+	if len(kinds) != 1 {
+		w.add(path, "give action: <a registered action>, shell: {command: ...} or http: {url: ...}",
+			"a tool needs exactly one of %s", strings.Join(agentToolKinds, ", "))
+		return name
+	}
+	if kinds[0] == "action" {
+		if _, ok := m["params"]; ok {
+			w.add(path+".params", "an action tool takes parameters: (a JSON Schema)", "params is for shell and http tools")
+		}
+		action, _ := m["action"].(string)
+		w.action(path, action, m["parameters"])
+		return cmp.Or(name, action)
+	}
+	if _, ok := m["parameters"]; ok {
+		w.add(path+".parameters", "a shell or http tool declares params: [{name, description, required}]", "parameters is for action tools")
+	}
+	if name == "" {
+		w.add(path, "add name: <the tool's name as the model sees it>", "%s tool needs a name", toolKind(kinds[0]))
+	}
+	w.template(path, kinds[0], m[kinds[0]])
+	w.params(path, m["params"])
 	return name
 }
 
@@ -299,17 +310,36 @@ func (w withCheck) action(path, action string, params any) {
 	w.k.schema(Schema{Pos: w.at(path + ".parameters"), JSON: schemaJSON(m)}, w.lb+": "+path+".parameters")
 }
 
-// shell checks a shell tool's template and its declared params.
-func (w withCheck) shell(path string, sh, params any) {
-	if m := w.mapping(path+".shell", sh); m != nil {
-		w.keys(path+".shell", m, agentShellToolKeys)
-		if c, _ := m["command"].(string); strings.TrimSpace(c) == "" {
-			w.add(path+".shell", "add command: <the command>", "a shell tool needs a command")
-		}
-		if t, ok := m["timeout"].(string); ok && !isTemplate(t) {
-			w.k.duration(w.at(path+".shell.timeout"), w.lb+": "+path+".shell.timeout", t)
-		}
+// template checks a shell or http tool's step template.
+func (w withCheck) template(path, kind string, v any) {
+	m := w.mapping(path+"."+kind, v)
+	if m == nil {
+		return
 	}
+	main := "command"
+	if kind == "http" {
+		main = "url"
+		w.keys(path+".http", m, agentHTTPToolKeys)
+		w.str(path+".http.method", m["method"])
+		if l, ok := w.list(path+".http.expect_status", m["expect_status"]); ok {
+			for i, e := range l {
+				w.count(fmt.Sprintf("%s.http.expect_status[%d]", path, i), e)
+			}
+		}
+	} else {
+		w.keys(path+".shell", m, agentShellToolKeys)
+		w.str(path+".shell.dir", m["dir"])
+	}
+	if c, _ := m[main].(string); strings.TrimSpace(c) == "" {
+		w.add(path+"."+kind, "add "+main+": ...", "%s tool needs a %s", toolKind(kind), main)
+	}
+	if t, ok := m["timeout"].(string); ok && !isTemplate(t) {
+		w.k.duration(w.at(path+"."+kind+".timeout"), w.lb+": "+path+"."+kind+".timeout", t)
+	}
+}
+
+// params checks the params a shell or http tool declares.
+func (w withCheck) params(path string, params any) {
 	l, _ := w.list(path+".params", params)
 	seen := map[string]bool{}
 	for i, e := range l {
@@ -324,7 +354,7 @@ func (w withCheck) shell(path string, sh, params any) {
 		name, _ := m["name"].(string)
 		switch {
 		case !paramNameRe.MatchString(name):
-			w.add(p+".name", "a letter or '_', then letters, digits and '_' (it is the command's environment variable)", "bad parameter name '%s'", name)
+			w.add(p+".name", "a letter or '_', then letters, digits and '_'", "bad parameter name '%s'", name)
 		case seen[name]:
 			w.add(p+".name", "declare each parameter once", "parameter '%s' is declared twice", name)
 		}
@@ -339,4 +369,12 @@ func schemaJSON(m map[string]any) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	return b
+}
+
+// toolKind is "a shell", "an http".
+func toolKind(kind string) string {
+	if kind == "http" {
+		return "an " + kind
+	}
+	return "a " + kind
 }

@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 
@@ -47,7 +48,7 @@ type agentMessageWith struct {
 }
 
 // agentToolWith is one tool: a registered action (Action, Parameters) or a shell step
-// template (Shell, Params).
+// template (Shell, Params) or an http step template (HTTP, Params).
 type agentToolWith struct {
 	Name        string               `json:"name"`
 	Description string               `json:"description"`
@@ -55,6 +56,7 @@ type agentToolWith struct {
 	Action      string               `json:"action"`
 	Parameters  map[string]any       `json:"parameters"`
 	Shell       *agentShellToolWith  `json:"shell"`
+	HTTP        *agentHTTPToolWith   `json:"http"`
 	Params      []agentToolParamWith `json:"params"`
 }
 
@@ -63,6 +65,14 @@ type agentShellToolWith struct {
 	Dir     string            `json:"dir"`
 	Env     map[string]string `json:"env"`
 	Timeout string            `json:"timeout"`
+}
+
+type agentHTTPToolWith struct {
+	Method       string            `json:"method"`
+	URL          string            `json:"url"`
+	Headers      map[string]string `json:"headers"`
+	Timeout      string            `json:"timeout"`
+	ExpectStatus []int             `json:"expect_status"`
 }
 
 type agentToolParamWith struct {
@@ -158,8 +168,8 @@ func listOf(v any) []any {
 	return []any{v}
 }
 
-// agentTool makes one tool: an action tool (flow.ActivityTool over the action's name)
-// or a shell tool (flow.ShellTool).
+// agentTool makes one tool: an action tool (flow.ActivityTool over the action's name),
+// a shell tool (flow.ShellTool) or an http tool (flow.HTTPTool).
 func agentTool(t agentToolWith) (flow.Tool, error) {
 	var opts []flow.ToolOption
 	if t.Description != "" {
@@ -168,30 +178,34 @@ func agentTool(t agentToolWith) (flow.Tool, error) {
 	if t.Fatal {
 		opts = append(opts, flow.ToolFatal())
 	}
-	if t.Shell == nil {
-		if t.Parameters != nil {
-			schema, err := json.Marshal(t.Parameters)
-			if err != nil {
-				return flow.Tool{}, fmt.Errorf("parameters: %w", err)
-			}
-			opts = append(opts, flow.ToolParameters(schema))
-		}
-		name := t.Name
-		if name == "" {
-			name = t.Action
-		}
-		return flow.ActivityTool(name, t.Action, opts...), nil
-	}
-	d, err := optDuration(t.Shell.Timeout)
-	if err != nil {
-		return flow.Tool{}, fmt.Errorf("shell.timeout: %w", err)
-	}
 	params := make([]flow.ToolParam, len(t.Params))
 	for i, p := range t.Params {
 		params[i] = flow.ToolParam{Name: p.Name, Description: p.Description, Required: p.Required}
 	}
-	sh := activities.Shell{Command: t.Shell.Command, Dir: t.Shell.Dir, Env: t.Shell.Env, Timeout: d}
-	return flow.ShellTool(t.Name, sh, params, opts...), nil
+	switch {
+	case t.Shell != nil:
+		d, err := optDuration(t.Shell.Timeout)
+		if err != nil {
+			return flow.Tool{}, fmt.Errorf("shell.timeout: %w", err)
+		}
+		sh := activities.Shell{Command: t.Shell.Command, Dir: t.Shell.Dir, Env: t.Shell.Env, Timeout: d}
+		return flow.ShellTool(t.Name, sh, params, opts...), nil
+	case t.HTTP != nil:
+		d, err := optDuration(t.HTTP.Timeout)
+		if err != nil {
+			return flow.Tool{}, fmt.Errorf("http.timeout: %w", err)
+		}
+		h := activities.HTTP{Method: t.HTTP.Method, URL: t.HTTP.URL, Headers: t.HTTP.Headers, Timeout: d, ExpectStatus: t.HTTP.ExpectStatus}
+		return flow.HTTPTool(t.Name, h, params, opts...), nil
+	}
+	if t.Parameters != nil {
+		schema, err := json.Marshal(t.Parameters)
+		if err != nil {
+			return flow.Tool{}, fmt.Errorf("parameters: %w", err)
+		}
+		opts = append(opts, flow.ToolParameters(schema))
+	}
+	return flow.ActivityTool(cmp.Or(t.Name, t.Action), t.Action, opts...), nil
 }
 
 // agentStep runs a `uses: agent` step: ctx.Agent, or ctx.AgentLoop when a loop key is

@@ -3,6 +3,8 @@ package interp_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -118,4 +120,31 @@ func activityIDs(r *testsuite.Result) []string {
 		ids = append(ids, s.ActivityID)
 	}
 	return ids
+}
+
+// An http tool: the model fills the declared params, sent as query parameters.
+func TestAgentLoopHTTPTool(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("status of " + r.URL.Query().Get("host") + ": up"))
+	}))
+	defer srv.Close()
+	r := run(t, `
+name: web
+steps:
+  - id: ask
+    uses: agent
+    with:
+      prompt: "is host 7 up?"
+      tools:
+        - name: status
+          http: {url: "`+srv.URL+`/status", expect_status: [200]}
+          params: [{name: host, required: true}]
+`, nil, func(e *testsuite.Env) {
+		e.ScriptAgent(
+			llm.ScriptRule{Turn: 1, ToolCalls: []llm.ToolCall{{Name: "status", Arguments: json.RawMessage(`{"host":"7"}`)}}},
+			llm.ScriptRule{Turn: 2, ResultMatch: "status of 7: up", Text: "yes"},
+		)
+	})
+	require.NoError(t, r.Err)
+	assert.Equal(t, []string{"ask", "ask/turn-1", "ask/status", "ask/turn-2"}, activityIDs(r))
 }

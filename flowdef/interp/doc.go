@@ -74,7 +74,7 @@ the field's position too.
     key (tools, max_turns, max_loop_tokens, messages, context, reads, think, on_limit) is
     ctx.AgentLoop instead (agent.go): `action:` tools are flow.ActivityTool over the
     action's name (parameters: their JSON Schema), `shell:` tools flow.ShellTool with their
-    params; context, reads (JSON unless a string) and messages are the seed messages after
+    params, `http:` tools flow.HTTPTool with theirs; context, reads (JSON unless a string) and messages are the seed messages after
     the prompt, in that order. Either way the output is the final answer: its text (decoded
     when it is a JSON object or array), or its JSON with output_schema or think. Any other name is the
     activity registered under it: flow.Step[json.RawMessage](ctx, id, name, with), the
