@@ -52,7 +52,7 @@ func (k *check) agentWith(n *Node, lb string) {
 			k.money(w.at("with.max_budget_usd"), lb+": with.max_budget_usd", v)
 		}
 	default:
-		w.add("with.max_budget_usd", hintMoney, "want a string, got %s", typeName(v))
+		w.add("with.max_budget_usd", hintMoney, "want a string, got %s", yamlKind(v))
 	}
 	w.boolean("with.think", n.With["think"])
 	if s, ok := n.With["on_limit"].(string); ok && !isTemplate(s) {
@@ -104,7 +104,7 @@ func (w withCheck) keys(path string, m map[string]any, known []string) {
 func (w withCheck) mapping(path string, v any) map[string]any {
 	m, ok := v.(map[string]any)
 	if !ok {
-		w.add(path, "write a mapping of keys to values", "want a mapping, got %s", typeName(v))
+		w.add(path, "write a mapping of keys to values", "want a mapping, got %s", yamlKind(v))
 	}
 	return m
 }
@@ -116,14 +116,14 @@ func (w withCheck) list(path string, v any) ([]any, bool) {
 	}
 	l, ok := v.([]any)
 	if !ok {
-		w.add(path, "write a list", "want a list, got %s", typeName(v))
+		w.add(path, "write a list", "want a list, got %s", yamlKind(v))
 	}
 	return l, ok
 }
 
 func (w withCheck) str(path string, v any) {
 	if _, ok := v.(string); v != nil && !ok {
-		w.add(path, "quote it", "want a string, got %s", typeName(v))
+		w.add(path, "quote it", "want a string, got %s", yamlKind(v))
 	}
 }
 
@@ -146,7 +146,7 @@ func (w withCheck) boolean(path string, v any) {
 			w.add(path, "write true or false", "want a boolean, got a string")
 		}
 	default:
-		w.add(path, "write true or false", "want a boolean, got %s", typeName(v))
+		w.add(path, "write true or false", "want a boolean, got %s", yamlKind(v))
 	}
 }
 
@@ -168,7 +168,7 @@ func (w withCheck) count(path string, v any) {
 	case float64:
 		f = t
 	default:
-		w.add(path, "write a whole number such as 10", "want an integer, got %s", typeName(v))
+		w.add(path, "write a whole number such as 10", "want an integer, got %s", yamlKind(v))
 		return
 	}
 	switch {
@@ -179,16 +179,22 @@ func (w withCheck) count(path string, v any) {
 	}
 }
 
+// each calls fn with the path and mapping of each element of the list v (at path),
+// after refusing the keys not in keys.
+func (w withCheck) each(path string, v any, keys []string, fn func(p string, m map[string]any)) {
+	l, _ := w.list(path, v)
+	for i, e := range l {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if m := w.mapping(p, e); m != nil {
+			w.keys(p, m, keys)
+			fn(p, m)
+		}
+	}
+}
+
 // messages checks seed messages: [{role: user|assistant, text: ...}].
 func (w withCheck) messages(v any) {
-	l, _ := w.list("with.messages", v)
-	for i, e := range l {
-		path := fmt.Sprintf("with.messages[%d]", i)
-		m := w.mapping(path, e)
-		if m == nil {
-			continue
-		}
-		w.keys(path, m, agentMessageKeys)
+	w.each("with.messages", v, agentMessageKeys, func(path string, m map[string]any) {
 		switch role, _ := m["role"].(string); role {
 		case "user", "assistant":
 		case "":
@@ -197,41 +203,15 @@ func (w withCheck) messages(v any) {
 			w.add(path+".role", "one of: user, assistant", "unknown role '%s'", role)
 		}
 		w.str(path+".text", m["text"])
-	}
+	})
 }
 
 func isTemplate(s string) bool { return strings.Contains(s, "${{") }
 
-// typeName names the type of a decoded value in messages.
-func typeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case int, int64, float64:
-		return "a number"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a mapping"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
 // tools checks an agent step's tools: each an action or a shell template, named once.
 func (w withCheck) tools(v any) {
-	l, _ := w.list("with.tools", v)
 	seen := map[string]string{}
-	for i, e := range l {
-		path := fmt.Sprintf("with.tools[%d]", i)
-		m := w.mapping(path, e)
-		if m == nil {
-			continue
-		}
-		w.keys(path, m, agentToolKeys)
+	w.each("with.tools", v, agentToolKeys, func(path string, m map[string]any) {
 		for _, key := range []string{"name", "description", "action"} {
 			w.str(path+"."+key, m[key])
 		}
@@ -246,7 +226,7 @@ func (w withCheck) tools(v any) {
 		default:
 			seen[name] = path
 		}
-	}
+	})
 }
 
 // agentToolKinds are the keys that say what a tool runs, one per tool (an `mcp:` kind
@@ -340,15 +320,8 @@ func (w withCheck) template(path, kind string, v any) {
 
 // params checks the params a shell or http tool declares.
 func (w withCheck) params(path string, params any) {
-	l, _ := w.list(path+".params", params)
 	seen := map[string]bool{}
-	for i, e := range l {
-		p := fmt.Sprintf("%s.params[%d]", path, i)
-		m := w.mapping(p, e)
-		if m == nil {
-			continue
-		}
-		w.keys(p, m, agentParamKeys)
+	w.each(path+".params", params, agentParamKeys, func(p string, m map[string]any) {
 		w.str(p+".description", m["description"])
 		w.boolean(p+".required", m["required"])
 		name, _ := m["name"].(string)
@@ -359,7 +332,7 @@ func (w withCheck) params(path string, params any) {
 			w.add(p+".name", "declare each parameter once", "parameter '%s' is declared twice", name)
 		}
 		seen[name] = true
-	}
+	})
 }
 
 // schemaJSON is a decoded mapping as JSON (values decoded from YAML always encode).

@@ -66,18 +66,24 @@ func TestValidateAgentWith(t *testing.T) {
 		{"read of an unknown step", "      reads: ['${{ steps.nope.output }}']\n", []string{"nope"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := validate(t, reg, head+tt.with)
-			if len(tt.want) == 0 && got != "" {
-				t.Fatalf("want valid, got:\n%s", got)
-			}
-			if len(tt.want) > 0 && got == "" {
-				t.Fatal("want errors, got none")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("want %q in:\n%s", w, got)
-				}
-			}
+			wantErrors(t, validate(t, reg, head+tt.with), tt.want)
 		})
+	}
+}
+
+// wantErrors checks the errors of validate: none when want is empty, else each of want
+// (substrings) among them.
+func wantErrors(t *testing.T, got string, want []string) {
+	t.Helper()
+	if len(want) == 0 && got != "" {
+		t.Fatalf("want valid, got:\n%s", got)
+	}
+	if len(want) > 0 && got == "" {
+		t.Fatal("want errors, got none")
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("want %q in:\n%s", w, got)
+		}
 	}
 }

@@ -55,16 +55,9 @@ type agentToolWith struct {
 	Fatal       bool                 `json:"fatal"`
 	Action      string               `json:"action"`
 	Parameters  map[string]any       `json:"parameters"`
-	Shell       *agentShellToolWith  `json:"shell"`
+	Shell       *shellCommandWith    `json:"shell"`
 	HTTP        *agentHTTPToolWith   `json:"http"`
 	Params      []agentToolParamWith `json:"params"`
-}
-
-type agentShellToolWith struct {
-	Command string            `json:"command"`
-	Dir     string            `json:"dir"`
-	Env     map[string]string `json:"env"`
-	Timeout string            `json:"timeout"`
 }
 
 type agentHTTPToolWith struct {

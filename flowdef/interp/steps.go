@@ -205,11 +205,16 @@ func decodeWith(n *flowdef.Node, with map[string]any, v any) error {
 	return nil
 }
 
-type shellWith struct {
+// shellCommandWith is a shell command's `with:` (a shell step's, a shell tool's).
+type shellCommandWith struct {
 	Command string            `json:"command"`
 	Dir     string            `json:"dir"`
 	Env     map[string]string `json:"env"`
 	Timeout string            `json:"timeout"`
+}
+
+type shellWith struct {
+	shellCommandWith
 	// Outputs and Inputs are the step's artifacts (activities.Shell).
 	Outputs []string                   `json:"outputs"`
 	Inputs  []activities.ArtifactInput `json:"inputs"`
