@@ -1,11 +1,11 @@
 package integration
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -40,20 +40,17 @@ steps:
   - {id: done, finish: {output: "${{ steps.triage.output }}"}}
 `
 
-// The 4-turn loop of TestAgentLoopFourTurnsWithActivityTools, from YAML: the same turns,
-// tool steps, cost and tokens, and its history replays.
-func TestAgentLoopYAMLFourTurns(t *testing.T) {
-	turns := []loopTurn{
-		{calls: [][2]string{{"lookup", `{"host":"1"}`}, {"lookup", `{"host":"2"}`}}, in: 1000, out: 40},
-		{calls: [][2]string{{"uptime", `{}`}}, in: 1200, out: 20},
-		{calls: [][2]string{{"lookup", `{"host":"3"}`}}, in: 1300, out: 20},
-		{text: "hosts 1-3 are up", in: 1400, out: 30},
-	}
+// loopRun is one run of an agent loop flow against its own local provider.
+type loopRun struct {
+	srv *loopProvider
+	d   *runs.Description
+	ids []string
+}
+
+// runAgentLoop runs the flow f (named name) on a worker of its own, its provider
+// answering turns, and waits for the run to complete.
+func runAgentLoop(ctx context.Context, t *testing.T, f flow.Definition, name string, input any, turns []loopTurn) loopRun {
 	srv := startLoopProvider(t, turns)
-	def, err := flowdef.Check("agent-loop.yaml", []byte(agentLoopYAML), &flowdef.StaticRegistry{Actions: []string{"LoopLookup", "LoopUptime"}})
-	require.NoError(t, err)
-	f, err := interp.Flow(def)
-	require.NoError(t, err)
 	queue := uniqueQueue("agent-loop-yaml")
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, StopTimeout: time.Second,
 		Providers: map[string]llm.Provider{llm.ProviderOpenAI: llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "sk-test"})}},
@@ -63,37 +60,52 @@ func TestAgentLoopYAMLFourTurns(t *testing.T) {
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	c := flowclient.New(shared.tc, flowclient.Options{TaskQueue: queue})
-	ctx := ctxT(t, 2*time.Minute)
-
-	run, err := c.Start(ctx, def.Name, nil, core.StartOptions{})
+	run, err := c.Start(ctx, name, input, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
-	assert.JSONEq(t, `"hosts 1-3 are up"`, string(d.Result))
-
-	assert.Len(t, srv.requests(), 4, "the provider is called once per turn")
-	_, scheduled, _ := historyCount(t, ctx, run.ID, activities.AgentTurnActivity)
-	assert.Equal(t, 4, scheduled, "one gateflow.agent.turn activity per turn")
-	_, single, _ := historyCount(t, ctx, run.ID, activities.AgentActivity)
-	assert.Zero(t, single)
-	var ids []string
+	r := loopRun{srv: srv, d: d}
 	for _, s := range d.State.Steps {
-		ids = append(ids, s.ActivityID)
+		r.ids = append(r.ids, s.ActivityID)
 	}
-	assert.Equal(t, []string{"triage", "triage/turn-1", "triage/lookup", "triage/lookup#2", "triage/turn-2",
-		"triage/uptime", "triage/turn-3", "triage/lookup#3", "triage/turn-4"}, ids)
+	return r
+}
 
-	want := decimal.Zero
-	for _, tr := range turns {
-		want = want.Add(priced(t, tr.in, tr.out))
+// The 4-turn loop of TestAgentLoopFourTurnsWithActivityTools written in YAML gives the
+// records of the Go loop: the same turn activities, tool steps, cost and tokens; and its
+// history replays.
+func TestAgentLoopYAMLFourTurns(t *testing.T) {
+	turns := []loopTurn{
+		{calls: [][2]string{{"lookup", `{"host":"1"}`}, {"lookup", `{"host":"2"}`}}, in: 1000, out: 40},
+		{calls: [][2]string{{"uptime", `{}`}}, in: 1200, out: 20},
+		{calls: [][2]string{{"lookup", `{"host":"3"}`}}, in: 1300, out: 20},
+		{text: "hosts 1-3 are up", in: 1400, out: 30},
 	}
-	assert.True(t, want.Equal(d.State.CostUSD), "the run's cost is the sum of the turns: want %s, got %s", want, d.State.CostUSD)
-	assert.True(t, want.Equal(d.State.Steps[0].CostUSD), "the agent step sums its turns: %s", d.State.Steps[0].CostUSD)
-	assert.Equal(t, runs.Tokens{Input: 4900, Output: 110}, d.State.Tokens)
+	def, err := flowdef.Check("agent-loop.yaml", []byte(agentLoopYAML), &flowdef.StaticRegistry{Actions: []string{"LoopLookup", "LoopUptime"}})
+	require.NoError(t, err)
+	f, err := interp.Flow(def)
+	require.NoError(t, err)
+	ctx := ctxT(t, 2*time.Minute)
+	inGo := runAgentLoop(ctx, t, agentLoopFlow, agentLoopFlow.Name(), "are hosts 1-3 up?", turns)
+	inYAML := runAgentLoop(ctx, t, f, def.Name, nil, turns)
+
+	assert.JSONEq(t, `"hosts 1-3 are up"`, string(inYAML.d.Result))
+	assert.Len(t, inYAML.srv.requests(), 4, "the provider is called once per turn")
+	for _, act := range []string{activities.AgentTurnActivity, activities.AgentActivity} {
+		_, wantN, _ := historyCount(t, ctx, inGo.d.ID, act)
+		_, gotN, _ := historyCount(t, ctx, inYAML.d.ID, act)
+		assert.Equal(t, wantN, gotN, "%s activities", act)
+	}
+	assert.Equal(t, inGo.ids, inYAML.ids, "one step per turn and per tool call, named as in Go")
+	assert.Len(t, inYAML.ids, 9)
+	assert.True(t, inYAML.d.State.CostUSD.IsPositive())
+	assert.True(t, inGo.d.State.CostUSD.Equal(inYAML.d.State.CostUSD), "cost: Go %s, YAML %s", inGo.d.State.CostUSD, inYAML.d.State.CostUSD)
+	assert.True(t, inGo.d.State.Steps[0].CostUSD.Equal(inYAML.d.State.Steps[0].CostUSD), "the agent step sums its turns")
+	assert.Equal(t, inGo.d.State.Tokens, inYAML.d.State.Tokens)
 
 	file := filepath.Join(t.TempDir(), "history.json")
-	require.NoError(t, testsuite.RecordHistory(ctx, shared.tc, run.ID, file))
+	require.NoError(t, testsuite.RecordHistory(ctx, shared.tc, inYAML.d.ID, file))
 	assert.NoError(t, testsuite.Replay(file, flow.WorkerOptions{}, f))
-	assert.Len(t, srv.requests(), 4, "replaying calls no provider")
+	assert.Len(t, inYAML.srv.requests(), 4, "replaying calls no provider")
 }
