@@ -1,8 +1,6 @@
 package activities
 
 import (
-	"github.com/gateflow/gateflow/artifacts"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -325,32 +323,9 @@ func agentAnswerJSON(schema *signals.Schema, text string, details any) (json.Raw
 // agentComplete makes the provider call, heartbeating every second while it is in flight
 // (inside an activity) with a LiveOutput whose Progress says whom it waits for and how long. It returns when the call does or when ctx is done.
 func agentComplete(ctx context.Context, p llm.Provider, req llm.Request) (llm.Response, error) {
-	type outcome struct {
-		resp llm.Response
-		err  error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		resp, err := p.Complete(ctx, req)
-		done <- outcome{resp, err}
-	}()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	attempt, start := 1, time.Now()
-	if id, ok := Identity(ctx); ok {
-		attempt = id.Attempt
-	}
-	for {
-		select {
-		case o := <-done:
-			return o.resp, o.err
-		case <-ctx.Done():
-			return llm.Response{}, ctx.Err()
-		case <-tick.C:
-			heartbeat(ctx, artifacts.LiveOutput{Attempt: attempt, At: time.Now(), Progress: fmt.Sprintf(
-				"waiting for provider %s (model %s), %s", p.Name(), req.Model, time.Since(start).Round(time.Second))})
-		}
-	}
+	return heartbeatWhile(ctx, func(waited time.Duration) string {
+		return fmt.Sprintf("waiting for provider %s (model %s), %s", p.Name(), req.Model, waited)
+	}, func() (llm.Response, error) { return p.Complete(ctx, req) })
 }
 
 // agentError maps a provider error onto a Temporal application error.

@@ -25,6 +25,11 @@
 // (runs.Step.Artifacts); the activity finds the store in its context
 // (WithArtifactStore, which flow.NewWorker sets up from WorkerOptions.BlobURL).
 //
+// MCPActivities call the tools of MCP servers (package mcptools) for MCP steps and agent
+// tools: MCPCatalogActivity lists their tools, MCPCallActivity calls one (a tool that
+// answers with an error is a result with IsError set, not a Go error), MCPReadActivity
+// reads a resource; the worker registers them over its pool when it declares servers.
+//
 // A shell step's result carries at most MaxOutputBytes of its stdout (the head) and of its
 // stderr (the tail), with the byte counts of both, however much the command prints, so the
 // workflow that decodes it never handles a big payload. With a blob store

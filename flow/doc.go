@@ -130,6 +130,11 @@ nothing; a miss runs the step and stores its result. Keys are per flow; SharedCa
 one across flows. The lookup is an activity, so a replay sees the same decision. A worker
 without a blob store fails a step with Cache before dispatching it.
 
+ctx.MCP(name, activities.MCPCall{Server, Tool, Args}) calls a tool of one of the worker's
+MCP servers (WorkerOptions.MCPServers, package mcptools) as a step of kind mcp; the
+tool's answer is recorded in the history, so a replay never asks the server. A tool that
+answers with an error fails the step with its text, unless the step allows failure.
+
 # Parallel steps, branches, fan-out and children
 
 ctx.Parallel runs steps at once (FailFast cancels the rest at the first failure, WaitAll

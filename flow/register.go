@@ -57,6 +57,7 @@ func runConfigOf(opts WorkerOptions, flows []Definition) (runConfig, error) {
 	}
 	cfg.gateTypes = gateActs.types
 	cfg.services, cfg.baseQueue = serviceNames(opts.Services), opts.TaskQueue // service.go
+	cfg.mcpServers = mcpServerNames(opts.MCPServers)                          // worker_mcp.go
 	if cfg.baseQueue == "" {
 		cfg.baseQueue = core.DefaultTaskQueue
 	}
@@ -97,6 +98,7 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 	r.RegisterActivityWithOptions(cache.lookup, activity.RegisterOptions{Name: cacheLookupActivity})
 	r.RegisterActivityWithOptions(cache.put, activity.RegisterOptions{Name: cacheStoreActivity})
 	r.RegisterActivityWithOptions(triggerStartActivity, activity.RegisterOptions{Name: protocol.TriggerStartActivity})
+	registerMCP(r, opts) // worker_mcp.go
 	shell, err := shellActivity(opts.ShellOutputBytes, opts.blobs != nil || opts.BlobURL != "")
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)

@@ -43,6 +43,7 @@ func (w *Worker) registryInfo() core.RegistryInfo {
 		r.Services = append(r.Services, s.Name)
 	}
 	slices.Sort(r.Services)
+	r.MCPServers = mcpServerNames(w.opts.MCPServers) // worker_mcp.go
 	return r
 }
 

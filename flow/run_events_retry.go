@@ -76,7 +76,7 @@ func (a *retryEventsActivity) ExecuteActivity(ctx context.Context, in *intercept
 // a custom step (gateflow's own activities are named gateflow.*).
 func isStepActivity(name string) bool {
 	switch name {
-	case activities.ShellActivity, activities.HTTPActivity, activities.AgentActivity:
+	case activities.ShellActivity, activities.HTTPActivity, activities.AgentActivity, activities.MCPCallActivity:
 		return true
 	}
 	return !strings.HasPrefix(name, "gateflow.")

@@ -39,6 +39,8 @@ type runConfig struct {
 	// (service.go).
 	services  []string
 	baseQueue string
+	// mcpServers are the names of the worker's MCP servers, sorted (mcp.go).
+	mcpServers []string
 	// lossTolerant: the worker's activities run lossInterceptor, so steps without a cost
 	// are scheduled with room for worker losses (worker_losses.go).
 	lossTolerant bool
@@ -89,6 +91,8 @@ type setupPart struct {
 	// services and baseQueue: the worker's services and task queue (service.go).
 	services  []string
 	baseQueue string
+	// mcpServers: the worker's MCP server names (mcp.go).
+	mcpServers []string
 	// lossTolerant: see runConfig.
 	lossTolerant bool
 }
@@ -171,7 +175,8 @@ func newRunner(wctx workflow.Context, info core.WorkflowInfo, cfg runConfig) (*r
 		st.MaxAttempts = info.MaxAttempts
 	}
 	rt := &runner{root: wctx, info: info, state: st,
-		setup: setupPart{guards: guards, gateTypes: cfg.gateTypes, services: cfg.services, baseQueue: cfg.baseQueue, lossTolerant: cfg.lossTolerant},
+		setup: setupPart{guards: guards, gateTypes: cfg.gateTypes, services: cfg.services, baseQueue: cfg.baseQueue, lossTolerant: cfg.lossTolerant,
+			mcpServers: cfg.mcpServers},
 		after: afterPart{triggers: cfg.triggers[info.Name]}}
 	rt.control.listener = &signalListener{root: wctx}
 	rt.report.conn = rt.connFlags()

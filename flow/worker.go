@@ -25,6 +25,7 @@ import (
 	"github.com/gateflow/gateflow/internal/entity"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/internal/startplan"
+	"github.com/gateflow/gateflow/mcptools"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -105,8 +106,16 @@ type WorkerOptions struct {
 	// activities.MaxOutputBytes. Negative, or over activities.MaxOutputBytes without a
 	// BlobURL, is an error of Start.
 	ShellOutputBytes int
+	// MCPServers are the MCP servers whose tools the worker's steps call (Context.MCP),
+	// over stdio (a command the worker starts at its first use) or streamable HTTP; the
+	// worker registers the MCP activities (activities.MCPCallActivity …) when there are
+	// any. Every worker of a task queue must declare the same servers: a run refuses a
+	// server its worker lacks. Invalid or repeated names are errors of Start.
+	MCPServers []mcptools.Server
 	// blobs is the store Start opened from BlobURL.
 	blobs *blob.Store
+	// mcp is the pool Start opened for MCPServers, closed by Stop.
+	mcp *mcptools.Pool
 	// Worker passes further options to the Temporal worker. TaskQueue, Identity and
 	// StopTimeout above take precedence over the same settings here.
 	Worker worker.Options
@@ -218,7 +227,8 @@ func checkFlows(opts WorkerOptions, served, flows []Definition) error {
 	} else {
 		errs = append(errs, ga.checkFlows(flows)...)
 	}
-	errs = append(errs, checkServices(opts.Services)) // service.go
+	errs = append(errs, checkServices(opts.Services))     // service.go
+	errs = append(errs, checkMCPServers(opts.MCPServers)) // worker_mcp.go
 	errs = append(errs, checkTriggers(append(slices.Clone(served), flows...))...)
 	return errors.Join(errs...)
 }
@@ -232,6 +242,10 @@ func (w *Worker) Start() error {
 		return fmt.Errorf("worker: %w", err)
 	}
 	if err := w.openBlobs(); err != nil { // cache.go
+		return fmt.Errorf("worker: %w", err)
+	}
+	if err := w.openMCP(); err != nil { // worker_mcp.go
+		w.Stop()
 		return fmt.Errorf("worker: %w", err)
 	}
 	o := w.opts.Worker
@@ -311,6 +325,7 @@ func (w *Worker) Stop() {
 	}
 	w.ws = nil
 	w.closeBlobs()
+	w.closeMCP()
 	w.mu.Lock()
 	w.started = false
 	w.mu.Unlock()

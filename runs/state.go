@@ -82,6 +82,7 @@ const (
 	KindShell    StepKind = "shell"
 	KindHTTP     StepKind = "http"
 	KindAgent    StepKind = "agent"
+	KindMCP      StepKind = "mcp" // a tool of an MCP server (ctx.MCP)
 	KindActivity StepKind = "activity"
 	KindChild    StepKind = "child"
 	KindSkip     StepKind = "skip"

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/gateflow/gateflow/internal/strictjson"
 )
 
 // Role is who a Message is from.
@@ -216,7 +218,9 @@ func validToolName(name string) error {
 // DecodeArguments checks that raw (tool-call arguments a model produced, or a tool's
 // parameter schema) is exactly one JSON object, and returns it compacted; empty or
 // white space only is the empty object {}. Anything else — another JSON type, trailing
-// data, invalid JSON — is an error.
+// data, invalid JSON, a key twice in one object at any depth — is an error: a schema check,
+// an approver and the tool must all read the same arguments, and with a key twice two
+// readers could pick different values.
 func DecodeArguments(raw []byte) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -232,6 +236,9 @@ func DecodeArguments(raw []byte) (json.RawMessage, error) {
 	}
 	if dec.More() {
 		return nil, errors.New("data after the JSON object")
+	}
+	if err := strictjson.Check(raw, nil); err != nil {
+		return nil, fmt.Errorf("arguments: %w", err)
 	}
 	var out bytes.Buffer
 	if err := json.Compact(&out, raw); err != nil {

@@ -257,7 +257,8 @@ func TestDecodeArguments(t *testing.T) {
 		require.NoError(t, err, "%q", in)
 		assert.Equal(t, want, string(got), "%q", in)
 	}
-	for _, in := range []string{`[]`, `"x"`, `null`, `1`, `{"a":1} {"b":2}`, `{"a":1}x`, `{"a":}`, `{`} {
+	for _, in := range []string{`[]`, `"x"`, `null`, `1`, `{"a":1} {"b":2}`, `{"a":1}x`, `{"a":}`, `{`,
+		`{"a":1,"a":2}`, `{"a":{"b":1,"b":1}}`, `{"a":[{"c":1,"c":2}]}`} {
 		_, err := DecodeArguments([]byte(in))
 		assert.Error(t, err, "%q", in)
 	}

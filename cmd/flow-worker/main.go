@@ -17,6 +17,9 @@
 // shared by all the workers of the task queue, its concurrency limit and circuit breaker on
 // this worker.
 //
+// --mcp name=command… or name=https://… (repeatable) declares an MCP server whose tools
+// the steps call (flow.WorkerOptions.MCPServers).
+//
 // --provider-rules FILE gives the scripted agent provider's answers (YAML or JSON, see
 // llm.LoadScriptRules) and --prices FILE the models' prices, so agent steps run and cost
 // what a test or a demo needs without code.
@@ -87,6 +90,7 @@ type config struct {
 	quota       string
 	wfQuotas    quotaFlags
 	services    serviceFlags
+	mcp         mcpFlags
 	tags        string
 	flowsDir    string
 	model       string
@@ -166,6 +170,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.maxCost, "max-cost", "", "default money cap (USD) of runs whose start options and flow set none")
 	fs.StringVar(&cfg.quota, "monthly-quota", "", "overall monthly quota (USD): new runs are refused once it is spent")
 	fs.Var(&cfg.services, "service", serviceHelp)
+	fs.Var(&cfg.mcp, "mcp", mcpHelp)
 	fs.Var(&cfg.wfQuotas, "workflow-quota", "monthly quota of one workflow, NAME=USD (repeatable)")
 	fs.StringVar(&cfg.groupsFile, "groups", "", `JSON file of approver groups: {"release": ["alice", "bob"]} (default: the examples' group:release = alice, bob, carol)`)
 	fs.StringVar(&cfg.pricesFile, "prices", "", `JSON file of model prices overriding the defaults: {"model": {"input_per_mtok": "2.50", "output_per_mtok": "10.00"}}`)
@@ -208,7 +213,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := flow.WorkerOptions{TaskQueue: cfg.taskQueue, StopTimeout: cfg.stopTimeout, Providers: providers, Prices: prices,
-		Quotas: budget.Quotas{PerWorkflow: cfg.wfQuotas}, Services: cfg.services}
+		Quotas: budget.Quotas{PerWorkflow: cfg.wfQuotas}, Services: cfg.services,
+		MCPServers: cfg.mcp}
 	if cfg.tags != "" {
 		for _, t := range strings.Split(cfg.tags, ",") {
 			opts.Tags = append(opts.Tags, strings.TrimSpace(t))
@@ -470,6 +476,9 @@ func printBanner(out io.Writer, cfg config, address, namespace string, srv *devs
 			label = "Services"
 		}
 		fmt.Fprintf(out, "  %-16s %s\n", label, describeService(d))
+	}
+	if len(cfg.mcp) > 0 {
+		fmt.Fprintf(out, "  MCP servers      %s\n", strings.Join(cfg.mcp.names(), ", "))
 	}
 	if len(cfg.tags) > 0 {
 		fmt.Fprintf(out, "  Tags             %s\n", cfg.tags)
