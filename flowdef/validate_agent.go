@@ -60,7 +60,7 @@ func (k *check) agentWith(n *Node, lb string) {
 	} else {
 		w.str("with.on_limit", n.With["on_limit"])
 	}
-	w.strings("with.context", n.With["context"], true)
+	w.strings("with.context", n.With["context"])
 	if v, ok := n.With["reads"]; ok {
 		if _, list := v.([]any); !list {
 			w.str("with.reads", v)
@@ -127,9 +127,9 @@ func (w withCheck) str(path string, v any) {
 	}
 }
 
-// strings checks a list of strings, or (one) a single string.
-func (w withCheck) strings(path string, v any, one bool) {
-	if _, ok := v.(string); ok && one {
+// strings checks a string or a list of strings.
+func (w withCheck) strings(path string, v any) {
+	if _, ok := v.(string); ok {
 		return
 	}
 	l, _ := w.list(path, v)
