@@ -16,11 +16,11 @@ import (
 	"github.com/gateflow/gateflow/runs"
 )
 
-// DefaultAgentMaxTurns is an agent loop's turn limit when AgentLoop.MaxTurns is zero.
-const DefaultAgentMaxTurns = 10
+// defaultAgentMaxTurns is an agent loop's turn limit when AgentLoop.MaxTurns is zero.
+const defaultAgentMaxTurns = 10
 
-// AgentToolParallelism is how many tool calls of one turn run at once.
-const AgentToolParallelism = 4
+// agentToolParallelism is how many tool calls of one turn run at once.
+const agentToolParallelism = 4
 
 // OnLimit says what an agent loop does when it reaches one of its limits.
 type OnLimit string
@@ -47,7 +47,7 @@ type AgentLoop struct {
 	// Tools are the tools the model may call. Without tools (and without Think) the step
 	// is exactly a Context.Agent step: one gateflow.agent activity.
 	Tools []Tool
-	// MaxTurns bounds the model turns; zero means DefaultAgentMaxTurns.
+	// MaxTurns bounds the model turns; zero means 10.
 	MaxTurns int
 	// MaxLoopTokens bounds the tokens (input and output) of all turns; zero means none.
 	MaxLoopTokens int64
@@ -100,7 +100,7 @@ func (e *AgentLimitError) Error() string {
 // under name, paid for like an agent step (its worst case, once a turn reported the
 // model's price, reserved against the step's, the run's and the monthly limits first);
 // each tool call it makes runs as a step named
-// after the tool, nested under name, at most AgentToolParallelism at once, and the
+// after the tool, nested under name, at most agentToolParallelism at once, and the
 // results go back to the model in the order of its calls. A tool that fails, an unknown
 // tool and arguments that do not fit go back to the model as tool errors; a fatal tool's
 // failure fails the step. The step's record sums the turns' cost and tokens and holds the
@@ -163,7 +163,7 @@ func newAgentRun(c *Context, s *step, name string, a AgentLoop, opts []StepOptio
 	l := &agentRun{c: c, sub: c.branch(c.wctx, name), s: s, a: a, opts: opts, tools: tools,
 		byName: make(map[string]Tool, len(a.Tools)), maxTurns: a.MaxTurns}
 	if l.maxTurns <= 0 {
-		l.maxTurns = DefaultAgentMaxTurns
+		l.maxTurns = defaultAgentMaxTurns
 	}
 	for _, t := range a.Tools {
 		l.byName[t.Name] = t
@@ -352,14 +352,14 @@ func (l *agentRun) finish(res AgentLoopResult, err error) error {
 	return nil
 }
 
-// callTools runs the tool calls of one turn, at most AgentToolParallelism at once, and
+// callTools runs the tool calls of one turn, at most agentToolParallelism at once, and
 // adds their results to the conversation in the model's order.
 func (l *agentRun) callTools(calls []llm.ToolCall) error {
 	results := make([]llm.Message, len(calls))
 	fatal := make([]error, len(calls))
 	before := len(l.c.run.state.Steps)
-	for start := 0; start < len(calls); start += AgentToolParallelism {
-		end := min(start+AgentToolParallelism, len(calls))
+	for start := 0; start < len(calls); start += agentToolParallelism {
+		end := min(start+agentToolParallelism, len(calls))
 		wg := workflow.NewWaitGroup(l.c.wctx)
 		for i := start; i < end; i++ {
 			wg.Add(1)
@@ -409,7 +409,7 @@ func (l *agentRun) callTool(ctx *Context, tc llm.ToolCall) (llm.Message, error) 
 		ctx = ctx.With(AllowFailure())
 	}
 	out, err := t.Run(ctx, t.Name, tc.Arguments)
-	var argErr *ToolArgumentsError
+	var argErr *toolArgumentsError
 	switch {
 	case err == nil:
 		return llm.ToolResult(tc.ID, out, false), nil

@@ -167,7 +167,7 @@ func TestAgentLoopFatalToolFailsTheStep(t *testing.T) {
 		Tools: hostTools(ActivityTool("explode", explode, ToolFatal()))}
 	env, turns, _ := runLoop(t, a, func(int, activities.AgentTurn) (activities.AgentTurnResult, error) {
 		calls := []llm.ToolCall{toolCall("c1", "explode", `{"host":"a"}`)}
-		for i := range AgentToolParallelism {
+		for i := range agentToolParallelism {
 			calls = append(calls, toolCall(fmt.Sprint("u", i), "uptime", `{}`))
 		}
 		return turnAnswer("", calls...), nil
@@ -183,7 +183,7 @@ func TestAgentLoopFatalToolFailsTheStep(t *testing.T) {
 			uptimes++
 		}
 	}
-	assert.Equal(t, AgentToolParallelism-1, uptimes, "the calls after the fatal failure's batch are not made")
+	assert.Equal(t, agentToolParallelism-1, uptimes, "the calls after the fatal failure's batch are not made")
 }
 
 func TestAgentLoopRefusesBadToolsBeforeAnyModelCall(t *testing.T) {

@@ -28,7 +28,7 @@ type Tool struct {
 	Fatal bool
 	// Run runs one call with the model's arguments as the step named step of ctx, and
 	// returns the text the model receives. Arguments that do not fit the tool are a
-	// *ToolArgumentsError (always sent back to the model, even for a fatal tool).
+	// *toolArgumentsError (always sent back to the model, even for a fatal tool).
 	Run func(ctx *Context, step string, args json.RawMessage) (string, error)
 	// err is what is wrong with the tool as made: the agent step fails before any turn.
 	err error
@@ -50,26 +50,26 @@ func ToolParameters(schema json.RawMessage) ToolOption {
 	return func(t *Tool) { t.Parameters = schema }
 }
 
-// ToolArgumentsError is a tool call whose arguments do not fit the tool: the model gets
+// toolArgumentsError is a tool call whose arguments do not fit the tool: the model gets
 // the message back and may call again.
-type ToolArgumentsError struct {
+type toolArgumentsError struct {
 	Tool string
 	Err  error
 }
 
 // Error implements error.
-func (e *ToolArgumentsError) Error() string {
+func (e *toolArgumentsError) Error() string {
 	return fmt.Sprintf("tool %s: bad arguments: %v", e.Tool, e.Err)
 }
 
 // Unwrap returns the decoding error.
-func (e *ToolArgumentsError) Unwrap() error { return e.Err }
+func (e *toolArgumentsError) Unwrap() error { return e.Err }
 
 // ActivityTool is a tool that runs a registered activity as a step, the activity given as
 // a function or by its registered name. A function takes an optional context.Context and
 // at most one more parameter: the tool's arguments, whose JSON Schema comes from its Go
 // type (internal/typeschema) and onto which the model's arguments are decoded strictly
-// (an unknown member is a *ToolArgumentsError). An activity given by name receives the
+// (an unknown member is a *toolArgumentsError). An activity given by name receives the
 // arguments as JSON; give their schema with ToolParameters. The model receives the
 // activity's result as JSON.
 func ActivityTool(name string, activity any, opts ...ToolOption) Tool {
@@ -174,7 +174,7 @@ func toolArgs(name string, param reflect.Type, activity any, raw json.RawMessage
 			return []any{raw}, nil
 		}
 		if !bytes.Equal(bytes.TrimSpace(raw), []byte("{}")) {
-			return nil, &ToolArgumentsError{Tool: name, Err: errors.New("the tool takes no arguments")}
+			return nil, &toolArgumentsError{Tool: name, Err: errors.New("the tool takes no arguments")}
 		}
 		return nil, nil
 	}
@@ -182,10 +182,10 @@ func toolArgs(name string, param reflect.Type, activity any, raw json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v.Interface()); err != nil {
-		return nil, &ToolArgumentsError{Tool: name, Err: err}
+		return nil, &toolArgumentsError{Tool: name, Err: err}
 	}
 	if dec.More() {
-		return nil, &ToolArgumentsError{Tool: name, Err: errors.New("more than one JSON value")}
+		return nil, &toolArgumentsError{Tool: name, Err: errors.New("more than one JSON value")}
 	}
 	return []any{v.Elem().Interface()}, nil
 }

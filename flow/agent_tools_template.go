@@ -32,7 +32,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ShellTool is a tool that runs the shell step template sh as a step: the model fills the
 // declared parameters only (strings, each set as an environment variable of the command;
-// an undeclared or non-string argument is a *ToolArgumentsError), and receives the
+// an undeclared or non-string argument is a *toolArgumentsError), and receives the
 // command's standard output. A non-zero exit is a tool failure.
 func ShellTool(name string, sh activities.Shell, params []ToolParam, opts ...ToolOption) Tool {
 	return templateTool(name, "Runs: "+display.Preview(sh.Command, 200), params, sh.Validate(), opts,
@@ -136,7 +136,7 @@ func templateArgs(tool string, params []ToolParam, raw json.RawMessage) (map[str
 	var args map[string]any
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, &args); err != nil {
-			return nil, &ToolArgumentsError{Tool: tool, Err: err}
+			return nil, &toolArgumentsError{Tool: tool, Err: err}
 		}
 	}
 	declared := make([]string, len(params))
@@ -148,15 +148,15 @@ func templateArgs(tool string, params []ToolParam, raw json.RawMessage) (map[str
 		v, ok := args[k].(string)
 		switch {
 		case !slices.Contains(declared, k):
-			return nil, &ToolArgumentsError{Tool: tool, Err: fmt.Errorf("unknown parameter %q", k)}
+			return nil, &toolArgumentsError{Tool: tool, Err: fmt.Errorf("unknown parameter %q", k)}
 		case !ok:
-			return nil, &ToolArgumentsError{Tool: tool, Err: fmt.Errorf("parameter %q is not a string", k)}
+			return nil, &toolArgumentsError{Tool: tool, Err: fmt.Errorf("parameter %q is not a string", k)}
 		}
 		out[k] = v
 	}
 	for _, p := range params {
 		if _, ok := out[p.Name]; p.Required && !ok {
-			return nil, &ToolArgumentsError{Tool: tool, Err: errors.New("missing parameter " + p.Name)}
+			return nil, &toolArgumentsError{Tool: tool, Err: errors.New("missing parameter " + p.Name)}
 		}
 	}
 	return out, nil

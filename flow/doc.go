@@ -81,7 +81,7 @@ runs.State (status, attempt, duration, output preview, cost, tokens).
 
 An agent loop (AgentLoop, agent_loop.go) runs in the workflow: each model turn is its own
 activity (activities.AgentTurnActivity) recorded as the step <name>/turn-<n>, each tool
-call the model makes is its own step nested under <name>, at most AgentToolParallelism at
+call the model makes is its own step nested under <name>, at most 4 at
 once, with the results sent back in the model's order. Tools (agent_tools*.go) are
 registered activities (ActivityTool, the schema from the Go parameter type, the arguments
 decoded strictly) and shell and HTTP step templates whose declared parameters the model
