@@ -44,9 +44,13 @@ type AgentLoop struct {
 	activities.Agent
 	// Messages are seed messages, after the prompt (earlier turns, context).
 	Messages []llm.Message
-	// Tools are the tools the model may call. Without tools (and without Think) the step
-	// is exactly a Context.Agent step: one gateflow.agent activity.
+	// Tools are the tools the model may call. Without tools, messages and reads (and
+	// without Think) the step is exactly a Context.Agent step: one gateflow.agent activity.
 	Tools []Tool
+	// Reads are resources of the worker's MCP servers, each read before turn 1 as the
+	// step read-<n> (gateflow.mcp.read) and added, labelled with its URI, as a user
+	// message after the seed messages (agent_mcp.go).
+	Reads []activities.MCPRead
 	// MaxTurns bounds the model turns; zero means 10.
 	MaxTurns int
 	// MaxLoopTokens bounds the tokens (input and output) of all turns; zero means none.
@@ -110,7 +114,7 @@ func (c *Context) AgentLoop(name string, a AgentLoop, opts ...StepOption) (Agent
 	if a.Think && len(a.ResponseSchema) == 0 {
 		a.ResponseSchema = json.RawMessage(`{"type":"object"}`)
 	}
-	if len(a.Tools) == 0 && len(a.Messages) == 0 {
+	if len(a.Tools) == 0 && len(a.Messages) == 0 && len(a.Reads) == 0 {
 		res, err := c.Agent(name, a.Agent, opts...) // one gateflow.agent activity, as ever
 		return AgentLoopResult{AgentResult: res, Turns: 1}, err
 	}
@@ -233,6 +237,9 @@ func (l *agentRun) answerTokens(t activities.AgentTurn) int {
 
 // run asks the model turn after turn until it answers without tools or a limit ends it.
 func (l *agentRun) run() (AgentLoopResult, error) {
+	if err := l.prepare(); err != nil { // agent_mcp.go: MCP catalogs and reads, before turn 1
+		return AgentLoopResult{}, err
+	}
 	for {
 		if lim := l.limit(); lim != "" {
 			return l.onLimit(lim)

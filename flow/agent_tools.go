@@ -32,6 +32,8 @@ type Tool struct {
 	Run func(ctx *Context, step string, args json.RawMessage) (string, error)
 	// err is what is wrong with the tool as made: the agent step fails before any turn.
 	err error
+	// mcp is the MCP tool it calls (MCPTool; agent_mcp.go), nil for other tools.
+	mcp *mcpToolRef
 }
 
 // ToolOption configures a tool made by ActivityTool.
