@@ -57,8 +57,9 @@ type RegistryInfo struct {
 	// entry (empty: none declared), nil in entries of older workers (not known).
 	Services []string `json:"services"`
 	// MCPServers are the names of flow.WorkerOptions.MCPServers, sorted: the servers
-	// whose tools MCP steps may call.
-	MCPServers []string `json:"mcp_servers,omitempty"`
+	// whose tools MCP steps and agent tools may call. Never nil in a worker's entry
+	// (empty: none declared), nil in entries of older workers (not known).
+	MCPServers []string `json:"mcp_servers"`
 	// Flows are the names of the flows served, which a definition's `call:` may name:
 	// the worker's flows in what flow.Worker.Registry returns. The catalog entry leaves it
 	// out (its flow entries list them): a client fills it from Catalog.Names.

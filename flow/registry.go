@@ -43,7 +43,7 @@ func (w *Worker) registryInfo() core.RegistryInfo {
 		r.Services = append(r.Services, s.Name)
 	}
 	slices.Sort(r.Services)
-	r.MCPServers = mcpServerNames(w.opts.MCPServers) // worker_mcp.go
+	r.MCPServers = append([]string{}, mcpServerNames(w.opts.MCPServers)...) // worker_mcp.go; [] when none
 	return r
 }
 

@@ -133,8 +133,10 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 	assert.Equal(t, []string{"code-review", "notify-team"}, cat.Names(), "the registry entry is not a flow")
 	require.NotNil(t, cat.Workers)
 	assert.Equal(t, core.RegistryInfo{Actions: []string{"countFiles", "post-comment"}, ItemProviders: []string{"tickets"},
-		GateTypes: []string{"ci-status", "jira"}, Services: []string{}, PublishedBy: "w1", PublishedAt: now}, *cat.Workers)
+		GateTypes: []string{"ci-status", "jira"}, Services: []string{}, MCPServers: []string{}, PublishedBy: "w1", PublishedAt: now}, *cat.Workers)
 	assert.False(t, flowdef.NewStaticRegistry(cat.Registry()).HasService("github"), "the worker declared no services: none is known")
+	servers, known := flowdef.NewStaticRegistry(cat.Registry()).MCPServerList()
+	assert.True(t, known && len(servers) == 0, "the worker declared no MCP servers: known to be none")
 	got, _ := cat.Lookup("code-review")
 	assert.Equal(t, core.WorkflowInfo{Name: "code-review", Kind: protocol.KindYAMLFlow, Version: "3", Hash: "sha256:ab", Source: "flows/review.yaml"}, got)
 

@@ -20,7 +20,7 @@ func TestWorkerMCPServers(t *testing.T) {
 	w := NewWorker(nil, WorkerOptions{MCPServers: servers})
 	assert.Equal(t, []string{"docs", "triage"}, w.Registry().MCPServers, "published sorted")
 	assert.NoError(t, w.Validate())
-	assert.Nil(t, NewWorker(nil, WorkerOptions{}).Registry().MCPServers)
+	assert.Equal(t, []string{}, NewWorker(nil, WorkerOptions{}).Registry().MCPServers, "none declared: known to be none")
 
 	w = NewWorker(nil, WorkerOptions{MCPServers: append(servers, mcptools.Server{Name: "docs", Command: []string{"x"}})})
 	assert.ErrorContains(t, w.Validate(), `MCPServers: mcp server "docs" declared twice`)

@@ -50,6 +50,9 @@ type StaticRegistry struct {
 	// Services are the declared service names; nil means they are not known (offline
 	// checks), and then any service name is accepted.
 	Services []string
+	// MCPServers are the declared MCP server names (flow.WorkerOptions.MCPServers); nil
+	// means they are not known (offline checks), and then any server name is accepted.
+	MCPServers []string
 	// Definitions are sub-definitions by name.
 	Definitions map[string]*Definition
 	// Dir, when set, is searched for <name>.yaml, <name>.yml and <name>.json when a name
@@ -72,6 +75,7 @@ func NewStaticRegistry(info core.RegistryInfo) *StaticRegistry {
 		GateTypes:     append(slices.Clone(core.BuiltinGateResolvers), info.GateTypes...),
 		Services:      slices.Clone(info.Services),
 		GoFlows:       slices.Clone(info.Flows),
+		MCPServers:    slices.Clone(info.MCPServers),
 	}
 }
 
@@ -93,6 +97,10 @@ func (r *StaticRegistry) HasGateType(name string) bool { return slices.Contains(
 func (r *StaticRegistry) HasService(name string) bool {
 	return r.Services == nil || slices.Contains(r.Services, name)
 }
+
+// MCPServerList returns the declared MCP server names, and whether they are known
+// (agent tools and reads naming a server are checked against them).
+func (r *StaticRegistry) MCPServerList() ([]string, bool) { return r.MCPServers, r.MCPServers != nil }
 
 // HasGoFlow implements Registry.
 func (r *StaticRegistry) HasGoFlow(name string) bool { return slices.Contains(r.GoFlows, name) }

@@ -18,7 +18,7 @@ import (
 var (
 	agentWithKeys = []string{"prompt", "system", "model", "provider", "max_tokens", "max_budget_usd",
 		"tools", "max_turns", "max_loop_tokens", "messages", "context", "reads", "think", "on_limit"}
-	agentToolKeys      = []string{"name", "description", "fatal", "action", "parameters", "shell", "http", "params"}
+	agentToolKeys      = []string{"name", "description", "fatal", "action", "parameters", "shell", "http", "params", "mcp", "tool", "flow"}
 	agentShellToolKeys = []string{"command", "dir", "env", "timeout"}
 	agentHTTPToolKeys  = []string{"method", "url", "headers", "timeout", "expect_status"}
 	agentParamKeys     = []string{"name", "description", "required"}
@@ -61,11 +61,7 @@ func (k *check) agentWith(n *Node, lb string) {
 		w.str("with.on_limit", n.With["on_limit"])
 	}
 	w.strings("with.context", n.With["context"])
-	if v, ok := n.With["reads"]; ok {
-		if _, list := v.([]any); !list {
-			w.str("with.reads", v)
-		}
-	}
+	w.reads(n.With["reads"]) // validate_agent_mcp.go: values, or MCP resources
 	w.messages(n.With["messages"])
 	tools, _ := n.With["tools"].([]any)
 	if think, _ := n.With["think"].(bool); think && len(tools) > 0 {
@@ -229,9 +225,8 @@ func (w withCheck) tools(v any) {
 	})
 }
 
-// agentToolKinds are the keys that say what a tool runs, one per tool (an `mcp:` kind
-// goes here when the loop takes MCP tools).
-var agentToolKinds = []string{"action", "shell", "http"}
+// agentToolKinds are the keys that say what a tool runs, one per tool.
+var agentToolKinds = []string{"action", "shell", "http", "mcp", "flow"}
 
 // tool checks one tool's kind (action, shell or http) and returns its name.
 func (w withCheck) tool(path string, m map[string]any) string {
@@ -243,9 +238,12 @@ func (w withCheck) tool(path string, m map[string]any) string {
 		}
 	}
 	if len(kinds) != 1 {
-		w.add(path, "give action: <a registered action>, shell: {command: ...} or http: {url: ...}",
+		w.add(path, "give action: <a registered action>, shell: {command: ...}, http: {url: ...}, mcp: <server> with tool: <name>, or flow: <a flow>",
 			"a tool needs exactly one of %s", strings.Join(agentToolKinds, ", "))
 		return name
+	}
+	if n, ok := w.extTool(path, kinds[0], name, m); ok { // validate_agent_mcp.go: mcp and flow tools
+		return n
 	}
 	if kinds[0] == "action" {
 		if _, ok := m["params"]; ok {

@@ -48,7 +48,7 @@ func TestValidateAgentWith(t *testing.T) {
 		{"http tool", "      tools: [{name: w, http: {url: 'http://x/w', method: GET, expect_status: [200]}, params: [{name: q}]}]\n", nil},
 		{"http tool without url", "      tools: [{name: w, http: {method: GET}}]\n", []string{"with.tools[0].http: an http tool needs a url"}},
 		{"http tool with a body", "      tools: [{name: w, http: {url: 'http://x', body: b}}]\n", []string{"unknown field 'body' in with.tools[0].http"}},
-		{"mcp tool", "      tools: [{name: m, mcp: srv}]\n", []string{"unknown field 'mcp' in with.tools[0]"}},
+		{"mcp tool without tool", "      tools: [{name: m, mcp: srv}]\n", []string{"f.yaml:8:15: step 'a': with.tools[0]: an mcp tool needs a tool name"}},
 		{"bad param name", "      tools: [{name: x, shell: {command: ls}, params: [{name: 1a}]}]\n", []string{"with.tools[0].params[0].name: bad parameter name '1a'"}},
 		{"params on an action", "      tools: [{action: lookup, params: []}]\n", []string{"with.tools[0].params: params is for shell and http tools"}},
 		{"parameters not an object", "      tools: [{action: lookup, parameters: {type: string}}]\n", []string{"want an object schema, got type string"}},

@@ -58,6 +58,10 @@ type agentToolWith struct {
 	Shell       *shellCommandWith    `json:"shell"`
 	HTTP        *agentHTTPToolWith   `json:"http"`
 	Params      []agentToolParamWith `json:"params"`
+	// MCP and Tool: a tool of an MCP server; Flow: a flow run as a child (agent_mcp.go).
+	MCP  string `json:"mcp"`
+	Tool string `json:"tool"`
+	Flow string `json:"flow"`
 }
 
 type agentHTTPToolWith struct {
@@ -109,8 +113,11 @@ func (r *runner) agentSpec(n *flowdef.Node, with map[string]any) (activities.Age
 	if l.Messages, err = seedMessages(w); err != nil {
 		return a, nil, err
 	}
+	if l.Reads, err = mcpReads(w.Reads); err != nil { // agent_mcp.go
+		return a, nil, err
+	}
 	for i, t := range w.Tools {
-		tool, err := agentTool(t)
+		tool, err := r.toolOf(t) // agent_mcp.go: mcp and flow tools, else agentTool
 		if err != nil {
 			return a, nil, fmt.Errorf("with.tools[%d]: %w", i, err)
 		}
@@ -130,6 +137,9 @@ func seedMessages(w agentWith) ([]llm.Message, error) {
 		out = append(out, llm.UserMessage(s))
 	}
 	for _, v := range listOf(w.Reads) {
+		if _, mcp := mcpReadOf(v); mcp {
+			continue // an MCP resource, read by the loop (mcpReads)
+		}
 		s, ok := v.(string)
 		if !ok {
 			b, err := json.Marshal(v)

@@ -110,7 +110,7 @@ func validateFiles(files []string, base *flowdef.StaticRegistry, dir string) []f
 		reg, ok := byDir[d]
 		if !ok {
 			reg = &flowdef.StaticRegistry{Actions: base.Actions, Fallback: base.Fallback, ItemProviders: base.ItemProviders,
-				GateTypes: base.GateTypes, GoFlows: base.GoFlows, Services: base.Services, Dir: d}
+				GateTypes: base.GateTypes, GoFlows: base.GoFlows, Services: base.Services, MCPServers: base.MCPServers, Dir: d}
 			byDir[d] = reg
 		}
 		out = append(out, validateFile(file, reg))

@@ -31,7 +31,7 @@ func (a *app) startFile(ctx context.Context, c *flowclient.Client, file string, 
 			c.TaskQueue(), interp.DefinitionFlowName)
 	}
 	reg := &flowdef.StaticRegistry{Actions: base.Actions, Fallback: base.Fallback, ItemProviders: base.ItemProviders,
-		GateTypes: base.GateTypes, GoFlows: base.GoFlows, Services: base.Services, Dir: filepath.Dir(file)}
+		GateTypes: base.GateTypes, GoFlows: base.GoFlows, Services: base.Services, MCPServers: base.MCPServers, Dir: filepath.Dir(file)}
 	data, err := flowdef.ReadFile(file)
 	if err != nil {
 		return nil, usageErr("start --file: cannot read the file: %v", rootCause(err))

@@ -1,0 +1,110 @@
+package interp
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/gateflow/gateflow/activities"
+	"github.com/gateflow/gateflow/flow"
+	"github.com/gateflow/gateflow/internal/toolname"
+)
+
+// toolOf makes one tool of an agent step: an MCP tool (flow.MCPTool), a flow run as a
+// child (flowTool), or what agentTool makes (action, shell, http).
+func (r *runner) toolOf(t agentToolWith) (flow.Tool, error) {
+	switch {
+	case t.MCP != "":
+		tool := flow.MCPTool(t.MCP, t.Tool, toolOptions(t)...)
+		if t.Name != "" {
+			tool.Name = t.Name
+		}
+		return tool, nil
+	case t.Flow != "":
+		return r.flowTool(t)
+	}
+	return agentTool(t)
+}
+
+// toolOptions are the description and fatal options of a tool.
+func toolOptions(t agentToolWith) []flow.ToolOption {
+	var opts []flow.ToolOption
+	if t.Description != "" {
+		opts = append(opts, flow.ToolDescription(t.Description))
+	}
+	if t.Fatal {
+		opts = append(opts, flow.ToolFatal())
+	}
+	return opts
+}
+
+// flowTool is a tool running the flow t.Flow (a definition or a Go flow) as a child
+// (flow.Context.ChildByName), the model's arguments (a JSON object) its input and its
+// output what the model receives. Its schema is `parameters:`, else the definition's
+// `inputs` when the registry has the definition, else any object; its name the flow's
+// made model-safe unless `name:` gives one, as flow.FlowTool names a Go flow.
+func (r *runner) flowTool(t agentToolWith) (flow.Tool, error) {
+	tool := flow.Tool{Name: cmp.Or(t.Name, toolname.From(t.Flow)), Description: t.Description, Fatal: t.Fatal,
+		Parameters: json.RawMessage(`{"type":"object"}`)}
+	if reg := r.opts.registry; reg != nil && !reg.HasGoFlow(t.Flow) {
+		if def, err := reg.LoadDefinition(t.Flow); err == nil {
+			if !def.Inputs.IsZero() {
+				tool.Parameters = def.Inputs.JSON
+			}
+			tool.Description = cmp.Or(tool.Description, def.Description)
+		}
+	}
+	if t.Parameters != nil {
+		schema, err := json.Marshal(t.Parameters)
+		if err != nil {
+			return flow.Tool{}, fmt.Errorf("parameters: %w", err)
+		}
+		tool.Parameters = schema
+	}
+	tool.Description = cmp.Or(tool.Description, "Runs the flow "+t.Flow+" and returns its output.")
+	name := t.Flow
+	tool.Run = func(ctx *flow.Context, step string, raw json.RawMessage) (string, error) {
+		in := map[string]any{}
+		if len(strings.TrimSpace(string(raw))) > 0 {
+			if err := json.Unmarshal(raw, &in); err != nil || in == nil {
+				return "", fmt.Errorf("tool %s: bad arguments: want a JSON object, got %.80s", step, raw)
+			}
+		}
+		out, err := ctx.ChildByName(step, name, in)
+		if err != nil {
+			return "", err
+		}
+		return string(out), nil
+	}
+	return tool, nil
+}
+
+// mcpReads are the MCP resources among `reads:` (mappings with the key mcp), which
+// seedMessages leaves out.
+func mcpReads(reads any) ([]activities.MCPRead, error) {
+	var out []activities.MCPRead
+	for i, v := range listOf(reads) {
+		m, ok := mcpReadOf(v)
+		if !ok {
+			continue
+		}
+		server, _ := m["mcp"].(string)
+		uri, _ := m["uri"].(string)
+		if server == "" || uri == "" {
+			return nil, fmt.Errorf("with.reads[%d]: an mcp read needs mcp: <server> and uri: <URI>", i)
+		}
+		out = append(out, activities.MCPRead{Server: server, URI: uri})
+	}
+	return out, nil
+}
+
+// mcpReadOf is v as an MCP read: a mapping with the key mcp.
+func mcpReadOf(v any) (map[string]any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	_, has := m["mcp"]
+	return m, has
+}
