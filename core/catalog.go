@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Catalog is what the workers of one task queue serve, as they publish it
 // (flowclient.Client.Workflows reads it).
@@ -64,6 +67,10 @@ type RegistryInfo struct {
 	// the worker's flows in what flow.Worker.Registry returns. The catalog entry leaves it
 	// out (its flow entries list them): a client fills it from Catalog.Names.
 	Flows []string `json:"-"`
+	// FlowInputSchemas are the input schemas of Flows by name, where known (the flows'
+	// InputSchema): an agent's `flow:` tool offers the model its flow's. Like Flows, the
+	// catalog entry leaves it out: a client fills it from the flow entries.
+	FlowInputSchemas map[string]json.RawMessage `json:"-"`
 	// PublishedBy is the identity of the worker that published it.
 	PublishedBy string    `json:"published_by,omitempty"`
 	PublishedAt time.Time `json:"published_at"`
@@ -86,5 +93,13 @@ func (c *Catalog) Registry() RegistryInfo {
 		r = *c.Workers
 	}
 	r.Flows = c.Names()
+	for _, w := range c.Workflows {
+		if len(w.InputSchema) > 0 {
+			if r.FlowInputSchemas == nil {
+				r.FlowInputSchemas = map[string]json.RawMessage{}
+			}
+			r.FlowInputSchemas[w.Name] = w.InputSchema
+		}
+	}
 	return r
 }

@@ -57,6 +57,12 @@ func (w *Worker) Registry() core.RegistryInfo {
 	for _, f := range w.flowList() {
 		if f != nil {
 			r.Flows = append(r.Flows, f.Name())
+			if s := f.Info().InputSchema; len(s) > 0 {
+				if r.FlowInputSchemas == nil {
+					r.FlowInputSchemas = map[string]json.RawMessage{}
+				}
+				r.FlowInputSchemas[f.Name()] = s
+			}
 		}
 	}
 	return r

@@ -148,6 +148,8 @@ func TestCatalogRoundTripOfTheRegistry(t *testing.T) {
 	assert.Equal(t, want.ItemProviders, r.ItemProviders)
 	assert.Equal(t, want.GateTypes, r.GateTypes)
 	assert.Equal(t, []string{"code-review", "notify-team"}, r.GoFlows, "served definitions may be called")
+	assert.NotEmpty(t, want.InputSchemas["notify-team"])
+	assert.Equal(t, want.InputSchemas, r.InputSchemas, "the flows' input schemas, for agent flow tools")
 }
 
 func TestTheRegistryEntryNameIsReserved(t *testing.T) {

@@ -1,8 +1,10 @@
 package flowdef
 
 import (
+	"encoding/json"
 	"fmt"
 	"github.com/gateflow/gateflow/core"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -50,6 +52,9 @@ type StaticRegistry struct {
 	// Services are the declared service names; nil means they are not known (offline
 	// checks), and then any service name is accepted.
 	Services []string
+	// InputSchemas are the input schemas of GoFlows by name, where known: an agent's
+	// `flow:` tool offers the model its flow's (FlowInputSchema).
+	InputSchemas map[string]json.RawMessage
 	// MCPServers are the declared MCP server names (flow.WorkerOptions.MCPServers); nil
 	// means they are not known (offline checks), and then any server name is accepted.
 	MCPServers []string
@@ -76,6 +81,7 @@ func NewStaticRegistry(info core.RegistryInfo) *StaticRegistry {
 		Services:      slices.Clone(info.Services),
 		GoFlows:       slices.Clone(info.Flows),
 		MCPServers:    slices.Clone(info.MCPServers),
+		InputSchemas:  maps.Clone(info.FlowInputSchemas),
 	}
 }
 
@@ -101,6 +107,12 @@ func (r *StaticRegistry) HasService(name string) bool {
 // MCPServerList returns the declared MCP server names, and whether they are known
 // (agent tools and reads naming a server are checked against them).
 func (r *StaticRegistry) MCPServerList() ([]string, bool) { return r.MCPServers, r.MCPServers != nil }
+
+// FlowInputSchema returns the input schema of the Go flow name, when known.
+func (r *StaticRegistry) FlowInputSchema(name string) (json.RawMessage, bool) {
+	s, ok := r.InputSchemas[name]
+	return s, ok && len(s) > 0
+}
 
 // HasGoFlow implements Registry.
 func (r *StaticRegistry) HasGoFlow(name string) bool { return slices.Contains(r.GoFlows, name) }

@@ -27,6 +27,12 @@ func (r *runner) toolOf(t agentToolWith) (flow.Tool, error) {
 	return agentTool(t)
 }
 
+// flowInputSchemas is a registry that knows the input schemas of Go flows
+// (flowdef.StaticRegistry built from a worker's or a catalog's registries).
+type flowInputSchemas interface {
+	FlowInputSchema(name string) (json.RawMessage, bool)
+}
+
 // toolOptions are the description and fatal options of a tool.
 func toolOptions(t agentToolWith) []flow.ToolOption {
 	var opts []flow.ToolOption
@@ -42,12 +48,17 @@ func toolOptions(t agentToolWith) []flow.ToolOption {
 // flowTool is a tool running the flow t.Flow (a definition or a Go flow) as a child
 // (flow.Context.ChildByName), the model's arguments (a JSON object) its input and its
 // output what the model receives. Its schema is `parameters:`, else the definition's
-// `inputs` when the registry has the definition, else any object; its name the flow's
+// `inputs` when the registry has the definition, or the Go flow's input schema when the
+// registry knows it (a worker's or a catalog's registries), else any object; its name the flow's
 // made model-safe unless `name:` gives one, as flow.FlowTool names a Go flow.
 func (r *runner) flowTool(t agentToolWith) (flow.Tool, error) {
 	tool := flow.Tool{Name: cmp.Or(t.Name, toolname.From(t.Flow)), Description: t.Description, Fatal: t.Fatal,
 		Parameters: json.RawMessage(`{"type":"object"}`)}
-	if reg := r.opts.registry; reg != nil && !reg.HasGoFlow(t.Flow) {
+	if s, ok := r.opts.registry.(flowInputSchemas); ok && r.opts.registry.HasGoFlow(t.Flow) {
+		if schema, known := s.FlowInputSchema(t.Flow); known {
+			tool.Parameters = schema
+		}
+	} else if reg := r.opts.registry; reg != nil && !reg.HasGoFlow(t.Flow) {
 		if def, err := reg.LoadDefinition(t.Flow); err == nil {
 			if !def.Inputs.IsZero() {
 				tool.Parameters = def.Inputs.JSON

@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,8 @@ func TestFlowToolOfADefinitionOrAGoFlow(t *testing.T) {
 	child, err := flowdef.Parse("c.yaml", []byte("name: restart.child\ndescription: Restarts a service.\n"+
 		"inputs: {type: object, required: [service], properties: {service: {type: string}}}\nsteps:\n  - {id: s, set: {x: 1}}\n"))
 	require.NoError(t, err)
-	reg := &flowdef.StaticRegistry{GoFlows: []string{"go.flow"}, Definitions: map[string]*flowdef.Definition{"restart.child": child}}
+	reg := &flowdef.StaticRegistry{GoFlows: []string{"go.flow", "typed.flow"},
+		InputSchemas: map[string]json.RawMessage{"typed.flow": json.RawMessage(`{"type":"object","required":["n"]}`)}, Definitions: map[string]*flowdef.Definition{"restart.child": child}}
 	r := &runner{opts: options{registry: reg}}
 	for _, tt := range []struct {
 		name               string
@@ -29,6 +31,7 @@ func TestFlowToolOfADefinitionOrAGoFlow(t *testing.T) {
 			Parameters: map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "integer"}}}},
 			"rs", "mine", `{"type":"object","properties":{"x":{"type":"integer"}}}`},
 		{"go flow", agentToolWith{Flow: "go.flow"}, "go_flow", "Runs the flow go.flow and returns its output.", `{"type":"object"}`},
+		{"go flow with a known schema", agentToolWith{Flow: "typed.flow"}, "typed_flow", "Runs the flow typed.flow and returns its output.", `{"type":"object","required":["n"]}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tool, err := r.toolOf(tt.with)

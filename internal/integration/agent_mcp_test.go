@@ -214,10 +214,11 @@ func TestAgentLoopThreeToolsMCPAndChild(t *testing.T) {
 	assert.True(t, want.Equal(d.State.Steps[0].CostUSD), "the loop's spend includes the child: %s", d.State.Steps[0].CostUSD)
 
 	// The same loop in YAML: the same steps, activities, MCP calls and cost.
-	def, err := flowdef.Check("agent-mcp.yaml", []byte(agentMCPYAML), flowdef.NewStaticRegistry(core.RegistryInfo{
-		Actions: []string{"LoopLookup", "LoopPaidRestart"}, MCPServers: []string{"triage"}, Flows: []string{loopRestartFlow.Name()}}))
+	reg := flowdef.NewStaticRegistry(core.RegistryInfo{Actions: []string{"LoopLookup", "LoopPaidRestart"}, MCPServers: []string{"triage"},
+		Flows: []string{loopRestartFlow.Name()}, FlowInputSchemas: map[string]json.RawMessage{loopRestartFlow.Name(): loopRestartFlow.Info().InputSchema}})
+	def, err := flowdef.Check("agent-mcp.yaml", []byte(agentMCPYAML), reg)
 	require.NoError(t, err)
-	f, err := interp.Flow(def)
+	f, err := interp.Flow(def, interp.Registry(reg))
 	require.NoError(t, err)
 	inYAML := runMCPAgentLoop(ctx, t, bin, f, def.Name, nil, turns)
 	require.Equal(t, runs.StatusCompleted, inYAML.d.Status, inYAML.d.Error)
@@ -228,6 +229,10 @@ func TestAgentLoopThreeToolsMCPAndChild(t *testing.T) {
 		assert.Equal(t, wantN, gotN, "%s activities", act)
 	}
 	assert.Len(t, inYAML.srv.requests(), 4)
+	require.NoError(t, json.Unmarshal([]byte(inYAML.srv.requests()[0]), &first))
+	require.Len(t, first.Tools, 3)
+	assert.Equal(t, "test_loop_restart", first.Tools[1].Function.Name)
+	assert.Contains(t, string(first.Tools[1].Function.Parameters), `"service"`, "the Go flow's input schema, from the registry")
 	assert.Equal(t, []string{"lookup_runbook checkout"}, countLines(t, inYAML.count))
 	assert.True(t, want.Equal(inYAML.d.State.CostUSD), "YAML cost: want %s, got %s", want, inYAML.d.State.CostUSD)
 	assert.True(t, want.Equal(inYAML.d.State.Steps[0].CostUSD), "YAML loop spend: %s", inYAML.d.State.Steps[0].CostUSD)
