@@ -85,7 +85,12 @@ call the model makes is its own step nested under <name>, at most 4 at
 once, with the results sent back in the model's order. Tools (agent_tools*.go) are
 registered activities (ActivityTool, the schema from the Go parameter type, the arguments
 decoded strictly) and shell and HTTP step templates whose declared parameters the model
-fills (ShellTool, HTTPTool); a tool's failure, an unknown tool and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
+fills (ShellTool, HTTPTool), tools of the worker's MCP servers (MCPTool: the servers'
+catalogs are read once before turn 1 as the step <name>/tools and recorded, so the model
+sees each tool's description and schema as listed and replay never asks a server) and
+flows run as children (FlowTool: the schema from the input type, the output back as JSON,
+the child's cost counted for the loop and the run); AgentLoop.Reads are MCP resources read
+before turn 1 (steps <name>/read-<n>) into the conversation; a tool's failure, an unknown tool and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
 a paid step: once a turn has reported the model's price, each next turn reserves its worst
 case (activities.AgentTurn.WorstCaseUsage at that price) and is not made when that does
 not fit what MaxBudgetUSD leaves (the first turn reserves what it leaves, and refuses

@@ -96,9 +96,12 @@ A node is a mapping; its kind is the one keyword it carries:
     max_budget_usd, and the agent loop's keys (validate_agent.go): `tools:` (each
     `action: <registered action>` with an optional `parameters:` JSON Schema, or
     `shell: {command, dir, env, timeout}` or `http: {method, url, headers, timeout,
-    expect_status}` with `params: [{name, description, required}]`,
-    plus name, description and fatal), max_turns, max_loop_tokens, `messages: [{role:
-    user|assistant, text}]`, `context:` (a string or strings), `reads:` (values),
+    expect_status}` with `params: [{name, description, required}]`, or `mcp: <server>`
+    with `tool: <its tool>` (validate_agent_mcp.go; the server must be one the workers
+    declare, when they are known), or `flow: <a definition or Go flow>` with an optional
+    `parameters:`, plus name, description and fatal), max_turns, max_loop_tokens,
+    `messages: [{role: user|assistant, text}]`, `context:` (a string or strings), `reads:`
+    (values, or MCP resources `{mcp: <server>, uri: <URI>}`),
     `think: true` (a JSON answer, no tools) and `on_limit: answer|fail`. Any other key,
     a tool on think, a tool name used twice and an unregistered action are errors.
   - set: assigns variables, `set: {count: "${{ size(inputs.files) }}"}`.

@@ -74,8 +74,11 @@ the field's position too.
     key (tools, max_turns, max_loop_tokens, messages, context, reads, think, on_limit) is
     ctx.AgentLoop instead (agent.go): `action:` tools are flow.ActivityTool over the
     action's name (parameters: their JSON Schema), `shell:` tools flow.ShellTool with their
-    params, `http:` tools flow.HTTPTool with theirs; context, reads (JSON unless a string) and messages are the seed messages after
-    the prompt, in that order. Either way the output is the final answer: its text (decoded
+    params, `http:` tools flow.HTTPTool with theirs, `mcp:` tools flow.MCPTool (agent_mcp.go),
+    `flow:` tools a child run of the flow by name (ChildByName; the schema is `parameters:`,
+    the definition's inputs or the Go flow's input schema from the Registry, else any object);
+    context, reads (JSON unless a string) and messages are the seed messages after
+    the prompt, in that order, and reads of the form {mcp, uri} are AgentLoop.Reads. Either way the output is the final answer: its text (decoded
     when it is a JSON object or array), or its JSON with output_schema or think. Any other name is the
     activity registered under it: flow.Step[json.RawMessage](ctx, id, name, with), the
     rendered `with:` its one argument; with Registry(flowdef.NewStaticRegistry(worker.Registry())) a name the worker
