@@ -278,3 +278,57 @@ func TestAgentLoopUnknownMCPToolFailsBeforeTurnOne(t *testing.T) {
 		assert.Empty(t, countLines(t, r.count))
 	}
 }
+
+// flowctl validate checks an agent's mcp: tools and reads against the MCP servers the
+// queue's worker declares, and its flow: tools against the flows it serves, each error at
+// its line:col; offline, any server passes.
+func TestFlowctlValidateAgentMCPAndFlowTools(t *testing.T) {
+	queue := uniqueQueue("validate-mcp")
+	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, StopTimeout: time.Second,
+		MCPServers: []mcptools.Server{{Name: "triage", Command: []string{"never-started"}}}}, loopRestartFlow)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	require.NoError(t, os.WriteFile(good, []byte(`name: good
+steps:
+  - id: triage
+    uses: agent
+    with:
+      prompt: p
+      reads: [{mcp: triage, uri: 'runbook://checkout'}]
+      tools:
+        - {mcp: triage, tool: lookup_runbook}
+        - {flow: test.loop.restart}
+`), 0o644))
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte(`name: bad
+steps:
+  - id: triage
+    uses: agent
+    with:
+      prompt: p
+      reads: [{mcp: docs, uri: 'doc://a'}]
+      tools:
+        - {mcp: triag, tool: lookup_runbook}
+        - {flow: test.loop.restrat}
+`), 0o644))
+
+	r := flowctlRunOn(t, queue, "validate", good)
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	r = flowctlRunOn(t, queue, "validate", bad)
+	assert.Equal(t, 2, r.code, r.stdout+r.stderr)
+	for _, want := range []string{
+		bad + ":7:21: step 'triage': with.reads[0].mcp: no MCP server 'docs' on the workers (declared: triage)",
+		bad + ":9:17: step 'triage': with.tools[0].mcp: no MCP server 'triag' on the workers (declared: triage)",
+		bad + ":10:18: step 'triage': with.tools[1]: no flow named 'test.loop.restrat'",
+	} {
+		assert.Contains(t, r.stdout, want)
+	}
+	assert.Equal(t, "flowctl: 3 errors in 1 of 1 file\n", r.stderr)
+
+	r = flowctlRunOn(t, queue, "validate", "--offline", bad)
+	assert.Equal(t, 2, r.code)
+	assert.NotContains(t, r.stdout, "no MCP server", "offline, the servers are not known")
+	assert.Contains(t, r.stdout, "no flow named 'test.loop.restrat'")
+}
