@@ -3,6 +3,8 @@ package flow
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -282,4 +284,70 @@ func TestFlowToolRefusesInputsThatAreNotObjects(t *testing.T) {
 	}
 	m := FlowTool(Define("unit/map", func(_ *Context, in map[string]any) (int, error) { return len(in), nil }))
 	assert.NoError(t, m.err, "a map is an object")
+}
+
+// Over generated loops: the catalog is read exactly once per loop, whatever the turns
+// and calls; a call whose arguments do not fit the recorded schema never reaches the
+// server; every call gets exactly one result, an error exactly when its arguments did
+// not fit or the tool answered isError, in the model's order.
+func TestMCPToolCallsOverGeneratedLoops(t *testing.T) {
+	kinds := []struct{ args, result string }{
+		{`{"service":"checkout"}`, "runbook of checkout"},     // fits, answers
+		{`{"svc":"checkout"}`, ""},                            // does not fit the schema
+		{`{"service":7}`, ""},                                 // does not fit either
+		{`{"service":"payments"}`, "no runbook for payments"}, // fits, answers isError
+	}
+	r := rand.New(rand.NewPCG(33, 1))
+	for c := range 40 {
+		nTurns := 1 + r.IntN(4)
+		script := make([][]int, nTurns-1) // the kinds of each turn's calls; the last turn answers
+		wantCalls := 0
+		for i := range script {
+			for range 1 + r.IntN(3) {
+				k := r.IntN(len(kinds))
+				script[i] = append(script[i], k)
+				if k == 0 || k == 3 {
+					wantCalls++
+				}
+			}
+		}
+		a := AgentLoop{Agent: activities.Agent{Prompt: "triage", Model: "m"}, MaxTurns: 5,
+			Tools: []Tool{MCPTool("triage", "lookup_runbook"), MCPTool("triage", "restart_service")}}
+		env, srv, turns, _ := runMCPLoop(t, a, []string{"triage"}, "", func(n int, _ activities.AgentTurn) (activities.AgentTurnResult, error) {
+			if n > len(script) {
+				return turnAnswer("done"), nil
+			}
+			var calls []llm.ToolCall
+			for j, k := range script[n-1] {
+				calls = append(calls, toolCall(fmt.Sprintf("c%d_%d", n, j), "lookup_runbook", kinds[k].args))
+			}
+			return turnAnswer("", calls...), nil
+		})
+		require.NoError(t, env.GetWorkflowError(), "case %d", c)
+		require.Len(t, srv.catalogs.all(), 1, "case %d: one catalog read per loop", c)
+		require.Len(t, srv.calls.all(), wantCalls, "case %d: only calls that fit reach the server", c)
+		all := turns.all()
+		require.Len(t, all, nTurns, "case %d", c)
+		last := all[len(all)-1].Messages
+		var results []llm.Message
+		for _, m := range last {
+			if m.Role == llm.RoleTool {
+				results = append(results, m)
+			}
+		}
+		i := 0
+		for n, ks := range script {
+			for j, k := range ks {
+				require.Less(t, i, len(results), "case %d", c)
+				m := results[i]
+				assert.Equal(t, fmt.Sprintf("c%d_%d", n+1, j), m.ToolCallID, "case %d: results in the model's order", c)
+				assert.Equal(t, k != 0, m.IsError, "case %d: call %d/%d (%s): %s", c, n+1, j, kinds[k].args, m.Text)
+				if kinds[k].result != "" {
+					assert.Contains(t, m.Text, kinds[k].result, "case %d", c)
+				}
+				i++
+			}
+		}
+		assert.Len(t, results, i, "case %d: one result per call", c)
+	}
 }
