@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gateflow/gateflow/internal/toolname"
 )
 
 // FlowTool is a tool that runs the defined flow f as a child run (Child) for the step
-// named after the tool, nested under the agent step: the child gets the run's guards and
-// budget, and its cost and tokens count for the loop (its MaxBudgetUSD) and the run. The
+// named after the tool, nested under the agent step: the child gets the run's guards, its
+// cap is the lower of what the run's cap and the loop's MaxBudgetUSD leave, and its cost
+// and tokens count for the loop and the run. The
 // tool's name is the flow's name made model-safe (every character but letters, digits,
 // '_' and '-' becomes '_'; set Tool.Name for another), its description the flow's
 // Description unless ToolDescription gives one, and its parameters the JSON Schema of I
@@ -22,7 +25,7 @@ func FlowTool[I, O any](f *Flow[I, O], opts ...ToolOption) Tool {
 		return Tool{Name: "flow", err: fmt.Errorf("flow tool: the flow is nil")}
 	}
 	param := reflect.TypeFor[I]()
-	t := Tool{Name: toolname.From(f.Name()), Description: f.info.Description, err: f.Err()}
+	t := Tool{Name: toolname.From(f.Name()), Description: f.info.Description, err: f.Err(), child: true}
 	if t.Description == "" {
 		t.Description = "Runs the flow " + f.Name() + " and returns its output."
 	}
@@ -65,4 +68,14 @@ func flowToolSchema(t reflect.Type) (json.RawMessage, error) {
 		return nil, fmt.Errorf("flow tool: the input type %s is not a JSON object (want a struct or a map)", t)
 	}
 	return doc, nil
+}
+
+// toolContext is the context the tool call of t runs in: a FlowTool's child gets what the
+// loop's MaxBudgetUSD leaves as its CostLimit (Child then caps it at the lower of that and
+// what the run's cap leaves), so a child cannot spend past the loop's cap.
+func (l *agentRun) toolContext(ctx *Context, t Tool) *Context {
+	if !t.child || !l.a.MaxBudgetUSD.IsPositive() {
+		return ctx
+	}
+	return ctx.With(CostLimit(decimal.Max(l.left(), decimal.Zero)))
 }

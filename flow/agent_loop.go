@@ -415,6 +415,7 @@ func (l *agentRun) callTool(ctx *Context, tc llm.ToolCall) (llm.Message, error) 
 	if !t.Fatal {
 		ctx = ctx.With(AllowFailure())
 	}
+	ctx = l.toolContext(ctx, t) // agent_flowtool.go: a child's cap within the loop's
 	out, err := t.Run(ctx, t.Name, tc.Arguments)
 	var argErr *toolArgumentsError
 	switch {

@@ -12,10 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/mcptools"
 	"github.com/gateflow/gateflow/runs"
 )
@@ -349,5 +352,41 @@ func TestMCPToolCallsOverGeneratedLoops(t *testing.T) {
 			}
 		}
 		assert.Len(t, results, i, "case %d: one result per call", c)
+	}
+}
+
+// A flow tool's child is capped by what the loop's MaxBudgetUSD leaves (and the run's cap).
+func TestFlowToolChildCapIsWhatTheLoopLeaves(t *testing.T) {
+	for _, tt := range []struct {
+		name, loopCap, runCap, wantCap string
+	}{
+		{"the loop's cap", "1", "", "0.75"},
+		{"the loop's cap under a larger run cap", "1", "2", "0.75"},
+		{"without a loop cap, the run's", "0", "2", "1.75"},
+		{"the loop's cap under a run cap", "0.4", "0.5", "0.15"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := AgentLoop{Agent: activities.Agent{Prompt: "restart", Model: "m", MaxBudgetUSD: dec(tt.loopCap)},
+				Tools: []Tool{FlowTool(restartChild)}}
+			f := loopFlow(a)
+			env := newUnitEnv(t, runConfig{}, f, restartChild)
+			memos := &childMemos{}
+			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{memos}})
+			if tt.runCap != "" {
+				startWith(t, env, protocol.RunOptions{MaxCostUSD: tt.runCap})
+			}
+			mockTurns(env, func(n int, _ activities.AgentTurn) (activities.AgentTurnResult, error) {
+				if n == 1 {
+					return turnAnswer("", toolCall("c1", "unit_restart_child", `{"service":"checkout"}`)), nil
+				}
+				return turnAnswer("done"), nil
+			})
+			env.ExecuteWorkflow(f.Name(), none{})
+			require.NoError(t, env.GetWorkflowError())
+			require.Len(t, memos.memos.all(), 1, "the child ran")
+			pi, ok := memos.memos.all()[0][protocol.MemoParent].(parentInfo)
+			require.True(t, ok)
+			assertUSD(t, tt.wantCap, dec(pi.CapUSD), "the child's cap")
+		})
 	}
 }

@@ -34,6 +34,8 @@ type Tool struct {
 	err error
 	// mcp is the MCP tool it calls (MCPTool; agent_mcp.go), nil for other tools.
 	mcp *mcpToolRef
+	// child marks a FlowTool: its child run's cap is what the loop's cost cap leaves.
+	child bool
 }
 
 // ToolOption configures a tool made by ActivityTool.

@@ -4,11 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/flow"
-	"github.com/gateflow/gateflow/internal/toolname"
 )
 
 // toolOf makes one tool of an agent step: an MCP tool (flow.MCPTool), a flow run as a
@@ -45,15 +43,21 @@ func toolOptions(t agentToolWith) []flow.ToolOption {
 	return opts
 }
 
-// flowTool is a tool running the flow t.Flow (a definition or a Go flow) as a child
-// (flow.Context.ChildByName), the model's arguments (a JSON object) its input and its
-// output what the model receives. Its schema is `parameters:`, else the definition's
-// `inputs` when the registry has the definition, or the Go flow's input schema when the
-// registry knows it (a worker's or a catalog's registries), else any object; its name the flow's
-// made model-safe unless `name:` gives one, as flow.FlowTool names a Go flow.
+// flowTool is a tool running the flow t.Flow (a definition or a Go flow) as a child,
+// made by flow.FlowTool over a stand-in for the flow (the workers serving it run it; the
+// child is started by name, as ChildByName does): the model's arguments (a JSON object)
+// are its input, its output what the model receives, and its cap what the loop's cost
+// cap leaves. Its schema is `parameters:`, else the definition's `inputs` when the
+// registry has the definition, or the Go flow's input schema when the registry knows it
+// (a worker's or a catalog's registries), else any object; its name the flow's made
+// model-safe unless `name:` gives one, as for a Go flow.
 func (r *runner) flowTool(t agentToolWith) (flow.Tool, error) {
-	tool := flow.Tool{Name: cmp.Or(t.Name, toolname.From(t.Flow)), Description: t.Description, Fatal: t.Fatal,
-		Parameters: json.RawMessage(`{"type":"object"}`)}
+	standIn := flow.Define(t.Flow, func(*flow.Context, map[string]any) (json.RawMessage, error) {
+		return nil, fmt.Errorf("flow %s runs on the workers serving it: this stand-in only starts it as a child", t.Flow)
+	})
+	tool := flow.FlowTool(standIn, toolOptions(t)...)
+	tool.Name = cmp.Or(t.Name, tool.Name)
+	tool.Parameters = json.RawMessage(`{"type":"object"}`)
 	if s, ok := r.opts.registry.(flowInputSchemas); ok && r.opts.registry.HasGoFlow(t.Flow) {
 		if schema, known := s.FlowInputSchema(t.Flow); known {
 			tool.Parameters = schema
@@ -63,7 +67,9 @@ func (r *runner) flowTool(t agentToolWith) (flow.Tool, error) {
 			if !def.Inputs.IsZero() {
 				tool.Parameters = def.Inputs.JSON
 			}
-			tool.Description = cmp.Or(tool.Description, def.Description)
+			if t.Description == "" && def.Description != "" {
+				tool.Description = def.Description
+			}
 		}
 	}
 	if t.Parameters != nil {
@@ -72,21 +78,6 @@ func (r *runner) flowTool(t agentToolWith) (flow.Tool, error) {
 			return flow.Tool{}, fmt.Errorf("parameters: %w", err)
 		}
 		tool.Parameters = schema
-	}
-	tool.Description = cmp.Or(tool.Description, "Runs the flow "+t.Flow+" and returns its output.")
-	name := t.Flow
-	tool.Run = func(ctx *flow.Context, step string, raw json.RawMessage) (string, error) {
-		in := map[string]any{}
-		if len(strings.TrimSpace(string(raw))) > 0 {
-			if err := json.Unmarshal(raw, &in); err != nil || in == nil {
-				return "", fmt.Errorf("tool %s: bad arguments: want a JSON object, got %.80s", step, raw)
-			}
-		}
-		out, err := ctx.ChildByName(step, name, in)
-		if err != nil {
-			return "", err
-		}
-		return string(out), nil
 	}
 	return tool, nil
 }
