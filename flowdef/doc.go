@@ -97,7 +97,8 @@ A node is a mapping; its kind is the one keyword it carries:
     `action: <registered action>` with an optional `parameters:` JSON Schema, or
     `shell: {command, dir, env, timeout}` or `http: {method, url, headers, timeout,
     expect_status}` with `params: [{name, description, required}]`,
-    plus name, description and fatal), max_turns, max_loop_tokens, `messages: [{role:
+    plus name, description and fatal), max_turns, max_loop_tokens, `max_loop_time: 10m`
+    (a duration longer than zero), `messages: [{role:
     user|assistant, text}]`, `context:` (a string or strings), `reads:` (values),
     `think: true` (a JSON answer, no tools) and `on_limit: answer|fail`. Any other key,
     a tool on think, a tool name used twice and an unregistered action are errors.

@@ -17,7 +17,8 @@ import (
 // loop keys (tools to on_limit) run the step as an agent loop (flow.Context.AgentLoop).
 var (
 	agentWithKeys = []string{"prompt", "system", "model", "provider", "max_tokens", "max_budget_usd",
-		"tools", "max_turns", "max_loop_tokens", "messages", "context", "reads", "think", "on_limit"}
+		"tools", "max_turns", "max_loop_tokens", "messages", "context", "reads", "think", "on_limit",
+		"max_loop_time"}
 	agentToolKeys      = []string{"name", "description", "fatal", "action", "parameters", "shell", "http", "params"}
 	agentShellToolKeys = []string{"command", "dir", "env", "timeout"}
 	agentHTTPToolKeys  = []string{"method", "url", "headers", "timeout", "expect_status"}
@@ -55,6 +56,7 @@ func (k *check) agentWith(n *Node, lb string) {
 		w.add("with.max_budget_usd", hintMoney, "want a string, got %s", yamlKind(v))
 	}
 	w.boolean("with.think", n.With["think"])
+	w.loopTime(n.With["max_loop_time"]) // validate_agent_time.go
 	if s, ok := n.With["on_limit"].(string); ok && !isTemplate(s) {
 		k.enum(w.at("with.on_limit"), lb+": with.on_limit", s, "answer", "fail")
 	} else {

@@ -34,12 +34,14 @@ type agentWith struct {
 	Reads   any    `json:"reads"`
 	Think   bool   `json:"think"`
 	OnLimit string `json:"on_limit"`
+	// MaxLoopTime is a duration (flowdef.ParseDuration); empty means none.
+	MaxLoopTime string `json:"max_loop_time"`
 }
 
 // loop reports whether a loop key is set.
 func (w agentWith) loop() bool {
 	return len(w.Tools) > 0 || w.MaxTurns != 0 || w.MaxLoopTokens != 0 || len(w.Messages) > 0 ||
-		w.Context != nil || w.Reads != nil || w.Think || w.OnLimit != ""
+		w.Context != nil || w.Reads != nil || w.Think || w.OnLimit != "" || w.MaxLoopTime != ""
 }
 
 type agentMessageWith struct {
@@ -106,6 +108,9 @@ func (r *runner) agentSpec(n *flowdef.Node, with map[string]any) (activities.Age
 		return a, nil, fmt.Errorf("with.on_limit: unknown value %q (answer or fail)", w.OnLimit)
 	}
 	var err error
+	if l.MaxLoopTime, err = loopTime(w.MaxLoopTime); err != nil { // agent_time.go
+		return a, nil, err
+	}
 	if l.Messages, err = seedMessages(w); err != nil {
 		return a, nil, err
 	}
