@@ -86,12 +86,15 @@ once, with the results sent back in the model's order. Tools (agent_tools*.go) a
 registered activities (ActivityTool, the schema from the Go parameter type, the arguments
 decoded strictly) and shell and HTTP step templates whose declared parameters the model
 fills (ShellTool, HTTPTool); a tool's failure, an unknown tool and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
-a paid step: once a turn has reported the model's price, each next turn reserves its worst
-case (activities.AgentTurn.WorstCaseUsage at that price) and is not made when that does
-not fit what MaxBudgetUSD leaves (the first turn reserves what it leaves, and refuses
-itself as an agent step does); paid tool steps draw on the same cap. The turn, token and
-cost limits end the loop with an *AgentLimitError, or with AnswerOnLimit one last turn
-without tools, as long as the money left pays for. Without tools it is one gateflow.agent
+a paid step: the model's price is pinned from the worker's price table when the loop
+starts (a SideEffect, so replay does not depend on the worker's table; agent_money.go),
+so every turn, the first too, reserves its worst case (activities.AgentTurn.WorstCaseUsage
+at that price) against the step's, the run's and the monthly limits and is not made when
+that does not fit what MaxBudgetUSD leaves (a model the table does not price has no
+known worst case: its turns reserve what MaxBudgetUSD leaves); paid tool steps draw on the same cap. The turn, token, cost and time
+(MaxLoopTime, workflow time, checked before each turn and each wave of tool calls) limits
+end the loop with an *AgentLimitError, or with AnswerOnLimit one last turn without tools,
+as long as the money left pays for. Without tools it is one gateflow.agent
 step, as ctx.Agent.
 
 A failed step's route (OnFailure, and OnTimeout for a step that timed out, recorded
