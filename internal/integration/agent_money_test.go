@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/runs"
+	"github.com/gateflow/gateflow/testsuite"
 )
 
 // chatProvider is a local server speaking the OpenAI chat-completions wire format: it
@@ -133,7 +135,8 @@ func moneyAnswers(n int, body []byte, _ *http.Request) (loopTurn, bool) {
 // on a model the worker prices, stops after turn 2 with the cost *AgentLimitError naming
 // the limit and what was spent; the provider got exactly 2 calls and the run's cost is
 // exactly 2 turns (nothing under-recorded). Every turn, the first too, reserved its worst
-// case. With AnswerOnLimit (in Go and in YAML) the loop instead makes a last turn
+// case, at the price pinned in the run's history (a worker with another price table
+// replays it). With AnswerOnLimit (in Go and in YAML) the loop instead makes a last turn
 // without tools whose max_tokens is what the half turn left pays for.
 func TestAgentLoopCostLimitFitsTwoAndAHalfTurns(t *testing.T) {
 	def, err := flowdef.Check("money.yaml", []byte(moneyLoopYAML), &flowdef.StaticRegistry{Actions: []string{"LoopLookup"}})
@@ -165,6 +168,13 @@ func TestAgentLoopCostLimitFitsTwoAndAHalfTurns(t *testing.T) {
 			require.NoError(t, err)
 			d, err := c.Wait(ctx, run.ID)
 			require.NoError(t, err)
+
+			// The price was pinned in the run's history: a worker whose table prices the model
+			// so high that no turn would fit replays it as it ran.
+			file := filepath.Join(t.TempDir(), "history.json")
+			require.NoError(t, testsuite.RecordHistory(ctx, shared.tc, run.ID, file))
+			dear := llm.PriceTable{"gpt-4o-mini": {InputPerMTok: decimal.Zero, OutputPerMTok: decimal.RequireFromString("1000000")}}
+			assert.NoError(t, testsuite.Replay(file, flow.WorkerOptions{Prices: dear}, tt.f))
 
 			reqs := srv.requests()
 			for _, name := range []string{"turn-1", "turn-2"} {
