@@ -206,3 +206,46 @@ func TestAgentLoopTimeLimitZeroIsNone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, turns.all(), 4)
 }
+
+// TestAgentLoopTimeLimitBetweenWaves: a turn's tool calls past the first wave are not made
+// once the time limit is reached; each call still gets a result, in the model's order, so
+// the answer turn sees a well-formed conversation.
+func TestAgentLoopTimeLimitBetweenWaves(t *testing.T) {
+	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"}, Tools: hostTools(),
+		MaxLoopTime: 5 * time.Minute, OnLimit: AnswerOnLimit}
+	n := agentToolParallelism + 2
+	env, turns, err := runMoneyLoop(t, runConfig{}, a, 0, 6*time.Minute, func(_ int, in activities.AgentTurn) (activities.AgentTurnResult, error) {
+		if in.ToolChoice == llm.ToolNone {
+			return turnAnswer("partial"), nil
+		}
+		var calls []llm.ToolCall
+		for i := range n {
+			calls = append(calls, toolCall(fmt.Sprint("c", i), "uptime", `{}`))
+		}
+		return turnAnswer("", calls...), nil
+	})
+	require.NoError(t, err)
+	all := turns.all()
+	require.Len(t, all, 2)
+	msgs := all[1].Messages
+	results := msgs[2 : 2+n] // after the prompt and the calls
+	for i, m := range results {
+		assert.Equal(t, fmt.Sprint("c", i), m.ToolCallID, "in the model's order")
+		if i < agentToolParallelism {
+			assert.Equal(t, llm.ToolResult(m.ToolCallID, "42", false), m)
+		} else {
+			assert.True(t, m.IsError)
+			assert.Contains(t, m.Text, "not run: the time limit (5m0s)")
+		}
+	}
+	uptimes := 0
+	for _, s := range queryState(t, env).Steps {
+		if s.Name == "uptime" {
+			uptimes++
+		}
+	}
+	assert.Equal(t, agentToolParallelism, uptimes, "the second wave is not made")
+	var out string
+	require.NoError(t, env.GetWorkflowResult(&out))
+	assert.Equal(t, "partial", out)
+}
