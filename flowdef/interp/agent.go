@@ -34,6 +34,7 @@ type agentWith struct {
 	Reads   any    `json:"reads"`
 	Think   bool   `json:"think"`
 	OnLimit string `json:"on_limit"`
+	agentApproveWith
 }
 
 // loop reports whether a loop key is set.
@@ -58,6 +59,7 @@ type agentToolWith struct {
 	Shell       *shellCommandWith    `json:"shell"`
 	HTTP        *agentHTTPToolWith   `json:"http"`
 	Params      []agentToolParamWith `json:"params"`
+	agentToolPeopleWith
 }
 
 type agentHTTPToolWith struct {
@@ -115,6 +117,9 @@ func (r *runner) agentSpec(n *flowdef.Node, with map[string]any) (activities.Age
 			return a, nil, fmt.Errorf("with.tools[%d]: %w", i, err)
 		}
 		l.Tools = append(l.Tools, tool)
+	}
+	if err := w.approveTools(l.Tools); err != nil { // agent_approve.go
+		return a, nil, err
 	}
 	return a, l, nil
 }
@@ -176,6 +181,8 @@ func agentTool(t agentToolWith) (flow.Tool, error) {
 		params[i] = flow.ToolParam{Name: p.Name, Description: p.Description, Required: p.Required}
 	}
 	switch {
+	case t.Input != nil:
+		return inputTool(t, opts) // agent_approve.go
 	case t.Shell != nil:
 		d, err := optDuration(t.Shell.Timeout)
 		if err != nil {
