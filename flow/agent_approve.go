@@ -69,14 +69,7 @@ func (l *agentRun) approveCall(ctx *Context, t Tool, tc llm.ToolCall) toolGate {
 		msg := llm.ToolResult(tc.ID, fmt.Sprintf("tool %s: bad arguments: not JSON; nothing was asked of people and the tool did not run", t.Name), true)
 		return toolGate{result: &msg}
 	}
-	if l.gateUses == nil {
-		l.gateUses = map[string]int{}
-	}
-	l.gateUses[t.Name]++
-	gate := ctx.scope + "/" + t.Name
-	if n := l.gateUses[t.Name]; n > 1 {
-		gate = fmt.Sprintf("%s#%d", gate, n)
-	}
+	gate := l.gateName(ctx, t.Name)
 	req := toolRequest(*t.approval, t, args, l.reason())
 	d, err := ctx.approvalGate("approve-"+t.Name, gate, req, editsCheck(t))
 	switch {
@@ -92,6 +85,25 @@ func (l *agentRun) approveCall(ctx *Context, t Tool, tc llm.ToolCall) toolGate {
 	}
 	msg := llm.ToolResult(tc.ID, refusal(t.Name, d), true)
 	return toolGate{result: &msg}
+}
+
+// gateName is the name of the gate of the tool's next call: "<agent>/<tool>", then
+// "<agent>/<tool>#2" and so on, skipping names the run has used (an earlier loop of the
+// same name, an earlier run attempt).
+func (l *agentRun) gateName(ctx *Context, tool string) string {
+	if l.gateUses == nil {
+		l.gateUses = map[string]int{}
+	}
+	for {
+		l.gateUses[tool]++
+		gate := ctx.scope + "/" + tool
+		if n := l.gateUses[tool]; n > 1 {
+			gate = fmt.Sprintf("%s#%d", gate, n)
+		}
+		if _, used := ctx.run.people.gates[gate]; !used {
+			return gate
+		}
+	}
 }
 
 // reason is the model's text in the turn whose calls are running: the last assistant

@@ -278,3 +278,56 @@ func checkVoteSequence(t *testing.T, k authKeys, pol *auth.Policy, quorum int, v
 	}
 	return "approved"
 }
+
+// TestToolApprovalParallelCallsAndTwoLoops: two calls of the tool in one turn wait at
+// their own gates side by side, decided in any order, their results in the model's order;
+// a second loop of the same name in the run does not reuse the first one's gate names.
+func TestToolApprovalParallelCallsAndTwoLoops(t *testing.T) {
+	deploys = &callLog[deployArgs]{}
+	a := approvedDeploy(approval.Request{})
+	f := Define("unit/agent-approve-twice", func(ctx *Context, _ none) (string, error) {
+		for range 2 {
+			if _, err := ctx.AgentLoop("triage", a); err != nil {
+				return "", err
+			}
+		}
+		return "", nil
+	})
+	env := newUnitEnv(t, runConfig{}, f)
+	env.RegisterActivity(deployTool)
+	env.RegisterActivity(lookupHost)
+	turns := mockTurns(env, func(n int, in activities.AgentTurn) (activities.AgentTurnResult, error) {
+		if n == 1 && in.Messages[0].Text == "fix prod" && len(in.Messages) == 1 {
+			return turnAnswer("", toolCall("c1", "deploy", `{"env":"a"}`), toolCall("c2", "deploy", `{"env":"b"}`)), nil
+		}
+		return turnAnswer("done"), nil
+	})
+	min := func(m int) time.Duration { return time.Duration(m) * time.Minute }
+	open := stateAt(t, env, min(1))
+	second := voteAt(env, min(2), approval.Vote{Gate: "triage/deploy#2", Kind: approval.Approve, By: "alice", Arguments: json.RawMessage(`{"env":"b2"}`)})
+	first := voteAt(env, min(3), approval.Vote{Gate: "triage/deploy", Kind: approval.Reject, By: "bob"})
+	third := voteAt(env, min(4), approval.Vote{Gate: "triage/deploy#3", Kind: approval.Approve, By: "alice"})
+	fourth := voteAt(env, min(5), approval.Vote{Gate: "triage/deploy#4", Kind: approval.Approve, By: "alice"})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+
+	require.Len(t, open.Gates, 2, "both calls wait at once")
+	assert.Equal(t, []string{"approval:triage/deploy", "approval:triage/deploy#2"}, open.Waiting)
+	second.vote(t)
+	first.vote(t)
+	third.vote(t)
+	fourth.vote(t)
+	assert.ElementsMatch(t, []deployArgs{{Env: "b2"}, {Env: "a"}, {Env: "b"}}, deploys.all())
+	all := turns.all()
+	res := all[1].Messages[2:]
+	require.Len(t, res, 2)
+	assert.Equal(t, "c1", res[0].ToolCallID)
+	assert.True(t, res[0].IsError)
+	assert.Equal(t, "c2", res[1].ToolCallID)
+	assert.Contains(t, res[1].Text, "deployed b2")
+	var names []string
+	for _, g := range queryState(t, env).Gates {
+		names = append(names, g.Name)
+	}
+	assert.Equal(t, []string{"triage/deploy", "triage/deploy#2", "triage/deploy#3", "triage/deploy#4"}, names)
+}
