@@ -65,6 +65,8 @@ func TestToolApprovalRejectThenApproveWithEdits(t *testing.T) {
 	})
 	min := func(m int) time.Duration { return time.Duration(m) * time.Minute }
 	open1 := stateAt(t, env, min(1))
+	var details string
+	env.RegisterDelayedCallback(func() { details = currentDetails(t, env) }, min(1))
 	stranger := voteAt(env, min(2), approval.Vote{Gate: "triage/deploy", Kind: approval.Approve, By: "mallory"})
 	rejected := voteAt(env, min(3), approval.Vote{Gate: "triage/deploy", Kind: approval.Reject, By: "bob", Comment: "not prod"})
 	unknownField := voteAt(env, min(4), approval.Vote{Gate: "triage/deploy#2", Kind: approval.Approve, By: "alice", Arguments: json.RawMessage(`{"env":"prod","force":true}`)})
@@ -88,6 +90,8 @@ func TestToolApprovalRejectThenApproveWithEdits(t *testing.T) {
 	assert.Contains(t, g.Request.Details, "```json\n{\n  \"env\": \"prod\"\n}\n```")
 	assert.Contains(t, g.Request.Details, "> prod is broken: redeploy it")
 	assert.Contains(t, open1.Waiting, "approval:triage/deploy")
+	assert.Contains(t, details, "**Approval `triage/deploy`**")
+	assert.Contains(t, details, "  - Tool `deploy`, arguments `{\"env\":\"prod\"}`; an approval may edit them (`--arguments JSON`)")
 
 	assert.ErrorContains(t, stranger.refusal(t), "mallory may not decide")
 	assert.Equal(t, approval.VoteStatus(approval.Rejected), rejected.vote(t).Status)
