@@ -50,16 +50,16 @@ func (v Vote) checkArguments(kind VoteKind) (code Code, reason string) {
 	case len(v.Arguments) > MaxArgumentsLen:
 		return CodeBadArguments, fmt.Sprintf("%s's edited arguments are %d bytes long; the limit is %d", strings.TrimSpace(v.By), len(v.Arguments), MaxArgumentsLen)
 	}
-	if err := StrictObject(v.Arguments); err != nil {
+	if err := strictObject(v.Arguments); err != nil {
 		return CodeBadArguments, fmt.Sprintf("%s's edited arguments: %v", strings.TrimSpace(v.By), err)
 	}
 	return "", ""
 }
 
-// StrictObject checks that raw is exactly one JSON object in which no object, at any
+// strictObject checks that raw is exactly one JSON object in which no object, at any
 // depth, has a key twice: readers that keep the first or the last of repeated keys would
 // read different arguments.
-func StrictObject(raw json.RawMessage) error {
+func strictObject(raw json.RawMessage) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	tok, err := dec.Token()
