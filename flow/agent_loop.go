@@ -158,6 +158,8 @@ type agentRun struct {
 	// the last turn reported (nil while unpriced): the worst case of the next turn is then
 	// known in the workflow.
 	price *llm.Price
+	// gateUses counts the calls of each tool that waited at a gate (agent_approve.go).
+	gateUses map[string]int
 }
 
 func newAgentRun(c *Context, s *step, name string, a AgentLoop, opts []StepOption) (*agentRun, error) {
@@ -423,14 +425,18 @@ func (l *agentRun) callTool(ctx *Context, tc llm.ToolCall) (llm.Message, error) 
 		}
 		return llm.ToolResult(tc.ID, fmt.Sprintf("unknown tool %q: the tools are %s", tc.Name, strings.Join(names, ", ")), true), nil
 	}
+	gate := l.approveCall(ctx, t, tc) // agent_approve.go: people decide first, if the tool asks
+	if gate.result != nil || gate.err != nil {
+		return gate.resultOr(), gate.err
+	}
 	if !t.Fatal {
 		ctx = ctx.With(AllowFailure())
 	}
-	out, err := t.Run(ctx, t.Name, tc.Arguments)
+	out, err := t.Run(ctx, t.Name, gate.args)
 	var argErr *toolArgumentsError
 	switch {
 	case err == nil:
-		return llm.ToolResult(tc.ID, out, false), nil
+		return llm.ToolResult(tc.ID, out+gate.note, false), nil
 	case errors.As(err, &argErr) || !t.Fatal:
 		return llm.ToolResult(tc.ID, err.Error(), true), nil
 	}

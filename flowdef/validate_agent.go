@@ -18,8 +18,8 @@ import (
 var (
 	agentWithKeys = []string{"prompt", "system", "model", "provider", "max_tokens", "max_budget_usd",
 		"tools", "max_turns", "max_loop_tokens", "messages", "context", "reads", "think", "on_limit",
-		"max_loop_time"}
-	agentToolKeys      = []string{"name", "description", "fatal", "action", "parameters", "shell", "http", "params"}
+		"max_loop_time", "approve", "approvers", "required", "approval_timeout", "on_approval_timeout"}
+	agentToolKeys      = []string{"name", "description", "fatal", "action", "parameters", "shell", "http", "params", "approve", "input"}
 	agentShellToolKeys = []string{"command", "dir", "env", "timeout"}
 	agentHTTPToolKeys  = []string{"method", "url", "headers", "timeout", "expect_status"}
 	agentParamKeys     = []string{"name", "description", "required"}
@@ -75,6 +75,7 @@ func (k *check) agentWith(n *Node, lb string) {
 			"%s: with.tools: think takes no tools", lb)
 	}
 	w.tools(n.With["tools"])
+	w.agentApprovals(agentToolNames(n.With["tools"])) // validate_agent_approve.go
 }
 
 // withCheck checks the generic values of one node's `with:`, each at its position.
@@ -233,7 +234,7 @@ func (w withCheck) tools(v any) {
 
 // agentToolKinds are the keys that say what a tool runs, one per tool (an `mcp:` kind
 // goes here when the loop takes MCP tools).
-var agentToolKinds = []string{"action", "shell", "http"}
+var agentToolKinds = []string{"action", "shell", "http", "input"}
 
 // tool checks one tool's kind (action, shell or http) and returns its name.
 func (w withCheck) tool(path string, m map[string]any) string {
@@ -245,9 +246,12 @@ func (w withCheck) tool(path string, m map[string]any) string {
 		}
 	}
 	if len(kinds) != 1 {
-		w.add(path, "give action: <a registered action>, shell: {command: ...} or http: {url: ...}",
+		w.add(path, "give action: <a registered action>, shell: {command: ...}, http: {url: ...} or input: {prompt: ...}",
 			"a tool needs exactly one of %s", strings.Join(agentToolKinds, ", "))
 		return name
+	}
+	if kinds[0] == "input" {
+		return w.inputTool(path, m) // validate_agent_approve.go
 	}
 	if kinds[0] == "action" {
 		if _, ok := m["params"]; ok {

@@ -36,6 +36,7 @@ type agentWith struct {
 	OnLimit string `json:"on_limit"`
 	// MaxLoopTime is a duration (flowdef.ParseDuration); empty means none.
 	MaxLoopTime string `json:"max_loop_time"`
+	agentApproveWith
 }
 
 // loop reports whether a loop key is set.
@@ -60,6 +61,7 @@ type agentToolWith struct {
 	Shell       *shellCommandWith    `json:"shell"`
 	HTTP        *agentHTTPToolWith   `json:"http"`
 	Params      []agentToolParamWith `json:"params"`
+	agentToolPeopleWith
 }
 
 type agentHTTPToolWith struct {
@@ -121,6 +123,9 @@ func (r *runner) agentSpec(n *flowdef.Node, with map[string]any) (activities.Age
 		}
 		l.Tools = append(l.Tools, tool)
 	}
+	if err := w.approveTools(l.Tools); err != nil { // agent_approve.go
+		return a, nil, err
+	}
 	return a, l, nil
 }
 
@@ -181,6 +186,8 @@ func agentTool(t agentToolWith) (flow.Tool, error) {
 		params[i] = flow.ToolParam{Name: p.Name, Description: p.Description, Required: p.Required}
 	}
 	switch {
+	case t.Input != nil:
+		return inputTool(t, opts) // agent_approve.go
 	case t.Shell != nil:
 		d, err := optDuration(t.Shell.Timeout)
 		if err != nil {
