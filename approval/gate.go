@@ -128,6 +128,9 @@ func (g *Gate) check(v Vote, dir Directory) (Vote, *VoteError) {
 	if nv.Gate != g.Name {
 		return fail(CodeWrongGate, fmt.Sprintf("%s's vote is for gate %q, not this one", nv.By, nv.Gate))
 	}
+	if nv.HasArguments() && g.Request.Tool == nil {
+		return fail(CodeBadArguments, fmt.Sprintf("%s's vote carries edited arguments, but this gate is not a tool call's", nv.By))
+	}
 	if d := g.Decision; d != nil {
 		return fail(CodeClosed, fmt.Sprintf("already closed (%s at %s); %s's vote was not counted",
 			describeOutcome(*d), d.DecidedAt.UTC().Format(time.RFC3339), nv.By))

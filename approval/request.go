@@ -87,6 +87,10 @@ type Request struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// OnTimeout says what the deadline does; empty means RejectOnTimeout.
 	OnTimeout OnTimeout `json:"on_timeout,omitempty"`
+	// Tool is set on the gate an agent loop opens before a tool call that needs approval
+	// (flow.ToolApproval): the call people decide on. An approval may then carry edited
+	// arguments (Vote.Arguments).
+	Tool *ToolCall `json:"tool,omitempty"`
 }
 
 // Validate reports the first problem with the request, as a sentence without the gate's
@@ -106,6 +110,9 @@ func (r Request) Validate() error {
 	case "", RejectOnTimeout, ApproveOnTimeout, FailOnTimeout:
 	default:
 		return fmt.Errorf("on_timeout %q is not one of reject, approve or fail", string(r.OnTimeout))
+	}
+	if r.Tool != nil && strings.TrimSpace(r.Tool.Name) == "" {
+		return fmt.Errorf("the tool call has no tool name")
 	}
 	users := map[string]bool{}
 	groups := 0

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -62,6 +63,11 @@ type Vote struct {
 	By string `json:"by"`
 	// Comment is why; required for request_changes.
 	Comment string `json:"comment,omitempty"`
+	// Arguments, on an approval of a tool call's gate (Request.Tool), are the approver's
+	// edited arguments: the tool runs with them instead of the model's. They must be one
+	// JSON object (no key repeated) of at most MaxArgumentsLen bytes that fits the tool's
+	// schema; a signed vote's proof covers them.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// At is when the vote arrived, stamped by the workflow (workflow time), not by the
 	// voter.
 	At time.Time `json:"at,omitzero"`
@@ -133,6 +139,9 @@ func (v Vote) normalize() (Vote, *VoteError) {
 	}
 	if len(out.Comment) > MaxCommentLen {
 		return fail(CodeCommentTooLong, fmt.Sprintf("%s's comment is %d bytes long; the limit is %d", out.By, len(out.Comment), MaxCommentLen))
+	}
+	if code, reason := out.checkArguments(kind); code != "" {
+		return fail(code, reason)
 	}
 	return out, nil
 }

@@ -38,6 +38,7 @@ func FlowTool[I, O any](f *Flow[I, O], opts ...ToolOption) Tool {
 		}
 	}
 	name := t.Name
+	t.check = func(raw json.RawMessage) error { _, err := toolArgs(name, param, nil, raw); return err }
 	t.Run = func(ctx *Context, step string, raw json.RawMessage) (string, error) {
 		args, err := toolArgs(name, param, nil, raw)
 		if err != nil {

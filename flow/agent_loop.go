@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/temporal"
@@ -55,6 +56,9 @@ type AgentLoop struct {
 	MaxTurns int
 	// MaxLoopTokens bounds the tokens (input and output) of all turns; zero means none.
 	MaxLoopTokens int64
+	// MaxLoopTime bounds the loop's time (workflow time from the step's start), checked
+	// before each turn and before each wave of tool calls; zero means none.
+	MaxLoopTime time.Duration
 	// Think asks for a JSON answer without tools: one agent call whose ResponseSchema
 	// defaults to any JSON object. Think with Tools is an error.
 	Think bool
@@ -82,6 +86,7 @@ const (
 	AgentLimitTurns  AgentLimit = "turns"
 	AgentLimitTokens AgentLimit = "tokens"
 	AgentLimitCost   AgentLimit = "cost"
+	AgentLimitTime   AgentLimit = "time"
 )
 
 // AgentLimitError is an agent loop that reached a limit: which one, and what the loop
@@ -101,15 +106,17 @@ func (e *AgentLimitError) Error() string {
 
 // AgentLoop runs an agent that may call tools as the step name: the model is asked in
 // turns, each one a gateflow.agent.turn activity recorded as the step turn-<n> nested
-// under name, paid for like an agent step (its worst case, once a turn reported the
-// model's price, reserved against the step's, the run's and the monthly limits first);
+// under name, paid for like an agent step (its worst case, at the model's price, reserved
+// against the step's, the run's and the monthly limits first);
 // each tool call it makes runs as a step named
 // after the tool, nested under name, at most agentToolParallelism at once, and the
 // results go back to the model in the order of its calls. A tool that fails, an unknown
 // tool and arguments that do not fit go back to the model as tool errors; a fatal tool's
 // failure fails the step. The step's record sums the turns' cost and tokens and holds the
-// final answer. Reaching MaxTurns, MaxLoopTokens or MaxBudgetUSD fails the step with an
-// *AgentLimitError, or with AnswerOnLimit asks once more, without tools, for the answer.
+// final answer. Reaching MaxTurns, MaxLoopTokens, MaxBudgetUSD or MaxLoopTime fails the
+// step with an *AgentLimitError, or with AnswerOnLimit asks once more, without tools, for
+// the answer. The model's price comes from the worker's price table, pinned at the loop's
+// start, so the first turn's worst case is reserved too (not for a model it has no price for).
 func (c *Context) AgentLoop(name string, a AgentLoop, opts ...StepOption) (AgentLoopResult, error) {
 	if a.Think && len(a.ResponseSchema) == 0 {
 		a.ResponseSchema = json.RawMessage(`{"type":"object"}`)
@@ -151,9 +158,12 @@ type agentRun struct {
 	tokens   runs.Tokens
 	turns    int
 	calls    int
-	// price is the model's price the last turn reported (nil before it, or unpriced): the
-	// worst case of the next turns is then known in the workflow.
+	// price is the model's price, pinned at the start (agent_money.go) and then the one
+	// the last turn reported (nil while unpriced): the worst case of the next turn is then
+	// known in the workflow.
 	price *llm.Price
+	// gateUses counts the calls of each tool that waited at a gate (agent_approve.go).
+	gateUses map[string]int
 }
 
 func newAgentRun(c *Context, s *step, name string, a AgentLoop, opts []StepOption) (*agentRun, error) {
@@ -203,6 +213,8 @@ func (l *agentRun) limit() AgentLimit {
 		return AgentLimitTurns
 	case l.a.MaxLoopTokens > 0 && l.tokens.Total() >= l.a.MaxLoopTokens:
 		return AgentLimitTokens
+	case l.timeUp(): // agent_money.go
+		return AgentLimitTime
 	case l.a.MaxBudgetUSD.IsPositive() && l.spent.GreaterThanOrEqual(l.a.MaxBudgetUSD):
 		return AgentLimitCost
 	}
@@ -237,6 +249,9 @@ func (l *agentRun) answerTokens(t activities.AgentTurn) int {
 
 // run asks the model turn after turn until it answers without tools or a limit ends it.
 func (l *agentRun) run() (AgentLoopResult, error) {
+	if err := l.pinPrice(); err != nil { // agent_money.go: turn 1 reserves its worst case too
+		return AgentLoopResult{}, err
+	}
 	if err := l.prepare(); err != nil { // agent_mcp.go: MCP catalogs and reads, before turn 1
 		return AgentLoopResult{}, err
 	}
@@ -251,7 +266,9 @@ func (l *agentRun) run() (AgentLoopResult, error) {
 		if len(res.ToolCalls) == 0 {
 			return l.result(res, ""), nil
 		}
-		if err := l.callTools(res.ToolCalls); err != nil {
+		if err := l.callTools(res.ToolCalls); errors.Is(err, errAgentTimeUp) {
+			return l.onLimit(AgentLimitTime)
+		} else if err != nil {
 			return AgentLoopResult{}, err
 		}
 	}
@@ -366,6 +383,9 @@ func (l *agentRun) callTools(calls []llm.ToolCall) error {
 	fatal := make([]error, len(calls))
 	before := len(l.c.run.state.Steps)
 	for start := 0; start < len(calls); start += agentToolParallelism {
+		if l.timeUp() {
+			return l.stopTools(calls, results, start, before) // agent_money.go
+		}
 		end := min(start+agentToolParallelism, len(calls))
 		wg := workflow.NewWaitGroup(l.c.wctx)
 		for i := start; i < end; i++ {
@@ -412,15 +432,19 @@ func (l *agentRun) callTool(ctx *Context, tc llm.ToolCall) (llm.Message, error) 
 		}
 		return llm.ToolResult(tc.ID, fmt.Sprintf("unknown tool %q: the tools are %s", tc.Name, strings.Join(names, ", ")), true), nil
 	}
+	gate := l.approveCall(ctx, t, tc) // agent_approve.go: people decide first, if the tool asks
+	if gate.result != nil || gate.err != nil {
+		return gate.resultOr(), gate.err
+	}
 	if !t.Fatal {
 		ctx = ctx.With(AllowFailure())
 	}
 	ctx = l.toolContext(ctx, t) // agent_flowtool.go: a child's cap within the loop's
-	out, err := t.Run(ctx, t.Name, tc.Arguments)
+	out, err := t.Run(ctx, t.Name, gate.args)
 	var argErr *toolArgumentsError
 	switch {
 	case err == nil:
-		return llm.ToolResult(tc.ID, out, false), nil
+		return llm.ToolResult(tc.ID, out+gate.note, false), nil
 	case errors.As(err, &argErr) || !t.Fatal:
 		return llm.ToolResult(tc.ID, err.Error(), true), nil
 	}

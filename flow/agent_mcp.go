@@ -144,7 +144,7 @@ func (l *agentRun) resolveMCPTools() error {
 		if t.Description == "" {
 			t.Description = listed.Description
 		}
-		t.Parameters, t.Run = listed.InputSchema, t.mcp.run(&listed)
+		t.Parameters, t.Run, t.check = listed.InputSchema, t.mcp.run(&listed), mcpArgsCheck(t.Name, listed)
 		tools[i] = t
 		l.byName[t.Name] = t
 	}
@@ -153,6 +153,17 @@ func (l *agentRun) resolveMCPTools() error {
 		return err
 	}
 	return l.turn(nil).Validate()
+}
+
+// mcpArgsCheck checks arguments against the listed tool's input schema (an approver's
+// edits of a call, agent_approve.go).
+func mcpArgsCheck(name string, listed mcptools.Tool) func(json.RawMessage) error {
+	return func(raw json.RawMessage) error {
+		if err := listed.ValidateArgs(raw); err != nil {
+			return &toolArgumentsError{Tool: name, Err: err}
+		}
+		return nil
+	}
 }
 
 // lookupMCPTool finds the tool in the catalog, or says what its server has.

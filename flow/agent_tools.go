@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/internal/typeschema"
 )
 
@@ -32,6 +33,10 @@ type Tool struct {
 	Run func(ctx *Context, step string, args json.RawMessage) (string, error)
 	// err is what is wrong with the tool as made: the agent step fails before any turn.
 	err error
+	// approval, when set (ToolApproval), is the gate each call waits at before it runs.
+	approval *approval.Request
+	// check, when set, checks arguments as Run decodes them (an approver's edits).
+	check func(json.RawMessage) error
 	// mcp is the MCP tool it calls (MCPTool; agent_mcp.go), nil for other tools.
 	mcp *mcpToolRef
 	// child marks a FlowTool: its child run's cap is what the loop's cost cap leaves.
@@ -92,6 +97,9 @@ func ActivityTool(name string, activity any, opts ...ToolOption) Tool {
 	}
 	if len(t.Parameters) == 0 {
 		t.Parameters = json.RawMessage(`{"type":"object"}`)
+	}
+	if perr == nil {
+		t.check = func(raw json.RawMessage) error { _, err := toolArgs(name, param, activity, raw); return err }
 	}
 	t.Run = func(ctx *Context, step string, raw json.RawMessage) (string, error) {
 		args, err := toolArgs(name, param, activity, raw)

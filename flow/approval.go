@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,6 +18,13 @@ import (
 // otherwise. A rejection the handler returns ends the run as rejected. Votes sent before
 // the run reached the gate are applied when it opens, against its rules.
 func (c *Context) Approval(name string, req approval.Request) (approval.Decision, error) {
+	return c.approvalGate(name, name, req, nil)
+}
+
+// approvalGate is Approval recording the step name and opening the gate named gate. A
+// tool call's gate (edits set) checks approvers' edited arguments with edits, and asks
+// again in a retried run attempt, since the call may differ.
+func (c *Context) approvalGate(name, gate string, req approval.Request, edits func(json.RawMessage) error) (approval.Decision, error) {
 	rt := c.run
 	s := c.begin(name, runs.KindApproval)
 	now := s.began
@@ -25,21 +33,22 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	}
 	// An approval is carried by the run, not by the attempt: a retried run does not ask
 	// people again for a gate they approved.
-	if prev, ok := rt.people.approvedBefore(name); ok {
+	if prev, ok := rt.people.approvedBefore(gate); ok && edits == nil {
 		s.end(now, runs.StepCompleted, "", describeDecision(*prev.Decision)+" (in an earlier attempt)")
 		return *prev.Decision, nil
 	}
 	if s.planned(fmt.Sprintf("approval by %s (assumed granted)", strings.Join(req.Approvers, ", "))) {
 		return approval.Decision{Outcome: approval.Approved, DecidedAt: now, By: "plan"}, nil
 	}
-	g, err := approval.Open(name, req, now)
+	g, err := approval.Open(gate, req, now)
 	if err != nil {
 		return approval.Decision{}, s.fail(now, runs.StepFailed, err)
 	}
-	snap, err := c.snapshotGroups("approval "+name, g.Request.Approvers)
+	snap, err := c.snapshotGroups("approval "+gate, g.Request.Approvers)
 	if err != nil {
 		return approval.Decision{}, s.fail(now, runs.StepFailed, err)
 	}
+	rt.people.checkEditsWith(gate, edits) // agent_approve.go
 	rt.people.openGate(g, snap)
 
 	if !g.Closed() {
@@ -50,7 +59,7 @@ func (c *Context) Approval(name string, req approval.Request) (approval.Decision
 	}
 	d := *g.Decision
 	gerr := g.Err()
-	rt.emit(c.wctx, events.ApprovalDecided, name, string(d.Outcome), d.Comment, map[string]any{"by": d.By, "votes": len(d.Votes)})
+	rt.emit(c.wctx, events.ApprovalDecided, gate, string(d.Outcome), d.Comment, map[string]any{"by": d.By, "votes": len(d.Votes)})
 	status := runs.StepCompleted
 	switch {
 	case errors.Is(gerr, approval.ErrChangesRequested):
@@ -105,6 +114,9 @@ func describeDecision(d approval.Decision) string {
 	}
 	if d.Comment != "" {
 		s += ": " + d.Comment
+	}
+	if args, by, ok := d.EditedArguments(); ok {
+		s += "; arguments edited by " + by + ": " + string(args)
 	}
 	return s
 }

@@ -89,14 +89,18 @@ fills (ShellTool, HTTPTool), tools of the worker's MCP servers (MCPTool: the ser
 catalogs are read once before turn 1 as the step <name>/tools and recorded, so the model
 sees each tool's description and schema as listed and replay never asks a server) and
 flows run as children (FlowTool: the schema from the input type, the output back as JSON,
-the child's cost counted for the loop and the run); AgentLoop.Reads are MCP resources read
-before turn 1 (steps <name>/read-<n>) into the conversation; a tool's failure, an unknown tool and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
-a paid step: once a turn has reported the model's price, each next turn reserves its worst
-case (activities.AgentTurn.WorstCaseUsage at that price) and is not made when that does
-not fit what MaxBudgetUSD leaves (the first turn reserves what it leaves, and refuses
-itself as an agent step does); paid tool steps draw on the same cap. The turn, token and
-cost limits end the loop with an *AgentLimitError, or with AnswerOnLimit one last turn
-without tools, as long as the money left pays for. Without tools it is one gateflow.agent
+the child capped by what the loop leaves and its cost counted for the loop and the run);
+AgentLoop.Reads are MCP resources read before turn 1 (steps <name>/read-<n>) into the
+conversation; a tool's failure, an unknown tool and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
+a paid step: the model's price is pinned from the worker's price table when the loop
+starts (a SideEffect, so replay does not depend on the worker's table; agent_money.go),
+so every turn, the first too, reserves its worst case (activities.AgentTurn.WorstCaseUsage
+at that price) against the step's, the run's and the monthly limits and is not made when
+that does not fit what MaxBudgetUSD leaves (a model the table does not price has no
+known worst case: its turns reserve what MaxBudgetUSD leaves); paid tool steps draw on the same cap. The turn, token, cost and time
+(MaxLoopTime, workflow time, checked before each turn and each wave of tool calls) limits
+end the loop with an *AgentLimitError, or with AnswerOnLimit one last turn without tools,
+as long as the money left pays for. Without tools it is one gateflow.agent
 step, as ctx.Agent.
 
 A failed step's route (OnFailure, and OnTimeout for a step that timed out, recorded

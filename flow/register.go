@@ -58,6 +58,7 @@ func runConfigOf(opts WorkerOptions, flows []Definition) (runConfig, error) {
 	cfg.gateTypes = gateActs.types
 	cfg.services, cfg.baseQueue = serviceNames(opts.Services), opts.TaskQueue // service.go
 	cfg.mcpServers = mcpServerNames(opts.MCPServers)                          // worker_mcp.go
+	cfg.prices = workerPrices(opts)                                           // agent_money.go
 	if cfg.baseQueue == "" {
 		cfg.baseQueue = core.DefaultTaskQueue
 	}
@@ -75,11 +76,7 @@ func RegisterActivities(r worker.ActivityRegistry, opts WorkerOptions) error {
 			return fmt.Errorf("worker: agent providers: %w", err)
 		}
 	}
-	prices := opts.Prices
-	if prices == nil {
-		prices = llm.DefaultPrices()
-	}
-	agents := &activities.AgentActivities{Router: llm.NewRouter(providers), Prices: prices}
+	agents := &activities.AgentActivities{Router: llm.NewRouter(providers), Prices: workerPrices(opts)}
 	queue := opts.TaskQueue
 	if queue == "" {
 		queue = core.DefaultTaskQueue

@@ -163,6 +163,10 @@ func approvalWaitLines(s *runs.State, waiting map[string]bool, command func(runs
 			"Answer: `%s` (or `reject`, `request-changes --comment ...`)",
 			g.Name, mdEscape(display.Preview(oneLine(g.Request.Message), 200)), len(g.Approvals()), g.Request.Required, who,
 			untilDeadline(g.Deadline), g.Request.OnTimeout, voted, command(wait)))
+		if tc := g.Request.Tool; tc != nil { // an agent's tool call (agent_approve.go)
+			lines = append(lines, fmt.Sprintf("  - Tool `%s`, arguments `%s`; an approval may edit them (`--arguments JSON`)",
+				mdEscape(tc.Name), mdEscape(display.Preview(oneLine(string(tc.Arguments)), 300))))
+		}
 		if ui {
 			lines = append(lines, uiVoteLine(g.Name, false))
 		}

@@ -62,6 +62,8 @@ func (g *polledGate) check(v approval.Vote) error {
 		return refuse(approval.CodeClosed, fmt.Sprintf("the gate has closed (%s)", g.ended))
 	case kind == approval.RequestChanges:
 		return refuse(approval.CodeUnknownKind, "a polled gate is approved or rejected; request_changes does not apply")
+	case v.HasArguments():
+		return refuse(approval.CodeBadArguments, "a polled gate is not a tool call's; a vote on it carries no arguments")
 	}
 	return nil
 }

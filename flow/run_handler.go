@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/budget"
 	"github.com/gateflow/gateflow/events"
@@ -41,6 +42,9 @@ type runConfig struct {
 	baseQueue string
 	// mcpServers are the names of the worker's MCP servers, sorted (mcp.go).
 	mcpServers []string
+	// prices is the worker's price table: an agent loop pins its model's price from it at
+	// its start (agent_money.go).
+	prices llm.PriceTable
 	// lossTolerant: the worker's activities run lossInterceptor, so steps without a cost
 	// are scheduled with room for worker losses (worker_losses.go).
 	lossTolerant bool
@@ -93,6 +97,8 @@ type setupPart struct {
 	baseQueue string
 	// mcpServers: the worker's MCP server names (mcp.go).
 	mcpServers []string
+	// prices: see runConfig.
+	prices llm.PriceTable
 	// lossTolerant: see runConfig.
 	lossTolerant bool
 }
@@ -176,7 +182,7 @@ func newRunner(wctx workflow.Context, info core.WorkflowInfo, cfg runConfig) (*r
 	}
 	rt := &runner{root: wctx, info: info, state: st,
 		setup: setupPart{guards: guards, gateTypes: cfg.gateTypes, services: cfg.services, baseQueue: cfg.baseQueue, lossTolerant: cfg.lossTolerant,
-			mcpServers: cfg.mcpServers},
+			mcpServers: cfg.mcpServers, prices: cfg.prices},
 		after: afterPart{triggers: cfg.triggers[info.Name]}}
 	rt.control.listener = &signalListener{root: wctx}
 	rt.report.conn = rt.connFlags()

@@ -36,6 +36,8 @@ type peoplePart struct {
 	signals *signals.Buffer
 	// polled are the run's polled gates (ctx.Gate), by name, for manual votes (run_gate.go).
 	polled map[string]*polledGate
+	// edits check approvers' edited arguments at tool calls' gates, by gate (agent_approve.go).
+	edits map[string]func(json.RawMessage) error
 }
 
 func newPeoplePart(rt *runner, dir approval.Directory) *peoplePart {
@@ -104,7 +106,10 @@ func (p *peoplePart) checkVote(ctx workflow.Context, v approval.Vote) error {
 		return pg.check(v)
 	}
 	if g, ok := p.gates[v.Gate]; ok {
-		return g.Check(v, p.gateDirs[v.Gate])
+		if err := g.Check(v, p.gateDirs[v.Gate]); err != nil {
+			return err
+		}
+		return p.checkEdits(g, v) // agent_approve.go
 	}
 	if err := v.Validate(); err != nil {
 		return err
@@ -337,7 +342,7 @@ func (p *peoplePart) openGate(g *approval.Gate, snap approval.StaticDirectory) {
 	p.gateDirs[g.Name] = snap
 	p.gateAttempt[g.Name] = st.Attempt
 	st.Gates = append(st.Gates, g)
-	g.ApplyEarly(p.inbox.Take(g.Name), snap)
+	g.ApplyEarly(p.earlyEdits(g, p.inbox.Take(g.Name)), snap)
 	p.showKeptVotes()
 }
 

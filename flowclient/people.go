@@ -207,12 +207,16 @@ func (c *Client) openGates(ctx context.Context, id, workflow string) []runs.Pend
 		if g.Closed() {
 			continue
 		}
-		out = append(out, runs.PendingGate{
+		pg := runs.PendingGate{
 			Run: id, Workflow: st.Workflow, Gate: g.Name, Message: g.Request.Message,
 			Approvers: g.Request.Approvers, Pending: g.Pending(), Approvals: len(g.Approvals()),
 			Required: g.Request.Required, OpenedAt: g.OpenedAt, Deadline: g.Deadline,
 			OnTimeout: string(g.Request.OnTimeout), Voted: voted(g),
-		})
+		}
+		if tc := g.Request.Tool; tc != nil {
+			pg.Tool, pg.Arguments, pg.Reason = tc.Name, tc.Arguments, tc.Reason
+		}
+		out = append(out, pg)
 	}
 	return out
 }

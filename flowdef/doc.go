@@ -100,8 +100,9 @@ A node is a mapping; its kind is the one keyword it carries:
     with `tool: <its tool>` (validate_agent_mcp.go; the server must be one the workers
     declare, when they are known), or `flow: <a definition or Go flow>` with an optional
     `parameters:`, plus name, description and fatal), max_turns, max_loop_tokens,
-    `messages: [{role: user|assistant, text}]`, `context:` (a string or strings), `reads:`
-    (values, or MCP resources `{mcp: <server>, uri: <URI>}`),
+    `max_loop_time: 10m` (a duration longer than zero), `messages: [{role:
+    user|assistant, text}]`, `context:` (a string or strings), `reads:` (values, or MCP
+    resources `{mcp: <server>, uri: <URI>}`),
     `think: true` (a JSON answer, no tools) and `on_limit: answer|fail`. Any other key,
     a tool on think, a tool name used twice and an unregistered action are errors.
   - set: assigns variables, `set: {count: "${{ size(inputs.files) }}"}`.

@@ -17,8 +17,9 @@ import (
 // loop keys (tools to on_limit) run the step as an agent loop (flow.Context.AgentLoop).
 var (
 	agentWithKeys = []string{"prompt", "system", "model", "provider", "max_tokens", "max_budget_usd",
-		"tools", "max_turns", "max_loop_tokens", "messages", "context", "reads", "think", "on_limit"}
-	agentToolKeys      = []string{"name", "description", "fatal", "action", "parameters", "shell", "http", "params", "mcp", "tool", "flow"}
+		"tools", "max_turns", "max_loop_tokens", "messages", "context", "reads", "think", "on_limit",
+		"max_loop_time", "approve", "approvers", "required", "approval_timeout", "on_approval_timeout"}
+	agentToolKeys      = []string{"name", "description", "fatal", "action", "parameters", "shell", "http", "params", "approve", "input", "mcp", "tool", "flow"}
 	agentShellToolKeys = []string{"command", "dir", "env", "timeout"}
 	agentHTTPToolKeys  = []string{"method", "url", "headers", "timeout", "expect_status"}
 	agentParamKeys     = []string{"name", "description", "required"}
@@ -55,6 +56,7 @@ func (k *check) agentWith(n *Node, lb string) {
 		w.add("with.max_budget_usd", hintMoney, "want a string, got %s", yamlKind(v))
 	}
 	w.boolean("with.think", n.With["think"])
+	w.loopTime(n.With["max_loop_time"]) // validate_agent_time.go
 	if s, ok := n.With["on_limit"].(string); ok && !isTemplate(s) {
 		k.enum(w.at("with.on_limit"), lb+": with.on_limit", s, "answer", "fail")
 	} else {
@@ -69,6 +71,7 @@ func (k *check) agentWith(n *Node, lb string) {
 			"%s: with.tools: think takes no tools", lb)
 	}
 	w.tools(n.With["tools"])
+	w.agentApprovals(agentToolNames(n.With["tools"])) // validate_agent_approve.go
 }
 
 // withCheck checks the generic values of one node's `with:`, each at its position.
@@ -226,7 +229,7 @@ func (w withCheck) tools(v any) {
 }
 
 // agentToolKinds are the keys that say what a tool runs, one per tool.
-var agentToolKinds = []string{"action", "shell", "http", "mcp", "flow"}
+var agentToolKinds = []string{"action", "shell", "http", "input", "mcp", "flow"}
 
 // tool checks one tool's kind (action, shell or http) and returns its name.
 func (w withCheck) tool(path string, m map[string]any) string {
@@ -238,9 +241,12 @@ func (w withCheck) tool(path string, m map[string]any) string {
 		}
 	}
 	if len(kinds) != 1 {
-		w.add(path, "give action: <a registered action>, shell: {command: ...}, http: {url: ...}, mcp: <server> with tool: <name>, or flow: <a flow>",
+		w.add(path, "give action: <a registered action>, shell: {command: ...}, http: {url: ...}, input: {prompt: ...}, mcp: <server> with tool: <name>, or flow: <a flow>",
 			"a tool needs exactly one of %s", strings.Join(agentToolKinds, ", "))
 		return name
+	}
+	if kinds[0] == "input" {
+		return w.inputTool(path, m) // validate_agent_approve.go
 	}
 	if n, ok := w.extTool(path, kinds[0], name, m); ok { // validate_agent_mcp.go: mcp and flow tools
 		return n

@@ -140,3 +140,16 @@ func (w withCheck) mcpRead(path string, m map[string]any) {
 		w.add(path, "add uri: <the resource's URI, such as runbook://checkout>", "an mcp read needs a uri")
 	}
 }
+
+// extToolName is the name an mcp or flow tool without `name:` gets: its tool's or its
+// flow's name made model-safe (as flow.MCPTool and flow.FlowTool name them); "" for
+// other tools.
+func extToolName(m map[string]any) string {
+	if tool, ok := m["tool"].(string); ok && m["mcp"] != nil {
+		return toolname.From(tool)
+	}
+	if flow, ok := m["flow"].(string); ok {
+		return toolname.From(flow)
+	}
+	return ""
+}

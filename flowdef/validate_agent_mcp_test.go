@@ -26,6 +26,14 @@ func TestValidateAgentMCPAndFlowTools(t *testing.T) {
         - {flow: restart.service}
         - {flow: child, name: run_child, parameters: {type: object, properties: {n: {type: integer}}}}
 `, known, nil},
+		{"approve an mcp and a flow tool by their derived names", `      approve: [lookup_runbook, restart_service]
+      approvers: [alice]
+      tools:
+        - {mcp: triage, tool: lookup_runbook}
+        - {flow: restart.service}
+`, known, nil},
+		{"approve a tool the step lacks", "      approve: [reboot]\n      approvers: [alice]\n      tools: [{mcp: triage, tool: lookup_runbook}]\n", known,
+			[]string{"no tool 'reboot' in this step (hint: one of the step's tools: lookup_runbook)"}},
 		{"one mcp read", "      reads: {mcp: docs, uri: 'doc://a'}\n", known, nil},
 		{"servers not known", "      reads: [{mcp: anything, uri: 'x://y'}]\n      tools: [{mcp: whatever, tool: t}]\n", unknown, nil},
 		{"unknown server", "      tools:\n        - {mcp: triag, tool: lookup_runbook}\n", known,
@@ -37,7 +45,7 @@ func TestValidateAgentMCPAndFlowTools(t *testing.T) {
 			[]string{"f.yaml:7:50: step 'a': with.tools[0].parameters: parameters is not for mcp tools"}},
 		{"tool on an action", "      tools: [{action: lookup, tool: x}]\n", known, []string{"f.yaml:7:38: step 'a': with.tools[0].tool: tool is for mcp tools"}},
 		{"mcp and action", "      tools: [{mcp: triage, tool: t, action: lookup}]\n", known,
-			[]string{"with.tools[0]: a tool needs exactly one of action, shell, http, mcp, flow"}},
+			[]string{"with.tools[0]: a tool needs exactly one of action, shell, http, input, mcp, flow"}},
 		{"templated server", "      tools: [{mcp: '${{ inputs.s }}', tool: t}]\n", known, []string{"with.tools[0].mcp: want an MCP server name"}},
 		{"unknown flow", "      tools:\n        - {flow: restart.servise}\n", known,
 			[]string{"f.yaml:8:18: step 'a': with.tools[0]: no flow named 'restart.servise'"}},

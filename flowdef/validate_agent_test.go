@@ -29,6 +29,13 @@ func TestValidateAgentWith(t *testing.T) {
           params: [{name: path, description: the path, required: true}]
 `, nil},
 		{"think", "      think: true\n      context: one string\n", nil},
+		{"loop time", "      max_loop_time: 10m\n      tools: [{action: lookup}]\n", nil},
+		{"templated loop time", "      max_loop_time: '${{ \"1h\" }}'\n", nil},
+		{"zero loop time", "      max_loop_time: 0s\n",
+			[]string{"f.yaml:8:22: step 'a': with.max_loop_time: duration \"0s\" must be positive (hint: write a Go duration"}},
+		{"negative loop time", "      max_loop_time: -5m\n", []string{"f.yaml:8:22: step 'a': with.max_loop_time: duration \"-5m\" must be positive"}},
+		{"bad loop time", "      max_loop_time: soon\n", []string{"f.yaml:8:22: step 'a': with.max_loop_time: bad duration \"soon\""}},
+		{"numeric loop time", "      max_loop_time: 600\n", []string{"f.yaml:8:22: step 'a': with.max_loop_time: want a duration string, got a number"}},
 		{"templated limits", "      max_turns: '${{ 2 + 3 }}'\n      think: '${{ true }}'\n", nil},
 		{"unknown key", "      max_turn: 5\n", []string{"f.yaml:8:17: step 'a': unknown field 'max_turn' in with (hint: did you mean 'max_turns'?)"}},
 		{"unknown tool key", "      tools: [{action: lookup, descripton: d}]\n",

@@ -79,6 +79,12 @@ type PendingGate struct {
 	OpenedAt  time.Time  `json:"opened_at"`
 	Deadline  *time.Time `json:"deadline,omitempty"`
 	OnTimeout string     `json:"on_timeout,omitempty"`
+	// Tool is the tool an agent loop asks to call, for a tool call's gate (empty for
+	// others); Arguments are the model's arguments, whole, and Reason what the model said.
+	// An approval of such a gate may edit the arguments (flowctl approve --arguments).
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
 	// Unknown says why the run's gates could not be read (its worker is down or does not
 	// answer the state query): the run waits for an approval, but which gate and from whom
 	// is unknown. Gate and the counts are empty then.

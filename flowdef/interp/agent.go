@@ -34,12 +34,15 @@ type agentWith struct {
 	Reads   any    `json:"reads"`
 	Think   bool   `json:"think"`
 	OnLimit string `json:"on_limit"`
+	// MaxLoopTime is a duration (flowdef.ParseDuration); empty means none.
+	MaxLoopTime string `json:"max_loop_time"`
+	agentApproveWith
 }
 
 // loop reports whether a loop key is set.
 func (w agentWith) loop() bool {
 	return len(w.Tools) > 0 || w.MaxTurns != 0 || w.MaxLoopTokens != 0 || len(w.Messages) > 0 ||
-		w.Context != nil || w.Reads != nil || w.Think || w.OnLimit != ""
+		w.Context != nil || w.Reads != nil || w.Think || w.OnLimit != "" || w.MaxLoopTime != ""
 }
 
 type agentMessageWith struct {
@@ -58,6 +61,7 @@ type agentToolWith struct {
 	Shell       *shellCommandWith    `json:"shell"`
 	HTTP        *agentHTTPToolWith   `json:"http"`
 	Params      []agentToolParamWith `json:"params"`
+	agentToolPeopleWith
 	// MCP and Tool: a tool of an MCP server; Flow: a flow run as a child (agent_mcp.go).
 	MCP  string `json:"mcp"`
 	Tool string `json:"tool"`
@@ -110,6 +114,9 @@ func (r *runner) agentSpec(n *flowdef.Node, with map[string]any) (activities.Age
 		return a, nil, fmt.Errorf("with.on_limit: unknown value %q (answer or fail)", w.OnLimit)
 	}
 	var err error
+	if l.MaxLoopTime, err = loopTime(w.MaxLoopTime); err != nil { // agent_time.go
+		return a, nil, err
+	}
 	if l.Messages, err = seedMessages(w); err != nil {
 		return a, nil, err
 	}
@@ -122,6 +129,9 @@ func (r *runner) agentSpec(n *flowdef.Node, with map[string]any) (activities.Age
 			return a, nil, fmt.Errorf("with.tools[%d]: %w", i, err)
 		}
 		l.Tools = append(l.Tools, tool)
+	}
+	if err := w.approveTools(l.Tools); err != nil { // agent_approve.go
+		return a, nil, err
 	}
 	return a, l, nil
 }
@@ -186,6 +196,8 @@ func agentTool(t agentToolWith) (flow.Tool, error) {
 		params[i] = flow.ToolParam{Name: p.Name, Description: p.Description, Required: p.Required}
 	}
 	switch {
+	case t.Input != nil:
+		return inputTool(t, opts) // agent_approve.go
 	case t.Shell != nil:
 		d, err := optDuration(t.Shell.Timeout)
 		if err != nil {

@@ -71,7 +71,8 @@ the field's position too.
     (method, default GET; url, headers, body, json, timeout, expect_status) and
     activities.Agent (prompt, system, model, default DefaultModel; provider, max_tokens,
     max_budget_usd; output_schema becomes its ResponseSchema). An agent step with a loop
-    key (tools, max_turns, max_loop_tokens, messages, context, reads, think, on_limit) is
+    key (tools, max_turns, max_loop_tokens, max_loop_time, messages, context, reads, think,
+    on_limit) is
     ctx.AgentLoop instead (agent.go): `action:` tools are flow.ActivityTool over the
     action's name (parameters: their JSON Schema), `shell:` tools flow.ShellTool with their
     params, `http:` tools flow.HTTPTool with theirs, `mcp:` tools flow.MCPTool (agent_mcp.go),

@@ -28,7 +28,18 @@ func Vote(namespace, run string, v approval.Vote) (auth.Decision, error) {
 		return auth.Decision{}, err
 	}
 	gate, by := strings.TrimSpace(v.Gate), strings.TrimSpace(v.By)
-	h, err := auth.PayloadHash(map[string]any{"gate": gate, "vote": kind, "by": by, "comment": strings.TrimSpace(v.Comment)})
+	payload := map[string]any{"gate": gate, "vote": kind, "by": by, "comment": strings.TrimSpace(v.Comment)}
+	if v.HasArguments() {
+		// An approval with edited arguments signs their hash too: a proof for the same
+		// approval without edits (or with other edits) does not authorise it. Without
+		// edits the payload is as it always was, so earlier proofs still verify.
+		args, err := auth.PayloadHash(v.Arguments)
+		if err != nil {
+			return auth.Decision{}, fmt.Errorf("vote on %s: edited arguments: %w", gate, err)
+		}
+		payload["arguments_sha256"] = args
+	}
+	h, err := auth.PayloadHash(payload)
 	if err != nil {
 		return auth.Decision{}, err
 	}

@@ -43,7 +43,7 @@ func runReads[T any](by func(T) string) func(*commonpb.Payload) (string, error) 
 }
 
 var messages = []message{
-	{false, protocol.UpdateApproval, "by", []string{"gate", "vote", "by", "comment", "at", "proof", "verified"},
+	{false, protocol.UpdateApproval, "by", []string{"gate", "vote", "by", "comment", "arguments", "at", "proof", "verified"},
 		approval.Vote{Gate: "ship", Kind: approval.Approve, By: "alice", Comment: "ok", At: time.Unix(5, 0).UTC(), Verified: &auth.Verified{By: "alice", KeyID: "k"}},
 		runReads(func(v approval.Vote) string { return v.By })},
 	{false, protocol.UpdateInput, "by", []string{"name", "data", "by", "proof"},
@@ -55,7 +55,7 @@ var messages = []message{
 		runReads(func(v protocol.RunPause) string { return v.By })},
 	{false, protocol.UpdateCancel, "by", []string{"by", "reason", "proof"}, protocol.RunCancel{By: "alice", Reason: "r"},
 		runReads(func(v protocol.RunCancel) string { return v.By })},
-	{true, protocol.SignalApproval, "by", []string{"gate", "vote", "by", "comment", "at", "proof", "verified"},
+	{true, protocol.SignalApproval, "by", []string{"gate", "vote", "by", "comment", "arguments", "at", "proof", "verified"},
 		approval.Vote{Gate: "ship", Kind: approval.Reject, By: "alice"},
 		runReads(func(v approval.Vote) string { return v.By })},
 	{true, protocol.SignalCancel, "by", []string{"by", "reason"}, protocol.CancelReason{By: "alice", Reason: "r"},

@@ -34,20 +34,33 @@ func (a *app) approvalsCommand() *cobra.Command {
 // approvalsTable writes the waiting gates for people; a gate that could not be read is
 // listed, and fails the command (exit 1).
 func approvalsTable(w io.Writer, gates []runs.PendingGate) error {
-	t := newTable(w, "RUN", "GATE", "VOTES", "WHO MAY DECIDE", "VOTED", "DEADLINE", "MESSAGE")
+	tools := hasToolGates(gates) // agent tool calls: their arguments get a column
+	cols := []string{"RUN", "GATE", "VOTES", "WHO MAY DECIDE", "VOTED", "DEADLINE", "MESSAGE"}
+	if tools {
+		cols = append(cols[:6], "TOOL", "ARGUMENTS", "MESSAGE")
+	}
+	t := newTable(w, cols...)
 	unknown := 0
 	for _, g := range gates {
 		if g.Unknown != "" {
 			unknown++
-			t.row(g.Run, "?", "?", "?", "?", "?", "unknown: "+display.Preview(display.OneLine(g.Unknown), 80))
+			row := []string{g.Run, "?", "?", "?", "?", "?", "unknown: " + display.Preview(display.OneLine(g.Unknown), 80)}
+			if tools {
+				row = append(row[:6], "?", "?", row[6])
+			}
+			t.row(row...)
 			continue
 		}
 		deadline := "none"
 		if g.Deadline != nil {
 			deadline = fmtTime(*g.Deadline) + " (then " + orDash(g.OnTimeout) + ")"
 		}
-		t.row(g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), anyoneIfNone(g.Approvers), orDash(strings.Join(g.Voted, ", ")), deadline,
-			display.Preview(display.OneLine(g.Message), 60))
+		row := []string{g.Run, g.Gate, fmt.Sprintf("%d/%d", g.Approvals, g.Required), anyoneIfNone(g.Approvers), orDash(strings.Join(g.Voted, ", ")), deadline,
+			display.Preview(display.OneLine(g.Message), 60)}
+		if tools {
+			row = append(row[:6], orDash(g.Tool), orDash(display.Preview(display.OneLine(string(g.Arguments)), 60)), row[6])
+		}
+		t.row(row...)
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -60,7 +73,7 @@ func approvalsTable(w io.Writer, gates []runs.PendingGate) error {
 
 // voteCommand builds approve, reject and request-changes.
 func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cobra.Command {
-	var as, comment string
+	var as, comment, arguments string
 	cmd := &cobra.Command{
 		Use:   use + " RUN GATE",
 		Short: short,
@@ -69,8 +82,15 @@ func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cob
 			if kind == approval.RequestChanges && strings.TrimSpace(comment) == "" {
 				return usageErr("request-changes needs --comment saying what to change")
 			}
+			var edits json.RawMessage
+			if cmd.Flags().Changed("arguments") {
+				var err error
+				if edits, err = a.readJSON("--arguments", arguments); err != nil {
+					return err
+				}
+			}
 			return a.run(cmd, args, &as, func(x call) (view, error) {
-				res, err := x.c.Vote(x.ctx, x.args[0], approval.Vote{Gate: x.args[1], Kind: kind, By: x.by, Comment: comment})
+				res, err := x.c.Vote(x.ctx, x.args[0], approval.Vote{Gate: x.args[1], Kind: kind, By: x.by, Comment: comment, Arguments: edits})
 				if err != nil {
 					return view{}, err
 				}
@@ -83,7 +103,20 @@ func (a *app) voteCommand(use string, kind approval.VoteKind, short string) *cob
 	if kind == approval.Reject {
 		cmd.Flags().StringVar(&comment, "reason", "", "why it is rejected (the same as --comment)")
 	}
+	if kind == approval.Approve {
+		cmd.Flags().StringVar(&arguments, "arguments", "", "at an agent's tool call: run the tool with these arguments instead (a JSON object, or @file; @- for standard input); checked against the tool's schema, and signed with the vote")
+	}
 	return cmd
+}
+
+// hasToolGates reports whether any of the gates is an agent tool call's.
+func hasToolGates(gates []runs.PendingGate) bool {
+	for _, g := range gates {
+		if g.Tool != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // voteText says what became of a vote.

@@ -79,7 +79,11 @@ func (lt loopTurn) wire(n int) []byte {
 			calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", n+1, i+1), "type": "function",
 				"function": map[string]any{"name": c[0], "arguments": c[1]}})
 		}
-		msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}
+		var content any // null, or the text beside the calls (the model's reason)
+		if lt.text != "" {
+			content = lt.text
+		}
+		msg = map[string]any{"role": "assistant", "content": content, "tool_calls": calls}
 		finish = "tool_calls"
 	}
 	b, _ := json.Marshal(map[string]any{"id": fmt.Sprint("chatcmpl-", n), "object": "chat.completion", "model": "gpt-4o-mini",

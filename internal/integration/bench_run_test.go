@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"math"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +23,10 @@ import (
 //
 // Variants (rows): K custom steps for each K of BENCH_STEPS (default 1,5,20,100), 5 shell
 // steps, 5 custom steps started through flowclient (gateflow's client; raw starts with the
-// raw client), 5 and 20 steps with an event sink on the gateflow side, and the 5 steps as a
-// YAML definition. A throughput phase is BENCH_RUNS runs (default 100) of K ≤ 5 steps, or
+// raw client), 5 and 20 steps with an event sink on the gateflow side, the 5 steps as a
+// YAML definition, and an agent loop of 5 turns each calling 1 tool (then the answering
+// turn) against the same loop written by hand on the raw SDK (a turn activity and a tool
+// activity), both asking the same local provider (testflows.BenchChatHandler). A throughput phase is BENCH_RUNS runs (default 100) of K ≤ 5 steps, or
 // about as many steps in fewer runs for larger K (at least 10), BENCH_CONCURRENCY (50) at
 // a time.
 //
@@ -48,11 +51,14 @@ func BenchmarkGateflowVsRawSDK(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", bin, "./benchworker").CombinedOutput(); err != nil {
 		b.Fatalf("build benchworker: %v: %s", err, out)
 	}
+	provider := httptest.NewServer(testflows.BenchChatHandler()) // the agent loop row's model
+	defer provider.Close()
+	withProvider := []string{"--openai-url", provider.URL + "/v1"}
 	for i := 0; i < b.N; i++ {
 		load0, start := loadavg(), time.Now().UTC()
 		tag := fmt.Sprint(time.Now().UnixNano())
-		rawP := startBenchProc(b, bin, "raw", "bench-raw-"+tag)
-		flowP := startBenchProc(b, bin, "flow", "bench-flow-"+tag)
+		rawP := startBenchProc(b, bin, "raw", "bench-raw-"+tag, withProvider...)
+		flowP := startBenchProc(b, bin, "flow", "bench-flow-"+tag, withProvider...)
 		sinkP := startBenchProc(b, bin, "flow", "bench-sink-"+tag, "--sink")
 		fc := flowclient.New(shared.tc, flowclient.Options{TaskQueue: flowP.queue})
 		fcSink := flowclient.New(shared.tc, flowclient.Options{TaskQueue: sinkP.queue})
@@ -154,6 +160,8 @@ func benchRows(rawP, flowP, sinkP *benchProc, steps []int, runs int) []benchRow 
 		benchRow{name: "event sink K=5", k: 5, runs: per(5), gf: gf(sinkP, testflows.BenchFlowSteps), raw: raw(testflows.BenchRawSteps)},
 		benchRow{name: "event sink K=20", k: 20, runs: per(20), gf: gf(sinkP, testflows.BenchFlowSteps), raw: raw(testflows.BenchRawSteps)},
 		benchRow{name: "YAML definition K=5", k: 5, runs: per(5), gf: gf(flowP, testflows.BenchDefSteps), raw: raw(testflows.BenchRawSteps)},
+		benchRow{name: "agent loop 5 turns × 1 tool", k: 5, runs: per(5), gf: gf(flowP, testflows.BenchFlowAgent),
+			raw: raw(testflows.BenchRawAgent), replay: true},
 	)
 }
 

@@ -19,9 +19,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
+	"github.com/gateflow/gateflow/activities/llm"
 	"github.com/gateflow/gateflow/events"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/internal/integration/testflows"
@@ -35,8 +37,10 @@ import (
 // options are the command's flags.
 type options struct {
 	address, queue, side, replay, id, memprofile string
-	sink                                         bool
-	replays, memProfileRate                      int
+	// openAIURL is the local provider of the agent loop variant.
+	openAIURL               string
+	sink                    bool
+	replays, memProfileRate int
 }
 
 func main() {
@@ -44,6 +48,7 @@ func main() {
 	flag.StringVar(&o.address, "address", "", "Temporal frontend")
 	flag.StringVar(&o.queue, "task-queue", "", "task queue")
 	flag.StringVar(&o.side, "side", "", `"raw" (the raw SDK workflows) or "flow" (the gateflow flows and definitions)`)
+	flag.StringVar(&o.openAIURL, "openai-url", "", "the agent loop variant's provider: a local server speaking the OpenAI wire format (base URL)")
 	flag.BoolVar(&o.sink, "sink", false, "flow side: deliver every run's events to a log sink that drops them")
 	flag.StringVar(&o.replay, "replay", "", "replay this recorded history (JSON) instead of serving")
 	flag.IntVar(&o.replays, "replays", 5, "with --replay: how many replays to measure")
@@ -87,13 +92,17 @@ func serve(o options) error {
 		w.RegisterActivityWithOptions(testflows.Echo, activity.RegisterOptions{Name: testflows.BenchEcho})
 		w.RegisterActivityWithOptions(testflows.Mark, activity.RegisterOptions{Name: testflows.BenchMark})
 		w.RegisterActivityWithOptions(testflows.RawShellStep, activity.RegisterOptions{Name: testflows.BenchShellActivity})
+		if p := testflows.BenchAgentProviders(o.openAIURL); p != nil {
+			w.RegisterActivityWithOptions(testflows.RawTurns{Provider: p[llm.ProviderOpenAI]}.Turn, activity.RegisterOptions{Name: testflows.BenchTurnActivity})
+		}
+		w.RegisterActivity(testflows.BenchLookup)
 		stop, err = w.Stop, w.Start()
 	case "flow":
 		flows, ferr := flowSide()
 		if ferr != nil {
 			return ferr
 		}
-		opts := flow.WorkerOptions{TaskQueue: queue}
+		opts := flow.WorkerOptions{TaskQueue: queue, Providers: testflows.BenchAgentProviders(o.openAIURL)}
 		if o.sink {
 			opts.EventSinks = []events.Sink{events.Log{Logger: logging.NewSDKLogger(io.Discard, "error")}}
 		}
@@ -102,6 +111,7 @@ func serve(o options) error {
 		w.RegisterActivity(testflows.Mark, testflows.BenchMark)
 		w.RegisterActivity(testflows.EchoWith, testflows.BenchEchoWith)
 		w.RegisterActivity(testflows.MarkWith, testflows.BenchMarkWith)
+		w.RegisterActivity(testflows.BenchLookup, "")
 		stop, err = w.Stop, w.Start()
 	default:
 		return fmt.Errorf("--side %q: want raw or flow", side)
@@ -128,7 +138,7 @@ func flowSide() ([]flow.Definition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench definitions: %w", err)
 	}
-	return append(append(testflows.BenchFlows(), testflows.BenchMoreFlows()...), defs...), nil
+	return slices.Concat(testflows.BenchFlows(), testflows.BenchMoreFlows(), testflows.BenchAgentFlows(), defs), nil
 }
 
 // registerRaw registers the raw SDK side's workflows on r.
@@ -136,6 +146,7 @@ func registerRaw(r worker.WorkflowRegistry) {
 	for name, wf := range map[string]any{
 		testflows.BenchRawSteps: testflows.RawSteps, testflows.BenchRawHold: testflows.RawHold,
 		testflows.BenchRawShell: testflows.RawShell, testflows.BenchRawApprove: testflows.RawApprove,
+		testflows.BenchRawAgent: testflows.RawAgent,
 	} {
 		r.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: name})
 	}

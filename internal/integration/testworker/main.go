@@ -28,6 +28,9 @@ func main() {
 	services := flag.Bool("services", false, "serve the service tests' flows (testflows.ServiceFlows) with their services")
 	blobURL := flag.String("artifacts", "", "serve the artifact tests' flows (testflows.ArtifactFlows) with this blob store")
 	identity := flag.String("identity", "", "the worker's identity (default: the SDK's)")
+	openAIURL := flag.String("openai-url", "", "serve the agent loop flows (testflows.AgentFlows) with an OpenAI provider at this base URL")
+	var mcpServers mcpFlags
+	flag.Var(&mcpServers, "mcp", "an MCP server for the agent loop flows, name=command… (repeatable)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	tc, err := client.DialContext(ctx, client.Options{HostPort: *address, Logger: logging.NewSDKLogger(os.Stderr, "error")})
@@ -41,10 +44,13 @@ func main() {
 		mode = "services"
 	}
 	var stop func()
-	if *blobURL != "" {
+	switch {
+	case *openAIURL != "" || len(mcpServers) > 0:
+		stop, err = serveAgents(tc, *queue, *openAIURL, mcpServers) // agent.go
+	case *blobURL != "":
 		w := flow.NewWorker(tc, flow.WorkerOptions{TaskQueue: *queue, Identity: *identity, BlobURL: *blobURL}, testflows.ArtifactFlows()...)
 		stop, err = w.Stop, w.Start()
-	} else {
+	default:
 		stop, err = serve(tc, *queue, mode)
 	}
 	if err != nil {
