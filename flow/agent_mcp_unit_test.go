@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/gateflow/gateflow/activities"
 	"github.com/gateflow/gateflow/activities/llm"
+	"github.com/gateflow/gateflow/approval"
 	"github.com/gateflow/gateflow/internal/protocol"
 	"github.com/gateflow/gateflow/mcptools"
 	"github.com/gateflow/gateflow/runs"
@@ -389,4 +391,36 @@ func TestFlowToolChildCapIsWhatTheLoopLeaves(t *testing.T) {
 			assertUSD(t, tt.wantCap, dec(pi.CapUSD), "the child's cap")
 		})
 	}
+}
+
+// An MCP tool that needs approval: the gate shows the call; an approver's edits are
+// checked against the schema the server listed, and the tool runs with the edits.
+func TestMCPToolApprovalEditsCheckedAgainstTheListedSchema(t *testing.T) {
+	a := AgentLoop{Agent: activities.Agent{Prompt: "triage", Model: "m"},
+		Tools: []Tool{MCPTool("triage", "lookup_runbook", ToolApproval(approval.Request{Approvers: []string{"alice"}}))}}
+	f := loopFlow(a)
+	env := newUnitEnv(t, runConfig{mcpServers: []string{"triage"}}, f)
+	srv := newFakeMCPServer(env, "")
+	turns := mockTurns(env, func(n int, _ activities.AgentTurn) (activities.AgentTurnResult, error) {
+		if n == 1 {
+			return turnAnswer("read it", toolCall("c1", "lookup_runbook", `{"service":"payments"}`)), nil
+		}
+		return turnAnswer("done"), nil
+	})
+	bad := voteAt(env, time.Minute, approval.Vote{Gate: "triage/lookup_runbook", Kind: approval.Approve, By: "alice",
+		Arguments: json.RawMessage(`{"svc":"checkout"}`)})
+	good := voteAt(env, 2*time.Minute, approval.Vote{Gate: "triage/lookup_runbook", Kind: approval.Approve, By: "alice",
+		Arguments: json.RawMessage(`{"service":"checkout"}`)})
+	env.ExecuteWorkflow(f.Name(), none{})
+	require.NoError(t, env.GetWorkflowError())
+	assert.ErrorContains(t, bad.refusal(t), "alice's edited arguments do not fit tool lookup_runbook")
+	assert.Equal(t, approval.VoteStatus(approval.Approved), good.vote(t).Status)
+	calls := srv.calls.all()
+	require.Len(t, calls, 1)
+	assert.JSONEq(t, `{"service":"checkout"}`, string(calls[0].Args), "the tool ran once, with the edits")
+	all := turns.all()
+	require.Len(t, all, 2)
+	last := all[1].Messages[len(all[1].Messages)-1]
+	assert.False(t, last.IsError)
+	assert.Contains(t, last.Text, "runbook of checkout")
 }
