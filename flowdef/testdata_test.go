@@ -17,6 +17,7 @@ func testRegistry() *StaticRegistry {
 		ItemProviders: []string{"open-tickets"},
 		GateTypes:     []string{"ci-status"},
 		GoFlows:       []string{"notify-team", "deploy"},
+		MCPServers:    []string{"triage"},
 		Dir:           "testdata/sub",
 	}
 }
