@@ -17,9 +17,9 @@ import (
 type validateOptions struct {
 	offline bool
 	dir     string
-	// actions, providers, gateTypes and goFlows are what --action, --item-provider,
-	// --gate-type and --go-flow add to the registry.
-	actions, providers, gateTypes, goFlows []string
+	// actions, providers, gateTypes, goFlows and mcpServers are what --action,
+	// --item-provider, --gate-type, --go-flow and --mcp-server add to the registry.
+	actions, providers, gateTypes, goFlows, mcpServers []string
 }
 
 // fileResult is what flowctl validate reports of one file (-o json prints a list of them).
@@ -71,6 +71,7 @@ func (a *app) validateCommand() *cobra.Command {
 	f.StringSliceVar(&o.providers, "item-provider", nil, "also accept this item provider (repeatable)")
 	f.StringSliceVar(&o.gateTypes, "gate-type", nil, "also accept this poll gate resolver type (repeatable)")
 	f.StringSliceVar(&o.goFlows, "go-flow", nil, "also accept a call to this Go flow (repeatable)")
+	f.StringSliceVar(&o.mcpServers, "mcp-server", nil, "also accept this MCP server name (repeatable; with --offline and without it, any server name passes)")
 	return cmd
 }
 
@@ -94,6 +95,9 @@ func (a *app) validationRegistry(cmd *cobra.Command, o *validateOptions) (*flowd
 	reg.ItemProviders = append(reg.ItemProviders, o.providers...)
 	reg.GateTypes = append(reg.GateTypes, o.gateTypes...)
 	reg.GoFlows = append(reg.GoFlows, o.goFlows...)
+	if len(o.mcpServers) > 0 {
+		reg.MCPServers = append(reg.MCPServers, o.mcpServers...)
+	}
 	return reg, nil
 }
 

@@ -22,6 +22,7 @@ import (
 // do (flowdef/testdata_test.go's testRegistry), so the goldens apply as they are.
 var testdataRegistry = []string{"--offline", "--action", "post-comment,page-oncall,cleanup-workspace",
 	"--item-provider", "open-tickets", "--gate-type", "ci-status", "--go-flow", "notify-team,deploy",
+	"--mcp-server", "triage",
 	"--dir", "testdata/sub"}
 
 func TestValidateOfflineValidTestdata(t *testing.T) {
