@@ -20,5 +20,5 @@ import "github.com/gateflow/gateflow/flow"
 
 // All returns every example flow, for flow.NewWorker.
 func All() []flow.Definition {
-	return []flow.Definition{Hello, Release, Smoke, Ship, Rollout}
+	return []flow.Definition{Hello, Release, Smoke, Ship, Rollout, TriageAgent}
 }

@@ -41,7 +41,7 @@ func TestExampleDefinitionsValidate(t *testing.T) {
 	}
 	l, err := serve.Dir(w, "flows", serve.Options{Interp: []interp.Option{interp.DefaultModel("scripted")}})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"code-review", "incident"}, l.Names())
+	assert.Equal(t, []string{"code-review", "incident", "triage-agent-yaml"}, l.Names())
 	require.NoError(t, w.Validate())
 }
 
