@@ -58,7 +58,7 @@ const triageSchema = `{"type": "object", "required": ["severity", "cause", "acti
 // indexer.
 var TriageAgent = flow.Define("triage-agent", triageAgent,
 	flow.Description("Triage an incident with an agent: runbook, deploys, disk and health checks"),
-	flow.Category("examples/agents"),
+	flow.Category("examples"),
 	flow.Version("1"),
 	flow.MaxCostUSD(decimal.RequireFromString("1.00")))
 
