@@ -15,19 +15,20 @@ export GOFLAGS ?= -buildvcs=false
 
 all: build
 
-## build: the flow-worker and flowctl binaries in ./bin, and example-worker (examples/worker: a worker of your own flows)
+## build: the flow-worker and flowctl binaries in ./bin, example-worker (examples/worker: a worker of your own flows) and triage-tools (examples/mcp/triage-tools: the example MCP server)
 build:
 	$(GO) build -o $(BIN)/flow-worker ./cmd/flow-worker
 	$(GO) build -o $(BIN)/flowctl ./cmd/flowctl
 	$(GO) build -o $(BIN)/example-worker ./examples/worker
+	$(GO) build -o $(BIN)/triage-tools ./examples/mcp/triage-tools
 
 ## build-cluster: build, plus temporal-pg (the Temporal server on PostgreSQL the cluster tests run)
 build-cluster: build
 	$(GO) build -o $(BIN)/temporal-pg ./internal/devserver/cluster/cmd/temporal-pg
 
-## run: flow-worker --dev (server on :7233, Web UI on :8233, example flows); RUN_ARGS="--db-file gateflow.db" keeps runs
+## run: flow-worker --dev (server on :7233, Web UI on :8233, example flows, the example MCP server triage-tools); RUN_ARGS="--db-file gateflow.db" keeps runs
 run: build
-	$(BIN)/flow-worker --dev $(RUN_ARGS)
+	$(BIN)/flow-worker --dev --mcp "triage-tools='$(BIN)/triage-tools'" $(RUN_ARGS)
 
 ## test: lint, the compose file, then every test; the e2e and Web UI tests use the binaries just built
 test: lint compose-lint build

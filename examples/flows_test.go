@@ -15,12 +15,15 @@ import (
 	"github.com/gateflow/gateflow/flowdef"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/flowdef/serve"
+	"github.com/gateflow/gateflow/mcptools"
 	"github.com/gateflow/gateflow/testsuite"
 )
 
-// devWorker is a worker with the dev worker's Go flows (flow-worker --dev).
+// devWorker is a worker with the dev worker's Go flows and MCP server (flow-worker --dev
+// with bin/triage-tools, as make run has it).
 func devWorker() *flow.Worker {
-	return flow.NewWorker(nil, flow.WorkerOptions{Directory: examples.Directory()}, examples.All()...)
+	return flow.NewWorker(nil, flow.WorkerOptions{Directory: examples.Directory(),
+		MCPServers: []mcptools.Server{{Name: examples.TriageServer, Command: []string{"triage-tools"}}}}, examples.All()...)
 }
 
 // Every file of examples/flows validates against the dev worker's registry and the
@@ -41,7 +44,7 @@ func TestExampleDefinitionsValidate(t *testing.T) {
 	}
 	l, err := serve.Dir(w, "flows", serve.Options{Interp: []interp.Option{interp.DefaultModel("scripted")}})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"code-review", "incident"}, l.Names())
+	assert.Equal(t, []string{"code-review", "incident", "triage-agent-yaml"}, l.Names())
 	require.NoError(t, w.Validate())
 }
 

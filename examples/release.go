@@ -134,7 +134,7 @@ func smoke(ctx *flow.Context, in SmokeInput) (SmokeOutput, error) {
 // ScriptedRules are the scripted provider's answers for the example flows, so they run
 // with no network and no API key.
 func ScriptedRules() []llm.ScriptRule {
-	return []llm.ScriptRule{
+	return append([]llm.ScriptRule{
 		{Match: "Review release", Text: "LGTM: the build is reproducible and the checks pass; ship it.",
 			InputTokens: 15000, OutputTokens: 180},
 		// flows/code-review.yaml
@@ -145,7 +145,7 @@ func ScriptedRules() []llm.ScriptRule {
 		// flows/incident.yaml
 		{Match: "Triage this alert", Text: `{"severity": "medium", "summary": "disk 91% full on the primary database"}`,
 			InputTokens: 800, OutputTokens: 30},
-	}
+	}, triageRules()...) // triage.go: the triage agents' tool loops
 }
 
 // Providers are the agent providers the examples need: the scripted one.

@@ -18,7 +18,9 @@
 // this worker.
 //
 // --mcp name=command… or name=https://… (repeatable) declares an MCP server whose tools
-// the steps call (flow.WorkerOptions.MCPServers).
+// the steps call (flow.WorkerOptions.MCPServers). With --dev and no --mcp, the example
+// server triage-tools is declared when its binary sits next to flow-worker (make build
+// puts it in bin/), so the examples' triage agents run.
 //
 // --provider-rules FILE gives the scripted agent provider's answers (YAML or JSON, see
 // llm.LoadScriptRules) and --prices FILE the models' prices, so agent steps run and cost
@@ -207,6 +209,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "flow-worker:", err)
 		return 2
 	}
+	devMCPServers(&cfg) // devmcp.go: --dev declares the example MCP server when it is built
 	providers, prices, err := agentConfig(cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "flow-worker:", err)

@@ -31,18 +31,20 @@ var builtBins struct {
 }
 
 // binaries returns the paths of flow-worker and flowctl: from GATEFLOW_BIN_DIR when the
-// Makefile built them already, else built here once.
+// Makefile built them already, else built here once, with the example MCP server
+// triage-tools next to them (flow-worker --dev declares it, as under make run).
 func binaries(t *testing.T) (worker, ctl string) {
 	t.Helper()
 	dir := os.Getenv("GATEFLOW_BIN_DIR")
 	if dir == "" {
 		builtBins.once.Do(func() {
 			builtBins.dir, builtBins.err = os.MkdirTemp("", "gateflow-bin-")
-			for _, name := range []string{"flow-worker", "flowctl"} {
+			for _, pkg := range []string{"cmd/flow-worker", "cmd/flowctl", "examples/mcp/triage-tools"} {
 				if builtBins.err != nil {
 					return
 				}
-				out, err := exec.Command("go", "build", "-o", filepath.Join(builtBins.dir, name), "../../cmd/"+name).CombinedOutput()
+				name := filepath.Base(pkg)
+				out, err := exec.Command("go", "build", "-o", filepath.Join(builtBins.dir, name), "../../"+pkg).CombinedOutput()
 				if err != nil {
 					builtBins.err = fmt.Errorf("go build %s: %v: %s", name, err, out)
 				}

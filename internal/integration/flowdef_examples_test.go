@@ -34,6 +34,8 @@ const examplesFlowsDir = "../../examples/flows"
 var examplesRunners = map[string]func(t *testing.T, c *flowclient.Client){
 	"code-review": runCodeReviewExample,
 	"incident":    runIncidentExample,
+	// triage_example_test.go
+	"triage-agent-yaml": runTriageAgentYAMLExample,
 }
 
 // examplesRules are the dev worker's scripted answers (examples.ScriptedRules), after

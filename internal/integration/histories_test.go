@@ -19,6 +19,7 @@ import (
 	"github.com/gateflow/gateflow/examples"
 	"github.com/gateflow/gateflow/flow"
 	"github.com/gateflow/gateflow/flowclient"
+	"github.com/gateflow/gateflow/mcptools"
 	"github.com/gateflow/gateflow/signals"
 	"github.com/gateflow/gateflow/testsuite"
 	"github.com/gateflow/gateflow/testsuite/server"
@@ -29,8 +30,9 @@ import (
 // GATEFLOW_UPDATE_HISTORIES=1 it also writes them to examples/testdata/histories, which
 // the examples' replay test replays in every `make test`.
 func TestExampleHistoriesRecordAndReplay(t *testing.T) {
+	mcp := []mcptools.Server{{Name: examples.TriageServer, Command: []string{triageToolsBin(t)}}}
 	srv := server.Start(t, server.Options{Worker: flow.WorkerOptions{
-		Providers: examples.Providers(), Directory: examples.Directory(),
+		Providers: examples.Providers(), Directory: examples.Directory(), MCPServers: mcp,
 	}}, examples.All()...)
 	ctx := ctxT(t, 3*time.Minute)
 	c := srv.Client
@@ -76,6 +78,13 @@ func TestExampleHistoriesRecordAndReplay(t *testing.T) {
 	_, err = c.Vote(ctx, "history-rollout", approval.Vote{Gate: "sign-off", Kind: approval.Approve, By: "carol"})
 	require.NoError(t, err)
 
+	// The triage agent (its MCP server a real process): a restart approved by carol.
+	start("triage-agent", examples.TriageInput{Service: "search", HealthURL: health.URL}, "history-triage-agent")
+	runs["triage-agent"] = "history-triage-agent"
+	eventually(t, c, "history-triage-agent", "restart approval", waitingFor("approval:approve-restart"))
+	_, err = c.Vote(ctx, "history-triage-agent", approval.Vote{Gate: "approve-restart", Kind: approval.Approve, By: "carol"})
+	require.NoError(t, err)
+
 	dir := t.TempDir()
 	update := os.Getenv("GATEFLOW_UPDATE_HISTORIES") == "1"
 	// Sorted, so release is waited for before its child smoke exists to be waited for
@@ -86,7 +95,7 @@ func TestExampleHistoriesRecordAndReplay(t *testing.T) {
 		require.NoError(t, err)
 		path := filepath.Join(dir, file+".json")
 		require.NoError(t, srv.RecordHistory(ctx, id, path))
-		require.NoError(t, testsuite.Replay(path, flow.WorkerOptions{}, examples.All()...), "the fresh history of %s replays", file)
+		require.NoError(t, testsuite.Replay(path, flow.WorkerOptions{MCPServers: mcp}, examples.All()...), "the fresh history of %s replays", file)
 		if update {
 			b, err := os.ReadFile(path)
 			require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 
 // The README tour check: every ```console block of README.md, then of the files of docs/
 // in the order of tourDocs, is run, in order, against one `flow-worker --dev` (the real
-// binary, free ports, a fresh in-memory store), and each `$ command` line's output (stdout
+// binary, free ports, a fresh in-memory store, the example MCP server as make run has it), and each `$ command` line's output (stdout
 // and stderr together) must match the lines under it, modulo run IDs, times, durations,
 // ports and process names (tourNormalise). A line "..." in a block stands for any number
 // of lines, and "..." within a line for any text; lines starting with "# " are comments.
@@ -39,7 +39,7 @@ import (
 // this order, on the same worker, so a block may use the runs of any block before it
 // (flowctl.md's `flowctl list` shows the runs of README.md, people-and-security.md and
 // go-flows.md). docs/README.md names the same order.
-var tourDocs = []string{"people-and-security.md", "go-flows.md", "flowctl.md", "yaml-flows.md"}
+var tourDocs = []string{"people-and-security.md", "go-flows.md", "flowctl.md", "yaml-flows.md", "agents.md"}
 
 // tourSkip is the marker of a block the tour does not run.
 var tourSkip = regexp.MustCompile(`^<!-- tour: skip \((.+)\) -->$`)
@@ -299,7 +299,10 @@ func TestReadmeTour(t *testing.T) {
 	}
 	port, uiPort := freePort(t), freePort(t)
 	tr := &tour{dir: dir, address: fmt.Sprintf("127.0.0.1:%d", port), ui: fmt.Sprintf("127.0.0.1:%d", uiPort), ids: map[string]string{}}
-	worker := exec.Command(workerBin, "--dev", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort))
+	// As make run: the example MCP server triage-tools (docs/agents.md's triage agent).
+	require.NoError(t, os.Symlink(triageToolsBin(t), filepath.Join(dir, "bin", "triage-tools")))
+	worker := exec.Command(workerBin, "--dev", "--port", fmt.Sprint(port), "--ui-port", fmt.Sprint(uiPort),
+		"--mcp", "triage-tools="+filepath.Join(dir, "bin", "triage-tools"))
 	worker.Dir = dir
 	worker.Env = append(os.Environ(), "HOME="+dir, "TZ=UTC")
 	banner, stderr, _ := startWorkerProcess(t, worker)
