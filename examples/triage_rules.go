@@ -6,11 +6,6 @@ import (
 	"github.com/gateflow/gateflow/activities/llm"
 )
 
-// TriageYAMLContext is the seed message of examples/flows/triage-agent.yaml while its
-// MCP tools are not granted yet: the scripted provider answers it with the local checks
-// only (the rules before the Go agent's).
-const TriageYAMLContext = "This definition checks the disk and the health endpoint only."
-
 // triageRules are the scripted provider's answers for the triage agents (the model's
 // side of their tool loops): each rule answers one turn, after the result of a tool.
 func triageRules() []llm.ScriptRule {
@@ -19,14 +14,9 @@ func triageRules() []llm.ScriptRule {
 	}
 	const checkout, search = "incident on checkout", "incident on search"
 	return []llm.ScriptRule{
-		// examples/flows/triage-agent.yaml (shell and http tools): both checks at once, then the answer.
-		{Match: TriageYAMLContext, Turn: 1, InputTokens: 420, OutputTokens: 30,
-			ToolCalls: []llm.ToolCall{call("disk_usage", `{"path": "/"}`), call("check_health", `{}`)}},
-		{Match: TriageYAMLContext, AfterTool: "check_health", InputTokens: 520, OutputTokens: 45,
-			Text: `{"severity": "medium", "cause": "not the disk nor the health endpoint", "action": "look at the recent deploys"}`},
-
-		// The triage-agent flow (triage.go), checkout: runbook, deploys, then the disk and
-		// the health endpoint at once, then the answer.
+		// The triage-agent flow (triage.go) and its definition (flows/triage-agent.yaml),
+		// checkout: runbook, deploys, then the disk and the health endpoint at once, then
+		// the answer.
 		{Match: checkout, Turn: 1, InputTokens: 450, OutputTokens: 20,
 			ToolCalls: []llm.ToolCall{call("lookup_runbook", `{"service": "checkout"}`)}},
 		{Match: checkout, AfterTool: "lookup_runbook", InputTokens: 560, OutputTokens: 25,

@@ -23,6 +23,7 @@ import (
 	"github.com/gateflow/gateflow/flowclient"
 	"github.com/gateflow/gateflow/flowdef/interp"
 	"github.com/gateflow/gateflow/flowdef/serve"
+	"github.com/gateflow/gateflow/mcptools"
 	"github.com/gateflow/gateflow/signals"
 )
 
@@ -53,12 +54,13 @@ func examplesRules() []llm.ScriptRule {
 }
 
 // examplesWorker serves examples/flows as flow-worker --dev does (serve.Dir, the
-// scripted provider as the default model, the examples' approver directory) on its own
-// queue.
+// scripted provider as the default model, the examples' approver directory, the example
+// MCP server triage-tools as a real process) on its own queue.
 func examplesWorker(t *testing.T, queue string) (*flowclient.Client, *serve.Loader) {
 	t.Helper()
 	w := flow.NewWorker(shared.tc, flow.WorkerOptions{TaskQueue: queue, Directory: examples.Directory(), StopTimeout: 5 * time.Second,
-		Providers: map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(examplesRules()...)}})
+		Providers:  map[string]llm.Provider{llm.ProviderScripted: llm.NewScripted(examplesRules()...)},
+		MCPServers: []mcptools.Server{{Name: examples.TriageServer, Command: []string{triageToolsBin(t)}}}})
 	l, err := serve.Dir(w, examplesFlowsDir, serve.Options{Interp: []interp.Option{interp.DefaultModel(llm.ProviderScripted)}})
 	require.NoError(t, err)
 	require.NoError(t, w.Start())

@@ -81,8 +81,8 @@ func TestExampleHistoriesRecordAndReplay(t *testing.T) {
 	// The triage agent (its MCP server a real process): a restart approved by carol.
 	start("triage-agent", examples.TriageInput{Service: "search", HealthURL: health.URL}, "history-triage-agent")
 	runs["triage-agent"] = "history-triage-agent"
-	eventually(t, c, "history-triage-agent", "restart approval", waitingFor("approval:approve-restart"))
-	_, err = c.Vote(ctx, "history-triage-agent", approval.Vote{Gate: "approve-restart", Kind: approval.Approve, By: "carol"})
+	eventually(t, c, "history-triage-agent", "restart approval", waitingFor("approval:triage/restart_service"))
+	_, err = c.Vote(ctx, "history-triage-agent", approval.Vote{Gate: "triage/restart_service", Kind: approval.Approve, By: "carol"})
 	require.NoError(t, err)
 
 	dir := t.TempDir()

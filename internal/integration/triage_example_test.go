@@ -122,9 +122,10 @@ func TestTriageAgentExample(t *testing.T) {
 	d, out := wait("triage-checkout")
 	assert.Equal(t, examples.TriageOutput{Severity: "high", Cause: "deploy checkout-v1.9 by ana; the disk and the health endpoint are fine",
 		Action: "roll back checkout-v1.9 (runbook step 2)", Turns: 4, ToolCalls: 4}, out)
-	assert.Equal(t, []string{"triage/turn-1", "triage/lookup_runbook", "triage/turn-2", "triage/recent_deploys", "triage/turn-3",
+	assert.Equal(t, []string{"triage/tools", "triage/turn-1", "triage/lookup_runbook", "triage/turn-2", "triage/recent_deploys", "triage/turn-3",
 		"triage/disk_usage", "triage/check_health", "triage/turn-4"}, scheduledActivities(t, srv, "triage-checkout", "triage/"),
-		"one activity per turn and per tool call")
+		"one catalog read, one activity per turn and per tool call")
+	assert.Equal(t, runs.KindMCP, stepNamed(t, d.State.Steps, "tools").Kind)
 	assert.Equal(t, "0.00278", d.State.CostUSD.String(), "the run costs its four turns")
 	assert.Equal(t, runs.KindMCP, stepNamed(t, d.State.Steps, "recent_deploys").Kind)
 	assert.Contains(t, stepNamed(t, d.State.Steps, "recent_deploys").Output, "checkout-v1.9")
@@ -143,12 +144,13 @@ func TestTriageAgentExample(t *testing.T) {
 	for _, approve := range []bool{true, false} {
 		id := map[bool]string{true: "triage-search-approved", false: "triage-search-rejected"}[approve]
 		start(id, "search")
-		dw := eventually(t, srv.Client, id, "waits for the approval of the restart", waitingFor("approval:approve-restart"))
+		dw := eventually(t, srv.Client, id, "waits for the approval of the restart", waitingFor("approval:triage/restart_service"))
 		require.Len(t, dw.State.Gates, 1)
-		assert.Equal(t, "Restart search? (asked by the triage agent)", dw.State.Gates[0].Request.Message)
-		vote := approval.Vote{Gate: "approve-restart", Kind: approval.Approve, By: "carol"}
+		assert.Equal(t, `Run tool restart_service with {"service":"search"}?`, dw.State.Gates[0].Request.Message)
+		assert.Equal(t, []string{"group:release"}, dw.State.Gates[0].Request.Approvers)
+		vote := approval.Vote{Gate: "triage/restart_service", Kind: approval.Approve, By: "carol"}
 		if !approve {
-			vote = approval.Vote{Gate: "approve-restart", Kind: approval.Reject, By: "bob", Comment: "not during the sale"}
+			vote = approval.Vote{Gate: "triage/restart_service", Kind: approval.Reject, By: "bob", Comment: "not during the sale"}
 		}
 		_, err := srv.Client.Vote(ctx, id, vote)
 		require.NoError(t, err)
@@ -165,24 +167,40 @@ func TestTriageAgentExample(t *testing.T) {
 		strings.Split(strings.TrimSpace(string(calls)), "\n"), "each tool call ran once; the rejected restart never")
 }
 
-// runTriageAgentYAMLExample runs examples/flows/triage-agent.yaml: its shell and http
-// tools in one turn, then the answer; the history replays.
+// runTriageAgentYAMLExample runs examples/flows/triage-agent.yaml, the same agent as
+// triage-agent, with the example MCP server as a real process: for checkout the catalog
+// read, four turns and four tool calls, and the history replays; for search the restart
+// waits at the gate triage/restart_service and runs once carol approved it.
 func runTriageAgentYAMLExample(t *testing.T, c *flowclient.Client) {
 	ctx := ctxT(t, 2*time.Minute)
-	run, err := c.Start(ctx, "triage-agent-yaml", map[string]any{"service": "checkout", "health_url": healthServer(t)}, core.StartOptions{})
+	health := healthServer(t)
+	run, err := c.Start(ctx, "triage-agent-yaml", map[string]any{"service": "checkout", "health_url": health}, core.StartOptions{})
 	require.NoError(t, err)
 	d, err := c.Wait(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
-	assert.JSONEq(t, `{"severity": "medium", "cause": "not the disk nor the health endpoint", "action": "look at the recent deploys"}`, string(d.Result))
-	var names []string
-	for _, s := range d.State.Steps {
-		names = append(names, s.Name)
-	}
-	assert.Equal(t, []string{"triage", "turn-1", "disk_usage", "check_health", "turn-2"}, names)
+	assert.JSONEq(t, `{"severity": "high", "cause": "deploy checkout-v1.9 by ana; the disk and the health endpoint are fine", `+
+		`"action": "roll back checkout-v1.9 (runbook step 2)"}`, string(d.Result))
+	assert.Equal(t, []string{"triage", "tools", "turn-1", "lookup_runbook", "turn-2", "recent_deploys", "turn-3", "disk_usage", "check_health", "turn-4"},
+		stepNames(d))
+	assert.Contains(t, stepNamed(t, d.State.Steps, "recent_deploys").Output, "checkout-v1.9", "the real server answered")
 	assert.Equal(t, "ok", stepNamed(t, d.State.Steps, "check_health").Output)
-	assert.True(t, d.State.CostUSD.IsPositive(), "the turns cost money")
+	assert.Equal(t, "0.00278", d.State.CostUSD.String(), "the run costs its four turns, as the Go agent's")
 	replayTriageYAML(t, run.ID)
+
+	run, err = c.Start(ctx, "triage-agent-yaml", map[string]any{"service": "search", "health_url": health}, core.StartOptions{})
+	require.NoError(t, err)
+	eventually(t, c, run.ID, "waits for the approval of the restart", waitingFor("approval:triage/restart_service"))
+	_, err = c.Vote(ctx, run.ID, approval.Vote{Gate: "triage/restart_service", Kind: approval.Approve, By: "mallory"})
+	require.ErrorContains(t, err, "mallory may not decide (approvers: group:release)")
+	_, err = c.Vote(ctx, run.ID, approval.Vote{Gate: "triage/restart_service", Kind: approval.Approve, By: "carol"})
+	require.NoError(t, err)
+	d, err = c.Wait(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, runs.StatusCompleted, d.Status, d.Error)
+	assert.Equal(t, "restarted search: 3 of 3 instances healthy", stepNamed(t, d.State.Steps, "restart_service").Output)
+	assert.Equal(t, []string{"triage", "tools", "turn-1", "lookup_runbook", "turn-2", "approve-restart_service", "restart_service", "turn-3"},
+		stepNames(d))
 }
 
 // replayTriageYAML replays run's history on examples/flows/triage-agent.yaml with the
