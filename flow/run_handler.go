@@ -163,23 +163,7 @@ func newRunner(wctx workflow.Context, info core.WorkflowInfo, cfg runConfig) (*r
 		// The parent's limits; a limit its worker did not know yet (zero) is the child's own.
 		guards = parent.Guards.resolve(guards)
 	}
-	st := &runs.State{
-		ID:          workflow.GetInfo(wctx).WorkflowExecution.ID,
-		Workflow:    info.Name,
-		Version:     info.Version,
-		Status:      runs.StatusRunning,
-		StartedAt:   workflow.GetInfo(wctx).WorkflowStartTime.Truncate(time.Millisecond), // as runNow
-		Attempt:     1,
-		MaxAttempts: 1,
-		Guards:      runs.Guards(guards),
-		Steps:       []runs.Step{},
-	}
-	if cfg.maxAttempts > 0 {
-		st.MaxAttempts = cfg.maxAttempts
-	}
-	if info.MaxAttempts > 0 {
-		st.MaxAttempts = info.MaxAttempts
-	}
+	st := initialState(wctx, info, cfg, guards)
 	rt := &runner{root: wctx, info: info, state: st,
 		setup: setupPart{guards: guards, gateTypes: cfg.gateTypes, services: cfg.services, baseQueue: cfg.baseQueue, lossTolerant: cfg.lossTolerant,
 			mcpServers: cfg.mcpServers, prices: cfg.prices},
@@ -236,6 +220,29 @@ func newRunner(wctx workflow.Context, info core.WorkflowInfo, cfg runConfig) (*r
 	}
 	rt.setup.optionsErr = errors.Join(parentErr, optsErr)
 	return rt, opts, nil
+}
+
+// initialState is a run's state before its first step: running, its first attempt, and
+// the attempts and guards it may use.
+func initialState(wctx workflow.Context, info core.WorkflowInfo, cfg runConfig, guards Guards) *runs.State {
+	st := &runs.State{
+		ID:          workflow.GetInfo(wctx).WorkflowExecution.ID,
+		Workflow:    info.Name,
+		Version:     info.Version,
+		Status:      runs.StatusRunning,
+		StartedAt:   workflow.GetInfo(wctx).WorkflowStartTime.Truncate(time.Millisecond), // as runNow
+		Attempt:     1,
+		MaxAttempts: 1,
+		Guards:      runs.Guards(guards),
+		Steps:       []runs.Step{},
+	}
+	if cfg.maxAttempts > 0 {
+		st.MaxAttempts = cfg.maxAttempts
+	}
+	if info.MaxAttempts > 0 {
+		st.MaxAttempts = info.MaxAttempts
+	}
+	return st
 }
 
 // preChecks run before any step: the start options could be read, the flow's version

@@ -281,17 +281,7 @@ func (w withCheck) action(path, action string, params any) {
 		w.add(path+".action", fmt.Sprintf("register an action named %s on the worker (flow.Worker.RegisterActivity)", action),
 			"no registered action '%s'", action)
 	}
-	if params == nil {
-		return
-	}
-	m := w.mapping(path+".parameters", params)
-	if m == nil {
-		return
-	}
-	if t, ok := m["type"]; ok && t != "object" {
-		w.add(path+".parameters", "a tool's arguments are an object: type: object", "want an object schema, got type %v", t)
-	}
-	w.k.schema(Schema{Pos: w.at(path + ".parameters"), JSON: schemaJSON(m)}, w.lb+": "+path+".parameters")
+	w.toolParameters(path, params)
 }
 
 // template checks a shell or http tool's step template.

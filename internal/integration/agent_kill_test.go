@@ -102,7 +102,7 @@ func TestAgentLoopWorkerKilledDuringTurnThree(t *testing.T) {
 	for _, s := range d.State.Steps {
 		ids = append(ids, s.ActivityID)
 	}
-	assert.Equal(t, []string{"triage", "triage/turn-1", "triage/lookup_runbook", "triage/turn-2", "triage/lookup_runbook#2",
+	assert.Equal(t, []string{"triage", "triage/tools", "triage/turn-1", "triage/lookup_runbook", "triage/turn-2", "triage/lookup_runbook#2",
 		"triage/turn-3", "triage/lookup_runbook#3", "triage/turn-4"}, ids)
 	_, scheduled, _ := historyCount(t, ctx, run.ID, activities.AgentTurnActivity)
 	assert.Equal(t, 5, scheduled, "four turns, the third made twice")
