@@ -91,13 +91,20 @@ sees each tool's description and schema as listed and replay never asks a server
 flows run as children (FlowTool: the schema from the input type, the output back as JSON,
 the child capped by what the loop leaves and its cost counted for the loop and the run);
 AgentLoop.Reads are MCP resources read before turn 1 (steps <name>/read-<n>) into the
-conversation; a tool's failure, an unknown tool and bad arguments go back to the model unless the tool is fatal (ToolFatal). Each turn is
-a paid step: the model's price is pinned from the worker's price table when the loop
+conversation; a tool's failure, an unknown tool and bad arguments go back to the model
+unless the tool is fatal (ToolFatal). People take part (agent_approve.go, agent_input.go):
+a tool made with ToolApproval waits before each call at the approval gate
+<name>/<tool>[#n], which shows the tool, its arguments and the model's reason; a refusal
+goes back to the model as the tool's result, and an approver's edited arguments
+(approval.Vote.Arguments, covered by a signed vote's proof) are checked against the tool's
+schema when the vote arrives and used for the call; InputTool lets the model ask a person
+a question through Input. Each turn is a paid step: the model's price is pinned from the worker's price table when the loop
 starts (a SideEffect, so replay does not depend on the worker's table; agent_money.go),
 so every turn, the first too, reserves its worst case (activities.AgentTurn.WorstCaseUsage
 at that price) against the step's, the run's and the monthly limits and is not made when
 that does not fit what MaxBudgetUSD leaves (a model the table does not price has no
-known worst case: its turns reserve what MaxBudgetUSD leaves); paid tool steps draw on the same cap. The turn, token, cost and time
+known worst case: its turns reserve what MaxBudgetUSD leaves); paid tool steps draw on
+the same cap. The turn, token, cost and time
 (MaxLoopTime, workflow time, checked before each turn and each wave of tool calls) limits
 end the loop with an *AgentLimitError, or with AnswerOnLimit one last turn without tools,
 as long as the money left pays for. Without tools it is one gateflow.agent
