@@ -84,9 +84,9 @@ func triageAgent(ctx *flow.Context, in TriageInput) (TriageOutput, error) {
 			MaxBudgetUSD:   decimal.RequireFromString("0.50"), // the loop's cost cap
 			ResponseSchema: json.RawMessage(triageSchema),
 		},
-		Tools:    triageTools(in.HealthURL),
-		MaxTurns: 8,
-		OnLimit:  flow.AnswerOnLimit,
+		Tools:         triageTools(in.HealthURL),
+		MaxTurns:      8,
+		AnswerOnLimit: true,
 	})
 	if err != nil {
 		return TriageOutput{}, err

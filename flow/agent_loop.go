@@ -23,18 +23,6 @@ const defaultAgentMaxTurns = 10
 // agentToolParallelism is how many tool calls of one turn run at once.
 const agentToolParallelism = 4
 
-// OnLimit says what an agent loop does when it reaches one of its limits.
-type OnLimit string
-
-const (
-	// FailOnLimit ends the step with an *AgentLimitError (the default).
-	FailOnLimit OnLimit = ""
-	// AnswerOnLimit makes one last turn, without tool calls, asking for the final answer;
-	// at the cost limit its answer is as long as the money left pays for (with the
-	// model's price known), else the loop ends with the *AgentLimitError.
-	AnswerOnLimit OnLimit = "answer"
-)
-
 // AgentLoop is an agent step that may call tools: the model is asked in turns, each turn
 // its own activity (activities.AgentTurnActivity) and each tool call its own step, until
 // it answers without calling a tool.
@@ -62,8 +50,10 @@ type AgentLoop struct {
 	// Think asks for a JSON answer without tools: one agent call whose ResponseSchema
 	// defaults to any JSON object. Think with Tools is an error.
 	Think bool
-	// OnLimit is what reaching a limit does.
-	OnLimit OnLimit
+	// AnswerOnLimit makes reaching a limit end with one last turn, without tool calls,
+	// asking for the final answer (at the cost limit as long as the money left pays for,
+	// with the model's price known); without it the step fails with an *AgentLimitError.
+	AnswerOnLimit bool
 }
 
 // AgentLoopResult is what an agent loop produced: the final answer (Text, JSON), the
@@ -277,7 +267,7 @@ func (l *agentRun) run() (AgentLoopResult, error) {
 // onLimit ends the loop at the limit lim: an *AgentLimitError, or one last turn asking
 // for the answer.
 func (l *agentRun) onLimit(lim AgentLimit) (AgentLoopResult, error) {
-	if l.a.OnLimit != AnswerOnLimit {
+	if !l.a.AnswerOnLimit {
 		return AgentLoopResult{}, l.limitError(lim)
 	}
 	answer := []llm.Message{llm.UserMessage(fmt.Sprintf(

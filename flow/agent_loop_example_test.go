@@ -27,9 +27,9 @@ func ExampleContext_AgentLoop() {
 		res, err := ctx.AgentLoop("diagnose", flow.AgentLoop{
 			Agent: activities.Agent{Prompt: "Why is " + host + " slow?", Model: "gpt-4o-mini",
 				MaxBudgetUSD: decimal.RequireFromString("0.50")}, // the loop's cost cap
-			Tools:    []flow.Tool{disk},
-			MaxTurns: 6,
-			OnLimit:  flow.AnswerOnLimit, // at a limit, one last turn asks for the answer
+			Tools:         []flow.Tool{disk},
+			MaxTurns:      6,
+			AnswerOnLimit: true, // at a limit, one last turn asks for the answer
 		})
 		if err != nil {
 			return "", err // a *flow.AgentLimitError without AnswerOnLimit

@@ -251,7 +251,7 @@ func TestAgentLoopCostLimitIsTyped(t *testing.T) {
 }
 
 func TestAgentLoopAnswerOnLimit(t *testing.T) {
-	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"}, Tools: hostTools(), MaxTurns: 2, OnLimit: AnswerOnLimit}
+	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"}, Tools: hostTools(), MaxTurns: 2, AnswerOnLimit: true}
 	env, turns, out := runLoop(t, a, func(n int, in activities.AgentTurn) (activities.AgentTurnResult, error) {
 		if in.ToolChoice == llm.ToolNone {
 			return turnAnswer("best effort"), nil
@@ -393,7 +393,7 @@ func TestAgentLoopCostLimitStopsBeforeATurnThatDoesNotFit(t *testing.T) {
 
 func TestAgentLoopCostLimitAnswersWithWhatIsLeft(t *testing.T) {
 	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m", MaxTokens: 10, MaxBudgetUSD: dec("25")},
-		Tools: hostTools(), OnLimit: AnswerOnLimit}
+		Tools: hostTools(), AnswerOnLimit: true}
 	env, turns, out := runLoop(t, a, pricedTurns)
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, `short answer (3 turns, 2 calls, $25, limit "cost")`, out)

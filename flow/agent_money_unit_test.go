@@ -145,22 +145,22 @@ func TestAgentLoopTimeLimit(t *testing.T) {
 	tests := []struct {
 		name               string
 		turnTime, toolTime time.Duration
-		onLimit            OnLimit
+		answer             bool
 		wantTurns, calls   int
 		// notRun: the last turn's tool call was stopped at the tool wave, not made.
 		notRun bool
 	}{
 		// Turns end at 4, 8, 12 minutes: the third turn's tool wave is past 10 minutes.
-		{"stops before a tool wave", 4 * time.Minute, 0, FailOnLimit, 3, 2, true},
+		{"stops before a tool wave", 4 * time.Minute, 0, false, 3, 2, true},
 		// Turn 1 0-1, tool 1-7, turn 2 7-8, tool 8-14: the third turn is past 10 minutes.
-		{"stops before a turn", time.Minute, 6 * time.Minute, FailOnLimit, 2, 2, false},
-		{"answers at a tool wave", 4 * time.Minute, 0, AnswerOnLimit, 4, 2, true},
-		{"answers before a turn", time.Minute, 6 * time.Minute, AnswerOnLimit, 3, 2, false},
+		{"stops before a turn", time.Minute, 6 * time.Minute, false, 2, 2, false},
+		{"answers at a tool wave", 4 * time.Minute, 0, true, 4, 2, true},
+		{"answers before a turn", time.Minute, 6 * time.Minute, true, 3, 2, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"}, Tools: hostTools(),
-				MaxLoopTime: 10 * time.Minute, OnLimit: tt.onLimit}
+				MaxLoopTime: 10 * time.Minute, AnswerOnLimit: tt.answer}
 			env, turns, err := runMoneyLoop(t, runConfig{}, a, tt.turnTime, tt.toolTime, toolEveryTurn)
 			all := turns.all()
 			require.Len(t, all, tt.wantTurns)
@@ -172,7 +172,7 @@ func TestAgentLoopTimeLimit(t *testing.T) {
 				}
 			}
 			assert.Equal(t, tt.calls, uptimes)
-			if tt.onLimit == FailOnLimit {
+			if !tt.answer {
 				var le *AgentLimitError
 				require.True(t, errors.As(err, &le), "%T %v", err, err)
 				assert.Equal(t, AgentLimitTime, le.Limit)
@@ -212,7 +212,7 @@ func TestAgentLoopTimeLimitZeroIsNone(t *testing.T) {
 // the answer turn sees a well-formed conversation.
 func TestAgentLoopTimeLimitBetweenWaves(t *testing.T) {
 	a := AgentLoop{Agent: activities.Agent{Prompt: "p", Model: "m"}, Tools: hostTools(),
-		MaxLoopTime: 5 * time.Minute, OnLimit: AnswerOnLimit}
+		MaxLoopTime: 5 * time.Minute, AnswerOnLimit: true}
 	n := agentToolParallelism + 2
 	env, turns, err := runMoneyLoop(t, runConfig{}, a, 0, 6*time.Minute, func(_ int, in activities.AgentTurn) (activities.AgentTurnResult, error) {
 		if in.ToolChoice == llm.ToolNone {

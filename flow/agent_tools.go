@@ -53,12 +53,6 @@ func ToolDescription(text string) ToolOption { return func(t *Tool) { t.Descript
 // the model.
 func ToolFatal() ToolOption { return func(t *Tool) { t.Fatal = true } }
 
-// ToolParameters sets the JSON Schema of the tool's arguments; needed for an activity
-// given by name, whose parameter type flow cannot see.
-func ToolParameters(schema json.RawMessage) ToolOption {
-	return func(t *Tool) { t.Parameters = schema }
-}
-
 // toolArgumentsError is a tool call whose arguments do not fit the tool: the model gets
 // the message back and may call again.
 type toolArgumentsError struct {
@@ -79,7 +73,7 @@ func (e *toolArgumentsError) Unwrap() error { return e.Err }
 // at most one more parameter: the tool's arguments, whose JSON Schema comes from its Go
 // type (internal/typeschema) and onto which the model's arguments are decoded strictly
 // (an unknown member is a *toolArgumentsError). An activity given by name receives the
-// arguments as JSON; give their schema with ToolParameters. The model receives the
+// arguments as JSON; set their schema in the tool's Parameters. The model receives the
 // activity's result as JSON.
 func ActivityTool(name string, activity any, opts ...ToolOption) Tool {
 	param, perr := toolParam(activity)

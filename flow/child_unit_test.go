@@ -289,7 +289,7 @@ func TestChildRefusedBeforeStart(t *testing.T) {
 	require.Len(t, errs, 5)
 	assert.NoError(t, errs[0])
 	assert.EqualError(t, errs[1], "step second: guard: fan-out 2 exceeds the limit of 1 at step second")
-	assert.ErrorIs(t, errs[1], ErrGuard)
+	assert.ErrorIs(t, errs[1], errGuard)
 	assert.EqualError(t, errs[2], "step nil: child flow: flow is nil")
 	assert.ErrorContains(t, errs[3], "step broken: child flow: define bad name!: ")
 	assert.EqualError(t, errs[4], "step : step name is empty")

@@ -260,7 +260,7 @@ flagged (runs.Step.Overshoot; "$0.45 > $0.25 limit" in flowctl show and the Web 
 # Errors
 
 A step's error is a *StepError naming the step; errors.As and errors.Is see through it to
-the Temporal error, a *GuardError (ErrGuard) or an approval error. A step allowed to fail
+the Temporal error, a *GuardError or an approval error. A step allowed to fail
 (AllowFailure) returns an *AllowedFailure around it; a handler that returns only allowed
 failures ends the run warning. What a handler returns with its error is kept
 (runs.State.Output, runs.Description.Output). Runs and steps fail with

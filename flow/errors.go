@@ -84,10 +84,10 @@ func (e *StepError) Error() string { return fmt.Sprintf("step %s: %s", e.Step, e
 // Unwrap returns the cause.
 func (e *StepError) Unwrap() error { return e.Err }
 
-// Sentinel errors, matched with errors.Is.
+// errGuard makes errors.Is match every *GuardError (callers use errors.As).
 var (
-	// ErrGuard is matched by every guard refusal (a *GuardError).
-	ErrGuard = errors.New("guard limit reached")
+	// errGuard is matched by every guard refusal (a *GuardError).
+	errGuard = errors.New("guard limit reached")
 )
 
 // isBudgetExceeded reports a budget refusal or crossing, here or in a child run.

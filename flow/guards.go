@@ -70,8 +70,8 @@ func (e *GuardError) Error() string {
 	return fmt.Sprintf("guard: %s %s exceeds the limit of %s at step %s", e.Limit, e.Value, e.Max, e.Step)
 }
 
-// Is makes errors.Is(err, ErrGuard) true.
-func (e *GuardError) Is(target error) bool { return target == ErrGuard }
+// Is makes errors.Is(err, errGuard) true.
+func (e *GuardError) Is(target error) bool { return target == errGuard }
 
 // checkDepth refuses a child that would nest deeper than allowed.
 func (g Guards) checkDepth(step string, childDepth int) error {

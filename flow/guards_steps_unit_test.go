@@ -24,7 +24,7 @@ func TestMaxStepsCheckAndResolve(t *testing.T) {
 	assert.NoError(t, g.checkSteps("s", 3), "equal to the limit is allowed")
 	err := g.checkSteps("s", 4)
 	assert.EqualError(t, err, "guard: steps 4 exceeds the limit of 3 at step s")
-	assert.ErrorIs(t, err, ErrGuard)
+	assert.ErrorIs(t, err, errGuard)
 	assert.NoError(t, Guards{MaxSteps: -1}.checkSteps("s", 1_000_000))
 
 	assert.Equal(t, 10_000, Guards{}.resolve(Guards{}).MaxSteps, "the default")
@@ -89,7 +89,7 @@ func TestMaxStepsWorkerDefaultAndNonActivitySteps(t *testing.T) {
 	require.Len(t, errs, 4)
 	assert.NoError(t, errs[0], "the worker's default allows one step")
 	for _, err := range errs[1:] {
-		assert.ErrorIs(t, err, ErrGuard)
+		assert.ErrorIs(t, err, errGuard)
 		var ge *GuardError
 		require.True(t, errors.As(err, &ge), "%v", err)
 		assert.Equal(t, "steps", ge.Limit)

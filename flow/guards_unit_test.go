@@ -68,15 +68,15 @@ func TestGuardChecks(t *testing.T) {
 	assert.Error(t, zero.checkTokens("a", 1))
 
 	for _, err := range []error{g.checkDepth("c", 3), g.checkFanOut("p", 4), g.checkTokens("a", 101)} {
-		assert.True(t, errors.Is(err, ErrGuard), "%v matches ErrGuard", err)
+		assert.True(t, errors.Is(err, errGuard), "%v matches errGuard", err)
 		var ge *GuardError
 		require.True(t, errors.As(err, &ge))
 		wrapped := &StepError{Step: ge.Step, Err: err}
-		assert.True(t, errors.Is(wrapped, ErrGuard), "a step error wrapping a guard matches ErrGuard")
-		assert.True(t, errors.Is(fmt.Errorf("x: %w", wrapped), ErrGuard))
+		assert.True(t, errors.Is(wrapped, errGuard), "a step error wrapping a guard matches errGuard")
+		assert.True(t, errors.Is(fmt.Errorf("x: %w", wrapped), errGuard))
 	}
-	assert.False(t, errors.Is(errors.New("guard limit reached"), ErrGuard), "only guard errors match")
-	assert.Equal(t, "guard limit reached", ErrGuard.Error())
+	assert.False(t, errors.Is(errors.New("guard limit reached"), errGuard), "only guard errors match")
+	assert.Equal(t, "guard limit reached", errGuard.Error())
 }
 
 func TestGuardErrorFields(t *testing.T) {
@@ -112,7 +112,7 @@ func TestGuardsWallTime(t *testing.T) {
 	err := g.checkWallTime("late", start, start.Add(61*time.Second+1234567*time.Nanosecond))
 	assert.EqualError(t, err, "guard: wall time 1m1.001s exceeds the limit of 1m0s at step late",
 		"the elapsed time is rounded to the millisecond")
-	assert.True(t, errors.Is(err, ErrGuard))
+	assert.True(t, errors.Is(err, errGuard))
 	assert.NoError(t, Guards{MaxWallTime: -1}.checkWallTime("s", start, start.Add(1000*time.Hour)))
 }
 

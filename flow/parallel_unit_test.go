@@ -270,7 +270,7 @@ func TestParallelFanOutGuardStartsNothing(t *testing.T) {
 				return
 			}
 			assert.EqualError(t, got.err, "step checks: guard: fan-out 3 exceeds the limit of 2 at step checks")
-			assert.ErrorIs(t, got.err, ErrGuard)
+			assert.ErrorIs(t, got.err, errGuard)
 			var se *StepError
 			require.True(t, errors.As(got.err, &se))
 			assert.Equal(t, runs.StepKind("parallel"), se.Kind)

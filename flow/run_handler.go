@@ -315,7 +315,7 @@ func (rt *runner) retryable(err error) bool {
 	var perm *permanentError
 	var verr *versionError
 	switch {
-	case isCancellation(err), errors.Is(err, ErrGuard), errors.As(err, &perm), errors.As(err, &verr),
+	case isCancellation(err), errors.Is(err, errGuard), errors.As(err, &perm), errors.As(err, &verr),
 		errors.Is(err, approval.ErrRejected), errors.Is(err, approval.ErrTimedOut), errors.Is(err, approval.ErrChangesRequested),
 		errors.Is(err, gates.ErrRejected), errors.Is(err, gates.ErrTimedOut),
 		rt.people != nil && rt.people.failRun != nil,

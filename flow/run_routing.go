@@ -31,7 +31,7 @@ func (c *Context) route(p *pending, result any, describe func() outcome, err err
 		return err
 	}
 	var serr *StepError
-	if !errors.As(err, &serr) || isBudgetExceeded(err) || errors.Is(err, ErrGuard) || c.run.budget.err != nil {
+	if !errors.As(err, &serr) || isBudgetExceeded(err) || errors.Is(err, errGuard) || c.run.budget.err != nil {
 		return err
 	}
 	switch r.kind {

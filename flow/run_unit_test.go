@@ -369,7 +369,7 @@ func TestWallTimeGuardBoundsAndRefusesSteps(t *testing.T) {
 	env.ExecuteWorkflow(f.Name(), none{})
 	require.Error(t, env.GetWorkflowError())
 	assert.EqualError(t, lateErr, "step late: guard: wall time 14m0s exceeds the limit of 10m0s at step late")
-	assert.ErrorIs(t, lateErr, ErrGuard)
+	assert.ErrorIs(t, lateErr, errGuard)
 	assert.Equal(t, []string{"early", "middle"}, commands(shells.all()), "the late step is not dispatched")
 
 	infos := started.all()

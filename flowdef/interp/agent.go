@@ -109,7 +109,7 @@ func (r *runner) agentSpec(n *flowdef.Node, with map[string]any) (activities.Age
 	switch w.OnLimit {
 	case "", "fail":
 	case "answer":
-		l.OnLimit = flow.AnswerOnLimit
+		l.AnswerOnLimit = true
 	default:
 		return a, nil, fmt.Errorf("with.on_limit: unknown value %q (answer or fail)", w.OnLimit)
 	}
@@ -213,14 +213,15 @@ func agentTool(t agentToolWith) (flow.Tool, error) {
 		h := activities.HTTP{Method: t.HTTP.Method, URL: t.HTTP.URL, Headers: t.HTTP.Headers, Timeout: d, ExpectStatus: t.HTTP.ExpectStatus}
 		return flow.HTTPTool(t.Name, h, params, opts...), nil
 	}
+	tool := flow.ActivityTool(cmp.Or(t.Name, t.Action), t.Action, opts...)
 	if t.Parameters != nil {
 		schema, err := json.Marshal(t.Parameters)
 		if err != nil {
 			return flow.Tool{}, fmt.Errorf("parameters: %w", err)
 		}
-		opts = append(opts, flow.ToolParameters(schema))
+		tool.Parameters = schema
 	}
-	return flow.ActivityTool(cmp.Or(t.Name, t.Action), t.Action, opts...), nil
+	return tool, nil
 }
 
 // agentStep runs a `uses: agent` step: ctx.Agent, or ctx.AgentLoop when a loop key is

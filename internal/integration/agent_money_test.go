@@ -92,7 +92,7 @@ var moneyLoopFlow = flow.Define("test.agent.money", func(ctx *flow.Context, in m
 		Tools: []flow.Tool{flow.ActivityTool("lookup", LoopLookup, flow.ToolDescription("the address of a host"))},
 	}
 	if in.Answer {
-		a.OnLimit = flow.AnswerOnLimit
+		a.AnswerOnLimit = true
 	}
 	res, err := ctx.AgentLoop("triage", a)
 	return res.Text, err
